@@ -1,0 +1,28 @@
+# Two entry points (see README): `make check` sets up and runs the default model check;
+# `make test` sets up and runs the test suite. Both create .venv on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: check test replay venv clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e .
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+check: $(STAMP)
+	$(BIN)/kraft-verify check
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+replay: $(STAMP)
+	$(BIN)/kraft-verify replay specs/scenarios/*.json
+
+clean:
+	rm -rf $(VENV) build *.egg-info

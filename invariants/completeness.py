@@ -1,0 +1,126 @@
+"""Data properties: who holds the committed log, and whether anything acknowledged or
+shown to a consumer was lost.
+
+"Committed" is the prefix of records below the highest HWM any leader reached (the
+history variable `visible`); "acknowledged" is what acks=all producers were told.
+A stopped broker is exempt from the candidate properties: it cannot serve until it
+registers again, and registration is where the controller learns of an unclean
+shutdown. The durability claims hold within KIP-966's tolerance: fewer than min ISR
+unclean shutdowns that lost data, and no unclean election (the documented point at
+which Kafka trades durability for availability).
+"""
+from __future__ import annotations
+
+from invariants.registry import state_invariant
+from specs.state import NO_LEADER
+
+
+def _replica(cfg, s, b):
+    if b not in cfg.brokers:
+        return None
+    return s.replicas[cfg.brokers.index(b)]
+
+
+def _holds_committed_log(s, replica) -> bool:
+    visible = s.hist.visible
+    log = replica.log
+    if len(log) < len(visible):
+        return False
+    return all(log[i][1] == rec for i, rec in enumerate(visible))
+
+
+def within_tolerance(cfg, s) -> bool:
+    return s.hist.lossy_crashes < s.ctrl.effective_min_isr and s.hist.unclean_elections == 0
+
+
+def leader_candidates(s) -> set[int]:
+    ctrl = s.ctrl
+    p = ctrl.partition
+    return set(p.isr) | {b for b in p.elr if b in ctrl.registered and b not in ctrl.fenced}
+
+
+@state_invariant("LeaderCandidateCompleteness", "elr")
+def leader_candidate_completeness(cfg, s) -> bool:
+    """Seed 004: "Leader Candidate Completeness property: Every leader candidate must host the
+    complete committed log." Candidates: "Is a member of the ISR, or is an unfenced member of
+    the ELR." Also KIP-966: "The member of ELR should have the data at least to HWM." """
+    if not within_tolerance(cfg, s):
+        return True
+    for b in leader_candidates(s):
+        r = _replica(cfg, s, b)
+        if r is not None and r.alive and not _holds_committed_log(s, r):
+            return False
+    return True
+
+
+@state_invariant("LeaderCompleteness", "data")
+def leader_completeness(cfg, s) -> bool:
+    """Seed 004: "When a replica is elected as leader but the replica does not contain the
+    complete committed log, then it forces its followers to truncate their logs to match its
+    own - this turns a local data loss issue into a global one." The leader holds every
+    acknowledged record."""
+    if not within_tolerance(cfg, s):
+        return True
+    leader = s.ctrl.partition.leader
+    r = _replica(cfg, s, leader) if leader != NO_LEADER else None
+    if r is None or not r.alive:
+        return True
+    held = {rec for (_, rec) in r.log}
+    return all(rec in held for rec in s.hist.acked)
+
+
+@state_invariant("NoCommittedRecordLostGlobally", "data")
+def no_committed_record_lost_globally(cfg, s) -> bool:
+    """KIP-966 Motivation: "This proposal solves this 'last replica standing' data loss issue
+    in KRaft clusters, providing MinISR-1 tolerance to data loss unclean shutdown events."
+    No acknowledged record is gone from every replica."""
+    if not within_tolerance(cfg, s):
+        return True
+    held = {rec for r in s.replicas for (_, rec) in r.log}
+    return all(rec in held for rec in s.hist.acked)
+
+
+@state_invariant("ConsumerHwmNeverBackward", "data")
+def consumer_hwm_never_backward(cfg, s) -> bool:
+    """KIP-966: "the HWM stored on broker 1 is lower than broker 2. This can cause HWM to move
+    backward and impacts the consumers." Every record a consumer was shown below the HWM is
+    still in the leader's log at the same offset."""
+    if not within_tolerance(cfg, s):
+        return True
+    leader = s.ctrl.partition.leader
+    r = _replica(cfg, s, leader) if leader != NO_LEADER else None
+    if r is None or not r.alive:
+        return True
+    return _holds_committed_log(s, r)
+
+
+@state_invariant("NoLostReplicaInIsr", "data")
+def no_lost_replica_in_isr(cfg, s) -> bool:
+    """KIP-903: "A replica with a stale broker epoch is not eligible to join the ISR." Every
+    running ISR member holds the leader's log up to the leader's HWM, so no replica whose log
+    was lost sits in the ISR."""
+    leader = s.ctrl.partition.leader
+    lrep = _replica(cfg, s, leader) if leader != NO_LEADER else None
+    if lrep is None or not lrep.alive:
+        return True
+    prefix = lrep.log[:lrep.hwm]
+    for b in s.ctrl.partition.isr:
+        r = _replica(cfg, s, b)
+        if b != leader and r is not None and r.alive and r.log[:lrep.hwm] != prefix:
+            return False
+    return True
+
+
+@state_invariant("LogMatching", "data")
+def log_matching(cfg, s) -> bool:
+    """Seed 000: "A follower truncates to the leader's log (by leader epoch) before it appends."
+    Two logs with an entry of the same leader epoch at the same offset agree up to it."""
+    logs = [r.log for r in s.replicas if r.log]
+    for i, a in enumerate(logs):
+        for b in logs[i + 1:]:
+            for k in range(min(len(a), len(b)) - 1, -1, -1):
+                if a[k][0] == b[k][0]:
+                    if a[:k + 1] != b[:k + 1]:
+                        return False
+                    break
+    return True

@@ -1,0 +1,52 @@
+"""Step properties of leader elections: who may be elected, and when an election may be
+unclean."""
+from __future__ import annotations
+
+from invariants.registry import step_invariant
+from specs.state import NO_LEADER
+
+OPERATOR_ELECTIONS = ("elect", "periodic_unclean_election", "unclean_recovery")
+
+
+def _new_leader(prev, s) -> int:
+    old, new = prev.ctrl.partition, s.ctrl.partition
+    if new.leader != NO_LEADER and new.leader != old.leader:
+        return new.leader
+    return NO_LEADER
+
+
+@step_invariant("LeaderElectedRegisteredUnfenced", "election")
+def leader_elected_registered_unfenced(cfg, prev, label, s) -> bool:
+    """Seed 003: "A broker may only be designated a leader of a partition if it is in the
+    replica set, is unfenced and has an online replica." PROTOCOL.md: a valid leader is
+    "registered, unfenced, not in controlled shutdown"."""
+    b = _new_leader(prev, s)
+    return b == NO_LEADER or s.ctrl.acceptable_leader(b)
+
+
+@step_invariant("ElectedLeaderWasCandidate", "election")
+def elected_leader_was_candidate(cfg, prev, label, s) -> bool:
+    """Seed 000: "In addition to the ISR members, replicas in ELR are also eligible for leader
+    election during a clean election process." A clean election takes its leader from the ISR
+    or the ELR; any other choice must be flagged unclean (leader_recovery_state RECOVERING)."""
+    b = _new_leader(prev, s)
+    if b == NO_LEADER or s.hist.unclean_elections > prev.hist.unclean_elections:
+        return True
+    if label[0] in ("deliver_alter_partition", "alter_partition"):
+        return b in s.ctrl.partition.isr
+    p = prev.ctrl.partition
+    return b in p.isr or b in p.elr
+
+
+@step_invariant("UncleanElectionOnlyAfterMinIsrUncleanShutdowns", "election")
+def unclean_election_only_after_min_isr_unclean_shutdowns(cfg, prev, label, s) -> bool:
+    """Seed 004: "Once Min ISR concurrent unclean shutdowns have occurred the ISR and ELR will
+    both be empty and the partition must fallback to Unclean Recovery." KIP-966: "ELR + ISR
+    size will not be dropped below the min ISR unless the controller discovers an ELR member
+    has an unclean shutdown." So, with unclean.leader.election.enable off, the controller
+    elects uncleanly on its own only after min ISR unclean shutdowns."""
+    if s.hist.unclean_elections <= prev.hist.unclean_elections:
+        return True
+    if label[0] in OPERATOR_ELECTIONS or prev.ctrl.unclean_leader_election:
+        return True
+    return s.hist.unclean_shutdowns >= s.ctrl.effective_min_isr

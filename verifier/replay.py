@@ -1,0 +1,228 @@
+"""`kraft-verify replay`: run scenario files (SCENARIO_FORMAT.md) through the model.
+
+Exit 0 when every expectation holds, 1 with expected vs actual at the first one that
+does not, 2 when a file is malformed (one line naming the file, the step, the problem).
+
+Project extensions to the format (documented in docs/SCENARIOS.md):
+- data-plane operations (the model's own actions: produce, fetch, advance_hwm, ...);
+- `{"expect_violation": ["Invariant", ...]}`: those invariants are violated after the
+  previous operation (how engines write counterexamples, and how old-protocol stories
+  say that they end in a violation);
+- top-level `"check_invariants": true` (or `--check-invariants`): any invariant violated
+  after an operation and not named by the `expect_violation` step that follows fails.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Optional
+
+import invariants as I
+from specs.config import ConfigError, config_from_dict
+from specs.ops import NotEnabled, OpError, apply_op, broker_universe, initial_state, op_label
+from specs.state import NO_LEADER, RECOVERY_NAMES, State
+from verifier.trace import Trace
+
+
+class ScenarioError(Exception):
+    """A malformed scenario; str() is the one line to print."""
+
+
+@dataclass
+class Failure:
+    step: int                     # 1-based index into the file's steps
+    message: str
+    diffs: list[tuple[str, Any, Any]] = field(default_factory=list)   # (field, expected, actual)
+
+
+@dataclass
+class Result:
+    path: str
+    name: str
+    failure: Optional[Failure]
+    trace: Trace
+    violations: list[tuple[int, list[str]]] = field(default_factory=list)   # (step, names) seen
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+SET_FIELDS = ("isr", "elr", "last_known_elr", "fenced")
+LIST_FIELDS = ("replicas", "adding_replicas", "removing_replicas")
+INT_FIELDS = ("leader", "leader_epoch", "partition_epoch", "effective_min_isr")
+TOP_LEVEL = {"name", "source", "config", "initial", "steps", "notes", "kind", "check_invariants"}
+STEP_NOTE_KEYS = {"notes", "comment", "derived"}
+
+
+def actual_field(s: State, name: str) -> Any:
+    p = s.ctrl.partition
+    if name in ("isr", "elr", "last_known_elr", "replicas", "leader", "leader_epoch", "partition_epoch"):
+        return getattr(p, name)
+    if name == "adding_replicas":
+        return p.adding_replicas
+    if name == "removing_replicas":
+        return p.removing_replicas
+    if name == "fenced":
+        return s.ctrl.fenced
+    if name == "leader_recovery_state":
+        return RECOVERY_NAMES[p.leader_recovery_state]
+    if name == "effective_min_isr":
+        return s.ctrl.effective_min_isr
+    raise KeyError(name)
+
+
+def _check_expect(where: str, expect: Any) -> dict:
+    if not isinstance(expect, dict):
+        raise ScenarioError(f"{where}: 'expect' must be an object")
+    for key, value in expect.items():
+        if key in SET_FIELDS + LIST_FIELDS:
+            if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+                raise ScenarioError(f"{where}: expect field '{key}' must be a list of broker ids")
+        elif key in INT_FIELDS:
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ScenarioError(f"{where}: expect field '{key}' must be an integer")
+        elif key == "leader_recovery_state":
+            if value not in RECOVERY_NAMES:
+                raise ScenarioError(f"{where}: expect field 'leader_recovery_state' must be RECOVERED or RECOVERING")
+        elif key == "error":
+            if value is not None and not isinstance(value, str):
+                raise ScenarioError(f"{where}: expect field 'error' must be an error name or null")
+    return expect
+
+
+def compare(expect: dict, s: State, last_error: Optional[str]) -> list[tuple[str, Any, Any]]:
+    diffs = []
+    for key, want in expect.items():
+        if key == "error":
+            if want != last_error:
+                diffs.append((key, want, last_error))
+            continue
+        try:
+            got = actual_field(s, key)
+        except KeyError:
+            continue   # other keys (derived, notes) are ignored
+        if key in SET_FIELDS:
+            if set(want) != set(got):
+                diffs.append((key, sorted(want), sorted(got)))
+        elif key in LIST_FIELDS:
+            if list(want) != list(got):
+                diffs.append((key, list(want), list(got)))
+        elif want != got:
+            diffs.append((key, want, got))
+    return diffs
+
+
+def load(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        raise ScenarioError(f"{path}: no such file") from None
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{path}: a scenario must be a JSON object")
+    return data
+
+
+def run_scenario(data: dict, path: str = "<scenario>", *, preset: Optional[str] = None,
+                 force_invariants: bool = False) -> Result:
+    """Run one parsed scenario. Raises ScenarioError if it is malformed."""
+    for key in ("config", "steps"):
+        if key not in data:
+            raise ScenarioError(f"{path}: missing top-level field '{key}'")
+    if not isinstance(data["steps"], list):
+        raise ScenarioError(f"{path}: 'steps' must be a list")
+    config = dict(data["config"]) if isinstance(data["config"], dict) else data["config"]
+    if preset is not None and isinstance(config, dict):
+        config["preset"] = preset
+    try:
+        cfg = config_from_dict(config)
+    except ConfigError as exc:
+        raise ScenarioError(f"{path}: config: {exc}") from None
+    steps = data["steps"]
+    initial = data.get("initial")
+    try:
+        cfg, s = initial_state(cfg, initial, broker_universe(cfg, initial if isinstance(initial, dict) else {},
+                                                              steps))
+    except OpError as exc:
+        raise ScenarioError(f"{path}: initial: {exc}") from None
+    check_invariants = force_invariants or data.get("check_invariants") is True
+    trace = Trace(cfg, s, engine="replay")
+    # Validate every step before running any, so a malformed file never half-runs.
+    for i, st in enumerate(steps, 1):
+        where = f"{path}: step {i}"
+        if not isinstance(st, dict):
+            raise ScenarioError(f"{where}: a step must be an object")
+        kinds = [k for k in ("op", "expect", "expect_violation") if k in st]
+        if len(kinds) != 1:
+            raise ScenarioError(f"{where}: a step needs exactly one of 'op', 'expect', 'expect_violation'")
+        if "op" in st:
+            fields = {k: v for k, v in st.items() if k not in STEP_NOTE_KEYS}
+            try:
+                op_label(fields)
+            except OpError as exc:
+                raise ScenarioError(f"{where}: {exc}") from None
+        elif "expect" in st:
+            _check_expect(where, st["expect"])
+        else:
+            names = st["expect_violation"]
+            if isinstance(names, str):
+                names = [names]
+            if not isinstance(names, list) or not all(n in I.BY_NAME for n in names):
+                raise ScenarioError(f"{where}: expect_violation must name invariants from: {', '.join(I.BY_NAME)}")
+    name = data.get("name", Path(path).stem)
+    last_error: Optional[str] = None
+    violations: list[tuple[int, list[str]]] = []
+    current: list[str] = I.state_violations(cfg, s)
+    pending: Optional[tuple[int, list[str]]] = None   # violations not yet accounted for
+
+    def unexpected(pending):
+        if pending and check_invariants:
+            step, names = pending
+            return Failure(step, f"invariant violated after step {step}: {', '.join(names)}")
+        return None
+
+    for i, st in enumerate(steps, 1):
+        if "op" in st:
+            failure = unexpected(pending)
+            if failure:
+                return Result(path, name, failure, trace, violations)
+            op = {k: v for k, v in st.items() if k not in STEP_NOTE_KEYS}
+            try:
+                nxt, last_error = apply_op(cfg, s, op)
+            except NotEnabled as exc:
+                return Result(path, name, Failure(i, str(exc)), trace, violations)
+            except OpError as exc:
+                raise ScenarioError(f"{path}: step {i}: {exc}") from None
+            label = op_label(op)
+            current = I.state_violations(cfg, nxt) + I.step_violations(cfg, s, label, nxt)
+            trace.steps.append((label, nxt))
+            s = nxt
+            pending = (i, current) if current else None
+            if current:
+                violations.append((i, current))
+        elif "expect" in st:
+            diffs = compare(st["expect"], s, last_error)
+            if diffs:
+                return Result(path, name, Failure(i, "expectation does not hold", diffs), trace, violations)
+        else:
+            names = st["expect_violation"]
+            names = [names] if isinstance(names, str) else names
+            missing = [n for n in names if n not in current]
+            if missing:
+                return Result(path, name, Failure(i, f"expected violation of {', '.join(missing)} did not occur"
+                                                  + (f" (violated: {', '.join(current)})" if current else "")),
+                              trace, violations)
+            trace.violated = list(names)
+            if pending:
+                rest = [n for n in pending[1] if n not in names]
+                pending = (pending[0], rest) if rest else None
+    failure = unexpected(pending)
+    return Result(path, name, failure, trace, violations)
+
+
+def run_file(path: str, **kw) -> Result:
+    return run_scenario(load(path), path, **kw)
