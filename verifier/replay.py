@@ -8,6 +8,8 @@ Project extensions to the format (documented in docs/SCENARIOS.md):
 - `{"expect_violation": ["Invariant", ...]}`: those invariants are violated after the
   previous operation (how engines write counterexamples, and how old-protocol stories
   say that they end in a violation);
+- `{"expect_not_enabled": {"op": "advance_hwm"}}`: that data-plane step cannot run now
+  (e.g. the HWM must not advance);
 - top-level `"check_invariants": true` (or `--check-invariants`): any invariant violated
   after an operation and not named by the `expect_violation` step that follows fails.
 """
@@ -20,7 +22,8 @@ from typing import Any, Optional
 
 import invariants as I
 from specs.config import ConfigError, config_from_dict
-from specs.ops import NotEnabled, OpError, apply_op, broker_universe, initial_state, op_label
+from specs.actions import describe, enabled
+from specs.ops import DATA_OPS, NotEnabled, OpError, apply_op, broker_universe, initial_state, op_label
 from specs.state import NO_LEADER, RECOVERY_NAMES, State
 from verifier.trace import Trace
 
@@ -54,6 +57,7 @@ LIST_FIELDS = ("replicas", "adding_replicas", "removing_replicas")
 INT_FIELDS = ("leader", "leader_epoch", "partition_epoch", "effective_min_isr")
 TOP_LEVEL = {"name", "source", "config", "initial", "steps", "notes", "kind", "check_invariants"}
 STEP_NOTE_KEYS = {"notes", "comment", "derived"}
+STEP_KINDS = ("op", "expect", "expect_violation", "expect_not_enabled")
 
 
 def actual_field(s: State, name: str) -> Any:
@@ -156,9 +160,9 @@ def run_scenario(data: dict, path: str = "<scenario>", *, preset: Optional[str] 
         where = f"{path}: step {i}"
         if not isinstance(st, dict):
             raise ScenarioError(f"{where}: a step must be an object")
-        kinds = [k for k in ("op", "expect", "expect_violation") if k in st]
+        kinds = [k for k in STEP_KINDS if k in st]
         if len(kinds) != 1:
-            raise ScenarioError(f"{where}: a step needs exactly one of 'op', 'expect', 'expect_violation'")
+            raise ScenarioError(f"{where}: a step needs exactly one of {', '.join(repr(k) for k in STEP_KINDS)}")
         if "op" in st:
             fields = {k: v for k, v in st.items() if k not in STEP_NOTE_KEYS}
             try:
@@ -167,6 +171,15 @@ def run_scenario(data: dict, path: str = "<scenario>", *, preset: Optional[str] 
                 raise ScenarioError(f"{where}: {exc}") from None
         elif "expect" in st:
             _check_expect(where, st["expect"])
+        elif "expect_not_enabled" in st:
+            probe = st["expect_not_enabled"]
+            if not isinstance(probe, dict):
+                raise ScenarioError(f"{where}: expect_not_enabled must be an operation object")
+            try:
+                if op_label(probe)[0] not in DATA_OPS:
+                    raise ScenarioError(f"{where}: expect_not_enabled takes a data-plane operation")
+            except OpError as exc:
+                raise ScenarioError(f"{where}: expect_not_enabled: {exc}") from None
         else:
             names = st["expect_violation"]
             if isinstance(names, str):
@@ -208,6 +221,11 @@ def run_scenario(data: dict, path: str = "<scenario>", *, preset: Optional[str] 
             diffs = compare(st["expect"], s, last_error)
             if diffs:
                 return Result(path, name, Failure(i, "expectation does not hold", diffs), trace, violations)
+        elif "expect_not_enabled" in st:
+            label = op_label(st["expect_not_enabled"])
+            if enabled(cfg, s, label):
+                return Result(path, name, Failure(i, f"{describe(label)} is enabled, expected it not to be"),
+                              trace, violations)
         else:
             names = st["expect_violation"]
             names = [names] if isinstance(names, str) else names
