@@ -208,8 +208,12 @@ def _crash_lossy(cfg: Config, s: State, broker: int, keep: int) -> tuple[State, 
     on disk (the OS flushes in the background, so anything from the flushed prefix up to the
     log end may have survived; flushing is folded into this choice)."""
     r = B.replica_of(cfg, s, broker)
+    p = s.ctrl.partition
+    candidate = broker in p.isr or broker in p.elr
     s = B.crash(cfg, s, broker, r.log[:max(keep, r.flushed)])
-    return s._replace(hist=s.hist._replace(lossy_crashes=s.hist.lossy_crashes + 1)), None
+    if candidate:   # only a leader candidate's loss counts against KIP-966's tolerance
+        s = s._replace(hist=s.hist._replace(lossy_crashes=s.hist.lossy_crashes + 1))
+    return s, None
 
 
 def _restart_candidates(cfg: Config, s: State):
@@ -466,6 +470,10 @@ def enabled(cfg: Config, s: State, label: Label) -> bool:
 
 
 def label_to_op(label: Label) -> dict[str, Any]:
+    """The scenario step for a label. Replay-only controller requests (register,
+    alter_partition) carry their fields as a dict in the label."""
+    if label[0] not in ACTIONS_BY_NAME:
+        return {"op": label[0], **(label[1] if len(label) > 1 else {})}
     action = ACTIONS_BY_NAME[label[0]]
     op: dict[str, Any] = {"op": label[0]}
     for name, value in zip(action.params, label[1:]):

@@ -159,7 +159,7 @@ def elect(cfg: Config, ctrl: Controller, kind: str, leader: Optional[int] = None
         out = _change(cfg, ctrl, p.isr, election=DESIGNATED, designated=leader)
     else:
         raise ValueError(f"unknown election type {kind!r}")
-    if out.ctrl.partition.leader == NO_LEADER:
+    if out.ctrl.partition == p:     # Kafka: the error depends on whether a record was written
         return Outcome(ctrl, ELIGIBLE_LEADERS_NOT_AVAILABLE)
     return out
 
@@ -192,15 +192,11 @@ def set_unclean(cfg: Config, ctrl: Controller, value: bool) -> Outcome:
 
 def reassign(cfg: Config, ctrl: Controller, target: tuple[int, ...]) -> Outcome:
     """AlterPartitionReassignments: replicas become target + removing until every adding
-    replica is in the ISR; the pipeline completes it."""
+    replica is in the ISR; the pipeline completes it. Kafka runs the builder even for an
+    unchanged target, so a stale ELR or an invalid leader is rewritten."""
     p = ctrl.partition
-    if p.adding_replicas or p.removing_replicas:
-        original = tuple(r for r in p.replicas if r not in p.adding_replicas)
-    else:
-        original = p.replicas
+    original = p.replicas      # the full current list, including an ongoing reassignment's
     target = tuple(target)
-    if target == original and not p.adding_replicas and not p.removing_replicas:
-        return Outcome(ctrl)
     adding = tuple(sorted(r for r in target if r not in original))
     removing = tuple(sorted(r for r in original if r not in target))
     merged = target + removing

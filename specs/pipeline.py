@@ -66,7 +66,7 @@ def build(cfg: Config, ctrl: Controller, target_isr, *, election: str = ONLINE,
                 lke = set()
         else:
             before = set(elr) | set(p.isr)
-            candidates = set(elr) if mutant == "fenced-not-into-elr" else before
+            candidates = set(elr) if mutant == "fenced-not-into-elr" else set(before)
             if mutant != "elr-includes-target-isr":
                 candidates -= set(target)
             if mutant != "unclean-shutdown-kept-in-elr":

@@ -86,7 +86,7 @@ class History(NamedTuple):
     produced: int                        # records produced so far (record ids are 1..produced)
     acked: tuple[int, ...]               # record ids acknowledged to an acks=all producer
     visible: tuple[int, ...]             # record ids below the highest HWM consumers saw, by offset
-    lossy_crashes: int
+    lossy_crashes: int                   # lossy unclean shutdowns of ISR/ELR members
     unclean_shutdowns: int               # registrations the controller judged unclean
     unclean_elections: int               # elections that took a leader from outside ISR/ELR
     used: tuple[int, ...]                # budget use, aligned with config.BUDGETS

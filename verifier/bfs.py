@@ -58,6 +58,11 @@ def _trace(cfg: Config, parents: dict, state, violated: list[str], last: Optiona
     return Trace(cfg, cur, steps, list(violated), engine="bfs")
 
 
+def _checked(invariants) -> Optional[list[str]]:
+    names = [inv.name for inv in invariants]
+    return None if set(names) == set(I.BY_NAME) else names
+
+
 def explore(cfg: Config, invariants=None, limits: Limits = Limits(),
             progress: Optional[Callable[[int, int, int, float], None]] = None) -> Result:
     """BFS from the initial states; stops at the first level with a violation."""
@@ -95,10 +100,12 @@ def explore(cfg: Config, invariants=None, limits: Limits = Limits(),
                     bad = bad + I.state_violations(cfg, n, state_invs)
                     if bad:
                         trace = _trace(cfg, parents, n, bad)
+                        trace.checked = _checked(invariants)
                         return Result(VIOLATION, len(parents), transitions, depth + 1,
                                       time.monotonic() - start, levels + [len(nxt)], taken, trace)
                 elif bad:
                     trace = _trace(cfg, parents, s, bad, last=(label, n))
+                    trace.checked = _checked(invariants)
                     return Result(VIOLATION, len(parents), transitions, depth + 1,
                                   time.monotonic() - start, levels + [len(nxt)], taken, trace)
                 if limits.max_states is not None and len(parents) >= limits.max_states:

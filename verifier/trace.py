@@ -20,6 +20,7 @@ class Trace:
     steps: list[tuple[tuple, State]] = field(default_factory=list)
     violated: list[str] = field(default_factory=list)   # invariants violated in the last state/step
     engine: str = "bfs"
+    checked: Optional[list[str]] = None                 # invariants the engine checked (None: all)
 
     @property
     def final(self) -> State:
@@ -121,7 +122,7 @@ def to_scenario(trace: Trace, name: str, source: str) -> dict[str, Any]:
         "name": name,
         "source": source,
         "kind": "counterexample",
-        "check_invariants": True,
+        "check_invariants": True if trace.checked is None else list(trace.checked),
         "config": config_to_dict(cfg),
         "initial": {"leader": p.leader, "isr": list(p.isr),
                     "broker_epochs": {str(b): e for b, e in zip(trace.initial.ctrl.registered,

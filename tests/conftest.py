@@ -1,0 +1,30 @@
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(*args, cwd=ROOT):
+    """Run `kraft-verify ARGS` in a subprocess; returns CompletedProcess."""
+    env = dict(os.environ, COLUMNS="200")
+    return subprocess.run([sys.executable, "-m", "verifier.cli", *args], cwd=cwd, capture_output=True,
+                          text=True, env=env)
+
+
+@pytest.fixture
+def cli():
+    return run_cli
+
+
+@pytest.fixture
+def write_json(tmp_path):
+    def write(name, data):
+        path = tmp_path / name
+        path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+        return str(path)
+    return write
