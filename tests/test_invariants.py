@@ -1,0 +1,64 @@
+"""Every invariant is shown to catch a bug (an old protocol variant or a deliberately broken
+rule makes it fail) and to hold on the seeds' stories under the `kafka` preset."""
+import glob
+import json
+
+import pytest
+
+import invariants as I
+from conftest import ROOT
+from specs.config import make_config, with_bounds
+from verifier.bfs import VIOLATION, Limits, explore
+from verifier.replay import run_scenario
+
+# invariant -> (preset, mutant, bound overrides) whose exploration violates it
+KILLERS = {
+    "IsrElrDisjoint": ("kafka", "elr-includes-target-isr", {}),
+    "ElrOnlyBelowMinIsr": ("kafka", "elr-not-cleared", {}),
+    "LeaderInIsr": ("kafka", "elr-leader-not-added-to-isr", {}),
+    "LeaderCandidateCompleteness": ("pre-kip-966", None, {}),
+    "LeaderCompleteness": ("pre-kip-966", None, {}),
+    "NoCommittedRecordLostGlobally": ("pre-kip-966", None, {}),
+    "ConsumerHwmNeverBackward": ("pre-kip-966", None, {}),
+    "NoLostReplicaInIsr": ("pre-kip-903", None, {}),
+    "LogMatching": ("kafka", "leader-epoch-not-bumped", {"records": 2}),
+    "LeaderElectedRegisteredUnfenced": ("kafka", "fenced-elr-elected", {}),
+    "ElectedLeaderWasCandidate": ("kafka", "unclean-election-marked-clean", {}),
+    "UncleanElectionOnlyAfterMinIsrUncleanShutdowns": ("kafka", "fenced-not-into-elr", {}),
+}
+
+
+def test_every_invariant_has_a_killer_and_a_seed_quote():
+    assert set(KILLERS) == set(I.BY_NAME)
+    for inv in I.REGISTRY:
+        assert '"' in inv.quote, f"{inv.name} does not quote the seed sentence it encodes"
+
+
+@pytest.mark.parametrize("name", sorted(KILLERS))
+def test_invariant_fails_on_a_broken_protocol(name):
+    preset, mutant, bounds = KILLERS[name]
+    cfg = with_bounds(make_config(preset, mutant=mutant), **bounds)
+    result = explore(cfg, [I.BY_NAME[name]], Limits(max_depth=14))
+    assert result.status == VIOLATION, f"{name} not violated under {preset}/{mutant}"
+    assert result.counterexample.violated == [name]
+    # and the same bounds under the real protocol do not violate it within that depth
+    good = explore(with_bounds(make_config("kafka"), **bounds), [I.BY_NAME[name]],
+                   Limits(max_depth=len(result.counterexample)))
+    assert good.status != VIOLATION
+
+
+STORIES = [p for p in sorted(glob.glob(str(ROOT / "specs/scenarios/*.json")))
+           if "kafka-" not in p.rsplit("/", 1)[-1]]
+
+
+@pytest.mark.parametrize("path", STORIES, ids=lambda p: p.rsplit("/", 1)[-1])
+def test_seed_stories_hold_under_kafka_and_fail_under_old_protocols(path):
+    data = json.loads(open(path).read())
+    preset = data["config"].get("preset", "kafka")
+    mutant = data["config"].get("mutant")
+    result = run_scenario(data, path, force_invariants=(preset == "kafka" and not mutant))
+    assert result.ok, result.failure
+    if preset == "kafka" and not mutant:
+        assert result.violations == [], result.violations
+    else:
+        assert result.trace.violated, "an old-protocol story must end in a violated invariant"
