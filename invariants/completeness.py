@@ -21,6 +21,13 @@ def _replica(cfg, s, b):
     return s.replicas[cfg.brokers.index(b)]
 
 
+def _running_leader(cfg, s):
+    """The leader's local replica if there is a leader and its process is running."""
+    leader = s.ctrl.partition.leader
+    r = _replica(cfg, s, leader) if leader != NO_LEADER else None
+    return r if r is not None and r.alive else None
+
+
 def _holds_committed_log(s, replica) -> bool:
     visible = s.hist.visible
     log = replica.log
@@ -59,11 +66,8 @@ def leader_completeness(cfg, s) -> bool:
     complete committed log, then it forces its followers to truncate their logs to match its
     own - this turns a local data loss issue into a global one." The leader holds every
     acknowledged record."""
-    if not within_tolerance(cfg, s):
-        return True
-    leader = s.ctrl.partition.leader
-    r = _replica(cfg, s, leader) if leader != NO_LEADER else None
-    if r is None or not r.alive:
+    r = _running_leader(cfg, s)
+    if r is None or not within_tolerance(cfg, s):
         return True
     held = {rec for (_, rec) in r.log}
     return all(rec in held for rec in s.hist.acked)
@@ -85,13 +89,8 @@ def consumer_hwm_never_backward(cfg, s) -> bool:
     """KIP-966: "the HWM stored on broker 1 is lower than broker 2. This can cause HWM to move
     backward and impacts the consumers." Every record a consumer was shown below the HWM is
     still in the leader's log at the same offset."""
-    if not within_tolerance(cfg, s):
-        return True
-    leader = s.ctrl.partition.leader
-    r = _replica(cfg, s, leader) if leader != NO_LEADER else None
-    if r is None or not r.alive:
-        return True
-    return _holds_committed_log(s, r)
+    r = _running_leader(cfg, s)
+    return r is None or not within_tolerance(cfg, s) or _holds_committed_log(s, r)
 
 
 @state_invariant("NoLostReplicaInIsr", "data")
@@ -99,10 +98,10 @@ def no_lost_replica_in_isr(cfg, s) -> bool:
     """KIP-903: "A replica with a stale broker epoch is not eligible to join the ISR." Every
     running ISR member holds the leader's log up to the leader's HWM, so no replica whose log
     was lost sits in the ISR."""
-    leader = s.ctrl.partition.leader
-    lrep = _replica(cfg, s, leader) if leader != NO_LEADER else None
-    if lrep is None or not lrep.alive:
+    lrep = _running_leader(cfg, s)
+    if lrep is None:
         return True
+    leader = s.ctrl.partition.leader
     prefix = lrep.log[:lrep.hwm]
     for b in s.ctrl.partition.isr:
         r = _replica(cfg, s, b)
