@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any, Mapping, Optional
 
 from specs import actions as A
+from specs import brokers as B
 from specs import controller as C
 from specs.config import Config
 from specs.state import (NO_EPOCH, NO_LEADER, RECOVERED, RECOVERING, RECOVERY_NAMES, AlterPartitionRequest,
@@ -204,7 +205,6 @@ def _register(cfg: Config, s: State, op: Mapping[str, Any]) -> tuple[State, Opti
     new_epoch = _field(op, "new_broker_epoch", "int", (100 + b if current is None else current) + 1000)
     out = C.register(cfg, s.ctrl, b, previous, new_epoch, clean)
     if b in cfg.brokers:   # the broker side: a new incarnation, running
-        from specs import brokers as B
         r = B.replica_of(cfg, s, b)
         s = B.set_replica(cfg, s, b, r._replace(alive=True, flushed=len(r.log), clean_file=NO_EPOCH))
     return A._after_controller(cfg, s, out)
