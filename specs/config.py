@@ -30,7 +30,6 @@ class Flags:
     reassignment_requires_min_isr: bool = False   # KIP text; Kafka enforces neither rule
     leader_epoch_bump_on_isr_shrink: bool = False  # metadata versions before 3.6
     unclean_recovery_strategy: str | None = None  # KIP-966 variant: aggressive | balanced | none
-    election_order: str = "replica"               # "replica" (Kafka) or "any" (abstraction, allows symmetry)
 
 
 @dataclass(frozen=True)
@@ -107,7 +106,7 @@ def _check_type(name: str, value: Any, kind: type) -> Any:
 
 
 def _flag_type(name: str) -> type:
-    return str if name in ("unclean_recovery_strategy", "election_order") else bool
+    return str if name == "unclean_recovery_strategy" else bool
 
 
 def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = None,
@@ -128,8 +127,6 @@ def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = N
     strategy = flag_values.get("unclean_recovery_strategy")
     if strategy is not None and strategy not in RECOVERY_STRATEGIES:
         raise ConfigError(f"unclean_recovery_strategy must be one of {RECOVERY_STRATEGIES}, got {strategy!r}")
-    if flag_values.get("election_order", "replica") not in ("replica", "any"):
-        raise ConfigError("election_order must be 'replica' or 'any'")
     bound_values: dict[str, Any] = {}
     for name, value in (bounds or {}).items():
         if name not in _BOUND_NAMES:
