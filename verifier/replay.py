@@ -56,7 +56,6 @@ class Result:
 SET_FIELDS = ("isr", "elr", "last_known_elr", "fenced")
 LIST_FIELDS = ("replicas", "adding_replicas", "removing_replicas")
 INT_FIELDS = ("leader", "leader_epoch", "partition_epoch", "effective_min_isr")
-TOP_LEVEL = {"name", "source", "config", "initial", "steps", "notes", "kind", "check_invariants"}
 STEP_NOTE_KEYS = {"notes", "comment", "derived"}
 STEP_KINDS = ("op", "expect", "expect_violation", "expect_not_enabled")
 
