@@ -44,7 +44,8 @@ class Result:
         return self.distinct_states / self.seconds if self.seconds > 0 else float(self.distinct_states)
 
 
-def _trace(cfg: Config, parents: dict, state, violated: list[str], last: Optional[tuple] = None) -> Trace:
+def _trace(cfg: Config, parents: dict, state, violated: list[str], invariants,
+           last: Optional[tuple] = None) -> Trace:
     """Rebuild the path to `state` from parent links, plus a final (label, state) if given."""
     steps = []
     cur = state
@@ -55,7 +56,7 @@ def _trace(cfg: Config, parents: dict, state, violated: list[str], last: Optiona
     steps.reverse()
     if last is not None:
         steps.append(last)
-    return Trace(cfg, cur, steps, list(violated), engine="bfs")
+    return Trace(cfg, cur, steps, list(violated), engine="bfs", checked=_checked(invariants))
 
 
 def _checked(invariants) -> Optional[list[str]]:
@@ -99,13 +100,11 @@ def explore(cfg: Config, invariants=None, limits: Limits = Limits(),
                     nxt.append(n)
                     bad = bad + I.state_violations(cfg, n, state_invs)
                     if bad:
-                        trace = _trace(cfg, parents, n, bad)
-                        trace.checked = _checked(invariants)
+                        trace = _trace(cfg, parents, n, bad, invariants)
                         return Result(VIOLATION, len(parents), transitions, depth + 1,
                                       time.monotonic() - start, levels + [len(nxt)], taken, trace)
                 elif bad:
-                    trace = _trace(cfg, parents, s, bad, last=(label, n))
-                    trace.checked = _checked(invariants)
+                    trace = _trace(cfg, parents, s, bad, invariants, last=(label, n))
                     return Result(VIOLATION, len(parents), transitions, depth + 1,
                                   time.monotonic() - start, levels + [len(nxt)], taken, trace)
                 if limits.max_states is not None and len(parents) >= limits.max_states:
