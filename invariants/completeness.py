@@ -110,6 +110,23 @@ def no_lost_replica_in_isr(cfg, s) -> bool:
     return True
 
 
+@state_invariant("FollowerLogMatchesLeader", "data")
+def follower_log_matches_leader(cfg, s) -> bool:
+    """PROTOCOL.md: "A follower truncates to the leader's log (by leader epoch) before it
+    appends." So up to the offset the leader saw a follower fetch (in this leader epoch, from
+    its current incarnation) the follower's log is the leader's."""
+    lrep = _running_leader(cfg, s)
+    if lrep is None:
+        return True
+    ctrl = s.ctrl
+    for b, r, fs in zip(cfg.brokers, s.replicas, s.followers):
+        if fs.leo < 0 or not r.alive or b == ctrl.partition.leader or fs.broker_epoch != ctrl.broker_epoch(b):
+            continue
+        if fs.leo > len(lrep.log) or r.log[:fs.leo] != lrep.log[:fs.leo]:
+            return False
+    return True
+
+
 @state_invariant("LogMatching", "data")
 def log_matching(cfg, s) -> bool:
     """Seed 000: "A follower truncates to the leader's log (by leader epoch) before it appends."

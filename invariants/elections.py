@@ -50,3 +50,12 @@ def unclean_election_only_after_min_isr_unclean_shutdowns(cfg, prev, label, s) -
     if label[0] in OPERATOR_ELECTIONS or prev.ctrl.unclean_leader_election:
         return True
     return s.hist.unclean_shutdowns >= s.ctrl.effective_min_isr
+
+
+@step_invariant("OneLeaderPerEpoch", "election")
+def one_leader_per_epoch(cfg, prev, label, s) -> bool:
+    """PROTOCOL.md: "`leader_epoch` is bumped only when the leader field is written (including
+    a leader becoming -1)." So every leader change raises the leader epoch, and a leader epoch
+    names one leader: the fence that FENCED_LEADER_EPOCH and fetch truncation rely on."""
+    old, new = prev.ctrl.partition, s.ctrl.partition
+    return new.leader == old.leader or new.leader_epoch > old.leader_epoch

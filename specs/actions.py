@@ -32,7 +32,10 @@ class Action(NamedTuple):
 # ---------------------------------------------------------------- helpers
 
 def _use(budget: str) -> Callable[[Config, State, tuple], str]:
-    return lambda cfg, s, params: budget
+    def charge(cfg: Config, s: State, params: tuple) -> str:
+        return budget
+    charge.budget_name = budget     # type: ignore[attr-defined]  (read by off_by_config)
+    return charge
 
 
 def _after_controller(cfg: Config, s: State, out: C.Outcome) -> tuple[State, Optional[str]]:
@@ -179,9 +182,9 @@ def _deliver_candidates(cfg: Config, s: State):
         yield ()
 
 
-def _deliver_alter_partition(cfg: Config, s: State) -> tuple[State, Optional[str]]:
+def _deliver_alter_partition(cfg: Config, s: State, prefer: Optional[int] = None) -> tuple[State, Optional[str]]:
     """The controller receives the AlterPartition in flight, however late."""
-    out = C.alter_partition(cfg, s.ctrl, s.inflight)
+    out = C.alter_partition(cfg, s.ctrl, s.inflight, prefer=prefer)
     return _after_controller(cfg, s._replace(inflight=None), out)
 
 
@@ -222,12 +225,12 @@ def _restart_candidates(cfg: Config, s: State):
             yield (b,)
 
 
-def _restart(cfg: Config, s: State, broker: int) -> tuple[State, Optional[str]]:
+def _restart(cfg: Config, s: State, broker: int, prefer: Optional[int] = None) -> tuple[State, Optional[str]]:
     """A new incarnation starts: it reads the clean-shutdown file (then deletes it) and
     registers with that previous broker epoch."""
     r = B.replica_of(cfg, s, broker)
     s = B.set_replica(cfg, s, broker, r._replace(alive=True, flushed=len(r.log), clean_file=NO_EPOCH))
-    out = C.register(cfg, s.ctrl, broker, r.clean_file, _next_epoch(s.ctrl, broker))
+    out = C.register(cfg, s.ctrl, broker, r.clean_file, _next_epoch(s.ctrl, broker), prefer=prefer)
     return _after_controller(cfg, s, out)
 
 
@@ -237,14 +240,14 @@ def _clean_shutdown_candidates(cfg: Config, s: State):
             yield (b,)
 
 
-def _clean_shutdown(cfg: Config, s: State, broker: int) -> tuple[State, Optional[str]]:
+def _clean_shutdown(cfg: Config, s: State, broker: int, prefer: Optional[int] = None) -> tuple[State, Optional[str]]:
     """After controlled shutdown: flush, write the clean-shutdown file with the broker epoch,
     stop; the controller fences the broker (shutdown-now)."""
     r = B.replica_of(cfg, s, broker)
     epoch = s.ctrl.broker_epoch(broker)
     s = B.set_replica(cfg, s, broker, r._replace(alive=False, flushed=len(r.log),
                                                  clean_file=NO_EPOCH if epoch is None else epoch))
-    return _after_controller(cfg, s, C.fence(cfg, s.ctrl, broker))
+    return _after_controller(cfg, s, C.fence(cfg, s.ctrl, broker, prefer=prefer))
 
 
 # ---------------------------------------------------------------- controller events
@@ -260,8 +263,8 @@ def _fence_budget(cfg: Config, s: State, params: tuple) -> Optional[str]:
     return "fences" if _alive(cfg, s, params[0]) else None
 
 
-def _fence(cfg: Config, s: State, broker: int) -> tuple[State, Optional[str]]:
-    return _after_controller(cfg, s, C.fence(cfg, s.ctrl, broker))
+def _fence(cfg: Config, s: State, broker: int, prefer: Optional[int] = None) -> tuple[State, Optional[str]]:
+    return _after_controller(cfg, s, C.fence(cfg, s.ctrl, broker, prefer=prefer))
 
 
 def _unfence_candidates(cfg: Config, s: State):
@@ -270,8 +273,8 @@ def _unfence_candidates(cfg: Config, s: State):
             yield (b,)
 
 
-def _unfence(cfg: Config, s: State, broker: int) -> tuple[State, Optional[str]]:
-    return _after_controller(cfg, s, C.unfence(cfg, s.ctrl, broker))
+def _unfence(cfg: Config, s: State, broker: int, prefer: Optional[int] = None) -> tuple[State, Optional[str]]:
+    return _after_controller(cfg, s, C.unfence(cfg, s.ctrl, broker, prefer=prefer))
 
 
 def _controlled_shutdown_candidates(cfg: Config, s: State):
@@ -280,8 +283,9 @@ def _controlled_shutdown_candidates(cfg: Config, s: State):
             yield (b,)
 
 
-def _controlled_shutdown(cfg: Config, s: State, broker: int) -> tuple[State, Optional[str]]:
-    return _after_controller(cfg, s, C.controlled_shutdown(cfg, s.ctrl, broker))
+def _controlled_shutdown(cfg: Config, s: State, broker: int,
+                         prefer: Optional[int] = None) -> tuple[State, Optional[str]]:
+    return _after_controller(cfg, s, C.controlled_shutdown(cfg, s.ctrl, broker, prefer=prefer))
 
 
 def _elect_candidates(cfg: Config, s: State):
@@ -293,8 +297,9 @@ def _elect_candidates(cfg: Config, s: State):
             yield ("designated", b)
 
 
-def _elect(cfg: Config, s: State, type: str, leader: Optional[int] = None) -> tuple[State, Optional[str]]:
-    return _after_controller(cfg, s, C.elect(cfg, s.ctrl, type, leader))
+def _elect(cfg: Config, s: State, type: str, leader: Optional[int] = None,
+           prefer: Optional[int] = None) -> tuple[State, Optional[str]]:
+    return _after_controller(cfg, s, C.elect(cfg, s.ctrl, type, leader, prefer=prefer))
 
 
 def _min_isr_candidates(cfg: Config, s: State):
@@ -319,8 +324,8 @@ def _periodic_candidates(cfg: Config, s: State):
         yield ()
 
 
-def _periodic_unclean_election(cfg: Config, s: State) -> tuple[State, Optional[str]]:
-    return _after_controller(cfg, s, C.periodic_unclean_election(cfg, s.ctrl))
+def _periodic_unclean_election(cfg: Config, s: State, prefer: Optional[int] = None) -> tuple[State, Optional[str]]:
+    return _after_controller(cfg, s, C.periodic_unclean_election(cfg, s.ctrl, prefer=prefer))
 
 
 def _reassign_candidates(cfg: Config, s: State):
@@ -401,6 +406,11 @@ ACTIONS: tuple[Action, ...] = (
            _use("unclean_recoveries"), "controller", "KIP-966 unclean recovery round (variant)"),
 )
 ACTIONS_BY_NAME = {a.name: a for a in ACTIONS}
+# Actions whose controller event may run an election; under any_candidate_elections their label
+# may end in ("elected", broker) to say which valid candidate the election picked.
+ELECTING = frozenset({"deliver_alter_partition", "restart", "clean_shutdown", "fence", "unfence",
+                      "controlled_shutdown", "elect", "periodic_unclean_election"})
+ELECTED = "elected"
 ACTION_NAMES = tuple(a.name for a in ACTIONS)
 _BUDGET_INDEX = {name: i for i, name in enumerate(BUDGETS)}
 
@@ -429,8 +439,12 @@ def init_states(cfg: Config) -> list[State]:
 def step(cfg: Config, s: State, label: Label) -> tuple[State, Optional[str]]:
     """Apply one action by label, charging its budget. No guard is checked here."""
     action = ACTIONS_BY_NAME[label[0]]
-    new, error = action.effect(cfg, s, *label[1:])
-    budget = action.budget(cfg, s, label[1:]) if action.budget else None
+    params, prefer = split_choice(label)
+    if prefer is None:
+        new, error = action.effect(cfg, s, *params)
+    else:
+        new, error = action.effect(cfg, s, *params, prefer=prefer)
+    budget = action.budget(cfg, s, params) if action.budget else None
     if budget is not None:
         used = new.hist.used
         i = _BUDGET_INDEX[budget]
@@ -438,18 +452,29 @@ def step(cfg: Config, s: State, label: Label) -> tuple[State, Optional[str]]:
     return new, error
 
 
+def split_choice(label: Label) -> tuple[tuple, Optional[int]]:
+    """(params, elected broker or None) of a label."""
+    last = label[-1] if len(label) > 1 else None
+    if type(last) is tuple and len(last) == 2 and last[0] == ELECTED:
+        return label[1:-1], last[1]
+    return label[1:], None
+
+
 def within_bounds(cfg: Config, s: State) -> bool:
     p = s.ctrl.partition
     return p.leader_epoch <= cfg.bounds.max_leader_epoch and p.partition_epoch <= cfg.bounds.max_partition_epoch
 
 
-def successors(cfg: Config, s: State) -> Iterator[tuple[Label, State]]:
-    """Every enabled action within the bounds, as (label, next state); self-loops left out."""
+def successors(cfg: Config, s: State, unbounded: bool = False) -> Iterator[tuple[Label, State]]:
+    """Every enabled action within the bounds, as (label, next state); self-loops left out.
+    `unbounded` ignores budgets and epoch bounds: deadlock detection asks whether anything
+    at all could still happen."""
     bounds = cfg.bounds
     used = s.hist.used
+    any_choice = cfg.flags.any_candidate_elections
     for action in ACTIONS:
         for params in action.candidates(cfg, s):
-            if action.budget is not None:
+            if action.budget is not None and not unbounded:
                 budget = action.budget(cfg, s, params)
                 if budget is not None and used[_BUDGET_INDEX[budget]] >= getattr(bounds, budget):
                     continue
@@ -458,15 +483,47 @@ def successors(cfg: Config, s: State) -> Iterator[tuple[Label, State]]:
             if new.ctrl == s.ctrl and new.replicas == s.replicas and new.followers == s.followers \
                     and new.inflight == s.inflight and new.hist[:-1] == s.hist[:-1]:
                 continue
-            if within_bounds(cfg, new):
+            if unbounded or within_bounds(cfg, new):
                 yield label, new
+            if any_choice and action.name in ELECTING:
+                yield from _other_choices(cfg, s, label, new, unbounded)
+
+
+def _other_choices(cfg: Config, s: State, label: Label, first: State, unbounded: bool):
+    """Under any_candidate_elections, the runs where the election picked another candidate."""
+    old, chosen = s.ctrl.partition.leader, first.ctrl.partition.leader
+    if chosen == NO_LEADER or chosen == old:
+        return
+    for b in cfg.brokers:
+        if b == chosen:
+            continue
+        alt = label + ((ELECTED, b),)
+        new, _ = step(cfg, s, alt)
+        if new.ctrl.partition.leader == b and (unbounded or within_bounds(cfg, new)):
+            yield alt, new
+
+
+def off_by_config(cfg: Config) -> dict[str, str]:
+    """Actions the config switches off, so coverage can tell "off" from "never reached"."""
+    off = {}
+    for action in ACTIONS:
+        name = getattr(action.budget, "budget_name", None)
+        if name is not None and getattr(cfg.bounds, name) == 0:
+            off[action.name] = f"bound {name} = 0"
+    if cfg.bounds.clean_shutdowns == 0:
+        off["clean_shutdown"] = "follows controlled_shutdown (bound clean_shutdowns = 0)"
+    if not cfg.unclean_leader_election and cfg.bounds.config_changes == 0:
+        off["periodic_unclean_election"] = "unclean.leader.election.enable is false and config_changes = 0"
+    if cfg.flags.unclean_recovery_strategy is None:
+        off["unclean_recovery"] = "flag unclean_recovery_strategy is not set"
+    return off
 
 
 def enabled(cfg: Config, s: State, label: Label) -> bool:
     """Whether the action's guard holds (budgets and bounds aside): replay checks this for
     data-plane steps, which are model actions rather than free controller operations."""
     action = ACTIONS_BY_NAME[label[0]]
-    return tuple(label[1:]) in {tuple(p) for p in action.candidates(cfg, s)}
+    return tuple(split_choice(label)[0]) in {tuple(p) for p in action.candidates(cfg, s)}
 
 
 def label_to_op(label: Label) -> dict[str, Any]:
@@ -476,10 +533,13 @@ def label_to_op(label: Label) -> dict[str, Any]:
         return {"op": label[0], **(label[1] if len(label) > 1 else {})}
     action = ACTIONS_BY_NAME[label[0]]
     op: dict[str, Any] = {"op": label[0]}
-    for name, value in zip(action.params, label[1:]):
+    params, prefer = split_choice(label)
+    for name, value in zip(action.params, params):
         if value is None:
             continue
         op[name] = list(value) if isinstance(value, tuple) else value
+    if prefer is not None:
+        op[ELECTED] = prefer
     return op
 
 

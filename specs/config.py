@@ -6,6 +6,7 @@ ways of building a `Config`, so every engine explores exactly what it is given.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from typing import Any, Mapping
 
 from specs.mutants import MUTANTS
@@ -30,6 +31,10 @@ class Flags:
     reassignment_requires_min_isr: bool = False   # KIP text; Kafka enforces neither rule
     leader_epoch_bump_on_isr_shrink: bool = False  # metadata versions before 3.6
     unclean_recovery_strategy: str | None = None  # KIP-966 variant: aggressive | balanced | none
+    # Abstraction, not a protocol variant: an election may pick ANY valid candidate instead of
+    # the first in replica order, and the ISR is kept as a set. Over-approximates Kafka (every
+    # Kafka run is one of its runs) and makes brokers interchangeable, so symmetry applies.
+    any_candidate_elections: bool = False
 
 
 @dataclass(frozen=True)
@@ -65,8 +70,9 @@ class Config:
     mutant: str | None = None
     preset: str = "kafka"
 
-    @property
+    @cached_property
     def brokers(self) -> tuple[int, ...]:
+        """Sorted ids of every broker; computed once (engines ask for it per transition)."""
         return tuple(sorted(set(self.replicas) | set(self.extra_brokers)))
 
     @property
@@ -162,6 +168,8 @@ def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = N
         if mutant not in MUTANTS:
             raise ConfigError(f"unknown mutant '{mutant}' (see `kraft-verify mutants --list`)")
         cfg = replace(cfg, mutant=mutant)
+    if cfg.flags.any_candidate_elections and list(cfg.replicas) != sorted(cfg.replicas):
+        raise ConfigError("any_candidate_elections keeps replicas as a set: list them in id order")
     return cfg
 
 

@@ -38,42 +38,42 @@ def _change(cfg: Config, ctrl: Controller, target_isr, **kw) -> Outcome:
     return Outcome(ctrl._replace(partition=change.partition), None, change.unclean_election)
 
 
-def _remove_from_isr(cfg: Config, ctrl: Controller, b: int) -> Outcome:
+def _remove_from_isr(cfg: Config, ctrl: Controller, b: int, prefer: Optional[int] = None) -> Outcome:
     p = ctrl.partition
     if b not in p.isr:
         return Outcome(ctrl)
-    return _change(cfg, ctrl, [r for r in p.isr if r != b])
+    return _change(cfg, ctrl, [r for r in p.isr if r != b], prefer=prefer)
 
 
-def fence(cfg: Config, ctrl: Controller, b: int) -> Outcome:
+def fence(cfg: Config, ctrl: Controller, b: int, prefer: Optional[int] = None) -> Outcome:
     """Session timeout or shutdown-now: b leaves every ISR; the pipeline may move it to ELR."""
     if b not in ctrl.registered or b in ctrl.fenced:
         return Outcome(ctrl)
-    return _remove_from_isr(cfg, ctrl._replace(fenced=sorted_tuple(ctrl.fenced + (b,))), b)
+    return _remove_from_isr(cfg, ctrl._replace(fenced=sorted_tuple(ctrl.fenced + (b,))), b, prefer)
 
 
-def unfence(cfg: Config, ctrl: Controller, b: int) -> Outcome:
+def unfence(cfg: Config, ctrl: Controller, b: int, prefer: Optional[int] = None) -> Outcome:
     """A heartbeat unfences b; leaderless partitions re-run the election. The ISR is not changed."""
     if b not in ctrl.fenced:
         return Outcome(ctrl)
     ctrl = ctrl._replace(fenced=tuple(x for x in ctrl.fenced if x != b))
     p = ctrl.partition
     if cfg.mutant == "unfence-adds-to-isr" and b in p.replicas and b not in p.isr:
-        return _change(cfg, ctrl, p.isr + (b,))
+        return _change(cfg, ctrl, p.isr + (b,), prefer=prefer)
     if p.leader != NO_LEADER:
         return Outcome(ctrl)
-    return _change(cfg, ctrl, p.isr)
+    return _change(cfg, ctrl, p.isr, prefer=prefer)
 
 
-def controlled_shutdown(cfg: Config, ctrl: Controller, b: int) -> Outcome:
+def controlled_shutdown(cfg: Config, ctrl: Controller, b: int, prefer: Optional[int] = None) -> Outcome:
     """b stays unfenced but is no longer an acceptable leader nor eligible for any ISR."""
     if b not in ctrl.registered or b in ctrl.shutting_down:
         return Outcome(ctrl)
-    return _remove_from_isr(cfg, ctrl._replace(shutting_down=sorted_tuple(ctrl.shutting_down + (b,))), b)
+    return _remove_from_isr(cfg, ctrl._replace(shutting_down=sorted_tuple(ctrl.shutting_down + (b,))), b, prefer)
 
 
 def register(cfg: Config, ctrl: Controller, b: int, previous_broker_epoch: int,
-             new_broker_epoch: int, clean: Optional[bool] = None) -> Outcome:
+             new_broker_epoch: int, clean: Optional[bool] = None, prefer: Optional[int] = None) -> Outcome:
     """A new incarnation of b registers, fenced. Clean iff its clean-shutdown file holds the
     epoch the controller has registered; an unclean one loses its ISR and ELR places."""
     if clean is None:
@@ -93,10 +93,10 @@ def register(cfg: Config, ctrl: Controller, b: int, previous_broker_epoch: int,
                          shutting_down=tuple(x for x in ctrl.shutting_down if x != b))
     p = ctrl.partition
     if clean or not cfg.flags.elr:
-        out = _remove_from_isr(cfg, ctrl, b)
+        out = _remove_from_isr(cfg, ctrl, b, prefer)
     elif b in p.isr or b in p.elr:
         target = p.isr if cfg.mutant == "register-keeps-isr" else [r for r in p.isr if r != b]
-        out = _change(cfg, ctrl, target, unclean_shutdown=frozenset((b,)))
+        out = _change(cfg, ctrl, target, unclean_shutdown=frozenset((b,)), prefer=prefer)
     else:
         out = Outcome(ctrl)
     return out._replace(unclean_shutdown=not clean)
@@ -129,17 +129,19 @@ def validate_alter_partition(cfg: Config, ctrl: Controller, req: AlterPartitionR
     return None
 
 
-def alter_partition(cfg: Config, ctrl: Controller, req: AlterPartitionRequest) -> Outcome:
+def alter_partition(cfg: Config, ctrl: Controller, req: AlterPartitionRequest,
+                    prefer: Optional[int] = None) -> Outcome:
     error = validate_alter_partition(cfg, ctrl, req)
     if error is not None:
         return Outcome(ctrl, error)
-    out = _change(cfg, ctrl, req.isr, target_recovery=req.leader_recovery_state)
+    out = _change(cfg, ctrl, req.isr, target_recovery=req.leader_recovery_state, prefer=prefer)
     if out.ctrl.partition.leader != ctrl.partition.leader:
         return out._replace(error=NEW_LEADER_ELECTED)
     return out
 
 
-def elect(cfg: Config, ctrl: Controller, kind: str, leader: Optional[int] = None) -> Outcome:
+def elect(cfg: Config, ctrl: Controller, kind: str, leader: Optional[int] = None,
+          prefer: Optional[int] = None) -> Outcome:
     """Admin elections (ElectLeaders) and the unclean-recovery tool's designated election."""
     p = ctrl.partition
     if kind == PREFERRED:
@@ -152,7 +154,7 @@ def elect(cfg: Config, ctrl: Controller, kind: str, leader: Optional[int] = None
     if p.leader != NO_LEADER:
         return Outcome(ctrl, ELECTION_NOT_NEEDED)
     if kind == UNCLEAN:
-        out = _change(cfg, ctrl, p.isr, election=UNCLEAN)
+        out = _change(cfg, ctrl, p.isr, election=UNCLEAN, prefer=prefer)
     elif kind == DESIGNATED:
         if leader not in p.replicas or not ctrl.acceptable_leader(leader):
             return Outcome(ctrl, ELIGIBLE_LEADERS_NOT_AVAILABLE)
@@ -164,13 +166,13 @@ def elect(cfg: Config, ctrl: Controller, kind: str, leader: Optional[int] = None
     return out
 
 
-def periodic_unclean_election(cfg: Config, ctrl: Controller) -> Outcome:
+def periodic_unclean_election(cfg: Config, ctrl: Controller, prefer: Optional[int] = None) -> Outcome:
     """The controller's periodic task: unclean elections on leaderless partitions of topics
     with unclean.leader.election.enable."""
     p = ctrl.partition
     if not ctrl.unclean_leader_election or p.leader != NO_LEADER:
         return Outcome(ctrl)
-    return _change(cfg, ctrl, p.isr, election=UNCLEAN)
+    return _change(cfg, ctrl, p.isr, election=UNCLEAN, prefer=prefer)
 
 
 def set_min_isr(cfg: Config, ctrl: Controller, value: int) -> Outcome:

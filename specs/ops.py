@@ -141,11 +141,21 @@ _OP_FIELDS = {
 for _a in A.ACTIONS:
     if _a.kind == "data":
         _OP_FIELDS[_a.name] = set(_a.params)
+for _name in A.ELECTING:
+    _OP_FIELDS[_name] = _OP_FIELDS[_name] | {A.ELECTED}
 
 
 def op_label(op: Mapping[str, Any]) -> A.Label:
-    """Validate a scenario step's operation and turn it into an action label (for ops the
-    model's action table has) or keep it as a raw controller request."""
+    """Validate a scenario step's operation and turn it into an action label; an `elected`
+    field (any_candidate_elections) becomes the label's trailing choice."""
+    label = _op_label(op)
+    if A.ELECTED in op:
+        label = label + ((A.ELECTED, _field(op, A.ELECTED, "int")),)
+    return label
+
+
+def _op_label(op: Mapping[str, Any]) -> A.Label:
+    """An action label (for ops the model's action table has) or a raw controller request."""
     name = op.get("op")
     if not isinstance(name, str) or name not in ALL_OPS:
         raise OpError(f"unknown op {name!r}")

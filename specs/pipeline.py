@@ -30,7 +30,9 @@ def build(cfg: Config, ctrl: Controller, target_isr, *, election: str = ONLINE,
           designated: Optional[int] = None, unclean_shutdown: frozenset = frozenset(),
           target_recovery: Optional[int] = None, target_replicas: Optional[tuple[int, ...]] = None,
           adding: Optional[tuple[int, ...]] = None, removing: Optional[tuple[int, ...]] = None,
-          bump_leader_epoch: bool = False) -> Change:
+          bump_leader_epoch: bool = False, prefer: Optional[int] = None) -> Change:
+    """`prefer` picks the new leader among the valid candidates when the config lets an
+    election choose any of them (any_candidate_elections); Kafka takes the first in replica order."""
     flags, mutant = cfg.flags, cfg.mutant
     p = ctrl.partition
     replicas = p.replicas if target_replicas is None else target_replicas
@@ -97,6 +99,12 @@ def build(cfg: Config, ctrl: Controller, target_isr, *, election: str = ONLINE,
             known = p.last_known_leader
         return known if known != NO_LEADER and ctrl.acceptable_leader(known) else NO_LEADER
 
+    def first(candidates) -> int:
+        candidates = list(candidates)
+        if flags.any_candidate_elections and prefer in candidates:
+            return prefer
+        return candidates[0] if candidates else NO_LEADER
+
     unclean = False
     leader = NO_LEADER
     if election == DESIGNATED:
@@ -107,13 +115,13 @@ def build(cfg: Config, ctrl: Controller, target_isr, *, election: str = ONLINE,
     elif valid(p.leader):
         leader = p.leader
     else:
-        leader = next((r for r in replicas if valid(r)), NO_LEADER)
+        leader = first(r for r in replicas if valid(r))
         if leader == NO_LEADER:
             leader = last_known_leader()
             unclean = leader != NO_LEADER
         if leader == NO_LEADER and (election == UNCLEAN or
                                     (election == ONLINE and ctrl.unclean_leader_election)):
-            leader = next((r for r in replicas if ctrl.acceptable_leader(r)), NO_LEADER)
+            leader = first(r for r in replicas if ctrl.acceptable_leader(r))
             unclean = leader != NO_LEADER
         if leader == NO_LEADER and mutant == "unclean-election-marked-clean":
             leader = next((r for r in replicas if ctrl.acceptable_leader(r)), NO_LEADER)
@@ -131,6 +139,8 @@ def build(cfg: Config, ctrl: Controller, target_isr, *, election: str = ONLINE,
             elr.discard(leader)
     if not flags.elr and not new_isr:
         new_isr = p.isr       # without ELR the ISR is never written empty: last replica standing
+    if flags.any_candidate_elections:
+        new_isr = tuple(sorted(new_isr))
 
     # 3. last_known_elr (Kafka: the last known leader) / the KIP's separate last known leader.
     if flags.elr:

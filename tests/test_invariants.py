@@ -8,6 +8,7 @@ import pytest
 import invariants as I
 from conftest import ROOT
 from specs.config import make_config, with_bounds
+from specs.model import Model
 from verifier.bfs import VIOLATION, Limits, explore
 from verifier.replay import run_scenario
 
@@ -25,6 +26,8 @@ KILLERS = {
     "LeaderElectedRegisteredUnfenced": ("kafka", "fenced-elr-elected", {}),
     "ElectedLeaderWasCandidate": ("kafka", "unclean-election-marked-clean", {}),
     "UncleanElectionOnlyAfterMinIsrUncleanShutdowns": ("kafka", "fenced-not-into-elr", {}),
+    "FollowerLogMatchesLeader": ("kafka", "follower-no-truncate", {}),
+    "OneLeaderPerEpoch": ("kafka", "leader-epoch-not-bumped", {}),
 }
 
 
@@ -38,11 +41,11 @@ def test_every_invariant_has_a_killer_and_a_seed_quote():
 def test_invariant_fails_on_a_broken_protocol(name):
     preset, mutant, bounds = KILLERS[name]
     cfg = with_bounds(make_config(preset, mutant=mutant), **bounds)
-    result = explore(cfg, [I.BY_NAME[name]], Limits(max_depth=14))
+    result = explore(Model(cfg), [I.BY_NAME[name]], Limits(max_depth=14))
     assert result.status == VIOLATION, f"{name} not violated under {preset}/{mutant}"
     assert result.counterexample.violated == [name]
     # and the same bounds under the real protocol do not violate it within that depth
-    good = explore(with_bounds(make_config("kafka"), **bounds), [I.BY_NAME[name]],
+    good = explore(Model(with_bounds(make_config("kafka"), **bounds)), [I.BY_NAME[name]],
                    Limits(max_depth=len(result.counterexample)))
     assert good.status != VIOLATION
 

@@ -145,82 +145,260 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- check
 
-def _run_dir(base: str, kind: str) -> Path:
+CHECK_KEYS = {"max_depth", "max_states", "time_budget", "symmetry", "deadlock", "continue"}
+
+
+def _run_dir(base: str, kind: str, cfg) -> tuple[str, Path]:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    path = Path(base) / f"{kind}-{stamp}-{os.getpid()}"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    what = cfg.preset + (f"-{cfg.mutant}" if cfg.mutant else "")
+    run_id = f"{kind}-{what}-{stamp}-{os.getpid()}"
+    path = Path(base) / run_id
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {base}: cannot create the report directory ({exc.strerror})") from None
+    return run_id, path
+
+
+def _write(path: Path, text: str) -> None:
+    """Write whole or not at all: a reader never sees half a report."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _console():
+    """Rich console; in a log (not a terminal) wide and without wrapping, so lines stay greppable."""
+    from rich.console import Console
+    console = Console(highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        console = Console(highlight=False, soft_wrap=True, width=160)
+    return console
+
+
+def _rss_mb() -> float:
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        import resource
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class ProgressLine:
+    """A live rich line on a terminal; a plain line every 10 s in a log (CI)."""
+
+    def __init__(self, console, enabled: bool, walks: bool = False):
+        self.console = console
+        self.enabled = enabled
+        self.walks = walks
+        self.live = None
+        self.last_plain = 0.0
+        self.start = time.monotonic()
+
+    def __enter__(self):
+        if self.enabled and self.console.is_terminal:
+            from rich.live import Live
+            self.live = Live("", console=self.console, refresh_per_second=4, transient=True)
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.live is not None:
+            self.live.__exit__(*exc)
+
+    def __call__(self, p) -> None:
+        if not self.enabled:
+            return
+        rate = p.distinct / p.seconds if p.seconds > 0 else 0.0
+        queue = "walks left" if self.walks else "queue"
+        text = (f"{p.generated:,} states generated, {p.distinct:,} distinct, depth {p.depth}, "
+                f"{queue} {p.queue:,}, {rate:,.0f} distinct/s, {_rss_mb():,.0f} MB, {p.seconds:,.0f}s")
+        if self.live is not None:
+            self.live.update(text)
+        elif p.seconds - self.last_plain >= 10:
+            self.last_plain = p.seconds
+            self.console.print("progress: " + text, markup=False)
+
+
+def _check_limits(args, check_opts: dict):
+    from verifier.bfs import Limits
+    def pick(name):
+        value = getattr(args, name)
+        return value if value is not None else check_opts.get(name)
+    limits = Limits(max_depth=pick("max_depth"), max_states=pick("max_states"), time_budget=pick("time_budget"))
+    for name in ("max_depth", "max_states", "time_budget"):
+        value = getattr(limits, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+            raise UsageError(f"{name.replace('_', '-')} must be a positive number, got {value!r}")
+    return limits
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.table import Table
     import invariants as I
-    from verifier.bfs import COMPLETE, VIOLATION, Limits, explore
-    from verifier.trace import render, to_scenario
+    from specs.model import Model
+    from verifier.bfs import Options, explore
+    from verifier.simulate import simulate
     cfg, check_opts = build_config(args)
+    for key in check_opts:
+        if key not in CHECK_KEYS:
+            raise UsageError(f"config file {args.config}: unknown key 'check.{key}'")
     try:
         invs = I.select(args.invariant)
     except KeyError as exc:
         raise UsageError(f"unknown invariant {exc}") from None
-    limits = Limits(max_depth=args.max_depth if args.max_depth is not None else check_opts.get("max_depth"),
-                    max_states=args.max_states if args.max_states is not None else check_opts.get("max_states"),
-                    time_budget=args.time_budget if args.time_budget is not None else check_opts.get("time_budget"))
-    console = Console(highlight=False)
-    console.print(f"kraft-verify check: preset={cfg.preset} mutant={cfg.mutant or '-'} replicas={list(cfg.replicas)} "
-                  f"min_isr={cfg.min_isr} bounds={_bounds_text(cfg)}", markup=False)
-    result = explore(cfg, invs, limits)
+    limits = _check_limits(args, check_opts)
+    if args.simulate is not None and (args.simulate < 1 or args.depth < 1):
+        raise UsageError("--simulate N and --depth D must be >= 1")
+    if args.dump_graph and not args.dump_graph.endswith((".dot", ".gv", ".graphml")):
+        raise UsageError(f"--dump-graph {args.dump_graph}: file must end in .dot, .gv or .graphml")
+    symmetry = not args.no_symmetry and check_opts.get("symmetry", True)
+    deadlock = not args.no_deadlock and check_opts.get("deadlock", True)
+    model = Model(cfg, symmetry=bool(symmetry) and args.simulate is None)
+    console = _console()
+    engine = "simulate" if args.simulate is not None else "bfs"
+    run_id, out_dir = _run_dir(args.out, "simulate" if engine == "simulate" else "check", cfg)
+    console.print(f"kraft-verify {engine}: preset={cfg.preset} mutant={cfg.mutant or '-'} "
+                  f"replicas={list(cfg.replicas)} min_isr={cfg.min_isr} bounds={_bounds_text(cfg)}", markup=False)
+    if args.simulate is None:
+        console.print(f"symmetry: {'on, ' + str(model.group_size) + ' renamings' if model.symmetric else 'off'}"
+                      f"{'' if model.symmetric or not model.symmetry_note else ' (' + model.symmetry_note + ')'}",
+                      markup=False)
+    with ProgressLine(console, not args.quiet, walks=engine == "simulate") as progress:
+        if engine == "simulate":
+            result = simulate(model, invs, args.simulate, args.depth, args.seed, limits.time_budget,
+                              deadlock, progress)
+        else:
+            result = explore(model, invs, limits,
+                             Options(check_deadlock=bool(deadlock), keep_going=args.keep_going or
+                                     bool(check_opts.get("continue")), graph=bool(args.dump_graph)),
+                             progress)
+    return _report(args, console, engine, model, invs, result, run_id, out_dir)
+
+
+def _report(args, console, engine, model, invs, result, run_id, out_dir) -> int:
+    from rich.table import Table
+    from verifier import reports
+    from verifier import summary as S
+    from verifier.trace import render, to_scenario
+    cfg = model.cfg
+    command = "kraft-verify " + " ".join(args.argv)
+    summary = S.build(engine, model, invs, result, run_id, command)
     table = Table(title="invariants")
     table.add_column("invariant")
+    table.add_column("kind")
     table.add_column("result")
-    for inv in invs:
-        if result.counterexample and inv.name in result.counterexample.violated:
-            verdict = "VIOLATED"
-        elif result.status == COMPLETE:
-            verdict = "holds"
-        else:
-            verdict = "not violated so far"
-        table.add_row(inv.name, verdict)
+    for row in summary["invariants"]:
+        style = {"violated": "bold red", "holds": "green"}.get(row["status"], "yellow")
+        table.add_row(row["name"], row["kind"], f"[{style}]{row['status']}[/]")
+    if summary["deadlock"]["checked"]:
+        table.add_row("Deadlock", "state", "[bold red]found[/]" if summary["deadlock"]["found"] else
+                      ("[green]none[/]" if result.explored_all else "[yellow]not checked to completion[/]"))
     console.print(table)
-    console.print(f"{result.status}: {result.distinct_states} distinct states, {result.transitions} transitions, "
-                  f"depth {result.depth}, {result.seconds:.1f}s, {result.states_per_second:.0f} states/s",
-                  markup=False)
-    out_dir = _run_dir(args.out, "check")
-    summary = {"config": _config_json(cfg), "status": result.status, "distinct_states": result.distinct_states,
-               "transitions": result.transitions, "depth": result.depth, "seconds": round(result.seconds, 3),
-               "states_per_level": result.states_per_level, "coverage": dict(result.taken),
-               "invariants": [inv.name for inv in invs], "stop_reason": result.stop_reason}
-    if result.status == VIOLATION:
+    c = summary["counts"]
+    what = "walk steps" if engine == "simulate" else "transitions"
+    console.print(f"{result.status}: {c['distinct_states']:,} distinct states, {c['transitions']:,} {what}, "
+                  f"depth {c['depth']}, {c['seconds']:.1f}s, {c['states_per_second']:,.0f} distinct states/s, "
+                  f"{c['terminal_states']:,} terminal states", markup=False)
+    console.print(f"fingerprints: 128-bit, collision probability (optimistic, as TLC) "
+                  f"{summary['fingerprint']['collision_probability']:.1e}", markup=False)
+    if engine == "bfs":
+        console.print("states per level: " + " ".join(str(n) for n in c["states_per_level"]), markup=False)
+    for warning in summary["warnings"]:
+        console.print(f"warning: {warning}", markup=False)
+    for name, trace in result.counterexamples.items():
+        source = summary["command"]
+        scenario = to_scenario(trace, f"{cfg.preset}-{name}", source)
+        file = "counterexample.json" if trace is result.counterexample else f"counterexample-{name}.json"
+        _write(out_dir / file, json.dumps(scenario, indent=2) + "\n")
+    if result.counterexample is not None:
         trace = result.counterexample
         render(trace, console)
-        scenario = to_scenario(trace, f"{cfg.preset}-{'-'.join(trace.violated)}",
-                               f"kraft-verify check --preset {cfg.preset}"
-                               + (f" --mutant {cfg.mutant}" if cfg.mutant else ""))
-        path = out_dir / "counterexample.json"
-        path.write_text(json.dumps(scenario, indent=2) + "\n")
-        summary["violated"] = trace.violated
-        summary["counterexample_length"] = len(trace)
-        console.print(f"counterexample written to {path}", markup=False)
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        _write(out_dir / "counterexample.itf.json", json.dumps(reports.itf_trace(trace), indent=1) + "\n")
+        console.print(f"counterexample: {out_dir / 'counterexample.json'} (replay it with "
+                      f"`kraft-verify replay`), ITF: {out_dir / 'counterexample.itf.json'}", markup=False)
+        for name, trace2 in result.counterexamples.items():
+            if trace2 is not trace:
+                console.print(f"also violated: {name} in {len(trace2)} steps "
+                              f"({out_dir / ('counterexample-' + name + '.json')})", markup=False)
+    if args.dump_graph:
+        if result.graph is not None:
+            reports.write_graph(result.graph[0], result.graph[1], args.dump_graph)
+            console.print(f"state graph: {args.dump_graph} ({len(result.graph[0])} nodes, "
+                          f"{len(result.graph[1])} edges)", markup=False)
+    if args.junit:
+        try:
+            reports.write_junit(summary, args.junit)
+        except OSError as exc:
+            raise UsageError(f"--junit {args.junit}: {exc.strerror}") from None
+    reports.write_report_md(summary, result.counterexample, out_dir / "report.md")
+    _write(out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     console.print(f"report: {out_dir}", markup=False)
-    if result.status == VIOLATION:
-        return EXIT_VIOLATION
-    if result.status == COMPLETE:
-        return EXIT_OK
-    console.print(f"STOPPED before completion: {result.stop_reason}", markup=False)
-    return EXIT_STOPPED
+    code = summary["exit_code"]
+    if code == EXIT_STOPPED:
+        console.print(f"STOPPED before completion: {result.stop_reason} (exit 3: not a pass)", markup=False)
+    return code
+
+
+# ---------------------------------------------------------------- mutants
+
+def cmd_mutants(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+    from rich.console import Console
+    from rich.table import Table
+    import invariants as I
+    from specs.model import Model
+    from specs.mutants import MUTANTS
+    from verifier.bfs import Limits, explore
+    from verifier.summary import config_json
+    base, _ = build_config(args)
+    if base.mutant:
+        raise UsageError("mutants runs every mutant; use --only NAME to pick some")
+    names = args.only or list(MUTANTS)
+    for name in names:
+        if name not in MUTANTS:
+            raise UsageError(f"unknown mutant '{name}'")
+    console = _console()
+    limits = Limits(time_budget=args.time_budget)
+    rows = []
+    for name in names:
+        result = explore(Model(replace(base, mutant=name), symmetry=not args.no_symmetry), I.REGISTRY, limits)
+        trace = result.counterexample
+        row = {"mutant": name, "rule": MUTANTS[name], "killed": trace is not None,
+               "killed_by": list(trace.violated) if trace else [], "depth": len(trace) if trace else None,
+               "distinct_states": result.distinct_states, "seconds": round(result.seconds, 2),
+               "status": result.status, "stop_reason": result.stop_reason}
+        rows.append(row)
+        verdict = (f"killed by {', '.join(row['killed_by'])} at depth {row['depth']}" if trace else
+                   ("SURVIVED" if result.status == "complete" else f"not killed before: {result.stop_reason}"))
+        console.print(f"{name}: {verdict} ({result.distinct_states:,} states, {result.seconds:.1f}s)", markup=False)
+    table = Table(title=f"mutation gate: {sum(r['killed'] for r in rows)}/{len(rows)} killed")
+    for col in ("mutant", "killed by", "depth", "states", "seconds"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["mutant"], ", ".join(r["killed_by"]) or ("[bold red]SURVIVED[/]" if r["status"] == "complete"
+                                                                  else "[yellow]not killed (stopped)[/]"),
+                      str(r["depth"] or "-"), f"{r['distinct_states']:,}", f"{r['seconds']:.1f}")
+    console.print(table)
+    survived = any(not r["killed"] and r["status"] == "complete" for r in rows)
+    stopped = any(not r["killed"] and r["status"] != "complete" for r in rows)
+    worst = EXIT_VIOLATION if survived else EXIT_STOPPED if stopped else EXIT_OK
+    run_id, out_dir = _run_dir(args.out, "mutants", base)
+    md = ["| mutant | broken rule | killed by | depth | states |", "|---|---|---|---|---|"]
+    for r in rows:
+        md.append(f"| `{r['mutant']}` | {r['rule']} | {', '.join(r['killed_by']) or 'SURVIVED'} | "
+                  f"{r['depth'] or '-'} | {r['distinct_states']:,} |")
+    _write(out_dir / "mutants.md", "\n".join(md) + "\n")
+    _write(out_dir / "mutants.json", json.dumps({"run_id": run_id, "config": config_json(base), "mutants": rows,
+                                                 "exit_code": worst}, indent=2) + "\n")
+    console.print(f"report: {out_dir}", markup=False)
+    return worst
 
 
 def _bounds_text(cfg) -> str:
     from dataclasses import asdict
     return ",".join(f"{k}={v}" for k, v in asdict(cfg.bounds).items())
-
-
-def _config_json(cfg) -> dict:
-    from dataclasses import asdict
-    return {"preset": cfg.preset, "mutant": cfg.mutant, "replicas": list(cfg.replicas), "min_isr": cfg.min_isr,
-            "unclean_leader_election": cfg.unclean_leader_election, "flags": asdict(cfg.flags),
-            "bounds": asdict(cfg.bounds)}
 
 
 # ---------------------------------------------------------------- list
@@ -252,14 +430,31 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--check-invariants", action="store_true", help="fail on any invariant violation not expected")
     p.add_argument("-v", "--verbose", action="store_true", help="print each scenario's step table")
     p.set_defaults(func=cmd_replay)
-    p = sub.add_parser("check", help="exhaustive breadth-first model check")
+    p = sub.add_parser("check", help="exhaustive breadth-first model check (or --simulate random walks)")
     _add_model_args(p)
-    p.add_argument("--max-depth", type=int)
-    p.add_argument("--max-states", type=int)
-    p.add_argument("--time-budget", type=float, help="seconds")
+    p.add_argument("--max-depth", type=int, help="stop (exit 3) after this many BFS levels")
+    p.add_argument("--max-states", type=int, help="stop (exit 3) at this many distinct states")
+    p.add_argument("--time-budget", type=float, help="stop (exit 3) after this many seconds")
     p.add_argument("--invariant", action="append", help="check only this invariant (repeatable)")
-    p.add_argument("--out", default="reports", help="where run reports go")
+    p.add_argument("--no-symmetry", action="store_true", help="do not reduce by broker renaming")
+    p.add_argument("--no-deadlock", action="store_true", help="do not report states where nothing can happen")
+    p.add_argument("--continue", dest="keep_going", action="store_true",
+                   help="after a violation keep exploring; report the shortest trace of every violated invariant")
+    p.add_argument("--simulate", type=int, metavar="N", help="N random walks instead of exhaustive search")
+    p.add_argument("--depth", type=int, default=100, metavar="D", help="steps per random walk (default 100)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed for --simulate (default 0)")
+    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report, one test case per invariant")
+    p.add_argument("--dump-graph", metavar="FILE", help="write the state graph (.dot/.gv or .graphml; small runs)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    p.add_argument("--out", default="reports", help="where run reports go (default reports/)")
     p.set_defaults(func=cmd_check)
+    p = sub.add_parser("mutants", help="check every mutant of the catalogue and print the kill table")
+    _add_model_args(p)
+    p.add_argument("--only", action="append", metavar="NAME", help="run only this mutant (repeatable)")
+    p.add_argument("--time-budget", type=float, default=600.0, help="seconds per mutant (default 600)")
+    p.add_argument("--no-symmetry", action="store_true")
+    p.add_argument("--out", default="reports")
+    p.set_defaults(func=cmd_mutants)
     p = sub.add_parser("list", help="list presets, invariants, mutants and actions")
     p.set_defaults(func=cmd_list)
     return top
@@ -268,9 +463,11 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Optional[list[str]] = None) -> int:
     from specs.config import ConfigError
     try:
+        argv = list(sys.argv[1:] if argv is None else argv)
         args = parser().parse_args(argv)
+        args.argv = argv
         if not getattr(args, "command", None):
-            raise UsageError("a command is required (replay, check, list)")
+            raise UsageError("a command is required (check, mutants, replay, list)")
         return args.func(args)
     except (UsageError, ConfigError) as exc:
         print(f"kraft-verify: error: {exc}", file=sys.stderr)
