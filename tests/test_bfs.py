@@ -1,44 +1,60 @@
-"""The exhaustive checker over the model: shortest counterexamples, determinism, replay."""
+"""The exhaustive checker over the model: shortest counterexamples, determinism, replay,
+budgets, deadlocks, --continue, coverage and the state graph."""
 import json
 
 import pytest
 
 import invariants as I
 from specs.config import make_config, with_bounds
-from verifier.bfs import COMPLETE, STOPPED, VIOLATION, Limits, explore
+from specs.model import Model
+from verifier.bfs import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Limits, Options, explore
+from verifier.fingerprint import Fingerprinter, fingerprint
 from verifier.replay import run_scenario
 from verifier.trace import to_scenario
 
 
+def labels(trace):
+    return [lab for lab, _ in trace.steps]
+
+
 @pytest.fixture(scope="module")
 def kafka_small():
-    return explore(with_bounds(make_config("kafka"), isr_shrinks=1))
+    return explore(Model(with_bounds(make_config("kafka"), isr_shrinks=1)), I.REGISTRY)
 
 
 def test_kafka_small_bounds_complete_without_violation(kafka_small):
-    assert kafka_small.status == COMPLETE
+    assert kafka_small.status == COMPLETE and kafka_small.explored_all
     assert kafka_small.counterexample is None
     assert kafka_small.distinct_states > 1000
     assert sum(kafka_small.states_per_level) == kafka_small.distinct_states
+    assert len(kafka_small.states_per_level) == kafka_small.depth + 1
+    # every new state was reached by exactly one counted transition (the initial one aside)
+    assert sum(kafka_small.taken.values()) == kafka_small.distinct_states - 1
+    assert kafka_small.transitions == sum(kafka_small.enabled.values())
 
 
-def test_same_config_same_counts(kafka_small):
-    again = explore(with_bounds(make_config("kafka"), isr_shrinks=1))
-    assert (again.distinct_states, again.transitions, again.depth, again.states_per_level) == \
-        (kafka_small.distinct_states, kafka_small.transitions, kafka_small.depth, kafka_small.states_per_level)
+def test_same_config_same_counts_and_same_counterexample(kafka_small):
+    again = explore(Model(with_bounds(make_config("kafka"), isr_shrinks=1)), I.REGISTRY)
+    assert (again.distinct_states, again.transitions, again.depth, again.states_per_level, again.enabled) == \
+        (kafka_small.distinct_states, kafka_small.transitions, kafka_small.depth, kafka_small.states_per_level,
+         kafka_small.enabled)
+    runs = [explore(Model(make_config("pre-kip-903")), I.REGISTRY) for _ in range(2)]
+    assert runs[0].counterexample is not None
+    assert labels(runs[0].counterexample) == labels(runs[1].counterexample)
+    assert runs[0].counterexample.violated == runs[1].counterexample.violated
+    assert runs[0].distinct_states == runs[1].distinct_states
 
 
-@pytest.mark.parametrize("preset,invariant", [
-    ("pre-kip-966", "NoCommittedRecordLostGlobally"),
-    ("pre-kip-966", "ConsumerHwmNeverBackward"),
-    ("pre-kip-903", "NoLostReplicaInIsr"),
+@pytest.mark.parametrize("preset,invariant,length", [
+    ("pre-kip-966", "ConsumerHwmNeverBackward", 8),
+    ("pre-kip-966", "NoCommittedRecordLostGlobally", 10),
+    ("pre-kip-903", "NoLostReplicaInIsr", 9),
 ])
-def test_old_protocols_are_caught_and_the_counterexample_replays(preset, invariant):
+def test_old_protocols_are_caught_and_the_counterexample_replays(preset, invariant, length):
     cfg = make_config(preset)
-    first = explore(cfg, [I.BY_NAME[invariant]])
-    assert first.status == VIOLATION and invariant in first.counterexample.violated
-    second = explore(cfg, [I.BY_NAME[invariant]])
-    assert [lab for lab, _ in second.counterexample.steps] == [lab for lab, _ in first.counterexample.steps]
+    first = explore(Model(cfg), [I.BY_NAME[invariant]])
+    assert first.status == VIOLATION and first.counterexample.violated == [invariant]
+    assert len(first.counterexample) == length
     scenario = json.loads(json.dumps(to_scenario(first.counterexample, "cx", "test")))
     result = run_scenario(scenario)
     assert result.ok, result.failure
@@ -47,27 +63,120 @@ def test_old_protocols_are_caught_and_the_counterexample_replays(preset, invaria
     scenario["config"]["preset"] = "kafka"
     scenario["config"]["elr"] = True
     scenario["config"].pop("broker_epoch_check", None)
-    under_kafka = run_scenario(scenario)
-    assert not under_kafka.ok
+    assert not run_scenario(scenario).ok
+
+
+def test_the_shortest_counterexample_is_shortest():
+    """No trace of fewer steps violates: the BFS stopped at the first level with a violation."""
+    cfg = make_config("pre-kip-966")
+    inv = I.BY_NAME["NoCommittedRecordLostGlobally"]
+    found = explore(Model(cfg), [inv])
+    shorter = explore(Model(cfg), [inv], Limits(max_depth=len(found.counterexample) - 1))
+    assert shorter.status == STOPPED and not shorter.counterexamples
+
+
+def test_continue_reports_the_shortest_trace_of_every_invariant():
+    cfg = make_config("pre-kip-966")
+    every = explore(Model(cfg), I.REGISTRY, options=Options(keep_going=True))
+    assert every.status == VIOLATION and every.explored_all
+    assert {"LeaderCandidateCompleteness", "ConsumerHwmNeverBackward", "LeaderCompleteness",
+            "NoCommittedRecordLostGlobally"} <= set(every.counterexamples)
+    for name, trace in every.counterexamples.items():
+        alone = explore(Model(cfg), [I.BY_NAME[name]])
+        assert len(trace) == len(alone.counterexample), name
+    assert every.counterexample is every.counterexamples["LeaderCandidateCompleteness"]
 
 
 def test_budgets_stop_early_with_exit_status_stopped():
-    r = explore(make_config("kafka"), limits=Limits(max_states=500))
-    assert r.status == STOPPED and "max states" in r.stop_reason
-    r = explore(make_config("kafka"), limits=Limits(max_depth=3))
-    assert r.status == STOPPED and r.depth == 3
+    model = Model(make_config("kafka"))
+    r = explore(model, I.REGISTRY, Limits(max_states=500))
+    assert r.status == STOPPED and "max states" in r.stop_reason and r.distinct_states == 500
+    r = explore(model, I.REGISTRY, Limits(max_depth=3))
+    assert r.status == STOPPED and r.depth == 3 and not r.explored_all
 
 
-def test_check_cli_exit_codes(cli, tmp_path):
-    r = cli("check", "--preset", "pre-kip-966", "--out", str(tmp_path))
-    assert r.returncode == 1, r.stdout + r.stderr
-    written = list(tmp_path.glob("*/counterexample.json"))
-    assert len(written) == 1
-    replay = cli("replay", str(written[0]))
-    assert replay.returncode == 0 and "reproduces" in replay.stdout
-    r = cli("check", "--max-states", "200", "--out", str(tmp_path))
-    assert r.returncode == 3 and "STOPPED" in r.stdout
-    r = cli("check", "--preset", "no-such-preset")
-    assert r.returncode == 2 and "unknown preset" in r.stderr
-    r = cli("check", "--mutant", "no-such-mutant")
-    assert r.returncode == 2 and "unknown mutant" in r.stderr
+# ---------------------------------------------------------------- deadlock
+
+class Chain:
+    """A toy model: 0 -> 1 -> 2, and 2 has no action at all; 'budget' caps how far it may go."""
+
+    def __init__(self, budget=None):
+        self.cfg = None
+        self.budget = budget
+
+    canonical = None
+    action_names = ("next",)
+
+    def init_states(self):
+        return [(0,)]
+
+    def successors(self, s, unbounded=False):
+        if s[0] < 2 and (unbounded or self.budget is None or s[0] < self.budget):
+            yield ("next",), (s[0] + 1,)
+
+    def step(self, s, label):
+        return (s[0] + 1,)
+
+    def stuck(self, s):
+        return next(self.successors(s, unbounded=True), None) is None
+
+    def describe(self, label):
+        return label[0]
+
+
+def test_a_state_where_nothing_can_happen_is_a_deadlock():
+    r = explore(Chain(), [])
+    assert r.status == VIOLATION and DEADLOCK in r.counterexamples
+    assert len(r.counterexample) == 2
+    quiet = explore(Chain(), [], options=Options(check_deadlock=False))
+    assert quiet.status == COMPLETE and quiet.terminal_states == 1
+
+
+def test_a_state_stopped_only_by_a_budget_is_terminal_not_a_deadlock():
+    r = explore(Chain(budget=1), [])
+    assert r.status == COMPLETE and r.terminal_states == 1
+    kafka = explore(Model(with_bounds(make_config("kafka"), isr_shrinks=0)), I.REGISTRY)
+    assert kafka.status == COMPLETE and kafka.terminal_states > 0 and not kafka.counterexamples
+
+
+# ---------------------------------------------------------------- graph, coverage, fingerprints
+
+def test_graph_has_every_state_and_every_transition():
+    cfg = with_bounds(make_config("kafka"), isr_shrinks=0, lossy_crashes=0)
+    r = explore(Model(cfg), I.REGISTRY, options=Options(graph=True))
+    nodes, edges = r.graph
+    assert len(nodes) == r.distinct_states
+    assert len(edges) == r.transitions
+    assert sum(1 for _, attrs in nodes if attrs["init"] == "true") == 1
+
+
+def test_coverage_tells_off_from_never_taken():
+    from verifier.summary import coverage
+    model = Model(make_config("pre-kip-966"))
+    r = explore(model, I.REGISTRY, options=Options(keep_going=True))
+    table, warnings = coverage(model, r)
+    by_name = {row["action"]: row for row in table}
+    assert by_name["reassign"]["status"] == "off by config"
+    # without ELR and with unclean elections off, nothing ever makes the partition RECOVERING
+    assert by_name["complete_recovery"]["status"] == "never taken"
+    assert any("complete_recovery" in w for w in warnings)
+    assert by_name["produce"]["status"] == "ok" and by_name["produce"]["new_states"] > 0
+    assert all(row["enabled"] >= row["new_states"] for row in table)
+
+
+def test_cached_fingerprints_equal_plain_ones_and_separate_distinct_states():
+    from specs.actions import init_state, successors
+    cfg = make_config("kafka")
+    fpr = Fingerprinter()
+    frontier, seen = [init_state(cfg)], {init_state(cfg)}
+    while frontier and len(seen) < 5000:
+        nxt = []
+        for s in frontier:
+            known = fpr.fields(s)
+            for _, t in successors(cfg, s):
+                assert fpr.successor(t, s, known) == fpr(t) == fingerprint(t)
+                if t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        frontier = nxt
+    assert len({fingerprint(s) for s in seen}) == len(seen)

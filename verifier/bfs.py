@@ -167,6 +167,8 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
         if not new:
             return False
         trace = trace_to(index, new, final_label)
+        if options.keep_going:      # earlier states may break invariants already reported
+            trace.checked = list(new)
         bad_nodes.add(index)
         for n in new:
             found[n] = trace

@@ -102,12 +102,11 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
 # ---------------------------------------------------------------- replay
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
     from verifier.replay import ScenarioError, run_file
     from verifier.trace import render
-    console = Console(highlight=False)
+    console = _console()
     worst = EXIT_OK
     for path in args.files:
         try:

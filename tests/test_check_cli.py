@@ -1,0 +1,144 @@
+"""`kraft-verify check` and `kraft-verify mutants` as a CI job sees them: exit codes,
+the files under reports/<run-id>/, JUnit, one-line input errors."""
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from specs.mutants import MUTANTS
+
+SMALL = ["--bound", "isr_shrinks=0", "--bound", "lossy_crashes=0"]
+
+
+def run_dir(tmp_path):
+    dirs = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert len(dirs) == 1, dirs
+    return dirs[0]
+
+
+def test_violation_exits_1_and_writes_a_replayable_counterexample(cli, tmp_path):
+    junit = tmp_path / "junit.xml"
+    out = tmp_path / "out"
+    r = cli("check", "--preset", "pre-kip-966", "--out", str(out), "--junit", str(junit))
+    assert r.returncode == 1, r.stdout + r.stderr
+    run = run_dir(out)
+    assert {p.name for p in run.iterdir()} == {"summary.json", "report.md", "counterexample.json",
+                                               "counterexample.itf.json"}
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["result"] == "violation" and summary["exit_code"] == 1
+    assert summary["counterexample"]["length"] == 7
+    assert summary["violated"] == ["LeaderCandidateCompleteness"]
+    assert "restart broker=1" in (run / "report.md").read_text()
+    itf = json.loads((run / "counterexample.itf.json").read_text())
+    assert len(itf["states"]) == 8
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert int(suite.get("failures")) == 1
+    replay = cli("replay", str(run / "counterexample.json"))
+    assert replay.returncode == 0 and "reproduces LeaderCandidateCompleteness" in replay.stdout
+
+
+def test_continue_writes_one_counterexample_per_invariant(cli, tmp_path):
+    r = cli("check", "--preset", "pre-kip-966", "--continue", "--out", str(tmp_path), "-q")
+    assert r.returncode == 1
+    run = run_dir(tmp_path)
+    names = {p.name for p in run.glob("counterexample-*.json")}
+    assert {"counterexample-ConsumerHwmNeverBackward.json",
+            "counterexample-NoCommittedRecordLostGlobally.json"} <= names
+    for path in run.glob("counterexample*.json"):
+        if path.name.endswith(".itf.json"):
+            continue
+        replay = cli("replay", str(path))
+        assert replay.returncode == 0 and "reproduces" in replay.stdout, path.name
+
+
+def test_complete_run_exits_0_with_summary_coverage_and_junit(cli, tmp_path):
+    junit = tmp_path / "junit.xml"
+    out = tmp_path / "out"
+    graph = tmp_path / "g.graphml"
+    r = cli("check", *SMALL, "--out", str(out), "--junit", str(junit), "--dump-graph", str(graph))
+    assert r.returncode == 0, r.stdout + r.stderr
+    summary = json.loads((run_dir(out) / "summary.json").read_text())
+    assert summary["result"] == "ok"
+    assert all(row["status"] == "holds" for row in summary["invariants"])
+    assert summary["counts"]["distinct_states"] == sum(summary["counts"]["states_per_level"])
+    assert summary["fingerprint"]["bits"] == 128 and summary["fingerprint"]["collision_probability"] < 1e-20
+    coverage = {row["action"]: row for row in summary["coverage"]}
+    assert coverage["crash_lossy"]["status"] == "off by config"
+    assert coverage["produce"]["status"] == "ok"
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert int(suite.get("failures")) == 0 and int(suite.get("errors")) == 0
+    import networkx as nx
+    g = nx.read_graphml(graph)
+    assert g.number_of_nodes() == summary["counts"]["distinct_states"]
+
+
+def test_a_run_cut_short_exits_3_and_is_never_green(cli, tmp_path):
+    junit = tmp_path / "junit.xml"
+    r = cli("check", "--max-states", "300", "--out", str(tmp_path / "out"), "--junit", str(junit))
+    assert r.returncode == 3 and "STOPPED" in r.stdout
+    summary = json.loads((run_dir(tmp_path / "out") / "summary.json").read_text())
+    assert summary["result"] == "stopped"
+    assert all(row["status"] == "not checked to completion" for row in summary["invariants"])
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert int(suite.get("errors")) > 0
+
+
+def test_simulation_is_seeded_and_finds_the_old_bug(cli, tmp_path):
+    runs = []
+    for n in range(2):
+        out = tmp_path / str(n)
+        r = cli("check", "--preset", "pre-kip-966", "--simulate", "3000", "--depth", "30", "--seed", "5",
+                "--out", str(out), "-q")
+        assert r.returncode == 1, r.stdout + r.stderr
+        runs.append(json.loads((run_dir(out) / "counterexample.json").read_text())["steps"])
+    assert runs[0] == runs[1]
+    r = cli("check", *SMALL, "--simulate", "20", "--depth", "15", "--out", str(tmp_path / "ok"), "-q")
+    assert r.returncode == 0 and "not a proof" in r.stdout
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--preset", "no-such-preset"], "unknown preset"),
+    (["--mutant", "no-such-mutant"], "unknown mutant"),
+    (["--flag", "no_such_flag"], "unknown protocol flag"),
+    (["--bound", "records=x"], "not an integer"),
+    (["--invariant", "NoSuchInvariant"], "unknown invariant"),
+    (["--max-states", "-5"], "max-states must be a positive number"),
+    (["--dump-graph", "g.png"], "must end in .dot"),
+    (["--config", "/no/such.toml"], "no such file"),
+    (["--simulate", "0"], "--simulate N"),
+    (["--flag", "any_candidate_elections", "--replicas", "3,1,2"], "id order"),
+])
+def test_bad_input_is_one_line_and_exit_2(cli, tmp_path, args, message):
+    r = cli("check", *args, "--out", str(tmp_path))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert message in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_toml_config_with_bounds_and_check_options(cli, tmp_path):
+    config = tmp_path / "c.toml"
+    config.write_text('preset = "pre-kip-903"\n[bounds]\nisr_shrinks = 0\n[check]\nmax_depth = 4\n')
+    r = cli("check", "--config", str(config), "--out", str(tmp_path / "out"), "-q")
+    assert r.returncode == 3 and "max depth 4" in r.stdout
+    config.write_text('[check]\nmax_dept = 4\n')
+    r = cli("check", "--config", str(config), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2 and "check.max_dept" in r.stderr
+    config.write_text('[bounds\n')
+    r = cli("check", "--config", str(config), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2 and "c.toml" in r.stderr
+
+
+def test_every_mutant_is_killed_at_the_default_bounds(cli, tmp_path):
+    r = cli("mutants", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = json.loads(next(tmp_path.glob("*/mutants.json")).read_text())
+    assert [row["mutant"] for row in report["mutants"]] == list(MUTANTS)
+    assert all(row["killed"] and row["killed_by"] and row["depth"] for row in report["mutants"])
+    assert f"{len(MUTANTS)}/{len(MUTANTS)} killed" in r.stdout
+
+
+def test_a_surviving_mutant_fails_the_gate(cli, tmp_path):
+    # with no produce budget there is no data to lose: the HWM mutant cannot be seen
+    r = cli("mutants", "--only", "hwm-ignores-min-isr", "--bound", "records=0", "--bound", "isr_shrinks=0",
+            "--out", str(tmp_path))
+    assert r.returncode == 1 and "SURVIVED" in r.stdout

@@ -1,0 +1,91 @@
+"""Symmetry reduction is sound: renaming brokers commutes with the transition function,
+the canonical form picks one state per orbit, and reduced runs give the verdicts of
+unreduced ones."""
+import random
+
+import pytest
+
+import invariants as I
+from specs import symmetry as S
+from specs.actions import init_state, successors
+from specs.config import PRESETS, make_config
+from specs.model import Model
+from specs.mutants import MUTANTS
+from verifier.bfs import Options, explore
+
+ANY = {"any_candidate_elections": True}
+SMALL = {"isr_shrinks": 0}
+
+
+def walk_states(cfg, walks=60, depth=25, seed=7):
+    rng = random.Random(seed)
+    for _ in range(walks):
+        s = init_state(cfg)
+        for _ in range(depth):
+            yield s
+            succ = list(successors(cfg, s))
+            if not succ:
+                break
+            s = rng.choice(succ)[1]
+
+
+@pytest.mark.parametrize("preset", ["kafka", "pre-kip-903"])
+def test_renaming_commutes_with_successors(preset):
+    cfg = make_config(preset, flags=ANY, bounds={"records": 2})
+    rng = random.Random(3)
+    checked = 0
+    for s in walk_states(cfg):
+        perm = dict(zip(cfg.replicas, rng.sample(cfg.replicas, len(cfg.replicas))))
+        renamed_successors = {S.permute(cfg, t, perm) for _, t in successors(cfg, s)}
+        successors_of_renamed = {t for _, t in successors(cfg, S.permute(cfg, s, perm))}
+        assert renamed_successors == successors_of_renamed
+        checked += 1
+    assert checked > 500
+
+
+def test_canonical_form_is_one_state_per_orbit_and_keeps_the_invariants():
+    cfg = make_config("kafka", flags=ANY, bounds={"records": 2})
+    canonical = S.canonicalizer(cfg)
+    seen_nontrivial = 0
+    for s in walk_states(cfg):
+        orbit = S.orbit(cfg, s)
+        assert len({canonical(x) for x in orbit}) == 1
+        assert canonical(s) in orbit
+        seen_nontrivial += len(orbit) > 1
+        for x in orbit:
+            assert I.state_violations(cfg, x) == I.state_violations(cfg, s)
+    assert seen_nontrivial > 100
+
+
+def test_symmetry_is_off_where_it_would_be_unsound():
+    assert Model(make_config("kafka")).symmetric is False          # replica-order elections
+    assert "replica order" in Model(make_config("kafka")).symmetry_note
+    assert Model(make_config("kafka", flags=ANY)).symmetric is True
+    preferred = make_config("kafka", flags=ANY, bounds={"admin_elections": 1})
+    assert Model(preferred).symmetric is False and "admin_elections" in Model(preferred).symmetry_note
+    assert Model(make_config("kafka", flags=ANY), symmetry=False).symmetric is False
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_presets_same_verdict_per_invariant_with_and_without_symmetry(preset):
+    bounds = {} if preset == "pre-kip-966" else SMALL
+    cfg = make_config(preset, flags=ANY, bounds=bounds)
+    runs = [explore(Model(cfg, symmetry=sym), I.REGISTRY, options=Options(keep_going=True)) for sym in (True, False)]
+    reduced, full = runs
+    assert reduced.explored_all and full.explored_all
+    assert {n: len(t) for n, t in reduced.counterexamples.items()} == \
+        {n: len(t) for n, t in full.counterexamples.items()}
+    assert reduced.depth == full.depth
+    assert reduced.distinct_states < full.distinct_states
+
+
+@pytest.mark.parametrize("mutant", sorted(MUTANTS))
+def test_mutants_same_verdict_with_and_without_symmetry(mutant):
+    cfg = make_config("kafka", flags=ANY, bounds=SMALL, mutant=mutant)
+    reduced, full = (explore(Model(cfg, symmetry=sym), I.REGISTRY) for sym in (True, False))
+    assert reduced.status == full.status
+    if full.counterexample is not None:
+        assert len(reduced.counterexample) == len(full.counterexample)
+        # the reduced run's trace is a real run from the real initial state
+        assert reduced.counterexample.initial == init_state(cfg)
+    assert reduced.distinct_states <= full.distinct_states
