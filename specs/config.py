@@ -79,6 +79,15 @@ class Config:
     def effective_min_isr(self) -> int:
         return min(self.min_isr, len(self.replicas))
 
+    @cached_property
+    def memo(self) -> dict:
+        """A cache for pure functions of this config (specs.actions._event). It changes no
+        result, is not part of equality, and is not pickled."""
+        return {}
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k not in ("memo", "brokers")}
+
 
 PRESETS: dict[str, dict[str, Any]] = {
     "kafka": {},

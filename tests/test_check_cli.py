@@ -38,7 +38,7 @@ def test_violation_exits_1_and_writes_a_replayable_counterexample(cli, tmp_path)
 
 
 def test_continue_writes_one_counterexample_per_invariant(cli, tmp_path):
-    r = cli("check", "--preset", "pre-kip-966", "--continue", "--out", str(tmp_path), "-q")
+    r = cli("check", "--preset", "pre-kip-966", "--bound", "isr_shrinks=1", "--continue", "--out", str(tmp_path), "-q")
     assert r.returncode == 1
     run = run_dir(tmp_path)
     names = {p.name for p in run.glob("counterexample-*.json")}

@@ -68,8 +68,7 @@ def test_symmetry_is_off_where_it_would_be_unsound():
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_presets_same_verdict_per_invariant_with_and_without_symmetry(preset):
-    bounds = {} if preset == "pre-kip-966" else SMALL
-    cfg = make_config(preset, flags=ANY, bounds=bounds)
+    cfg = make_config(preset, flags=ANY, bounds=SMALL)
     runs = [explore(Model(cfg, symmetry=sym), I.REGISTRY, options=Options(keep_going=True)) for sym in (True, False)]
     reduced, full = runs
     assert reduced.explored_all and full.explored_all
@@ -77,6 +76,13 @@ def test_presets_same_verdict_per_invariant_with_and_without_symmetry(preset):
         {n: len(t) for n, t in full.counterexamples.items()}
     assert reduced.depth == full.depth
     assert reduced.distinct_states < full.distinct_states
+
+
+def test_last_replica_standing_same_shortest_story_with_and_without_symmetry():
+    cfg = make_config("pre-kip-966", flags=ANY)
+    reduced, full = (explore(Model(cfg, symmetry=sym), I.REGISTRY) for sym in (True, False))
+    assert reduced.counterexample.violated == full.counterexample.violated == ["LeaderCandidateCompleteness"]
+    assert len(reduced.counterexample) == len(full.counterexample) == 7
 
 
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))

@@ -8,6 +8,7 @@ that path. This module knows nothing of Kafka.
 """
 from __future__ import annotations
 
+import sys
 import time
 from array import array
 from collections import Counter
@@ -65,6 +66,7 @@ class Result:
     collision_probability: float = 0.0
     graph: Optional[tuple[list, list]] = None   # (nodes, edges) when asked and small enough
     graph_note: str = ""
+    store_bytes: int = 0                        # the visited set and parent links, in bytes
     explored_all: bool = False                  # every reachable state was expanded (keep_going too)
 
     @property
@@ -112,6 +114,12 @@ class _Store:
 
     def __len__(self) -> int:
         return len(self.parent)
+
+    def nbytes(self) -> int:
+        """The set's table, one 128-bit int per key, and the two parallel arrays."""
+        keys = sum(map(sys.getsizeof, self.seen))
+        arrays = len(self.parent) * self.parent.itemsize + len(self.via) * self.via.itemsize
+        return sys.getsizeof(self.seen) + keys + arrays
 
 
 def concrete_trace(model, root, labels: list, final_label=None, canonical=None) -> list:
@@ -183,6 +191,7 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
         res.distinct_states = len(store)
         res.seconds = time.monotonic() - start
         res.counterexamples = found
+        res.store_bytes = store.nbytes()
         res.collision_probability = collision_probability(len(store), res.transitions + len(roots))
         if store.edges is not None:
             if len(store) <= GRAPH_LIMIT:

@@ -90,6 +90,8 @@ def build(engine: str, model, invariants, result: Result, run_id: str, command: 
                    "depth": result.depth, "states_per_level": list(result.states_per_level),
                    "seconds": round(result.seconds, 3), "states_per_second": round(result.states_per_second, 1),
                    "terminal_states": result.terminal_states},
+        "memory": {"visited_store_bytes": result.store_bytes,
+                   "visited_store_bytes_per_state": round(result.store_bytes / max(result.distinct_states, 1), 1)},
         "deadlock": {"checked": result.deadlock_checked, "found": DEADLOCK in result.counterexamples},
         "symmetry": {"enabled": model.symmetric, "group_size": model.group_size,
                      "note": model.symmetry_note or f"orbits of {model.group_size} renamings of the replicas"},
