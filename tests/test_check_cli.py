@@ -19,7 +19,7 @@ def run_dir(tmp_path):
 def test_violation_exits_1_and_writes_a_replayable_counterexample(cli, tmp_path):
     junit = tmp_path / "junit.xml"
     out = tmp_path / "out"
-    r = cli("check", "--preset", "pre-kip-966", "--out", str(out), "--junit", str(junit))
+    r = cli("check", "--preset", "pre-kip-966", "--stop-at-first", "--out", str(out), "--junit", str(junit))
     assert r.returncode == 1, r.stdout + r.stderr
     run = run_dir(out)
     assert {p.name for p in run.iterdir()} == {"summary.json", "report.md", "counterexample.json",
@@ -37,9 +37,11 @@ def test_violation_exits_1_and_writes_a_replayable_counterexample(cli, tmp_path)
     assert replay.returncode == 0 and "reproduces LeaderCandidateCompleteness" in replay.stdout
 
 
-def test_continue_writes_one_counterexample_per_invariant(cli, tmp_path):
-    r = cli("check", "--preset", "pre-kip-966", "--bound", "isr_shrinks=1", "--continue", "--out", str(tmp_path), "-q")
+def test_by_default_every_violated_invariant_gets_its_shortest_replayable_trace(cli, tmp_path):
+    r = cli("check", "--preset", "pre-kip-966", "--bound", "isr_shrinks=1", "--out", str(tmp_path), "-q")
     assert r.returncode == 1
+    assert "also violated: ConsumerHwmNeverBackward in 8 steps" in r.stdout
+    assert "also violated: NoCommittedRecordLostGlobally in 10 steps" in r.stdout
     run = run_dir(tmp_path)
     names = {p.name for p in run.glob("counterexample-*.json")}
     assert {"counterexample-ConsumerHwmNeverBackward.json",

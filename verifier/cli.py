@@ -144,7 +144,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- check
 
-CHECK_KEYS = {"max_depth", "max_states", "time_budget", "symmetry", "deadlock", "continue"}
+CHECK_KEYS = {"max_depth", "max_states", "time_budget", "symmetry", "deadlock", "stop_at_first"}
 
 
 def _run_dir(base: str, kind: str, cfg) -> tuple[str, Path]:
@@ -254,6 +254,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError(f"--dump-graph {args.dump_graph}: file must end in .dot, .gv or .graphml")
     symmetry = not args.no_symmetry and check_opts.get("symmetry", True)
     deadlock = not args.no_deadlock and check_opts.get("deadlock", True)
+    keep_going = args.keep_going or not (args.stop_at_first or check_opts.get("stop_at_first", False))
     model = Model(cfg, symmetry=bool(symmetry) and args.simulate is None)
     console = _console()
     engine = "simulate" if args.simulate is not None else "bfs"
@@ -270,8 +271,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                               deadlock, progress)
         else:
             result = explore(model, invs, limits,
-                             Options(check_deadlock=bool(deadlock), keep_going=args.keep_going or
-                                     bool(check_opts.get("continue")), graph=bool(args.dump_graph)),
+                             Options(check_deadlock=bool(deadlock), keep_going=keep_going,
+                                     graph=bool(args.dump_graph)),
                              progress)
     return _report(args, console, engine, model, invs, result, run_id, out_dir)
 
@@ -386,7 +387,8 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     run_id, out_dir = _run_dir(args.out, "mutants", base)
     md = ["| mutant | broken rule | killed by | depth | states |", "|---|---|---|---|---|"]
     for r in rows:
-        md.append(f"| `{r['mutant']}` | {r['rule']} | {', '.join(r['killed_by']) or 'SURVIVED'} | "
+        rule = r["rule"].replace("|", "\\|")
+        md.append(f"| `{r['mutant']}` | {rule} | {', '.join(r['killed_by']) or 'SURVIVED'} | "
                   f"{r['depth'] or '-'} | {r['distinct_states']:,} |")
     _write(out_dir / "mutants.md", "\n".join(md) + "\n")
     _write(out_dir / "mutants.json", json.dumps({"run_id": run_id, "config": config_json(base), "mutants": rows,
@@ -437,8 +439,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--invariant", action="append", help="check only this invariant (repeatable)")
     p.add_argument("--no-symmetry", action="store_true", help="do not reduce by broker renaming")
     p.add_argument("--no-deadlock", action="store_true", help="do not report states where nothing can happen")
+    p.add_argument("--stop-at-first", dest="stop_at_first", action="store_true",
+                   help="stop at the first violation (TLC's default) instead of exploring on to report "
+                        "the shortest trace of every violated invariant")
     p.add_argument("--continue", dest="keep_going", action="store_true",
-                   help="after a violation keep exploring; report the shortest trace of every violated invariant")
+                   help="explore on after a violation (the default; overrides check.stop_at_first)")
     p.add_argument("--simulate", type=int, metavar="N", help="N random walks instead of exhaustive search")
     p.add_argument("--depth", type=int, default=100, metavar="D", help="steps per random walk (default 100)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed for --simulate (default 0)")
