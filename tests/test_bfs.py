@@ -174,7 +174,7 @@ def test_cached_fingerprints_equal_plain_ones_and_separate_distinct_states():
         for s in frontier:
             known = fpr.fields(s)
             for _, t in successors(cfg, s):
-                assert fpr.successor(t, s, known) == fpr(t) == fingerprint(t)
+                assert fpr.mix(fpr.fields(t, s, known)) == fpr(t) == fingerprint(t)
                 if t not in seen:
                     seen.add(t)
                     nxt.append(t)

@@ -233,7 +233,7 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
                         res.states_per_level.append(len(nxt))
                         return finish(VIOLATION)
                 c = canonical(t) if canonical else t
-                fp = fpr.successor(c, s, known)
+                fp = fpr.mix(fpr.fields(c, s, known))
                 if fp in seen:
                     if store.edges is not None:
                         store.edges.append((i, seen[fp], model.describe(label)))
