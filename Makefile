@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: check test replay venv clean
+.PHONY: check test replay mutants bench venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,12 @@ test: $(STAMP)
 
 replay: $(STAMP)
 	$(BIN)/kraft-verify replay specs/scenarios/*.json
+
+mutants: $(STAMP)
+	$(BIN)/kraft-verify mutants
+
+bench: $(STAMP)
+	$(BIN)/python bench/bfs_bench.py --runs 2 --json bench/results/bfs.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info

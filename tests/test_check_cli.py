@@ -38,8 +38,14 @@ def test_violation_exits_1_and_writes_a_replayable_counterexample(cli, tmp_path)
 
 
 def test_by_default_every_violated_invariant_gets_its_shortest_replayable_trace(cli, tmp_path):
-    r = cli("check", "--preset", "pre-kip-966", "--bound", "isr_shrinks=1", "--out", str(tmp_path), "-q")
+    junit = tmp_path.parent / (tmp_path.name + "-junit.xml")
+    r = cli("check", "--preset", "pre-kip-966", "--bound", "isr_shrinks=1", "--out", str(tmp_path), "-q",
+            "--junit", str(junit))
     assert r.returncode == 1
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    assert cases["NoCommittedRecordLostGlobally"].find("failure") is not None
+    # the search ran to the end, so the properties it did not break hold: passes, not errors
+    assert len(cases["LeaderInIsr"]) == 0 and len(cases["Deadlock"]) == 0
     assert "also violated: ConsumerHwmNeverBackward in 8 steps" in r.stdout
     assert "also violated: NoCommittedRecordLostGlobally in 10 steps" in r.stdout
     run = run_dir(tmp_path)
@@ -144,3 +150,15 @@ def test_a_surviving_mutant_fails_the_gate(cli, tmp_path):
     r = cli("mutants", "--only", "hwm-ignores-min-isr", "--bound", "records=0", "--bound", "isr_shrinks=0",
             "--out", str(tmp_path))
     assert r.returncode == 1 and "SURVIVED" in r.stdout
+
+
+def test_compare_symmetry_reports_the_states_saved(cli, tmp_path):
+    r = cli("check", *SMALL, "--flag", "any_candidate_elections", "--compare-symmetry", "--out", str(tmp_path), "-q")
+    assert r.returncode == 0, r.stdout + r.stderr
+    run = run_dir(tmp_path)
+    sym = json.loads((run / "summary.json").read_text())["symmetry"]
+    assert sym["enabled"] and sym["same_verdict"] is True
+    assert sym["states_saved"] > 0
+    assert sym["states_saved"] + json.loads((run / "summary.json").read_text())["counts"]["distinct_states"] == \
+        sym["states_without_symmetry"]
+    assert f"saved {sym['states_saved']:,} of" in (run / "report.md").read_text()

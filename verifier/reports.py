@@ -113,6 +113,11 @@ def _symmetry_text(sym: dict) -> str:
     if not sym.get("enabled"):
         return "off" + (f" ({sym['note']})" if sym.get("note") else "")
     text = f"on, group size {sym.get('group_size', '?')}"
+    if "states_saved" in sym:
+        text += (f", saved {sym['states_saved']:,} of {sym['states_without_symmetry']:,} states "
+                 f"(same verdict without it: {'yes' if sym.get('same_verdict') else 'NO'})")
+    else:
+        text += ", states saved: not measured (run with --compare-symmetry)"
     return text + (f" ({sym['note']})" if sym.get("note") else "")
 
 
@@ -120,7 +125,12 @@ def _md_counts(summary: dict) -> list[str]:
     c = summary.get("counts", {})
     fp = summary.get("fingerprint", {})
     dl = summary.get("deadlock", {})
-    deadlock = ("found" if dl.get("found") else "none") if dl.get("checked") else "not checked"
+    if not dl.get("checked"):
+        deadlock = "not checked"
+    elif dl.get("found"):
+        deadlock = "found"
+    else:
+        deadlock = "none" if dl.get("complete", summary.get("result") == "ok") else "not checked to completion"
     body = [("distinct states", c.get("distinct_states", "-")),
             ("transitions", c.get("transitions", "-")),
             ("depth", c.get("depth", "-")),
@@ -239,7 +249,7 @@ def _deadlock_outcome(summary: dict, case: ET.Element) -> None:
     if summary["deadlock"].get("found"):
         terminal = summary.get("counts", {}).get("terminal_states", "?")
         _add_outcome(case, "failure", f"deadlock: {terminal} terminal state(s)", kind="Deadlock")
-    elif summary.get("result") != "ok":           # the search ended early: no deadlock-freedom
+    elif not summary["deadlock"].get("complete", summary.get("result") == "ok"):   # search ended early
         _add_outcome(case, "error", _stopped_message(summary), kind="Stopped")
 
 

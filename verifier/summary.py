@@ -64,7 +64,7 @@ def invariant_rows(invariants, result: Result) -> list[dict]:
 
 
 def build(engine: str, model, invariants, result: Result, run_id: str, command: str,
-          symmetry_saved: Optional[int] = None, extra: Optional[dict] = None) -> dict[str, Any]:
+          extra: Optional[dict] = None) -> dict[str, Any]:
     cov, warnings = coverage(model, result)
     if result.status == COMPLETE and engine == "simulate":
         warnings.append("simulation samples runs: no violation found is not a proof")
@@ -92,7 +92,8 @@ def build(engine: str, model, invariants, result: Result, run_id: str, command: 
                    "terminal_states": result.terminal_states},
         "memory": {"visited_store_bytes": result.store_bytes,
                    "visited_store_bytes_per_state": round(result.store_bytes / max(result.distinct_states, 1), 1)},
-        "deadlock": {"checked": result.deadlock_checked, "found": DEADLOCK in result.counterexamples},
+        "deadlock": {"checked": result.deadlock_checked, "found": DEADLOCK in result.counterexamples,
+                     "complete": result.explored_all},
         "symmetry": {"enabled": model.symmetric, "group_size": model.group_size,
                      "note": model.symmetry_note or f"orbits of {model.group_size} renamings of the replicas"},
         "fingerprint": {"bits": BITS, "collision_probability": result.collision_probability},
@@ -100,8 +101,6 @@ def build(engine: str, model, invariants, result: Result, run_id: str, command: 
         "warnings": warnings,
         "counterexample": None,
     }
-    if symmetry_saved is not None:
-        summary["symmetry"]["states_saved"] = symmetry_saved
     if trace is not None:
         summary["counterexample"] = {"length": len(trace), "violated": list(trace.violated),
                                      "rows": [list(r) for r in rows(trace)],
