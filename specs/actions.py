@@ -483,26 +483,31 @@ def successors(cfg: Config, s: State, unbounded: bool = False) -> Iterator[tuple
     """Every enabled action within the bounds, as (label, next state); self-loops left out.
     `unbounded` ignores budgets and epoch bounds: deadlock detection asks whether anything
     at all could still happen."""
+    for action in ACTIONS:
+        yield from action_successors(cfg, s, action, unbounded)
+
+
+def action_successors(cfg: Config, s: State, action: Action,
+                      unbounded: bool = False) -> Iterator[tuple[Label, State]]:
+    """The enabled steps of one action (what a Hypothesis rule chooses among)."""
     bounds = cfg.bounds
     used = s.hist.used
-    any_choice = cfg.flags.any_candidate_elections
-    for action in ACTIONS:
-        fixed = getattr(action.budget, "budget_name", None)
-        if fixed is not None and not unbounded and used[_BUDGET_INDEX[fixed]] >= getattr(bounds, fixed):
-            continue            # the whole action is spent: skip computing its candidates
-        for params in action.candidates(cfg, s):
-            if action.budget is not None and not unbounded:
-                budget = action.budget(cfg, s, params)
-                if budget is not None and used[_BUDGET_INDEX[budget]] >= getattr(bounds, budget):
-                    continue
-            label = (action.name,) + tuple(params)
-            new, _ = step(cfg, s, label)
-            if _same_but_budgets(new, s):
+    fixed = getattr(action.budget, "budget_name", None)
+    if fixed is not None and not unbounded and used[_BUDGET_INDEX[fixed]] >= getattr(bounds, fixed):
+        return              # the whole action is spent: skip computing its candidates
+    for params in action.candidates(cfg, s):
+        if action.budget is not None and not unbounded:
+            budget = action.budget(cfg, s, params)
+            if budget is not None and used[_BUDGET_INDEX[budget]] >= getattr(bounds, budget):
                 continue
-            if unbounded or within_bounds(cfg, new):
-                yield label, new
-            if any_choice and action.name in ELECTING:
-                yield from _other_choices(cfg, s, label, new, unbounded)
+        label = (action.name,) + tuple(params)
+        new, _ = step(cfg, s, label)
+        if _same_but_budgets(new, s):
+            continue
+        if unbounded or within_bounds(cfg, new):
+            yield label, new
+        if cfg.flags.any_candidate_elections and action.name in ELECTING:
+            yield from _other_choices(cfg, s, label, new, unbounded)
 
 
 def _other_choices(cfg: Config, s: State, label: Label, first: State, unbounded: bool):

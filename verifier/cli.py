@@ -49,7 +49,9 @@ def _parse_flag(text: str) -> tuple[str, Any]:
     return name.strip(), value.strip()
 
 
-def build_config(args: argparse.Namespace):
+def build_config(args: argparse.Namespace, default_bounds: Optional[dict] = None):
+    """The Config from a TOML file and flags; flags win over the file, the file over
+    `default_bounds` (an engine's own defaults)."""
     from specs.config import make_config
     data: dict[str, Any] = {}
     if getattr(args, "config", None):
@@ -66,7 +68,8 @@ def build_config(args: argparse.Namespace):
             if key not in known:
                 raise UsageError(f"config file {args.config}: unknown key '{key}'")
     flags = dict(data.get("flags", {}))
-    bounds = dict(data.get("bounds", {}))
+    bounds = dict(default_bounds or {})
+    bounds.update(data.get("bounds", {}))
     for text in getattr(args, "flag", None) or []:
         name, value = _parse_flag(text)
         flags[name] = value
@@ -360,6 +363,144 @@ def _report(args, console, engine, model, invs, result, run_id, out_dir, compari
     return code
 
 
+# ---------------------------------------------------------------- fuzz
+
+def _fuzz_config(args):
+    from verifier.fuzz import fuzz_bounds
+    cfg, _ = build_config(args)
+    return build_config(args, default_bounds=fuzz_bounds(len(cfg.replicas)))[0]
+
+
+def _fuzz_run(args, cfg, invs, hypothesis_shrink=True):
+    from verifier.fuzz import fuzz
+    try:
+        return fuzz(cfg, invs, args.profile, args.examples, args.steps, args.seed,
+                    hypothesis_shrink=hypothesis_shrink)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _fuzz_stats(console, result, cfg) -> list[str]:
+    """Rule counts and run depths; an action no run ever took is a warning, not silence."""
+    from rich.table import Table
+    from specs.actions import ACTION_NAMES, off_by_config
+    rec = result.recorder
+    off = off_by_config(cfg)
+    table = Table(title=f"rules run ({rec.examples:,} examples, {rec.steps:,} steps)")
+    table.add_column("action")
+    table.add_column("runs", justify="right")
+    warnings = []
+    for name in ACTION_NAMES:
+        runs = rec.rule_runs.get(name, 0)
+        note = "" if runs else ("off by config" if name in off else "NEVER RUN")
+        if not runs and name not in off:
+            warnings.append(f"action {name} never ran in any example: random testing never reached it")
+        table.add_row(name, f"{runs:,}" + (f" ({note})" if note else ""))
+    console.print(table)
+    depths = sorted(rec.depths.elements())
+    if depths:
+        console.print(f"steps per example: max {depths[-1]}, median {depths[len(depths) // 2]}, "
+                      f"mean {sum(depths) / len(depths):.1f}", markup=False)
+    for w in warnings:
+        console.print(f"warning: {w}", markup=False)
+    return warnings
+
+
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    import invariants as I
+    from verifier import reports
+    from verifier.summary import config_json
+    from verifier.trace import render, rows, to_scenario
+    console = _console()
+    if args.mutants:
+        return _fuzz_mutants(args, console)
+    cfg = _fuzz_config(args)
+    invs = I.select(None)
+    run_id, out_dir = _run_dir(args.out, "fuzz", cfg)
+    console.print(f"kraft-verify fuzz: preset={cfg.preset} mutant={cfg.mutant or '-'} replicas={list(cfg.replicas)} "
+                  f"min_isr={cfg.min_isr} profile={args.profile} bounds={_bounds_text(cfg)}", markup=False)
+    result = _fuzz_run(args, cfg, invs)
+    warnings = _fuzz_stats(console, result, cfg)
+    rec = result.recorder
+    code = EXIT_VIOLATION if result.trace is not None else EXIT_OK
+    summary = {
+        "tool": "kraft-verify", "engine": "fuzz", "run_id": run_id, "command": "kraft-verify " + " ".join(args.argv),
+        "config": config_json(cfg), "profile": args.profile,
+        "result": "violation" if code else "ok", "exit_code": code, "stop_reason": "",
+        "invariants": [{"name": inv.name, "kind": inv.kind, "quote": inv.quote,
+                        "status": "violated" if inv.name in result.violated else "not violated in sampled runs"}
+                       for inv in invs],
+        "violated": result.violated,
+        "counts": {"examples": rec.examples, "steps": rec.steps, "seconds": round(result.seconds, 3),
+                   "examples_per_second": round(rec.examples / max(result.seconds, 1e-9), 1),
+                   "steps_per_second": round(rec.steps / max(result.seconds, 1e-9), 1),
+                   "examples_to_failure": rec.first_failure_example,
+                   "depth": max(rec.depths) if rec.depths else 0},
+        "deadlock": {"checked": True, "found": "Deadlock" in result.violated, "complete": False},
+        "coverage": [{"action": a, "enabled": "-", "new_states": n} for a, n in sorted(rec.rule_runs.items())],
+        "warnings": warnings + ([] if code else ["Hypothesis samples runs: no violation found is not a proof"]),
+        "counterexample": None,
+    }
+    if result.trace is not None:
+        trace = result.trace
+        render(trace, console, title=f"shrunk counterexample: {', '.join(trace.violated)} ({len(trace)} steps)")
+        scenario = to_scenario(trace, f"fuzz-{cfg.preset}-{'-'.join(trace.violated)}", summary["command"])
+        _write(out_dir / "counterexample.json", json.dumps(scenario, indent=2) + "\n")
+        _write(out_dir / "counterexample.itf.json", json.dumps(reports.itf_trace(trace), indent=1) + "\n")
+        summary["counterexample"] = {"length": len(trace), "violated": trace.violated,
+                                     "rows": [list(r) for r in rows(trace)],
+                                     "scenario": "counterexample.json", "itf": "counterexample.itf.json"}
+        console.print(f"counterexample: {out_dir / 'counterexample.json'} (replay it with `kraft-verify replay`), "
+                      f"ITF: {out_dir / 'counterexample.itf.json'}; found at example {rec.first_failure_example}",
+                      markup=False)
+    else:
+        console.print(f"ok: no invariant violated in {rec.examples:,} examples ({rec.steps:,} steps, "
+                      f"{result.seconds:.1f}s); a sample, not a proof", markup=False)
+    if args.junit:
+        reports.write_junit(summary, args.junit)
+    reports.write_report_md(summary, result.trace, out_dir / "report.md")
+    _write(out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    console.print(f"report: {out_dir}", markup=False)
+    return code
+
+
+def _fuzz_mutants(args, console) -> int:
+    from dataclasses import replace
+    from rich.table import Table
+    import invariants as I
+    from specs.mutants import MUTANTS
+    from verifier.summary import config_json
+    base = _fuzz_config(args)
+    if base.mutant:
+        raise UsageError("--mutants runs every mutant; drop --mutant")
+    rows = []
+    for name in MUTANTS:
+        result = _fuzz_run(args, replace(base, mutant=name), I.select(None), hypothesis_shrink=False)
+        rec = result.recorder
+        row = {"mutant": name, "killed": result.trace is not None, "killed_by": result.violated,
+               "examples_to_failure": rec.first_failure_example, "shrunk_length": len(result.trace) if result.trace else None,
+               "examples": rec.examples, "seconds": round(result.seconds, 2)}
+        rows.append(row)
+        console.print(f"{name}: " + (f"killed by {', '.join(row['killed_by'])} at example {row['examples_to_failure']}"
+                                     f" ({row['shrunk_length']} steps)" if row["killed"] else
+                                     f"SURVIVED {rec.examples} examples") + f", {result.seconds:.1f}s", markup=False)
+    table = Table(title=f"fuzz mutation gate ({args.profile}, {len(base.replicas)} brokers): "
+                        f"{sum(r['killed'] for r in rows)}/{len(rows)} killed")
+    for col in ("mutant", "killed by", "examples to failure", "steps", "seconds"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["mutant"], ", ".join(r["killed_by"]) or "[bold red]SURVIVED[/]",
+                      str(r["examples_to_failure"] or "-"), str(r["shrunk_length"] or "-"), f"{r['seconds']:.1f}")
+    console.print(table)
+    code = EXIT_OK if all(r["killed"] for r in rows) else EXIT_VIOLATION
+    run_id, out_dir = _run_dir(args.out, "fuzz-mutants", base)
+    _write(out_dir / "mutants.json", json.dumps({"run_id": run_id, "profile": args.profile,
+                                                 "config": config_json(base), "mutants": rows,
+                                                 "exit_code": code}, indent=2) + "\n")
+    console.print(f"report: {out_dir}", markup=False)
+    return code
+
+
 # ---------------------------------------------------------------- mutants
 
 def cmd_mutants(args: argparse.Namespace) -> int:
@@ -473,6 +614,16 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     p.add_argument("--out", default="reports", help="where run reports go (default reports/)")
     p.set_defaults(func=cmd_check)
+    p = sub.add_parser("fuzz", help="Hypothesis stateful testing of the model (larger clusters, deeper runs)")
+    _add_model_args(p)
+    p.add_argument("--examples", type=int, help="Hypothesis max_examples (default: the profile's)")
+    p.add_argument("--steps", type=int, help="steps per example (default: the profile's)")
+    p.add_argument("--seed", type=int, help="random seed (default: derandomized in ci, random in nightly)")
+    p.add_argument("--profile", default="ci", choices=["ci", "nightly"])
+    p.add_argument("--mutants", action="store_true", help="fuzz every mutant; print the kill table")
+    p.add_argument("--junit", metavar="FILE")
+    p.add_argument("--out", default="reports")
+    p.set_defaults(func=cmd_fuzz)
     p = sub.add_parser("mutants", help="check every mutant of the catalogue and print the kill table")
     _add_model_args(p)
     p.add_argument("--only", action="append", metavar="NAME", help="run only this mutant (repeatable)")
@@ -492,7 +643,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         args = parser().parse_args(argv)
         args.argv = argv
         if not getattr(args, "command", None):
-            raise UsageError("a command is required (check, mutants, replay, list)")
+            raise UsageError("a command is required (check, fuzz, mutants, replay, list)")
         return args.func(args)
     except (UsageError, ConfigError) as exc:
         print(f"kraft-verify: error: {exc}", file=sys.stderr)

@@ -74,7 +74,7 @@ def build(engine: str, model, invariants, result: Result, run_id: str, command: 
     invs = invariant_rows(invariants, result)
     if engine == "simulate" and result.status == COMPLETE:
         for row in invs:
-            row["status"] = "not violated in sampled walks"
+            row["status"] = "not violated in sampled runs"
     summary: dict[str, Any] = {
         "tool": "kraft-verify",
         "engine": engine,

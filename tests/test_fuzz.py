@@ -1,0 +1,88 @@
+"""Hypothesis stateful testing of the model: the machine pytest collects, old bugs found and
+shrunk close to the BFS's shortest story, every mutant killed, statistics, the database."""
+import json
+
+import pytest
+
+import invariants as I
+from specs.config import make_config
+from specs.model import Model
+from specs.mutants import MUTANTS
+from verifier.bfs import explore
+from verifier.fuzz import Recorder, fuzz, fuzz_bounds, hypothesis_settings, machine_for
+from verifier.replay import run_scenario
+from verifier.trace import to_scenario
+
+
+def fuzz_config(preset="kafka", brokers=3, mutant=None):
+    return make_config(preset, replicas=list(range(1, brokers + 1)), bounds=fuzz_bounds(brokers), mutant=mutant)
+
+
+# The state machine itself, collected by pytest and run on the ci profile.
+_KAFKA = fuzz_config()
+KafkaMachine = machine_for(_KAFKA, I.REGISTRY, Recorder())
+KafkaMachine.TestCase.settings = hypothesis_settings("ci", _KAFKA)
+TestKafkaMachine = KafkaMachine.TestCase
+
+
+@pytest.mark.parametrize("preset", ["pre-kip-966", "pre-kip-903"])
+def test_old_bugs_are_found_shrunk_near_the_shortest_and_replay(preset):
+    cfg = fuzz_config(preset)
+    found = fuzz(cfg, I.REGISTRY, "ci")
+    assert found.status == "violation"
+    trace = found.trace
+    bfs = explore(Model(cfg), [I.BY_NAME[name] for name in trace.violated])
+    assert bfs.counterexample is not None
+    assert len(trace) <= len(bfs.counterexample) + 2, (len(trace), len(bfs.counterexample))
+    replay = run_scenario(json.loads(json.dumps(to_scenario(trace, "fuzz", "test"))))
+    assert replay.ok, replay.failure
+    assert set(trace.violated) <= set(replay.trace.violated)
+
+
+@pytest.mark.parametrize("brokers", [3, 5])
+def test_every_mutant_is_killed_on_the_ci_profile(brokers):
+    survivors = []
+    for mutant in MUTANTS:
+        result = fuzz(fuzz_config(brokers=brokers, mutant=mutant), I.REGISTRY, "ci", hypothesis_shrink=False)
+        if result.status != "violation":
+            survivors.append(mutant)
+    assert survivors == []
+
+
+@pytest.mark.parametrize("brokers", [5, 7])
+def test_kafka_holds_on_larger_clusters(brokers):
+    result = fuzz(fuzz_config(brokers=brokers), I.REGISTRY, "ci")
+    assert result.status == "ok", result.trace and result.trace.violated
+    rec = result.recorder
+    assert rec.examples >= 1000 and rec.steps > 10 * rec.examples
+    # the runs reached the protocol's core actions, not just the start state
+    for action in ("produce", "fetch", "advance_hwm", "shrink_isr", "expand_isr", "deliver_alter_partition",
+                   "fence", "unfence", "crash_lossy", "restart"):
+        assert rec.rule_runs[action] > 0, action
+    assert max(rec.depths) > 20
+
+
+def test_a_saved_failure_replays_first(tmp_path):
+    cfg = fuzz_config(mutant="hwm-ignores-min-isr")
+    first = fuzz(cfg, I.REGISTRY, "nightly", examples=2000, seed=1, database=tmp_path)
+    assert first.status == "violation" and first.recorder.first_failure_example > 1
+    assert any(tmp_path.rglob("*")), "the failure was saved"
+    again = fuzz(cfg, I.REGISTRY, "nightly", examples=2000, seed=2, database=tmp_path)
+    assert again.status == "violation" and again.recorder.first_failure_example == 1
+
+
+def test_fuzz_cli_exit_codes_and_files(cli, tmp_path):
+    r = cli("fuzz", "--preset", "pre-kip-966", "--out", str(tmp_path / "bug"))
+    assert r.returncode == 1, r.stdout + r.stderr
+    run = next((tmp_path / "bug").iterdir())
+    assert {p.name for p in run.iterdir()} == {"summary.json", "report.md", "counterexample.json",
+                                               "counterexample.itf.json"}
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["engine"] == "fuzz" and summary["counts"]["examples_to_failure"] >= 1
+    assert "rules run" in r.stdout and "steps per example" in r.stdout
+    replay = cli("replay", str(run / "counterexample.json"))
+    assert replay.returncode == 0 and "reproduces" in replay.stdout
+    r = cli("fuzz", "--examples", "20", "--out", str(tmp_path / "ok"))
+    assert r.returncode == 0 and "not a proof" in r.stdout
+    r = cli("fuzz", "--profile", "weekly")
+    assert r.returncode == 2 and "invalid choice" in r.stderr and len(r.stderr.strip().splitlines()) == 1
