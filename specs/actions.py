@@ -422,6 +422,8 @@ ACTIONS_BY_NAME = {a.name: a for a in ACTIONS}
 ELECTING = frozenset({"deliver_alter_partition", "restart", "clean_shutdown", "fence", "unfence",
                       "controlled_shutdown", "elect", "periodic_unclean_election"})
 ELECTED = "elected"
+# Faults injected on one broker (label[1] is the broker): engines may aim them at a few brokers.
+FAULTS = frozenset({"crash", "crash_lossy", "fence", "controlled_shutdown"})
 ACTION_NAMES = tuple(a.name for a in ACTIONS)
 _BUDGET_INDEX = {name: i for i, name in enumerate(BUDGETS)}
 

@@ -51,10 +51,11 @@ def test_every_mutant_is_killed_on_the_ci_profile(brokers):
 
 @pytest.mark.parametrize("brokers", [5, 7])
 def test_kafka_holds_on_larger_clusters(brokers):
-    result = fuzz(fuzz_config(brokers=brokers), I.REGISTRY, "ci")
+    # 400 of the ci profile's 2,500 examples keep CI short; `kraft-verify fuzz --brokers 7` runs all
+    result = fuzz(fuzz_config(brokers=brokers), I.REGISTRY, "ci", examples=400)
     assert result.status == "ok", result.trace and result.trace.violated
     rec = result.recorder
-    assert rec.examples >= 1000 and rec.steps > 10 * rec.examples
+    assert rec.examples >= 400 and rec.steps > 10 * rec.examples
     # the runs reached the protocol's core actions, not just the start state
     for action in ("produce", "fetch", "advance_hwm", "shrink_isr", "expand_isr", "deliver_alter_partition",
                    "fence", "unfence", "crash_lossy", "restart"):
