@@ -618,7 +618,8 @@ def parser() -> argparse.ArgumentParser:
     _add_model_args(p)
     p.add_argument("--examples", type=int, help="Hypothesis max_examples (default: the profile's)")
     p.add_argument("--steps", type=int, help="steps per example (default: the profile's)")
-    p.add_argument("--seed", type=int, help="random seed (default: derandomized in ci, random in nightly)")
+    p.add_argument("--seed", type=int, help="random seed (default: derandomized in ci, random in nightly); "
+                                            "a seeded run neither reads nor writes the example database")
     p.add_argument("--profile", default="ci", choices=["ci", "nightly"])
     p.add_argument("--mutants", action="store_true", help="fuzz every mutant; print the kill table")
     p.add_argument("--junit", metavar="FILE")
