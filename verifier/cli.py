@@ -330,16 +330,13 @@ def _report(args, console, engine, model, invs, result, run_id, out_dir, compari
     for warning in summary["warnings"]:
         console.print(f"warning: {warning}", markup=False)
     for name, trace in result.counterexamples.items():
-        source = summary["command"]
-        scenario = to_scenario(trace, f"{cfg.preset}-{name}", source)
-        file = "counterexample.json" if trace is result.counterexample else f"counterexample-{name}.json"
-        _write(out_dir / file, json.dumps(scenario, indent=2) + "\n")
+        if trace is not result.counterexample:
+            _write(out_dir / f"counterexample-{name}.json",
+                   json.dumps(to_scenario(trace, f"{cfg.preset}-{name}", summary["command"]), indent=2) + "\n")
     if result.counterexample is not None:
         trace = result.counterexample
         render(trace, console)
-        _write(out_dir / "counterexample.itf.json", json.dumps(reports.itf_trace(trace), indent=1) + "\n")
-        console.print(f"counterexample: {out_dir / 'counterexample.json'} (replay it with "
-                      f"`kraft-verify replay`), ITF: {out_dir / 'counterexample.itf.json'}", markup=False)
+        _save_counterexample(console, out_dir, trace, f"{cfg.preset}-{'-'.join(trace.violated)}", summary["command"])
         for name, trace2 in result.counterexamples.items():
             if trace2 is not trace:
                 console.print(f"also violated: {name} in {len(trace2)} steps "
@@ -409,8 +406,8 @@ def _fuzz_stats(console, result, cfg) -> list[str]:
 def cmd_fuzz(args: argparse.Namespace) -> int:
     import invariants as I
     from verifier import reports
-    from verifier.summary import config_json
-    from verifier.trace import render, rows, to_scenario
+    from verifier.summary import config_json, counterexample_json
+    from verifier.trace import render
     console = _console()
     if args.mutants:
         return _fuzz_mutants(args, console)
@@ -444,15 +441,10 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     if result.trace is not None:
         trace = result.trace
         render(trace, console, title=f"shrunk counterexample: {', '.join(trace.violated)} ({len(trace)} steps)")
-        scenario = to_scenario(trace, f"fuzz-{cfg.preset}-{'-'.join(trace.violated)}", summary["command"])
-        _write(out_dir / "counterexample.json", json.dumps(scenario, indent=2) + "\n")
-        _write(out_dir / "counterexample.itf.json", json.dumps(reports.itf_trace(trace), indent=1) + "\n")
-        summary["counterexample"] = {"length": len(trace), "violated": trace.violated,
-                                     "rows": [list(r) for r in rows(trace)],
-                                     "scenario": "counterexample.json", "itf": "counterexample.itf.json"}
-        console.print(f"counterexample: {out_dir / 'counterexample.json'} (replay it with `kraft-verify replay`), "
-                      f"ITF: {out_dir / 'counterexample.itf.json'}; found at example {rec.first_failure_example}",
-                      markup=False)
+        _save_counterexample(console, out_dir, trace, f"fuzz-{cfg.preset}-{'-'.join(trace.violated)}",
+                             summary["command"])
+        summary["counterexample"] = counterexample_json(trace)
+        console.print(f"found at example {rec.first_failure_example}", markup=False)
     else:
         console.print(f"ok: no invariant violated in {rec.examples:,} examples ({rec.steps:,} steps, "
                       f"{result.seconds:.1f}s); a sample, not a proof", markup=False)
@@ -555,6 +547,16 @@ def cmd_mutants(args: argparse.Namespace) -> int:
                                                  "exit_code": worst}, indent=2) + "\n")
     console.print(f"report: {out_dir}", markup=False)
     return worst
+
+
+def _save_counterexample(console, out_dir: Path, trace, name: str, command: str) -> None:
+    """The main counterexample as a replay scenario and an ITF trace."""
+    from verifier import reports
+    from verifier.trace import to_scenario
+    _write(out_dir / "counterexample.json", json.dumps(to_scenario(trace, name, command), indent=2) + "\n")
+    _write(out_dir / "counterexample.itf.json", json.dumps(reports.itf_trace(trace), indent=1) + "\n")
+    console.print(f"counterexample: {out_dir / 'counterexample.json'} (replay it with `kraft-verify replay`), "
+                  f"ITF: {out_dir / 'counterexample.itf.json'}", markup=False)
 
 
 def _bounds_text(cfg) -> str:

@@ -31,6 +31,12 @@ def config_json(cfg) -> dict[str, Any]:
             "bounds": asdict(cfg.bounds)}
 
 
+def counterexample_json(trace) -> dict[str, Any]:
+    """The summary's view of the main counterexample and the files that hold it."""
+    return {"length": len(trace), "violated": list(trace.violated), "rows": [list(r) for r in rows(trace)],
+            "scenario": "counterexample.json", "itf": "counterexample.itf.json"}
+
+
 def coverage(model, result: Result) -> tuple[list[dict], list[str]]:
     """Per action: transitions generated (enabled) and new states reached (taken). An action
     that is on but never taken is a warning: the model never exercised it."""
@@ -102,9 +108,7 @@ def build(engine: str, model, invariants, result: Result, run_id: str, command: 
         "counterexample": None,
     }
     if trace is not None:
-        summary["counterexample"] = {"length": len(trace), "violated": list(trace.violated),
-                                     "rows": [list(r) for r in rows(trace)],
-                                     "scenario": "counterexample.json", "itf": "counterexample.itf.json"}
+        summary["counterexample"] = counterexample_json(trace)
         if len(result.counterexamples) > 1:
             summary["counterexamples"] = {name: {"length": len(t), "scenario": f"counterexample-{name}.json"}
                                           for name, t in result.counterexamples.items()}
