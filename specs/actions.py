@@ -485,31 +485,51 @@ def successors(cfg: Config, s: State, unbounded: bool = False) -> Iterator[tuple
     """Every enabled action within the bounds, as (label, next state); self-loops left out.
     `unbounded` ignores budgets and epoch bounds: deadlock detection asks whether anything
     at all could still happen."""
-    for action in ACTIONS:
-        yield from action_successors(cfg, s, action, unbounded)
+    return _steps(cfg, s, _plan(cfg), unbounded)
 
 
 def action_successors(cfg: Config, s: State, action: Action,
                       unbounded: bool = False) -> Iterator[tuple[Label, State]]:
     """The enabled steps of one action (what a Hypothesis rule chooses among)."""
-    bounds = cfg.bounds
+    return _steps(cfg, s, [row for row in _plan(cfg) if row[0] is action], unbounded)
+
+
+def _steps(cfg: Config, s: State, plan, unbounded: bool) -> Iterator[tuple[Label, State]]:
+    """One flat loop over the actions of `plan`: this is the checker's hot path."""
     used = s.hist.used
-    fixed = getattr(action.budget, "budget_name", None)
-    if fixed is not None and not unbounded and used[_BUDGET_INDEX[fixed]] >= getattr(bounds, fixed):
-        return              # the whole action is spent: skip computing its candidates
-    for params in action.candidates(cfg, s):
-        if action.budget is not None and not unbounded:
-            budget = action.budget(cfg, s, params)
-            if budget is not None and used[_BUDGET_INDEX[budget]] >= getattr(bounds, budget):
+    any_choice = cfg.flags.any_candidate_elections
+    for action, fixed, limit, charge in plan:
+        if fixed is not None and not unbounded and used[fixed] >= limit:
+            continue            # the whole action is spent: skip computing its candidates
+        for params in action.candidates(cfg, s):
+            if charge is not None and not unbounded:
+                budget = charge(cfg, s, params)
+                if budget is not None and used[_BUDGET_INDEX[budget]] >= getattr(cfg.bounds, budget):
+                    continue
+            label = (action.name,) + tuple(params)
+            new, _ = step(cfg, s, label)
+            if _same_but_budgets(new, s):
                 continue
-        label = (action.name,) + tuple(params)
-        new, _ = step(cfg, s, label)
-        if _same_but_budgets(new, s):
-            continue
-        if unbounded or within_bounds(cfg, new):
-            yield label, new
-        if cfg.flags.any_candidate_elections and action.name in ELECTING:
-            yield from _other_choices(cfg, s, label, new, unbounded)
+            if unbounded or within_bounds(cfg, new):
+                yield label, new
+            if any_choice and action.name in ELECTING:
+                yield from _other_choices(cfg, s, label, new, unbounded)
+
+
+def _plan(cfg: Config) -> tuple:
+    """Per action: (action, index of its fixed budget or None, that budget's bound, the
+    budget function for budgets that depend on the step), computed once per config."""
+    plan = cfg.memo.get("successor plan")
+    if plan is None:
+        rows = []
+        for action in ACTIONS:
+            name = getattr(action.budget, "budget_name", None)
+            if name is not None:
+                rows.append((action, _BUDGET_INDEX[name], getattr(cfg.bounds, name), None))
+            else:
+                rows.append((action, None, 0, action.budget))
+        plan = cfg.memo["successor plan"] = tuple(rows)
+    return plan
 
 
 def _other_choices(cfg: Config, s: State, label: Label, first: State, unbounded: bool):
