@@ -43,9 +43,5 @@ class Model:
         return A.off_by_config(self.cfg)
 
     @staticmethod
-    def action_of(label: tuple) -> str:
-        return label[0]
-
-    @staticmethod
     def describe(label: tuple) -> str:
         return A.describe(label)

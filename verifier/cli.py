@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Optional
 
-EXIT_OK, EXIT_VIOLATION, EXIT_INPUT, EXIT_STOPPED = 0, 1, 2, 3
+from verifier.exitcodes import EXIT_INPUT, EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
 
 
 class UsageError(Exception):

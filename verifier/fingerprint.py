@@ -72,9 +72,6 @@ class Fingerprinter:
             fp += k * h
         return fp & MASK
 
-    def cached_values(self) -> int:
-        return sum(len(c) for c in self._caches)
-
 
 def collision_probability(distinct: int, generated: int) -> float:
     """TLC's optimistic estimate: distinct * (generated - distinct) / 2**bits."""

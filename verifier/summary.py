@@ -10,10 +10,9 @@ from dataclasses import asdict
 from typing import Any, Optional
 
 from verifier.bfs import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Result
+from verifier.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
 from verifier.fingerprint import BITS
 from verifier.trace import rows
-
-EXIT_OK, EXIT_VIOLATION, EXIT_INPUT, EXIT_STOPPED = 0, 1, 2, 3
 
 
 def exit_code(result: Result) -> int:
