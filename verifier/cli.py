@@ -406,7 +406,7 @@ def _fuzz_stats(console, result, cfg) -> list[str]:
 def cmd_fuzz(args: argparse.Namespace) -> int:
     import invariants as I
     from verifier import reports
-    from verifier.summary import config_json, counterexample_json
+    from verifier.summary import config_json, counterexample_json, invariant_rows
     from verifier.trace import render
     console = _console()
     if args.mutants:
@@ -424,9 +424,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         "tool": "kraft-verify", "engine": "fuzz", "run_id": run_id, "command": "kraft-verify " + " ".join(args.argv),
         "config": config_json(cfg), "profile": args.profile,
         "result": "violation" if code else "ok", "exit_code": code, "stop_reason": "",
-        "invariants": [{"name": inv.name, "kind": inv.kind, "quote": inv.quote,
-                        "status": "violated" if inv.name in result.violated else "not violated in sampled runs"}
-                       for inv in invs],
+        "invariants": invariant_rows(invs, result.violated, explored_all=False, sampled=True),
         "violated": result.violated,
         "counts": {"examples": rec.examples, "steps": rec.steps, "seconds": round(result.seconds, 3),
                    "examples_per_second": round(rec.examples / max(result.seconds, 1e-9), 1),

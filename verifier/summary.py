@@ -12,6 +12,7 @@ from typing import Any, Optional
 from verifier.bfs import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Result
 from verifier.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
 from verifier.fingerprint import BITS
+from verifier.reports import SAMPLED_STATUS, STOPPED_STATUS
 from verifier.trace import rows
 
 
@@ -55,15 +56,17 @@ def coverage(model, result: Result) -> tuple[list[dict], list[str]]:
     return table, warnings
 
 
-def invariant_rows(invariants, result: Result) -> list[dict]:
+def invariant_rows(invariants, violated, explored_all: bool, sampled: bool = False) -> list[dict]:
+    """The verdict per invariant. A sampling engine (random walks, Hypothesis) that found
+    nothing says so; it never says "holds"."""
     out = []
     for inv in invariants:
-        if inv.name in result.counterexamples:
+        if inv.name in violated:
             status = "violated"
-        elif result.explored_all:
+        elif explored_all:
             status = "holds"
         else:
-            status = "not checked to completion"
+            status = SAMPLED_STATUS if sampled else STOPPED_STATUS
         out.append({"name": inv.name, "kind": inv.kind, "status": status, "quote": inv.quote})
     return out
 
@@ -76,10 +79,8 @@ def build(engine: str, model, invariants, result: Result, run_id: str, command: 
     if result.graph_note:
         warnings.append(result.graph_note)
     trace = result.counterexample
-    invs = invariant_rows(invariants, result)
-    if engine == "simulate" and result.status == COMPLETE:
-        for row in invs:
-            row["status"] = "not violated in sampled runs"
+    invs = invariant_rows(invariants, result.counterexamples, result.explored_all,
+                          sampled=engine == "simulate" and result.status == COMPLETE)
     summary: dict[str, Any] = {
         "tool": "kraft-verify",
         "engine": engine,
