@@ -1,0 +1,286 @@
+"""z3 engine: are the ELR invariants inductive for every N-broker cluster, and can a run
+from the initial state break them within K steps?
+
+For each size N and min ISR m:
+1. induction: Inv(s) and T(s, t) and not Inv(t) is unsat. If it is sat, z3's model is a
+   counterexample to induction (CTI).
+2. strengthening (Houdini): start from the invariants plus the LEMMAS of
+   invariants/symbolic.py, drop any that fails initially or is not preserved by the rest,
+   until the set is inductive. If every ELR invariant survives, they hold in every
+   reachable state, and the CTI's state was unreachable: it breaks a surviving lemma.
+3. bounded model checking from the initial state to depth K, shortest violation first.
+The checker knows the model only through specs.symbolic's Encoding.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import z3
+
+from invariants.symbolic import INVARIANTS, LEMMAS, MORE_INVARIANTS, SymbolicInvariant
+from specs.abstraction import Abstract, evaluate, sized
+from specs.config import Config
+from specs.symbolic import ACTIONS, Encoding, Params, Sym, sym_params, sym_state
+
+PROVED = "proved"
+REFUTED = "refuted"
+UNKNOWN = "unknown"         # not inductive, no violation within the BMC depth
+
+
+@dataclass
+class Step:
+    """One symbolic transition as z3 chose it."""
+    action: str
+    broker: int              # bit mask (one-hot) or 0
+    members: int
+    pending: int
+    value: int
+    flag: bool
+    pick: int
+    unclean: bool
+
+
+@dataclass
+class Cti:
+    pre: Abstract
+    step: Step
+    post: Abstract
+    violated: list[str]
+
+
+@dataclass
+class SizeResult:
+    n: int
+    min_isr: int
+    verdict: str
+    inductive_alone: bool
+    strengthening: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)       # ELR invariants Houdini had to drop
+    cti: Optional[Cti] = None
+    bmc_depth: int = 0                                     # depth explored without violation
+    violation: Optional[list[str]] = None                  # invariants broken by the BMC trace
+    trace: Optional[list[tuple[Optional[Step], Abstract]]] = None
+    witness: object = None                                 # the concrete run (verifier.trace.Trace)
+    unrealized: int = 0                                    # BMC traces no concrete run matched
+    seconds: float = 0.0
+    induction_seconds: float = 0.0
+    bmc_seconds: float = 0.0
+
+
+def _step(model: z3.ModelRef, p: Params) -> Step:
+    def val(x):
+        return model.eval(x, model_completion=True)
+    return Step(ACTIONS[val(p.action).as_long()], val(p.broker).as_long(), val(p.members).as_long(),
+                val(p.pending).as_long(), val(p.value).as_long(), z3.is_true(val(p.flag)),
+                val(p.pick).as_long(), z3.is_true(val(p.unclean)))
+
+
+class Problem:
+    """The formulas for one (config, N, min ISR)."""
+
+    def __init__(self, cfg: Config, n: int, min_isr: int, config_changes: bool = True):
+        self.cfg = sized(cfg, n, min_isr)
+        self.n, self.min_isr = n, min_isr
+        self.enc = Encoding(self.cfg, n, config_changes)
+
+    def holds(self, invs, s: Sym, p: Optional[Params] = None, t: Optional[Sym] = None) -> z3.BoolRef:
+        """The state invariants on s; with (p, t), the step invariants on s -p-> t too."""
+        out = []
+        for inv in invs:
+            if inv.kind == "state":
+                out.append(inv.formula(self.enc, s))
+            elif p is not None:
+                out.append(inv.formula(self.enc, s, p, t))
+        return z3.And(*out) if out else z3.BoolVal(True)
+
+    def _broken(self, model, invs, s, p, t) -> list[str]:
+        """The invariants false in `model` at t (step invariants: on s -p-> t, if given)."""
+        names = []
+        for inv in invs:
+            if inv.kind == "step" and p is None:
+                continue
+            f = inv.formula(self.enc, t) if inv.kind == "state" else inv.formula(self.enc, s, p, t)
+            if z3.is_false(model.eval(f, model_completion=True)):
+                names.append(inv.name)
+        return names
+
+    def _solver(self, timeout_ms: Optional[int]) -> z3.Solver:
+        solver = z3.SolverFor("QF_BV")
+        if timeout_ms:
+            solver.set("timeout", timeout_ms)
+        return solver
+
+    def induction(self, assumed, goals, timeout_ms=None):
+        """None if `assumed` (on s) and T imply every goal; else (model, s, p, t, solver)."""
+        s, t, p = sym_state(self.n, "s"), sym_state(self.n, "t"), sym_params(self.n, "p")
+        solver = self._solver(timeout_ms)
+        solver.add(self.enc.well_formed(s), self.enc.well_formed(t), s.min_isr == self.min_isr)
+        solver.add(self.holds(assumed, s))
+        solver.add(self.enc.transition(s, t, p))
+        solver.add(z3.Not(self._goal(goals, s, p, t)))
+        r = solver.check()
+        if r == z3.unsat:
+            return None
+        if r != z3.sat:
+            raise TimeoutError("induction query")
+        return solver.model(), s, p, t
+
+    def _goal(self, goals, s, p, t) -> z3.BoolRef:
+        """Every goal after the step s -p-> t."""
+        out = [inv.formula(self.enc, t) if inv.kind == "state" else inv.formula(self.enc, s, p, t) for inv in goals]
+        return z3.And(*out) if out else z3.BoolVal(True)
+
+    def initially(self, inv: SymbolicInvariant) -> bool:
+        if inv.kind != "state":
+            return True
+        s = sym_state(self.n, "i")
+        solver = self._solver(None)
+        solver.add(self.enc.initial(s, self.min_isr), z3.Not(inv.formula(self.enc, s)))
+        return solver.check() == z3.unsat
+
+    def houdini(self, invariants, lemmas, timeout_ms=None) -> tuple[list[SymbolicInvariant], list[str]]:
+        """The largest inductive subset of invariants + lemmas (that also holds initially)."""
+        current = [inv for inv in list(invariants) + list(lemmas) if self.initially(inv)]
+        changed = True
+        while changed:
+            changed = False
+            out = self.induction(current, current, timeout_ms)
+            if out is None:
+                break
+            model, s, p, t = out
+            bad = set(self._broken(model, current, s, p, t))
+            current = [inv for inv in current if inv.name not in bad]
+            changed = True
+        kept = {inv.name for inv in current}
+        return current, [inv.name for inv in invariants if inv.name not in kept]
+
+    def minimal_strengthening(self, invariants, kept_lemmas, timeout_ms=None) -> list[SymbolicInvariant]:
+        """Drop each lemma the invariants do not need to stay inductive."""
+        needed = list(kept_lemmas)
+        for lemma in list(needed):
+            trial = [x for x in needed if x is not lemma]
+            both = list(invariants) + trial
+            if self.induction(both, both, timeout_ms) is None:
+                needed = trial
+        return needed
+
+    def bmc(self, invariants, depth: int, deadline: Optional[float] = None, blocked=()):
+        """(violated names, trace) for the shortest violation within `depth`, or (None, reached).
+        `blocked` lists step sequences (from earlier traces) the answer must differ from."""
+        solver = self._solver(None)
+        states = [sym_state(self.n, "k0")]
+        params: list[Params] = []
+        solver.add(self.enc.initial(states[0], self.min_isr))
+        model = self._model_with(solver, z3.Not(self.holds(invariants, states[0])))
+        if model is not None:
+            return self._broken(model, invariants, None, None, states[0]), self._trace(model, states, params)
+        steps = [inv for inv in invariants if inv.kind == "step"]
+        for k in range(1, depth + 1):
+            if deadline is not None and time.monotonic() > deadline:
+                return None, k - 1
+            s, t, p = states[-1], sym_state(self.n, f"k{k}"), sym_params(self.n, f"k{k}")
+            solver.add(self.enc.well_formed(t), self.enc.transition(s, t, p))
+            states.append(t)
+            params.append(p)
+            for seq in blocked:
+                if len(seq) == k:
+                    solver.add(z3.Not(z3.And(*(z3.And(q.action == ACTIONS.index(st.action), q.broker == st.broker,
+                                                      q.members == st.members)
+                                               for q, st in zip(params, seq)))))
+            model = self._model_with(solver, z3.Not(z3.And(self.holds(invariants, t), self._goal(steps, s, p, t))))
+            if model is not None:
+                return self._broken(model, invariants, s, p, t), self._trace(model, states, params)
+            # the invariants hold up to depth k: assume them there (shortens later queries)
+            solver.add(self.holds(invariants, t), self._goal(steps, s, p, t))
+        return None, depth
+
+    @staticmethod
+    def _model_with(solver: z3.Solver, extra) -> Optional[z3.ModelRef]:
+        """A model of the solver's formulas and `extra`, or None; `extra` is not kept."""
+        solver.push()
+        solver.add(extra)
+        r = solver.check()
+        model = solver.model() if r == z3.sat else None
+        solver.pop()
+        if r == z3.unknown:
+            raise TimeoutError("bounded model checking query")
+        return model
+
+    def _trace(self, model, states, params) -> list[tuple[Optional[Step], Abstract]]:
+        out: list[tuple[Optional[Step], Abstract]] = [(None, evaluate(model, states[0]))]
+        for p, s in zip(params, states[1:]):
+            out.append((_step(model, p), evaluate(model, s)))
+        return out
+
+
+def check_size(cfg: Config, n: int, min_isr: int, depth: int,
+               invariants=INVARIANTS, lemmas=LEMMAS, deadline: Optional[float] = None,
+               config_changes: bool = True, realize: Optional[Callable] = None, attempts: int = 6) -> SizeResult:
+    """Induction, strengthening and BMC for one size. `realize(cfg, trace, names)` turns a BMC
+    trace into a concrete run (or None); an unrealizable trace is blocked and BMC asked again."""
+    start = time.monotonic()
+    prob = Problem(cfg, n, min_isr, config_changes)
+    out = prob.induction(invariants, invariants)
+    result = SizeResult(n, min_isr, PROVED, inductive_alone=out is None)
+    if out is not None:
+        model, s, p, t = out
+        result.cti = Cti(evaluate(model, s), _step(model, p), evaluate(model, t),
+                         prob._broken(model, invariants, s, p, t))
+        kept, dropped = prob.houdini(invariants, lemmas)
+        result.dropped = dropped
+        if dropped:
+            result.verdict = UNKNOWN
+        else:
+            names = {inv.name for inv in invariants}
+            needed = prob.minimal_strengthening(invariants, [k for k in kept if k.name not in names])
+            result.strengthening = [inv.name for inv in needed]
+    result.induction_seconds = time.monotonic() - start
+    t0 = time.monotonic()
+    blocked: list = []
+    names, trace = prob.bmc(invariants, depth, deadline)
+    while names and realize is not None:
+        result.witness = realize(prob.cfg, trace, names)
+        if result.witness is not None or len(blocked) + 1 >= attempts:
+            break
+        blocked.append([st for st, _ in trace[1:]])
+        result.unrealized += 1
+        names, trace = prob.bmc(invariants, depth, deadline, blocked)
+    result.bmc_seconds = time.monotonic() - t0
+    if names:
+        result.verdict = REFUTED
+        result.violation = names
+        result.trace = trace
+        result.bmc_depth = len(trace) - 1
+    else:
+        result.bmc_depth = trace
+    result.seconds = time.monotonic() - start
+    return result
+
+
+def sizes(max_brokers: int, min_isrs: Optional[list[int]]) -> list[tuple[int, int]]:
+    out = []
+    for n in range(1, max_brokers + 1):
+        for m in (min_isrs or range(1, n + 1)):
+            if m <= n:
+                out.append((n, m))
+    return out
+
+
+def prove(cfg: Config, max_brokers: int, min_isrs: Optional[list[int]], depth: int,
+          time_budget: Optional[float] = None, on_result: Optional[Callable[[SizeResult], None]] = None,
+          stop_at_refutation: bool = False, **kw) -> tuple[list[SizeResult], bool]:
+    """Every (N, m) in order of N; returns (results, completed)."""
+    deadline = time.monotonic() + time_budget if time_budget else None
+    results = []
+    for n, m in sizes(max_brokers, min_isrs):
+        if deadline is not None and time.monotonic() > deadline:
+            return results, False
+        r = check_size(cfg, n, m, depth, deadline=deadline, **kw)
+        results.append(r)
+        if on_result:
+            on_result(r)
+        if stop_at_refutation and r.verdict == REFUTED:
+            break
+    return results, True
