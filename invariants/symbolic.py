@@ -31,10 +31,11 @@ def elr_only_below_min_isr(enc: Encoding, s: Sym) -> z3.BoolRef:
 
 
 def leader_candidate_completeness(enc: Encoding, s: Sym) -> z3.BoolRef:
-    """Running candidates (ISR, unfenced ELR) are complete, unless an unclean election
-    has already given up on durability (the concrete predicate's tolerance)."""
+    """Running candidates (ISR, unfenced ELR) are complete, within KIP-966's tolerance as the
+    concrete predicate states it: fewer than min ISR lossy crashes of candidates, and no
+    unclean election yet (`lost`)."""
     candidates = s.isr | (s.elr & ~s.fenced)
-    return z3.Or(s.lost, candidates & s.alive & ~s.complete == 0)
+    return z3.Or(s.lost, z3.UGE(s.lossy_crashes, s.min_isr), candidates & s.alive & ~s.complete == 0)
 
 
 def elected_leader_was_candidate(enc: Encoding, s: Sym, p: Params, t: Sym) -> z3.BoolRef:

@@ -33,6 +33,7 @@ class Abstract(NamedTuple):
     unclean_leader_election: bool
     lost: bool
     unclean_shutdowns: int
+    lossy_crashes: int
 
 
 def mask(cfg: Config, brokers) -> int:
@@ -66,7 +67,8 @@ def abstract(cfg: Config, s: State) -> Abstract:
         stale=mask(cfg, [b for b, fs in zip(cfg.brokers, s.followers)
                          if fs.leo >= 0 and fs.broker_epoch != ctrl.broker_epoch(b)]),
         min_isr=ctrl.effective_min_isr, unclean_leader_election=ctrl.unclean_leader_election,
-        lost=s.hist.unclean_elections > 0, unclean_shutdowns=min(s.hist.unclean_shutdowns, 255))
+        lost=s.hist.unclean_elections > 0, unclean_shutdowns=min(s.hist.unclean_shutdowns, 255),
+        lossy_crashes=min(s.hist.lossy_crashes, 255))
 
 
 def equals(sym: Sym, value: Abstract) -> z3.BoolRef:
@@ -76,6 +78,7 @@ def equals(sym: Sym, value: Abstract) -> z3.BoolRef:
     eqs.append(sym.unclean_leader_election == z3.BoolVal(value.unclean_leader_election))
     eqs.append(sym.lost == z3.BoolVal(value.lost))
     eqs.append(sym.unclean_shutdowns == value.unclean_shutdowns)
+    eqs.append(sym.lossy_crashes == value.lossy_crashes)
     return z3.And(*eqs)
 
 
@@ -86,7 +89,7 @@ def evaluate(model: z3.ModelRef, sym: Sym) -> Abstract:
         return z3.is_true(model.eval(x, model_completion=True))
     return Abstract(*(bits(getattr(sym, f)) for f in SET_FIELDS), min_isr=bits(sym.min_isr),
                     unclean_leader_election=truth(sym.unclean_leader_election), lost=truth(sym.lost),
-                    unclean_shutdowns=bits(sym.unclean_shutdowns))
+                    unclean_shutdowns=bits(sym.unclean_shutdowns), lossy_crashes=bits(sym.lossy_crashes))
 
 
 def describe(cfg: Config, a: Abstract) -> dict:
@@ -98,6 +101,7 @@ def describe(cfg: Config, a: Abstract) -> dict:
     out["unclean_leader_election"] = a.unclean_leader_election
     out["lost"] = a.lost
     out["unclean_shutdowns"] = a.unclean_shutdowns
+    out["lossy_crashes"] = a.lossy_crashes
     return out
 
 
@@ -125,7 +129,8 @@ def concretize(cfg: Config, a: Abstract, epoch: int = 1) -> State:
         if b in d["fetched"] else fs
         for b, r, fs in zip(cfg.brokers, replicas, s.followers))
     hist = s.hist._replace(produced=len(committed), acked=committed, visible=committed,
-                           unclean_elections=1 if a.lost else 0, unclean_shutdowns=a.unclean_shutdowns)
+                           unclean_elections=1 if a.lost else 0, unclean_shutdowns=a.unclean_shutdowns,
+                           lossy_crashes=a.lossy_crashes)
     return s._replace(ctrl=ctrl, replicas=tuple(replicas), followers=followers, hist=hist)
 
 

@@ -66,6 +66,10 @@ def _recovery(value: Any, name: str = "leader_recovery_state") -> int:
 INITIAL_FIELDS = {"leader", "leader_epoch", "partition_epoch", "isr", "elr", "last_known_elr", "fenced",
                   "in_controlled_shutdown", "broker_epochs", "brokers", "leader_recovery_state",
                   "adding_replicas", "removing_replicas"}
+# The project's own initial fields: the broker side, for scenarios that start mid-run (a z3
+# counterexample to induction). See docs/SCENARIOS.md.
+BROKER_FIELDS = {"logs", "stopped", "clean_shutdown_files", "committed", "fetched",
+                 "unclean_elections", "unclean_shutdowns", "lossy_crashes"}
 
 
 def broker_universe(cfg: Config, initial: Mapping[str, Any], steps: list) -> tuple[int, ...]:
@@ -98,7 +102,7 @@ def initial_state(cfg: Config, initial: Optional[Mapping[str, Any]],
     if not isinstance(initial, Mapping):
         raise OpError("'initial' must be an object")
     for key in initial:
-        if key not in INITIAL_FIELDS:
+        if key not in INITIAL_FIELDS | BROKER_FIELDS:
             raise OpError(f"unknown initial field '{key}'")
     extra = _field(initial, "brokers", "ints", [])
     fenced = _field(initial, "fenced", "ints", [])
@@ -123,7 +127,51 @@ def initial_state(cfg: Config, initial: Optional[Mapping[str, Any]],
     ctrl = s.ctrl._replace(partition=p, registered=registered,
                            broker_epochs=tuple(epochs.get(b, 100 + b) for b in registered),
                            fenced=sorted_tuple(fenced), shutting_down=sorted_tuple(shutting))
-    return cfg, s._replace(ctrl=ctrl)
+    return cfg, _broker_side(cfg, s._replace(ctrl=ctrl), initial)
+
+
+def _per_broker(initial: Mapping[str, Any], name: str) -> dict[int, Any]:
+    value = initial.get(name, {})
+    if not isinstance(value, Mapping):
+        raise OpError(f"field '{name}' must map broker ids to values")
+    try:
+        return {int(k): v for k, v in value.items()}
+    except ValueError:
+        raise OpError(f"field '{name}' must map broker ids to values") from None
+
+
+def _broker_side(cfg: Config, s: State, initial: Mapping[str, Any]) -> State:
+    """logs {b: [[leader_epoch, record], ...]}, stopped [b], clean_shutdown_files {b: epoch},
+    committed [record] (what consumers saw), fetched {b: [leo, broker_epoch]} (the leader's
+    view from Fetch), unclean_elections / unclean_shutdowns / lossy_crashes (history counts)."""
+    if not BROKER_FIELDS & set(initial):
+        return s
+    logs = _per_broker(initial, "logs")
+    files = _per_broker(initial, "clean_shutdown_files")
+    fetched = _per_broker(initial, "fetched")
+    stopped = set(_field(initial, "stopped", "ints", []))
+    committed = tuple(_field(initial, "committed", "ints", []))
+    replicas, followers = [], []
+    for b, r, fs in zip(cfg.brokers, s.replicas, s.followers):
+        log = logs.get(b, [])
+        if not (isinstance(log, list) and all(isinstance(e, list) and len(e) == 2 and
+                                              all(isinstance(x, int) for x in e) for e in log)):
+            raise OpError(f"field 'logs' for broker {b} must be a list of [leader_epoch, record]")
+        log = tuple((e[0], e[1]) for e in log)
+        clean = files.get(b, NO_EPOCH)
+        if not isinstance(clean, int):
+            raise OpError(f"field 'clean_shutdown_files' for broker {b} must be an epoch")
+        replicas.append(r._replace(alive=b not in stopped, log=log, flushed=len(log),
+                                   hwm=min(len(log), len(committed)), clean_file=clean))
+        f = fetched.get(b)
+        if f is not None and not (isinstance(f, list) and len(f) == 2 and all(isinstance(x, int) for x in f)):
+            raise OpError(f"field 'fetched' for broker {b} must be [leo, broker_epoch]")
+        followers.append(fs if f is None else fs._replace(leo=f[0], broker_epoch=f[1]))
+    hist = s.hist._replace(produced=max(committed, default=0), acked=committed, visible=committed,
+                           unclean_elections=_field(initial, "unclean_elections", "int", 0),
+                           unclean_shutdowns=_field(initial, "unclean_shutdowns", "int", 0),
+                           lossy_crashes=_field(initial, "lossy_crashes", "int", 0))
+    return s._replace(replicas=tuple(replicas), followers=tuple(followers), hist=hist)
 
 
 CONTROLLER_OPS = {"fence", "unfence", "controlled_shutdown", "register", "alter_partition", "elect",

@@ -48,6 +48,7 @@ class Sym(NamedTuple):
     unclean_leader_election: z3.BoolRef   # the topic's unclean.leader.election.enable
     lost: z3.BoolRef              # ghost: an unclean election happened
     unclean_shutdowns: z3.BitVecRef   # ghost: registrations judged unclean (saturating count)
+    lossy_crashes: z3.BitVecRef   # ghost: lossy crashes of ISR/ELR members (saturating count)
 
 
 class Built(NamedTuple):
@@ -88,7 +89,8 @@ def sym_state(n: int, tag: str) -> Sym:
     return Sym(*(z3.BitVec(f"{name}_{tag}", n) for name in SET_FIELDS),
                min_isr=z3.BitVec(f"min_isr_{tag}", COUNT_BITS),
                unclean_leader_election=z3.Bool(f"unclean_leader_election_{tag}"), lost=z3.Bool(f"lost_{tag}"),
-               unclean_shutdowns=z3.BitVec(f"unclean_shutdowns_{tag}", COUNT_BITS))
+               unclean_shutdowns=z3.BitVec(f"unclean_shutdowns_{tag}", COUNT_BITS),
+               lossy_crashes=z3.BitVec(f"lossy_crashes_{tag}", COUNT_BITS))
 
 
 def sym_params(n: int, tag: str) -> Params:
@@ -145,7 +147,7 @@ class Encoding:
                       s.alive == self.all, s.clean_file == 0, s.complete == self.all, s.fetched == 0, s.stale == 0,
                       s.min_isr == min(min_isr, self.n),
                       s.unclean_leader_election == z3.BoolVal(self.cfg.unclean_leader_election), z3.Not(s.lost),
-                      s.unclean_shutdowns == 0)
+                      s.unclean_shutdowns == 0, s.lossy_crashes == 0)
 
     # ------------------------------------------------------------ the pipeline
 
@@ -332,7 +334,8 @@ class Encoding:
                t.fenced == ctrl.fenced, t.shutting_down == ctrl.shutting_down, t.min_isr == ctrl.min_isr,
                t.unclean_leader_election == ctrl.unclean_leader_election,
                t.lost == z3.Or(s.lost, built.unclean),
-               t.unclean_shutdowns == broker.pop("unclean_shutdowns", s.unclean_shutdowns)]
+               t.unclean_shutdowns == broker.pop("unclean_shutdowns", s.unclean_shutdowns),
+               t.lossy_crashes == broker.pop("lossy_crashes", s.lossy_crashes)]
         for name in ("alive", "clean_file", "complete"):
             eqs.append(getattr(t, name) == broker.get(name, getattr(s, name)))
         # a new leader learns its followers again from Fetch
@@ -385,9 +388,12 @@ class Encoding:
 
         # Broker side.
         none = self.unchanged(s)
-        keep_data = z3.If(p.flag, s.complete & ~b, s.complete)
+        # a lossy crash (flag) loses the unflushed suffix: committed records too if `members` has b
+        keep_data = z3.If(p.flag, s.complete & ~(b & p.members), s.complete)
+        counts = z3.And(p.flag, meets(b, s.isr | s.elr), s.lossy_crashes != 255)
         case("crash", z3.And(one_hot(b), meets(b, s.alive)),
-             self._next(s, t, s, none, alive=s.alive & ~b, clean_file=s.clean_file & ~b, complete=keep_data),
+             self._next(s, t, s, none, alive=s.alive & ~b, clean_file=s.clean_file & ~b, complete=keep_data,
+                        lossy_crashes=z3.If(counts, s.lossy_crashes + 1, s.lossy_crashes)),
              z3.BoolVal(False))
         stop_s, built = self.fence(s, b, pick)
         built = self.pick_if(meets(b, s.fenced), none, built)    # the fence is a no-op if fenced already
@@ -405,9 +411,10 @@ class Encoding:
         case("advance_hwm", z3.And(s.leader != 0, meets(s.leader, s.alive), may_advance,
                                    p.pending & ~s.complete == 0),
              self._next(s, t, s, none, complete=s.complete & (keeps | p.members)), z3.BoolVal(False))
-        case("fetch", z3.And(s.leader != 0, meets(s.leader, s.alive & s.complete),
-                             p.members & (~s.alive | s.leader) == 0),
-             self._next(s, t, s, none, complete=s.complete | p.members, fetched=s.fetched | p.members,
+        # followers copy the leader's log: complete if the leader is, else truncated like it
+        copied = z3.If(meets(s.leader, s.complete), s.complete | p.members, s.complete & ~p.members)
+        case("fetch", z3.And(s.leader != 0, meets(s.leader, s.alive), p.members & (~s.alive | s.leader) == 0),
+             self._next(s, t, s, none, complete=copied, fetched=s.fetched | p.members,
                         stale=s.stale & ~p.members), z3.BoolVal(False))
         case("diverge", s.lost, self._next(s, t, s, none, complete=p.members), z3.BoolVal(False))
         case("stutter", z3.BoolVal(True), self._next(s, t, s, none), z3.BoolVal(False))

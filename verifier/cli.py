@@ -491,6 +491,29 @@ def _fuzz_mutants(args, console) -> int:
     return code
 
 
+# ---------------------------------------------------------------- prove (z3)
+
+def cmd_prove(args: argparse.Namespace) -> int:
+    from invariants.symbolic import BY_NAME
+    from verifier import prove_cli
+    if args.max_brokers < 1 or args.max_brokers > 32:
+        raise UsageError("--max-brokers must be between 1 and 32")
+    if args.depth < 0:
+        raise UsageError("--depth must be >= 0")
+    for m in args.min_isr or []:
+        if m < 1 or m > args.max_brokers:
+            raise UsageError(f"--min-isr {m} is outside 1..{args.max_brokers}")
+    for name in args.invariant or []:
+        if name not in BY_NAME:
+            raise UsageError(f"unknown symbolic invariant '{name}' (known: {', '.join(BY_NAME)})")
+    if args.time_budget is not None and args.time_budget <= 0:
+        raise UsageError("--time-budget must be > 0")
+    cfg, _ = build_config(argparse.Namespace(**{**vars(args), "min_isr": None}))
+    if cfg.flags.unclean_recovery_strategy is not None:
+        raise UsageError("prove does not encode unclean recovery rounds (unclean_recovery_strategy)")
+    return prove_cli.run(args, cfg, _console(), _run_dir, _write)
+
+
 # ---------------------------------------------------------------- mutants
 
 def cmd_mutants(args: argparse.Namespace) -> int:
@@ -632,6 +655,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-symmetry", action="store_true")
     p.add_argument("--out", default="reports")
     p.set_defaults(func=cmd_mutants)
+    from verifier import prove_cli
+    prove_cli.add_parser(sub, _add_model_args)
+    sub.choices["prove"].set_defaults(func=cmd_prove)
     p = sub.add_parser("list", help="list presets, invariants, mutants and actions")
     p.set_defaults(func=cmd_list)
     return top
@@ -644,7 +670,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         args = parser().parse_args(argv)
         args.argv = argv
         if not getattr(args, "command", None):
-            raise UsageError("a command is required (check, fuzz, mutants, replay, list)")
+            raise UsageError("a command is required (check, fuzz, prove, mutants, replay, list)")
         return args.func(args)
     except (UsageError, ConfigError) as exc:
         print(f"kraft-verify: error: {exc}", file=sys.stderr)

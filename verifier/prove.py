@@ -62,7 +62,12 @@ class SizeResult:
     bmc_depth: int = 0                                     # depth explored without violation
     violation: Optional[list[str]] = None                  # invariants broken by the BMC trace
     trace: Optional[list[tuple[Optional[Step], Abstract]]] = None
+    cfg: Optional[Config] = None                           # the concrete config this size stands for
     witness: object = None                                 # the concrete run (verifier.trace.Trace)
+    scenario: Optional[str] = None                         # file names of the written replay scenarios
+    cti_scenario: Optional[str] = None
+    cti_breaks: list[str] = field(default_factory=list)   # the lemmas the CTI's state violates
+    cti_reproduced: Optional[bool] = None                  # the concrete model breaks the CTI's invariants too
     unrealized: int = 0                                    # BMC traces no concrete run matched
     seconds: float = 0.0
     induction_seconds: float = 0.0
@@ -105,6 +110,18 @@ class Problem:
             if z3.is_false(model.eval(f, model_completion=True)):
                 names.append(inv.name)
         return names
+
+    def false_at(self, invs, value: Abstract) -> list[str]:
+        """The state invariants that do not hold in the concrete abstract state `value`."""
+        from specs.abstraction import equals
+        s = sym_state(self.n, "v")
+        out = []
+        for inv in invs:
+            solver = self._solver(None)
+            solver.add(equals(s, value), inv.formula(self.enc, s))
+            if solver.check() == z3.unsat:
+                out.append(inv.name)
+        return out
 
     def _solver(self, timeout_ms: Optional[int]) -> z3.Solver:
         solver = z3.SolverFor("QF_BV")
@@ -223,7 +240,7 @@ def check_size(cfg: Config, n: int, min_isr: int, depth: int,
     start = time.monotonic()
     prob = Problem(cfg, n, min_isr, config_changes)
     out = prob.induction(invariants, invariants)
-    result = SizeResult(n, min_isr, PROVED, inductive_alone=out is None)
+    result = SizeResult(n, min_isr, PROVED, inductive_alone=out is None, cfg=prob.cfg)
     if out is not None:
         model, s, p, t = out
         result.cti = Cti(evaluate(model, s), _step(model, p), evaluate(model, t),
@@ -236,6 +253,7 @@ def check_size(cfg: Config, n: int, min_isr: int, depth: int,
             names = {inv.name for inv in invariants}
             needed = prob.minimal_strengthening(invariants, [k for k in kept if k.name not in names])
             result.strengthening = [inv.name for inv in needed]
+            result.cti_breaks = prob.false_at(needed, result.cti.pre)
     result.induction_seconds = time.monotonic() - start
     t0 = time.monotonic()
     blocked: list = []

@@ -107,6 +107,32 @@ def render(trace: Trace, console=None, title: Optional[str] = None) -> None:
     console.print(table)
 
 
+def initial_block(cfg: Config, s: State) -> dict[str, Any]:
+    """The scenario `initial` block for s: the controller fields, and, if s is not a fresh
+    cluster's broker side, the project's broker fields (specs/ops.py BROKER_FIELDS)."""
+    from specs.actions import init_state
+    p, ctrl = s.ctrl.partition, s.ctrl
+    out: dict[str, Any] = {"leader": p.leader, "isr": list(p.isr),
+                           "broker_epochs": {str(b): e for b, e in zip(ctrl.registered, ctrl.broker_epochs)}}
+    fresh = init_state(cfg)
+    if p != fresh.ctrl.partition._replace(leader=p.leader, isr=p.isr) or ctrl.fenced or ctrl.shutting_down:
+        out.update({"leader_epoch": p.leader_epoch, "partition_epoch": p.partition_epoch, "elr": list(p.elr),
+                    "last_known_elr": list(p.last_known_elr), "fenced": list(ctrl.fenced),
+                    "in_controlled_shutdown": list(ctrl.shutting_down),
+                    "leader_recovery_state": RECOVERY_NAMES[p.leader_recovery_state]})
+    if s.replicas != fresh.replicas or s.followers != fresh.followers or s.hist != fresh.hist:
+        out.update({
+            "logs": {str(b): [list(e) for e in r.log] for b, r in zip(cfg.brokers, s.replicas) if r.log},
+            "stopped": [b for b, r in zip(cfg.brokers, s.replicas) if not r.alive],
+            "clean_shutdown_files": {str(b): r.clean_file for b, r in zip(cfg.brokers, s.replicas)
+                                     if r.clean_file != -1},
+            "committed": list(s.hist.visible),
+            "fetched": {str(b): [fs.leo, fs.broker_epoch] for b, fs in zip(cfg.brokers, s.followers) if fs.leo >= 0},
+            "unclean_elections": s.hist.unclean_elections, "unclean_shutdowns": s.hist.unclean_shutdowns,
+            "lossy_crashes": s.hist.lossy_crashes})
+    return out
+
+
 def to_scenario(trace: Trace, name: str, source: str) -> dict[str, Any]:
     """The replay scenario (SCENARIO_FORMAT.md) that reproduces this trace."""
     cfg = trace.config
@@ -124,8 +150,6 @@ def to_scenario(trace: Trace, name: str, source: str) -> dict[str, Any]:
         "kind": "counterexample",
         "check_invariants": True if trace.checked is None else list(trace.checked),
         "config": config_to_dict(cfg),
-        "initial": {"leader": p.leader, "isr": list(p.isr),
-                    "broker_epochs": {str(b): e for b, e in zip(trace.initial.ctrl.registered,
-                                                                 trace.initial.ctrl.broker_epochs)}},
+        "initial": initial_block(cfg, trace.initial),
         "steps": steps,
     }

@@ -154,12 +154,13 @@ def witness_trace(cfg: Config, trace, violated: list[str]) -> Optional[Trace]:
         return None
     cfg = search_config(cfg)
     checked = [name for name in violated if name in CONCRETE]
-    return Trace(cfg, A.init_state(cfg), run, violated=checked, engine="z3", checked=checked)
+    trace = Trace(cfg, A.init_state(cfg), run, violated=checked, engine="z3", checked=checked)
+    return trace if checked and concrete_violations(trace) == checked else None
 
 
 def cti_trace(cfg: Config, cti: Cti) -> Optional[Trace]:
     """The counterexample to induction as a concrete state and the action(s) of its step."""
-    cfg = search_config(cfg)
+    cfg = search_config(replace(cfg, unclean_leader_election=cti.pre.unclean_leader_election))
     pre = concretize(cfg, cti.pre)
     if _key(abstract(cfg, pre)) != _key(cti.pre):
         return None
