@@ -224,6 +224,7 @@ class Encoding:
                 unclean = z3.And(z3.Not(preferred_ok), unclean)
 
         changed = z3.And(leader != s.leader, leader != 0)
+        raw_unclean = unclean
         unclean = z3.And(changed, unclean)
         new_isr = target
         from_elr_leader = z3.And(changed, z3.Not(unclean), z3.Not(meets(leader, target)), meets(leader, elr))
@@ -244,7 +245,11 @@ class Encoding:
             else:
                 lkl = z3.If(went_leaderless, s.leader, lkl)
             lkl = z3.If(z3.And(z3.Not(went_leaderless), changed), Z, lkl)
-        return Built(new_isr, elr, lke, lkl, leader, unclean)
+        # Kafka's builder reports the election unclean whenever it wrote a record, even if the
+        # unclean pick was the sitting leader (only possible when the leader had left the ISR)
+        wrote = z3.Or(leader != s.leader, new_isr != s.isr, elr != s.elr, lke != s.last_known_elr,
+                      lkl != s.last_known_leader)
+        return Built(new_isr, elr, lke, lkl, leader, z3.And(raw_unclean, wrote))
 
     def unchanged(self, s: Sym) -> Built:
         return Built(s.isr, s.elr, s.last_known_elr, s.last_known_leader, s.leader, z3.BoolVal(False))

@@ -1,0 +1,161 @@
+"""The z3 engine: kafka's ELR invariants are proved, every mutant that breaks an ELR rule
+and the pre-KIP variants are refuted by a run the concrete model reproduces, and counter-
+examples to induction are real steps of the concrete model from unreachable states."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from invariants.symbolic import BY_NAME, INVARIANTS, MORE_INVARIANTS
+from specs.config import make_config
+from verifier.prove import PROVED, REFUTED, check_size
+from verifier.replay import run_scenario
+from verifier.trace import to_scenario
+from verifier.witness import concrete_violations, cti_trace, witness_trace
+
+ALL = list(INVARIANTS) + list(MORE_INVARIANTS)
+DEFAULT = list(INVARIANTS) + list(MORE_INVARIANTS[:2])
+
+# Mutants whose broken rule the encoding states; the other two break broker-side rules
+# (log truncation, leader epochs) the symbolic model abstracts away.
+ELR_RULE_MUTANTS = {
+    "hwm-maximal-isr": "LeaderCandidateCompleteness", "hwm-ignores-min-isr": "LeaderCandidateCompleteness",
+    "hwm-uses-leader-leo": "LeaderCandidateCompleteness", "elr-not-cleared": "ElrOnlyBelowMinIsr",
+    "elr-includes-target-isr": "IsrElrDisjoint",
+    "fenced-not-into-elr": "UncleanElectionOnlyAfterMinIsrUncleanShutdowns",
+    "unclean-shutdown-kept-in-elr": "LeaderCandidateCompleteness",
+    "unclean-registration-treated-clean": "LeaderCandidateCompleteness",
+    "register-keeps-isr": "LeaderCandidateCompleteness", "fenced-elr-elected": "LeaderInIsr",
+    "elr-leader-not-added-to-isr": "LeaderInIsr", "unclean-election-marked-clean": "ElectedLeaderWasCandidate",
+    "no-broker-epoch-check": "LeaderCandidateCompleteness", "expand-without-catch-up": "LeaderCandidateCompleteness",
+    "unfence-adds-to-isr": "LeaderCandidateCompleteness",
+}
+
+
+def _replays(trace, tmp_path: Path, name: str) -> None:
+    scenario = to_scenario(trace, name, "test")
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(scenario))
+    result = run_scenario(json.loads(path.read_text()), str(path))
+    assert result.ok, result.failure
+    assert trace.violated and set(trace.violated) <= set(result.trace.violated)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_kafka_elr_invariants_are_inductive_with_a_named_strengthening(n):
+    cfg = make_config("kafka")
+    for m in range(1, n + 1):
+        r = check_size(cfg, n, m, depth=3 if n < 4 else 2, invariants=DEFAULT)
+        assert r.verdict == PROVED, (n, m, r.dropped, r.violation)
+        if n >= 2:
+            # plain Inv is not inductive: the CTI's state breaks a lemma that is inductive
+            assert not r.inductive_alone and r.strengthening and r.cti_breaks
+            assert set(r.cti_breaks) <= set(r.strengthening)
+
+
+def test_a_cti_is_a_real_step_of_the_concrete_model_and_replays(tmp_path):
+    r = check_size(make_config("kafka"), 3, 2, depth=1, invariants=DEFAULT)
+    assert r.cti is not None and r.verdict == PROVED
+    trace = cti_trace(r.cfg, r.cti)
+    assert trace is not None
+    assert concrete_violations(trace) == r.cti.violated
+    _replays(trace, tmp_path, "cti")
+
+
+@pytest.mark.parametrize("mutant", sorted(ELR_RULE_MUTANTS))
+def test_every_mutant_breaking_an_elr_rule_is_refuted_and_the_run_replays(mutant, tmp_path):
+    cfg = make_config("kafka", mutant=mutant)
+    r = check_size(cfg, 3, 2, depth=6, invariants=ALL, config_changes=False, realize=witness_trace)
+    assert r.verdict == REFUTED
+    assert ELR_RULE_MUTANTS[mutant] in r.violation
+    assert r.witness is not None, "no concrete run matched the BMC counterexample"
+    _replays(r.witness, tmp_path, mutant)
+
+
+def test_kafka_is_proved_under_the_mutant_gate_settings():
+    """The same settings refute the mutants, so the gate compares like with like."""
+    r = check_size(make_config("kafka"), 3, 2, depth=6, invariants=ALL, config_changes=False)
+    assert r.verdict == PROVED and r.bmc_depth == 6
+
+
+@pytest.mark.parametrize("preset", ["pre-kip-966", "pre-kip-903"])
+def test_old_protocols_are_refuted_on_leader_candidate_completeness(preset, tmp_path):
+    r = check_size(make_config(preset), 3, 2, depth=6, invariants=DEFAULT, realize=witness_trace)
+    assert r.verdict == REFUTED and r.violation == ["LeaderCandidateCompleteness"]
+    assert not r.inductive_alone and r.dropped == [] or "LeaderCandidateCompleteness" in r.dropped
+    _replays(r.witness, tmp_path, preset)
+
+
+def test_kip_966_text_min_isr_rule_breaks_elr_only_below_min_isr(tmp_path):
+    """A finding: with the KIP's rule (a min ISR change keeps ELR unless the new min ISR is
+    met) lowering min ISR to 1 and electing from ELR leaves ELR beside a full ISR."""
+    r = check_size(make_config("kip-966"), 3, 2, depth=6, invariants=DEFAULT, realize=witness_trace)
+    assert r.verdict == REFUTED and r.violation == ["ElrOnlyBelowMinIsr"]
+    _replays(r.witness, tmp_path, "kip-966")
+
+
+def test_same_command_same_results(cli, tmp_path):
+    """Run after run, the same verdicts, strengthening and counterexample (z3 is deterministic
+    for the same sequence of queries in a fresh process, which is what a command is)."""
+    outs = []
+    for i in range(2):
+        out = cli("prove", "--mutant", "register-keeps-isr", "--max-brokers", "3", "--min-isr", "2",
+                  "--depth", "4", "--out", str(tmp_path / str(i)))
+        assert out.returncode == 1
+        summary = json.loads(next((tmp_path / str(i)).glob("prove-*/summary.json")).read_text())
+        for r in summary["results"]:
+            for key in ("seconds", "induction_seconds", "bmc_seconds"):
+                r.pop(key)
+        outs.append(summary["results"])
+    assert outs[0] == outs[1]
+    assert outs[0][-1]["counterexample"]["length"] == 2
+
+
+def test_every_symbolic_invariant_is_named_after_a_concrete_one():
+    import invariants as I
+    for name, inv in BY_NAME.items():
+        if inv in INVARIANTS or inv in MORE_INVARIANTS:
+            assert name in I.BY_NAME
+
+
+def test_prove_cli_exit_codes_and_reports(cli, tmp_path):
+    run_cli = cli
+    ok = run_cli("prove", "--max-brokers", "2", "--depth", "2", "--out", str(tmp_path), "--junit",
+                 str(tmp_path / "j.xml"))
+    assert ok.returncode == 0, ok.stderr
+    assert "N=2 min_isr=2: inductive with" in ok.stdout
+    summary = json.loads(next(tmp_path.glob("prove-kafka-*/summary.json")).read_text())
+    assert summary["exit_code"] == 0 and len(summary["results"]) == 3
+    assert all(r["verdict"] == "proved" for r in summary["results"])
+    assert 'failures="0"' in (tmp_path / "j.xml").read_text()
+
+    bad = run_cli("prove", "--preset", "pre-kip-966", "--max-brokers", "2", "--min-isr", "2", "--out", str(tmp_path))
+    assert bad.returncode == 1
+    assert "VIOLATED: LeaderCandidateCompleteness" in bad.stdout
+    scenario = next(tmp_path.glob("prove-pre-kip-966-*/counterexample-N2-m2.json"))
+    replay = run_cli("replay", str(scenario))
+    assert replay.returncode == 0 and "reproduces LeaderCandidateCompleteness" in replay.stdout
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--max-brokers", "0"], "--max-brokers"),
+    (["--min-isr", "9"], "--min-isr 9"),
+    (["--invariant", "Nope"], "unknown symbolic invariant 'Nope'"),
+    (["--preset", "nope"], "unknown preset"),
+    (["--mutant", "nope"], "unknown mutant"),
+    (["--depth", "-1"], "--depth"),
+])
+def test_prove_cli_bad_input_is_one_line_and_exit_2(cli, args, needle):
+    run_cli = cli
+    out = run_cli("prove", *args)
+    assert out.returncode == 2
+    assert needle in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_prove_cli_time_budget_stops_with_exit_3(cli, tmp_path):
+    run_cli = cli
+    out = run_cli("prove", "--max-brokers", "8", "--time-budget", "0.5", "--out", str(tmp_path))
+    assert out.returncode == 3
+    assert "stopped by the time budget" in out.stdout
