@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: check test replay mutants bench venv clean
+.PHONY: check test replay mutants prove bench venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +27,12 @@ replay: $(STAMP)
 mutants: $(STAMP)
 	$(BIN)/kraft-verify mutants
 
+prove: $(STAMP)
+	$(BIN)/kraft-verify prove
+
 bench: $(STAMP)
 	$(BIN)/python bench/bfs_bench.py --runs 2 --json bench/results/bfs.json
+	$(BIN)/python bench/prove_bench.py --max-brokers 8 --depth 4 --json bench/results/prove.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -82,6 +82,11 @@ CONTROLLER_ACTIONS = ("alter_partition", "fence", "unfence", "controlled_shutdow
 BROKER_ACTIONS = ("crash", "clean_shutdown", "restart", "advance_hwm", "fetch", "diverge", "stutter")
 ACTIONS = CONTROLLER_ACTIONS + BROKER_ACTIONS
 ACTION_ID = {name: i for i, name in enumerate(ACTIONS)}
+# Mutants of specs/mutants.py whose rule lives where this encoding does not look.
+NOT_ENCODED = {
+    "follower-no-truncate": "log truncation: the encoding keeps one completeness bit per replica, not logs",
+    "leader-epoch-not-bumped": "leader epochs: the encoding keeps no epochs",
+}
 ACTION_BITS = 5
 
 

@@ -500,6 +500,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
         raise UsageError("--max-brokers must be between 1 and 32")
     if args.depth < 0:
         raise UsageError("--depth must be >= 0")
+    if args.bmc_max_brokers < 0:
+        raise UsageError("--bmc-max-brokers must be >= 0")
     for m in args.min_isr or []:
         if m < 1 or m > args.max_brokers:
             raise UsageError(f"--min-isr {m} is outside 1..{args.max_brokers}")
@@ -508,6 +510,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
             raise UsageError(f"unknown symbolic invariant '{name}' (known: {', '.join(BY_NAME)})")
     if args.time_budget is not None and args.time_budget <= 0:
         raise UsageError("--time-budget must be > 0")
+    if args.mutants:
+        if args.preset or args.mutant or args.flag:
+            raise UsageError("prove --mutants runs every mutant on the kafka preset; drop --preset/--mutant/--flag")
+        return prove_cli.run_mutants(args, _console(), _run_dir, _write)
     cfg, _ = build_config(argparse.Namespace(**{**vars(args), "min_isr": None}))
     if cfg.flags.unclean_recovery_strategy is not None:
         raise UsageError("prove does not encode unclean recovery rounds (unclean_recovery_strategy)")

@@ -288,14 +288,17 @@ def sizes(max_brokers: int, min_isrs: Optional[list[int]]) -> list[tuple[int, in
 
 def prove(cfg: Config, max_brokers: int, min_isrs: Optional[list[int]], depth: int,
           time_budget: Optional[float] = None, on_result: Optional[Callable[[SizeResult], None]] = None,
-          stop_at_refutation: bool = False, **kw) -> tuple[list[SizeResult], bool]:
-    """Every (N, m) in order of N; returns (results, completed)."""
+          stop_at_refutation: bool = False, bmc_max_brokers: Optional[int] = None,
+          **kw) -> tuple[list[SizeResult], bool]:
+    """Every (N, m) in order of N; returns (results, completed). BMC runs only up to
+    `bmc_max_brokers` (its cost grows fast with N; induction covers every N)."""
     deadline = time.monotonic() + time_budget if time_budget else None
     results = []
     for n, m in sizes(max_brokers, min_isrs):
         if deadline is not None and time.monotonic() > deadline:
             return results, False
-        r = check_size(cfg, n, m, depth, deadline=deadline, **kw)
+        bmc_depth = depth if bmc_max_brokers is None or n <= bmc_max_brokers else 0
+        r = check_size(cfg, n, m, bmc_depth, deadline=deadline, **kw)
         results.append(r)
         if on_result:
             on_result(r)

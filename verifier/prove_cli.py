@@ -105,7 +105,7 @@ def run(args, base_cfg, console, run_dir, write) -> int:
         invariants = [BY_NAME[n] for n in args.invariant]
     what = base_cfg.preset + (f" --mutant {base_cfg.mutant}" if base_cfg.mutant else "")
     run_id, out_dir = run_dir(args.out, "prove", base_cfg)
-    console.print(f"prove {what}: N=1..{args.max_brokers}, BMC depth {args.depth}, "
+    console.print(f"prove {what}: N=1..{args.max_brokers}, BMC depth {args.depth} for N<={args.bmc_max_brokers}, "
                   f"{'fixed topic config' if args.fixed_config else 'min ISR and unclean.leader.election changes on'}; "
                   f"invariants: {', '.join(i.name for i in invariants)}", markup=False)
     started = time.monotonic()
@@ -146,7 +146,8 @@ def run(args, base_cfg, console, run_dir, write) -> int:
     realize = witness_trace if not args.no_witness else None
     results, completed = prove(base_cfg, args.max_brokers, args.min_isr, args.depth, args.time_budget,
                                on_result, invariants=invariants, config_changes=not args.fixed_config,
-                               realize=realize, stop_at_refutation=args.stop_at_first)
+                               realize=realize, stop_at_refutation=args.stop_at_first,
+                               bmc_max_brokers=args.bmc_max_brokers)
     elapsed = time.monotonic() - started
 
     table = Table(title=f"prove {what}")
@@ -184,13 +185,62 @@ def run(args, base_cfg, console, run_dir, write) -> int:
     code = EXIT_VIOLATION if refuted else (EXIT_STOPPED if unknown or not completed else EXIT_OK)
     summary = {"run_id": run_id, "engine": "z3", "command": " ".join(["kraft-verify"] + args.argv),
                "preset": base_cfg.preset, "mutant": base_cfg.mutant, "max_brokers": args.max_brokers,
-               "bmc_depth": args.depth, "fixed_config": args.fixed_config,
+               "bmc_depth": args.depth, "bmc_max_brokers": args.bmc_max_brokers, "fixed_config": args.fixed_config,
                "invariants": [i.name for i in invariants], "completed": completed,
                "seconds": round(elapsed, 3), "results": [result_json(r, base_cfg) for r in results],
                "exit_code": code}
     write(out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     if args.junit:
         write_junit(args.junit, results, completed, what)
+    console.print(f"report: {out_dir}", markup=False)
+    return code
+
+
+def run_mutants(args, console, run_dir, write) -> int:
+    """The mutation gate for the z3 engine: each mutant at one size with fixed topic config
+    and every symbolic invariant, refuted by a BMC run the concrete model reproduces."""
+    from rich.table import Table
+    from invariants.symbolic import INVARIANTS, MORE_INVARIANTS
+    from specs.config import make_config
+    from specs.mutants import MUTANTS
+    from specs.symbolic import NOT_ENCODED
+    from verifier.prove import REFUTED, check_size
+    from verifier.trace import to_scenario
+    from verifier.witness import witness_trace
+    n, m = args.max_brokers, (args.min_isr or [min(2, args.max_brokers)])[0]
+    run_id, out_dir = run_dir(args.out, "prove-mutants", make_config("kafka"))
+    invariants = list(INVARIANTS) + list(MORE_INVARIANTS)
+    rows = []
+    for name in MUTANTS:
+        r = check_size(make_config("kafka", mutant=name), n, m, args.depth, invariants=invariants,
+                       config_changes=False, realize=witness_trace)
+        row = {"mutant": name, "refuted": r.verdict == REFUTED, "violated": r.violation or [],
+               "symbolic_steps": len(r.trace) - 1 if r.trace else None,
+               "concrete_steps": len(r.witness) if r.witness is not None else None,
+               "outside_encoding": NOT_ENCODED.get(name), "seconds": round(r.seconds, 2), "scenario": None}
+        if r.witness is not None:
+            row["scenario"] = f"{name}.json"
+            write(out_dir / row["scenario"], json.dumps(to_scenario(r.witness, f"z3 refutes {name}",
+                                                                    " ".join(["kraft-verify"] + args.argv)),
+                                                        indent=2) + "\n")
+        rows.append(row)
+        console.print(f"{name}: " + (f"refuted on {', '.join(row['violated'])} ({row['symbolic_steps']} symbolic, "
+                                     f"{row['concrete_steps']} concrete steps)" if row["refuted"] else
+                                     f"not refuted ({row['outside_encoding'] or 'SURVIVED'})")
+                      + f", {r.seconds:.1f}s", markup=False)
+    table = Table(title=f"z3 mutation gate (N={n}, min ISR {m}, BMC depth {args.depth}, fixed topic config)")
+    for col in ("mutant", "refuted on", "symbolic steps", "concrete steps", "seconds"):
+        table.add_column(col)
+    for r in rows:
+        verdict = ", ".join(r["violated"]) if r["refuted"] else (
+            "outside the encoding" if r["outside_encoding"] else "[bold red]SURVIVED[/]")
+        table.add_row(r["mutant"], verdict, str(r["symbolic_steps"] or "-"), str(r["concrete_steps"] or "-"),
+                      f"{r['seconds']:.1f}")
+    console.print(table)
+    bad = [r for r in rows if not r["outside_encoding"] and not (r["refuted"] and r["scenario"])]
+    code = EXIT_VIOLATION if bad else EXIT_OK
+    write(out_dir / "mutants.json", json.dumps({"run_id": run_id, "brokers": n, "min_isr": m, "depth": args.depth,
+                                                "mutants": rows, "exit_code": code}, indent=2) + "\n")
     console.print(f"report: {out_dir}", markup=False)
     return code
 
@@ -205,6 +255,9 @@ def add_parser(sub, add_model_args) -> None:
     p.add_argument("--min-isr", type=int, action="append", dest="min_isr",
                    help="check only this min ISR (repeatable; default every 1..N)")
     p.add_argument("--depth", type=int, default=6, help="BMC depth in symbolic steps (default 6)")
+    p.add_argument("--bmc-max-brokers", type=int, default=4,
+                   help="run BMC only for N up to this (default 4; its time grows steeply with N, "
+                        "while induction covers every N)")
     p.add_argument("--invariant", action="append", help="check only this invariant (repeatable)")
     p.add_argument("--fixed-config", action="store_true",
                    help="no min.insync.replicas / unclean.leader.election changes; also checks "
@@ -212,5 +265,7 @@ def add_parser(sub, add_model_args) -> None:
     p.add_argument("--time-budget", type=float, help="stop (exit 3) after this many seconds")
     p.add_argument("--stop-at-first", action="store_true", help="stop at the first refuted size")
     p.add_argument("--no-witness", action="store_true", help="do not search the concrete model for the BMC trace")
+    p.add_argument("--mutants", action="store_true",
+                   help="the mutation gate: refute each mutant at N=--max-brokers (use 3) with a replayable run")
     p.add_argument("--junit", metavar="FILE")
     p.add_argument("--out", default="reports")
