@@ -131,7 +131,8 @@ def run(args, base_cfg, console, run_dir, write) -> int:
             how = f"VIOLATED: {', '.join(r.violation)} in {len(r.trace) - 1} steps"
         else:
             how = f"UNKNOWN: not inductive ({', '.join(r.dropped)}), no violation to depth {r.bmc_depth}"
-        console.print(f"N={r.n} min_isr={r.min_isr}: {how}; BMC depth {r.bmc_depth}; "
+        bmc = f"BMC depth {r.bmc_depth}" if r.n <= args.bmc_max_brokers else "no BMC (N > --bmc-max-brokers)"
+        console.print(f"N={r.n} min_isr={r.min_isr}: {how}; {bmc}; "
                       f"{r.induction_seconds:.1f}s + {r.bmc_seconds:.1f}s", markup=False)
         if r.cti is not None:
             where = (f"from a state that breaks {', '.join(r.cti_breaks)}, so unreachable" if r.verdict == PROVED
@@ -155,7 +156,8 @@ def run(args, base_cfg, console, run_dir, write) -> int:
         table.add_column(col)
     for r in results:
         detail = ", ".join(r.strengthening) if r.verdict == PROVED else ", ".join(r.violation or r.dropped)
-        table.add_row(str(r.n), str(r.min_isr), r.verdict, detail or "-", str(r.bmc_depth),
+        table.add_row(str(r.n), str(r.min_isr), r.verdict, detail or "-",
+                      str(r.bmc_depth) if r.n <= args.bmc_max_brokers else "-",
                       f"{r.induction_seconds:.2f}", f"{r.bmc_seconds:.2f}")
     console.print(table)
     per_n: dict[int, float] = {}
