@@ -325,7 +325,7 @@ def _report(args, console, engine, model, invs, result, run_id, out_dir, compari
                   f"{c['terminal_states']:,} terminal states", markup=False)
     console.print(f"fingerprints: 128-bit, collision probability (optimistic, as TLC) "
                   f"{summary['fingerprint']['collision_probability']:.1e}", markup=False)
-    if engine == "bfs":
+    if engine in ("bfs", "spark"):
         console.print("states per level: " + " ".join(str(n) for n in c["states_per_level"]), markup=False)
     for warning in summary["warnings"]:
         console.print(f"warning: {warning}", markup=False)
@@ -489,6 +489,68 @@ def _fuzz_mutants(args, console) -> int:
                                                  "exit_code": code}, indent=2) + "\n")
     console.print(f"report: {out_dir}", markup=False)
     return code
+
+
+# ---------------------------------------------------------------- spark-check
+
+def cmd_spark_check(args: argparse.Namespace) -> int:
+    import invariants as I
+    from specs.model import Model
+    from verifier.summary import config_json
+    cfg, check_opts = build_config(args)
+    for key in check_opts:
+        if key not in CHECK_KEYS:
+            raise UsageError(f"config file {args.config}: unknown key 'check.{key}'")
+    try:
+        invs = I.select(args.invariant)
+    except KeyError as exc:
+        raise UsageError(f"unknown invariant {exc}") from None
+    limits = _check_limits(args, check_opts)
+    if args.resume and not args.checkpoint_dir:
+        raise UsageError("--resume needs --checkpoint-dir")
+    if args.partitions is not None and args.partitions < 1:
+        raise UsageError("--partitions must be >= 1")
+    symmetry = not args.no_symmetry and check_opts.get("symmetry", True)
+    deadlock = bool(not args.no_deadlock and check_opts.get("deadlock", True))
+    keep_going = not (args.stop_at_first or check_opts.get("stop_at_first", False))
+    model = Model(cfg, symmetry=bool(symmetry))
+    from spark.levels import CheckpointError, LevelStore
+    from spark.session import SparkSetupError, check_master, make_session
+    store = None
+    if args.checkpoint_dir:
+        identity = {"what": cfg.preset + (f" --mutant {cfg.mutant}" if cfg.mutant else ""),
+                    "config": config_json(cfg), "symmetry": model.symmetric, "deadlock": deadlock,
+                    "invariants": [inv.name for inv in invs]}
+        try:
+            store = LevelStore(args.checkpoint_dir, identity)
+            manifest = store.load()
+        except CheckpointError as exc:
+            raise UsageError(str(exc)) from None
+        if manifest is not None and not args.resume:
+            raise UsageError(f"--checkpoint-dir {args.checkpoint_dir} holds a run of this config: "
+                             "pass --resume to continue it, or use a fresh directory")
+    try:
+        check_master(args.master)
+    except SparkSetupError as exc:
+        raise UsageError(str(exc)) from None
+    console = _console()
+    run_id, out_dir = _run_dir(args.out, "spark-check", cfg)
+    console.print(f"kraft-verify spark-check: preset={cfg.preset} mutant={cfg.mutant or '-'} "
+                  f"replicas={list(cfg.replicas)} min_isr={cfg.min_isr} bounds={_bounds_text(cfg)}", markup=False)
+    try:
+        spark = make_session(args.master, args.partitions, args.executor_memory)
+    except SparkSetupError as exc:
+        raise UsageError(str(exc)) from None
+    from spark.explore import Progress, spark_explore
+    partitions = args.partitions or spark.sparkContext.defaultParallelism
+    console.print(f"spark: master={spark.sparkContext.master} partitions={partitions} "
+                  f"symmetry={'on' if model.symmetric else 'off'} "
+                  f"checkpoint={args.checkpoint_dir or '(temporary)'}{' (resuming)' if args.resume else ''}",
+                  markup=False)
+    result = spark_explore(spark, model, invs, store, args.resume, limits, keep_going, deadlock, partitions,
+                           Progress(console, args.quiet))
+    args.dump_graph = None
+    return _report(args, console, "spark", model, invs, result, run_id, out_dir)
 
 
 # ---------------------------------------------------------------- prove (z3)
@@ -661,6 +723,24 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-symmetry", action="store_true")
     p.add_argument("--out", default="reports")
     p.set_defaults(func=cmd_mutants)
+    p = sub.add_parser("spark-check", help="the exhaustive check sharded over Spark executors (overnight runs)")
+    _add_model_args(p)
+    p.add_argument("--master", default="local[*]", help="Spark master URL (default local[*]; spark://HOST:PORT)")
+    p.add_argument("--partitions", type=int, help="partitions of the frontier and visited set (default: cores)")
+    p.add_argument("--executor-memory", help="Spark executor memory, e.g. 4g")
+    p.add_argument("--checkpoint-dir", help="keep every level here (Parquet + manifest) so a killed run can resume")
+    p.add_argument("--resume", action="store_true", help="continue the run in --checkpoint-dir from its last good level")
+    p.add_argument("--max-depth", type=int, help="stop (exit 3) after this many BFS levels")
+    p.add_argument("--max-states", type=int, help="stop (exit 3) at the level that reaches this many states")
+    p.add_argument("--time-budget", type=float, help="stop (exit 3) after the level that exceeds this many seconds")
+    p.add_argument("--invariant", action="append", help="check only this invariant (repeatable)")
+    p.add_argument("--no-symmetry", action="store_true", help="do not reduce by broker renaming")
+    p.add_argument("--no-deadlock", action="store_true", help="do not report states where nothing can happen")
+    p.add_argument("--stop-at-first", action="store_true", help="stop after the level with the first violation")
+    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report, one test case per invariant")
+    p.add_argument("-q", "--quiet", action="store_true", help="no per-level progress lines")
+    p.add_argument("--out", default="reports", help="where run reports go (default reports/)")
+    p.set_defaults(func=cmd_spark_check)
     from verifier import prove_cli
     prove_cli.add_parser(sub, _add_model_args)
     sub.choices["prove"].set_defaults(func=cmd_prove)
@@ -676,7 +756,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         args = parser().parse_args(argv)
         args.argv = argv
         if not getattr(args, "command", None):
-            raise UsageError("a command is required (check, fuzz, prove, mutants, replay, list)")
+            raise UsageError("a command is required (check, spark-check, fuzz, prove, mutants, replay, list)")
         return args.func(args)
     except (UsageError, ConfigError) as exc:
         print(f"kraft-verify: error: {exc}", file=sys.stderr)
