@@ -28,3 +28,12 @@ def write_json(tmp_path):
         path.write_text(json.dumps(data) if not isinstance(data, str) else data)
         return str(path)
     return write
+
+
+@pytest.fixture(scope="session")
+def spark_session():
+    """One local[2] Spark session for every Spark test (starting a JVM costs seconds)."""
+    from spark.session import make_session
+    spark = make_session("local[2]", partitions=2)
+    yield spark
+    spark.stop()
