@@ -267,7 +267,7 @@ def _expand_level(spark, store, job, level, totals, partitions, start) -> dict:
                 .map(lambda kv: (kv[0][0], kv[0][1], kv[1][4], kv[1][0], kv[1][1], kv[1][2], kv[1][3], [])))
         candidates = spark.createDataFrame(best, level_schema())
         new = candidates.join(store.visited(spark, level), ["hi", "lo"], "left_anti")
-        store.write(new.repartition(partitions, "hi", "lo"), level + 1)
+        store.write(new, level + 1)      # partitioned by fingerprint: reduceByKey's hash of (hi, lo)
     finally:
         expanded.unpersist()
     totals["transitions"] += transitions

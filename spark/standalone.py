@@ -1,0 +1,102 @@
+"""A Spark standalone cluster on this machine from the installed pyspark: one master and
+one worker on 127.0.0.1, for trying `spark-check --master spark://127.0.0.1:7077` (and for
+the test that does so in CI).
+
+    .venv/bin/python -m spark.standalone start     # master on 127.0.0.1:7077, one worker
+    .venv/bin/kraft-verify spark-check --master spark://127.0.0.1:7077
+    .venv/bin/python -m spark.standalone stop
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HOST = "127.0.0.1"
+PORT = 7077
+STATE = Path(os.environ.get("KRAFT_VERIFY_STANDALONE_DIR", "/tmp/kraft-verify-standalone"))
+
+
+def spark_home() -> str:
+    import pyspark
+    return os.path.dirname(pyspark.__file__)
+
+
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection((HOST, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def _launch(name: str, args: list[str]) -> int:
+    STATE.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, SPARK_HOME=spark_home(), PYSPARK_PYTHON=sys.executable,
+               SPARK_LOCAL_IP=HOST, SPARK_NO_DAEMONIZE="1")
+    log = open(STATE / f"{name}.log", "w")
+    proc = subprocess.Popen([os.path.join(spark_home(), "bin", "spark-class"), *args], env=env, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    (STATE / f"{name}.pid").write_text(str(proc.pid))
+    return proc.pid
+
+
+def start(port: int = PORT, cores: int = 2, memory: str = "2g", timeout: float = 60.0) -> str:
+    """Start master and worker; return the master URL once the worker has registered."""
+    if _listening(port):
+        raise RuntimeError(f"something already listens on {HOST}:{port}")
+    _launch("master", ["org.apache.spark.deploy.master.Master", "--host", HOST, "--port", str(port),
+                       "--webui-port", "18080"])
+    deadline = time.monotonic() + timeout
+    while not _listening(port):
+        if time.monotonic() > deadline:
+            stop()
+            raise RuntimeError(f"the master did not start (see {STATE / 'master.log'})")
+        time.sleep(0.5)
+    url = f"spark://{HOST}:{port}"
+    _launch("worker", ["org.apache.spark.deploy.worker.Worker", url, "--host", HOST, "--cores", str(cores),
+                       "--memory", memory, "--webui-port", "18081"])
+    while "Successfully registered with master" not in _read(STATE / "worker.log"):
+        if time.monotonic() > deadline:
+            stop()
+            raise RuntimeError(f"the worker did not register (see {STATE / 'worker.log'})")
+        time.sleep(0.5)
+    return url
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def stop() -> None:
+    for name in ("worker", "master"):
+        pid_file = STATE / f"{name}.pid"
+        if not pid_file.exists():
+            continue
+        try:
+            os.killpg(int(pid_file.read_text()), signal.SIGTERM)
+        except (ProcessLookupError, ValueError, PermissionError):
+            pass
+        pid_file.unlink(missing_ok=True)
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["start"]:
+        print(start())
+        return 0
+    if argv[:1] == ["stop"]:
+        stop()
+        return 0
+    print("usage: python -m spark.standalone start|stop", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

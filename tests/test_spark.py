@@ -1,0 +1,187 @@
+"""spark-check against the local checker, and its crash and input handling.
+
+The in-process tests share one local[2] session (tests/conftest.py); the SIGKILL and the
+standalone-cluster tests run the CLI in a subprocess, as an operator would.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import invariants as I
+from specs.config import make_config
+from specs.model import Model
+from specs.mutants import MUTANTS
+from spark.explore import spark_explore
+from spark.levels import LevelStore
+from verifier.bfs import Limits, Options, explore
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = {"lossy_crashes": 1, "isr_shrinks": 1}
+DEPTH = 5
+VARIANTS = [(p, None) for p in ("kafka", "kip-966", "pre-kip-966", "pre-kip-903")] + [("kafka", m) for m in MUTANTS]
+
+
+def small(preset="kafka", mutant=None, rf=2, **bounds):
+    return make_config(preset, mutant=mutant, replicas=list(range(1, rf + 1)), bounds={**SMALL, **bounds})
+
+
+def local(cfg, max_depth=None):
+    return explore(Model(cfg), I.REGISTRY, Limits(max_depth=max_depth), Options(keep_going=True))
+
+
+def same(a, b) -> None:
+    assert (a.status, a.distinct_states, a.depth, a.transitions, a.terminal_states) == \
+           (b.status, b.distinct_states, b.depth, b.transitions, b.terminal_states)
+    assert a.states_per_level == b.states_per_level
+    assert {n: len(t) for n, t in a.counterexamples.items()} == {n: len(t) for n, t in b.counterexamples.items()}
+
+
+@pytest.mark.parametrize("preset,mutant", VARIANTS, ids=[m or p for p, m in VARIANTS])
+def test_spark_check_finds_what_check_finds(spark_session, preset, mutant):
+    cfg = small(preset, mutant)
+    want = local(cfg, DEPTH)
+    got = spark_explore(spark_session, Model(cfg), I.REGISTRY, limits=Limits(max_depth=DEPTH), partitions=2)
+    same(got, want)
+    for name, trace in got.counterexamples.items():     # a real run of the model, breaking that invariant
+        inv = I.BY_NAME.get(name)
+        if inv is not None and inv.kind == "state":
+            assert not inv.check(trace.config, trace.final)
+
+
+def test_a_complete_run_matches_to_the_last_level(spark_session):
+    cfg = small(records=1, fences=1, lossy_crashes=0)
+    same(spark_explore(spark_session, Model(cfg), I.REGISTRY, partitions=3), local(cfg))
+
+
+def test_spark_traces_are_the_same_run_after_run(spark_session):
+    cfg = small("pre-kip-966")
+    a, b = (spark_explore(spark_session, Model(cfg), I.REGISTRY, limits=Limits(max_depth=5), partitions=2)
+            for _ in range(2))
+    assert a.counterexamples and {n: t.steps for n, t in a.counterexamples.items()} == \
+           {n: t.steps for n, t in b.counterexamples.items()}
+
+
+def _identity(cfg):
+    return {"what": cfg.preset, "test": True}
+
+
+def test_a_corrupted_or_partial_level_is_recomputed_not_trusted(spark_session, tmp_path):
+    cfg = small()
+    limits = Limits(max_depth=9)
+    want = local(cfg, 9)
+    store = LevelStore(tmp_path / "ck", _identity(cfg))
+    spark_explore(spark_session, Model(cfg), I.REGISTRY, store, limits=limits, partitions=2)
+    # corrupt level 5 (garbage in a Parquet file) and make level 7 partial (no _SUCCESS)
+    part = next(p for p in sorted(store.level_path(5).glob("part-*.parquet")) if p.stat().st_size > 0)
+    part.write_bytes(b"not parquet" * 10)
+    (store.level_path(7) / "_SUCCESS").unlink()
+    redone = []
+    got = spark_explore(spark_session, Model(cfg), I.REGISTRY, store, resume=True, limits=limits, partitions=2,
+                        on_level=redone.append)
+    assert redone == [5, 6, 7, 8, 9]
+    same(got, want)
+
+
+def test_resume_of_a_finished_run_recomputes_nothing(spark_session, tmp_path):
+    cfg = small("pre-kip-966", records=1, fences=1, lossy_crashes=0)
+    store = LevelStore(tmp_path / "ck", _identity(cfg))
+    first = spark_explore(spark_session, Model(cfg), I.REGISTRY, store, partitions=2)
+    redone = []
+    again = spark_explore(spark_session, Model(cfg), I.REGISTRY, store, resume=True, partitions=2,
+                          on_level=redone.append)
+    assert redone == []
+    same(again, first)
+
+
+def _spark_cli(*args, **kw):
+    env = dict(os.environ, COLUMNS="200")
+    return subprocess.Popen([sys.executable, "-m", "verifier.cli", "spark-check", *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, **kw)
+
+
+def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_counts(tmp_path):
+    args = ["--brokers", "2", "--bound", "lossy_crashes=0", "--bound", "isr_shrinks=1", "--master", "local[2]",
+            "--partitions", "2", "--checkpoint-dir", str(tmp_path / "ck"), "--out", str(tmp_path / "out"), "-q"]
+    proc = _spark_cli(*args)
+    manifest = tmp_path / "ck" / "manifest.json"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if manifest.exists() and len(json.loads(manifest.read_text())["levels"]) >= 4:
+            break
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)           # the driver and its JVM, mid-run
+    proc.wait()
+    killed_at = len(json.loads(manifest.read_text())["levels"])
+    want = local(small(lossy_crashes=0))
+    assert killed_at < len(want.states_per_level)
+    out = _spark_cli(*args, "--resume")
+    stdout, stderr = out.communicate(timeout=300)
+    assert out.returncode == 0, stderr
+    assert "resuming" in stdout
+    summary = json.loads(next((tmp_path / "out").glob("spark-check-*/summary.json")).read_text())
+    assert summary["counts"]["distinct_states"] == want.distinct_states
+    assert summary["counts"]["states_per_level"] == want.states_per_level
+    assert summary["counts"]["transitions"] == want.transitions
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--master", "spark://127.0.0.1:1"], "cannot reach Spark master spark://127.0.0.1:1"),
+    (["--master", "mesos://x"], "--master mesos://x"),
+    (["--resume"], "--resume needs --checkpoint-dir"),
+    (["--partitions", "0"], "--partitions must be >= 1"),
+])
+def test_bad_master_or_options_are_one_line_exit_2(cli, args, needle):
+    out = cli("spark-check", *args)
+    assert out.returncode == 2, out.stderr
+    assert needle in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_bad_checkpoint_dirs_are_one_line_exit_2(cli, tmp_path):
+    afile = tmp_path / "file"
+    afile.write_text("x")
+    out = cli("spark-check", "--checkpoint-dir", str(afile))
+    assert out.returncode == 2 and "not a directory" in out.stderr
+    ck = tmp_path / "ck"
+    ck.mkdir()
+    (ck / "manifest.json").write_text("{not json")
+    out = cli("spark-check", "--checkpoint-dir", str(ck), "--resume")
+    assert out.returncode == 2 and "unreadable manifest" in out.stderr
+    store = LevelStore(ck, {"what": "kafka --mutant elr-not-cleared"})
+    store.save({"levels": []})
+    out = cli("spark-check", "--checkpoint-dir", str(ck), "--resume")
+    assert out.returncode == 2 and "holds a run of another config" in out.stderr
+    for o in (out,):
+        assert len(o.stderr.strip().splitlines()) == 1
+
+
+def test_standalone_master_recipe(tmp_path, cli):
+    """README's recipe: a master and a worker from the installed pyspark on 127.0.0.1."""
+    from spark import standalone
+    os.environ["KRAFT_VERIFY_STANDALONE_DIR"] = str(tmp_path / "standalone")
+    standalone.STATE = tmp_path / "standalone"
+    url = standalone.start(port=7077)
+    try:
+        out = cli("spark-check", "--preset", "pre-kip-966", "--brokers", "2", "--bound", "lossy_crashes=1",
+                  "--bound", "isr_shrinks=1", "--max-depth", "5", "--master", url, "--out", str(tmp_path / "out"),
+                  "--junit", str(tmp_path / "j.xml"))
+    finally:
+        standalone.stop()
+    assert out.returncode == 1, out.stderr
+    assert f"master={url}" in out.stdout
+    summary = json.loads(next((tmp_path / "out").glob("spark-check-*/summary.json")).read_text())
+    want = local(small("pre-kip-966"), 5)
+    assert summary["engine"] == "spark"
+    assert summary["counts"]["distinct_states"] == want.distinct_states
+    scenario = next((tmp_path / "out").glob("spark-check-*/counterexample.json"))
+    replay = cli("replay", str(scenario))
+    assert replay.returncode == 0 and "reproduces" in replay.stdout
+    assert "<failure" in (tmp_path / "j.xml").read_text()
