@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: check test replay mutants prove bench venv clean
+.PHONY: check test replay mutants prove spark-check bench venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,9 +30,18 @@ mutants: $(STAMP)
 prove: $(STAMP)
 	$(BIN)/kraft-verify prove
 
+# The overnight default: a wider config on Spark, resumable from its checkpoint directory.
+# Rerun the same command after a crash: it resumes from the last complete level.
+SPARK_MASTER ?= local[*]
+SPARK_CHECKPOINT ?= reports/spark-checkpoint
+spark-check: $(STAMP)
+	$(BIN)/kraft-verify spark-check --master '$(SPARK_MASTER)' --brokers 4 --bound records=2 \
+	    --checkpoint-dir $(SPARK_CHECKPOINT) $$(test -f $(SPARK_CHECKPOINT)/manifest.json && echo --resume)
+
 bench: $(STAMP)
 	$(BIN)/python bench/bfs_bench.py --runs 2 --json bench/results/bfs.json
 	$(BIN)/python bench/prove_bench.py --max-brokers 8 --depth 4 --json bench/results/prove.json
+	$(BIN)/python bench/spark_bench.py --json bench/results/spark.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info
