@@ -33,17 +33,25 @@ def check_master(master: str, timeout: float = 5.0) -> None:
     raise SparkSetupError(f"--master {master}: expected local[N], local[*], spark://HOST:PORT, yarn or k8s://...")
 
 
+def under_spark_submit() -> bool:
+    """spark-submit starts the JVM first and hands Python its gateway."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
 def make_session(master: str = "local[*]", partitions: Optional[int] = None,
                  executor_memory: Optional[str] = None, app: str = "kraft-verify spark-check"):
-    """A SparkSession; reuses a running one (tests share one local[2] session)."""
-    check_master(master)
+    """A SparkSession; reuses a running one (tests share one local[2] session). Under
+    spark-submit the master is spark-submit's."""
+    if not under_spark_submit():
+        check_master(master)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    builder = (SparkSession.builder.master(master).appName(app)
+    builder = SparkSession.builder if under_spark_submit() else SparkSession.builder.master(master)
+    builder = (builder.appName(app)
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.ui.enabled", "false")
                .config("spark.sql.ansi.enabled", "false")

@@ -529,8 +529,10 @@ def cmd_spark_check(args: argparse.Namespace) -> int:
         if manifest is not None and not args.resume:
             raise UsageError(f"--checkpoint-dir {args.checkpoint_dir} holds a run of this config: "
                              "pass --resume to continue it, or use a fresh directory")
+    from spark.session import under_spark_submit
     try:
-        check_master(args.master)
+        if not under_spark_submit():
+            check_master(args.master)
     except SparkSetupError as exc:
         raise UsageError(str(exc)) from None
     console = _console()
