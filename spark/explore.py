@@ -246,15 +246,13 @@ def _expand_level(spark, store, job, level, totals, partitions, start) -> dict:
         side = expanded.filter(lambda r: r[0] != _SUCC).collect()
         transitions, terminal, stuck = 0, 0, 0
         enabled = Counter(totals["enabled"])
-        events: dict[str, tuple] = {}
         for r in side:
             if r[0] == _STATS:
                 transitions += r[1]
                 enabled.update(r[2])
                 terminal += r[3]
                 stuck += r[4]
-            elif r[1] not in events or r[2] < events[r[1]]:
-                events[r[1]] = r[2]
+        events = _merge_events({r[1]: r[2]} for r in side if r[0] == _EVENT)
         new_deadlock = DEADLOCK in events and DEADLOCK not in totals["found"]
         terminal += stuck - (1 if new_deadlock else 0)    # as explore: only the first stuck state is reported
         for name, (hi, lo, lb) in sorted(events.items()):

@@ -211,7 +211,7 @@ def test_every_concrete_step_is_a_symbolic_step(preset, mutant):
     assert checked > 120
 
 
-def _concrete_step_params(cfg, prev, label, nxt):
+def _concrete_step_params(prev, label, nxt):
     """The symbolic choices a concrete step stands for, as far as step invariants read them."""
     action = "alter_partition" if label[0] == "deliver_alter_partition" else "fence"
     unclean = nxt.hist.unclean_elections > prev.hist.unclean_elections
@@ -240,7 +240,7 @@ def _compare_invariants(preset, mutant, walks: int = 12) -> set[str]:
     seen_false = set()
     for prev, label, nxt in _runs(cfg, walks, 30, 11):
         a, b = abstract(cfg, prev), abstract(cfg, nxt)
-        action, unclean = _concrete_step_params(cfg, prev, label, nxt)
+        action, unclean = _concrete_step_params(prev, label, nxt)
         for inv in invs:
             concrete = I.BY_NAME[inv.name]
             if inv.kind == "state":

@@ -90,14 +90,9 @@ class Problem:
         self.n, self.min_isr = n, min_isr
         self.enc = Encoding(self.cfg, n, config_changes)
 
-    def holds(self, invs, s: Sym, p: Optional[Params] = None, t: Optional[Sym] = None) -> z3.BoolRef:
-        """The state invariants on s; with (p, t), the step invariants on s -p-> t too."""
-        out = []
-        for inv in invs:
-            if inv.kind == "state":
-                out.append(inv.formula(self.enc, s))
-            elif p is not None:
-                out.append(inv.formula(self.enc, s, p, t))
+    def holds(self, invs, s: Sym) -> z3.BoolRef:
+        """The state invariants among `invs`, on s."""
+        out = [inv.formula(self.enc, s) for inv in invs if inv.kind == "state"]
         return z3.And(*out) if out else z3.BoolVal(True)
 
     def _broken(self, model, invs, s, p, t) -> list[str]:
@@ -193,7 +188,6 @@ class Problem:
         model = self._model_with(solver, z3.Not(self.holds(invariants, states[0])))
         if model is not None:
             return self._broken(model, invariants, None, None, states[0]), self._trace(model, states, params)
-        steps = [inv for inv in invariants if inv.kind == "step"]
         for k in range(1, depth + 1):
             if deadline is not None and time.monotonic() > deadline:
                 return None, k - 1
@@ -206,11 +200,11 @@ class Problem:
                     solver.add(z3.Not(z3.And(*(z3.And(q.action == ACTIONS.index(st.action), q.broker == st.broker,
                                                       q.members == st.members)
                                                for q, st in zip(params, seq)))))
-            model = self._model_with(solver, z3.Not(z3.And(self.holds(invariants, t), self._goal(steps, s, p, t))))
+            model = self._model_with(solver, z3.Not(self._goal(invariants, s, p, t)))
             if model is not None:
                 return self._broken(model, invariants, s, p, t), self._trace(model, states, params)
             # the invariants hold up to depth k: assume them there (shortens later queries)
-            solver.add(self.holds(invariants, t), self._goal(steps, s, p, t))
+            solver.add(self._goal(invariants, s, p, t))
         return None, depth
 
     @staticmethod
