@@ -5,7 +5,7 @@ concrete model can run from)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Mapping, NamedTuple
+from typing import NamedTuple
 
 import z3
 

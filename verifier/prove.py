@@ -19,7 +19,7 @@ from typing import Callable, Optional
 
 import z3
 
-from invariants.symbolic import INVARIANTS, LEMMAS, MORE_INVARIANTS, SymbolicInvariant
+from invariants.symbolic import INVARIANTS, LEMMAS, SymbolicInvariant
 from specs.abstraction import Abstract, evaluate, sized
 from specs.config import Config
 from specs.symbolic import ACTIONS, Encoding, Params, Sym, sym_params, sym_state
