@@ -236,12 +236,10 @@ def _check_limits(args, check_opts: dict):
     return limits
 
 
-def cmd_check(args: argparse.Namespace) -> int:
-    from rich.console import Console
+def _search_inputs(args):
+    """What check and spark-check both read: (config, invariants, limits, symmetry, deadlock,
+    stop at first), from the flags and the config file's [check] table."""
     import invariants as I
-    from specs.model import Model
-    from verifier.bfs import Options, explore
-    from verifier.simulate import simulate
     cfg, check_opts = build_config(args)
     for key in check_opts:
         if key not in CHECK_KEYS:
@@ -251,14 +249,23 @@ def cmd_check(args: argparse.Namespace) -> int:
     except KeyError as exc:
         raise UsageError(f"unknown invariant {exc}") from None
     limits = _check_limits(args, check_opts)
+    symmetry = bool(not args.no_symmetry and check_opts.get("symmetry", True))
+    deadlock = bool(not args.no_deadlock and check_opts.get("deadlock", True))
+    stop_at_first = bool(args.stop_at_first or check_opts.get("stop_at_first", False))
+    return cfg, invs, limits, symmetry, deadlock, stop_at_first
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from specs.model import Model
+    from verifier.bfs import Options, explore
+    from verifier.simulate import simulate
+    cfg, invs, limits, symmetry, deadlock, stop_at_first = _search_inputs(args)
     if args.simulate is not None and (args.simulate < 1 or args.depth < 1):
         raise UsageError("--simulate N and --depth D must be >= 1")
     if args.dump_graph and not args.dump_graph.endswith((".dot", ".gv", ".graphml")):
         raise UsageError(f"--dump-graph {args.dump_graph}: file must end in .dot, .gv or .graphml")
-    symmetry = not args.no_symmetry and check_opts.get("symmetry", True)
-    deadlock = not args.no_deadlock and check_opts.get("deadlock", True)
-    keep_going = args.keep_going or not (args.stop_at_first or check_opts.get("stop_at_first", False))
-    model = Model(cfg, symmetry=bool(symmetry) and args.simulate is None)
+    keep_going = args.keep_going or not stop_at_first
+    model = Model(cfg, symmetry=symmetry and args.simulate is None)
     console = _console()
     engine = "simulate" if args.simulate is not None else "bfs"
     run_id, out_dir = _run_dir(args.out, "simulate" if engine == "simulate" else "check", cfg)
@@ -494,26 +501,15 @@ def _fuzz_mutants(args, console) -> int:
 # ---------------------------------------------------------------- spark-check
 
 def cmd_spark_check(args: argparse.Namespace) -> int:
-    import invariants as I
     from specs.model import Model
     from verifier.summary import config_json
-    cfg, check_opts = build_config(args)
-    for key in check_opts:
-        if key not in CHECK_KEYS:
-            raise UsageError(f"config file {args.config}: unknown key 'check.{key}'")
-    try:
-        invs = I.select(args.invariant)
-    except KeyError as exc:
-        raise UsageError(f"unknown invariant {exc}") from None
-    limits = _check_limits(args, check_opts)
+    cfg, invs, limits, symmetry, deadlock, stop_at_first = _search_inputs(args)
     if args.resume and not args.checkpoint_dir:
         raise UsageError("--resume needs --checkpoint-dir")
     if args.partitions is not None and args.partitions < 1:
         raise UsageError("--partitions must be >= 1")
-    symmetry = not args.no_symmetry and check_opts.get("symmetry", True)
-    deadlock = bool(not args.no_deadlock and check_opts.get("deadlock", True))
-    keep_going = not (args.stop_at_first or check_opts.get("stop_at_first", False))
-    model = Model(cfg, symmetry=bool(symmetry))
+    keep_going = not stop_at_first
+    model = Model(cfg, symmetry=symmetry)
     from spark.levels import CheckpointError, LevelStore
     from spark.session import SparkSetupError, check_master, make_session
     store = None

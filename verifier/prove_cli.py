@@ -44,7 +44,7 @@ def abstract_changes(cfg, before, after) -> str:
     return "; ".join(f"{k}={v}" for k, v in b.items() if a[k] != v) or "(no change)"
 
 
-def result_json(r, cfg) -> dict:
+def result_json(r) -> dict:
     from specs.abstraction import describe
     out = {"brokers": r.n, "min_isr": r.min_isr, "verdict": r.verdict, "inductive_alone": r.inductive_alone,
            "strengthening": r.strengthening, "not_inductive": r.dropped, "bmc_depth": r.bmc_depth,
@@ -189,7 +189,7 @@ def run(args, base_cfg, console, run_dir, write) -> int:
                "preset": base_cfg.preset, "mutant": base_cfg.mutant, "max_brokers": args.max_brokers,
                "bmc_depth": args.depth, "bmc_max_brokers": args.bmc_max_brokers, "fixed_config": args.fixed_config,
                "invariants": [i.name for i in invariants], "completed": completed,
-               "seconds": round(elapsed, 3), "results": [result_json(r, base_cfg) for r in results],
+               "seconds": round(elapsed, 3), "results": [result_json(r) for r in results],
                "exit_code": code}
     write(out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     if args.junit:
