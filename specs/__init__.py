@@ -5,10 +5,11 @@ The seam every engine uses: `init_states(cfg)`, `successors(cfg, state)` yieldin
 """
 from specs.actions import (ACTION_NAMES, ACTIONS, describe, init_state, init_states, label_to_op, step,
                            successors)
-from specs.config import (BUDGETS, PRESET_DOCS, PRESETS, Bounds, Config, ConfigError, Flags, config_from_dict,
-                          config_to_dict, make_config, with_bounds)
-from specs.mutants import MUTANTS
+from specs.catalogue import MUTANTS, PRESETS
+from specs.config import (BUDGETS, Bounds, Config, ConfigError, config_from_dict, config_to_dict, make_config,
+                          with_bounds)
+from specs.rules import Rules
 
 __all__ = ["ACTION_NAMES", "ACTIONS", "describe", "init_state", "init_states", "label_to_op", "step",
-           "successors", "BUDGETS", "PRESET_DOCS", "PRESETS", "Bounds", "Config", "ConfigError", "Flags",
+           "successors", "BUDGETS", "PRESETS", "Bounds", "Config", "ConfigError", "Rules",
            "config_from_dict", "config_to_dict", "make_config", "with_bounds", "MUTANTS"]

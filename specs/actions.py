@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional
 
 from specs import brokers as B
+from specs.algebra import CONCRETE
 from specs import controller as C
 from specs.config import BUDGETS, Config
 from specs.state import (NO_EPOCH, NO_LEADER, RECOVERED, RECOVERING, Controller, History, Partition,
@@ -59,7 +60,7 @@ def _event(cfg: Config, fn: Callable[..., C.Outcome], ctrl: Controller, *args, *
     memo = cfg.memo
     out = memo.get(key)
     if out is None:
-        out = memo[key] = fn(cfg, ctrl, *args, **kw)
+        out = memo[key] = fn(CONCRETE, cfg.rules, ctrl, *args, **kw)
     return out
 
 
@@ -354,8 +355,8 @@ def _reassign(cfg: Config, s: State, replicas) -> tuple[State, Optional[str]]:
 
 
 def _recovery_round_candidates(cfg: Config, s: State):
-    if cfg.flags.unclean_recovery_strategy is not None and s.ctrl.partition.leader == NO_LEADER:
-        yield (cfg.flags.unclean_recovery_strategy,)
+    if cfg.rules.unclean_recovery_strategy is not None and s.ctrl.partition.leader == NO_LEADER:
+        yield (cfg.rules.unclean_recovery_strategy,)
 
 
 def log_info(cfg: Config, s: State) -> dict[int, tuple[int, int]]:
@@ -370,8 +371,8 @@ def log_info(cfg: Config, s: State) -> dict[int, tuple[int, int]]:
 
 
 def _unclean_recovery(cfg: Config, s: State, strategy: Optional[str] = None) -> tuple[State, Optional[str]]:
-    strategy = strategy or cfg.flags.unclean_recovery_strategy or "balanced"
-    return _after_controller(cfg, s, C.unclean_recovery(cfg, s.ctrl, strategy, log_info(cfg, s)))
+    strategy = strategy or cfg.rules.unclean_recovery_strategy or "balanced"
+    return _after_controller(cfg, s, C.unclean_recovery(CONCRETE, cfg.rules, s.ctrl, strategy, log_info(cfg, s)))
 
 
 ACTIONS: tuple[Action, ...] = (
@@ -497,7 +498,7 @@ def action_successors(cfg: Config, s: State, action: Action,
 def _steps(cfg: Config, s: State, plan, unbounded: bool) -> Iterator[tuple[Label, State]]:
     """One flat loop over the actions of `plan`: this is the checker's hot path."""
     used = s.hist.used
-    any_choice = cfg.flags.any_candidate_elections
+    any_choice = cfg.rules.any_candidate_elections
     for action, fixed, limit, charge in plan:
         if fixed is not None and not unbounded and used[fixed] >= limit:
             continue            # the whole action is spent: skip computing its candidates
@@ -567,7 +568,7 @@ def off_by_config(cfg: Config) -> dict[str, str]:
         off["clean_shutdown"] = "follows controlled_shutdown (bound clean_shutdowns = 0)"
     if not cfg.unclean_leader_election and cfg.bounds.config_changes == 0:
         off["periodic_unclean_election"] = "unclean.leader.election.enable is false and config_changes = 0"
-    if cfg.flags.unclean_recovery_strategy is None:
+    if cfg.rules.unclean_recovery_strategy is None:
         off["unclean_recovery"] = "flag unclean_recovery_strategy is not set"
     return off
 

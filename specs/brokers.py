@@ -64,12 +64,12 @@ def next_hwm(cfg: Config, s: State) -> Optional[int]:
         return None
     p = s.ctrl.partition
     maximal = maximal_isr(s)
-    gate = len(maximal) if cfg.mutant == "hwm-maximal-isr" else len(p.isr)
-    if (cfg.flags.hwm_requires_min_isr and cfg.mutant != "hwm-ignores-min-isr"
+    gate = len(maximal) if cfg.rules.hwm_gate_counts_maximal_isr else len(p.isr)
+    if (cfg.rules.hwm_requires_min_isr
             and gate < s.ctrl.effective_min_isr):
         return None
     log = replica_of(cfg, s, leader).log
-    if cfg.mutant == "hwm-uses-leader-leo":
+    if not cfg.rules.hwm_waits_for_isr:
         target = len(log)
     else:
         target = min(follower_leo(cfg, s, leader, b) for b in maximal)
@@ -88,11 +88,11 @@ def expand_candidates(cfg: Config, s: State, leader: int) -> list[int]:
         if b in p.isr or b not in cfg.brokers:
             continue
         fs = s.followers[cfg.brokers.index(b)]
-        if cfg.mutant != "expand-without-catch-up" and (fs.leo < 0 or fs.leo < hwm):
+        if cfg.rules.expand_requires_catch_up and (fs.leo < 0 or fs.leo < hwm):
             continue
         if not ctrl.acceptable_leader(b):
             continue
-        if cfg.flags.broker_epoch_check and fs.broker_epoch != ctrl.broker_epoch(b):
+        if cfg.rules.broker_epoch_check and fs.broker_epoch != ctrl.broker_epoch(b):
             continue
         out.append(b)
     return out
@@ -102,7 +102,7 @@ def alter_partition_request(cfg: Config, s: State, leader: int, isr: tuple[int, 
                             recovery: int = RECOVERED) -> AlterPartitionRequest:
     """What the leader sends: with KIP-903 each member's epoch as learned from its Fetch."""
     ctrl = s.ctrl
-    if cfg.flags.broker_epoch_check:
+    if cfg.rules.broker_epoch_check:
         epochs = tuple(ctrl.broker_epoch(b) if b == leader else s.followers[cfg.brokers.index(b)].broker_epoch
                        for b in isr)
     else:
@@ -119,7 +119,7 @@ def fetch(cfg: Config, s: State, follower: int) -> State:
     lrep = replica_of(cfg, s, leader)
     frep = replica_of(cfg, s, follower)
     keep = common_prefix(frep.log, lrep.log)
-    if cfg.mutant == "follower-no-truncate":
+    if not cfg.rules.follower_truncates:
         log = frep.log + lrep.log[len(frep.log):]
         keep = len(frep.log)
     else:

@@ -1,40 +1,22 @@
-"""One config object: cluster shape, protocol flags, bounds and the mutant.
+"""One config object: cluster shape, the rules (specs/rules.py), bounds and the mutant label.
 
-A preset, a TOML file, a scenario's `config` block and a mutant are all just
-ways of building a `Config`, so every engine explores exactly what it is given.
+A preset, a TOML file, a scenario's `config` block and a mutant are all just ways of
+building a `Config`, so every engine explores exactly what it is given. The model reads
+`cfg.rules`; `preset` and `mutant` are names kept for reports.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from difflib import get_close_matches
 from functools import cached_property
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
-from specs.mutants import MUTANTS
+from specs.catalogue import MUTANTS, PRESETS, apply_mutant, preset_rules
+from specs.rules import RULE_FIELDS, Rules, changed, check_value
 
 
 class ConfigError(ValueError):
     """Bad user input: the CLI turns it into one line and exit code 2."""
-
-
-RECOVERY_STRATEGIES = ("aggressive", "balanced", "none")
-
-
-@dataclass(frozen=True)
-class Flags:
-    """Protocol variant switches. Defaults are Apache Kafka trunk (PROTOCOL.md)."""
-
-    elr: bool = True                              # KIP-966 Eligible Leader Replicas
-    hwm_requires_min_isr: bool = True             # KIP-966: HWM advances only while |ISR| >= min ISR
-    broker_epoch_check: bool = True               # KIP-903: per-member broker epochs in AlterPartition
-    use_last_known_leader: bool = True            # Kafka's meaning of last_known_elr; False = KIP text
-    min_isr_change_always_clears_elr: bool = True  # Kafka; False = KIP (only when new min ISR <= |ISR|)
-    reassignment_requires_min_isr: bool = False   # KIP text; Kafka enforces neither rule
-    leader_epoch_bump_on_isr_shrink: bool = False  # metadata versions before 3.6
-    unclean_recovery_strategy: str | None = None  # KIP-966 variant: aggressive | balanced | none
-    # Abstraction, not a protocol variant: an election may pick ANY valid candidate instead of
-    # the first in replica order, and the ISR is kept as a set. Over-approximates Kafka (every
-    # Kafka run is one of its runs) and makes brokers interchangeable, so symmetry applies.
-    any_candidate_elections: bool = False
 
 
 @dataclass(frozen=True)
@@ -57,6 +39,7 @@ class Bounds:
 
 BUDGETS = ("records", "fences", "lossy_crashes", "crashes", "clean_shutdowns", "isr_shrinks",
            "admin_elections", "config_changes", "reassignments", "unclean_recoveries")
+BOUND_NAMES = tuple(f.name for f in fields(Bounds))
 
 
 @dataclass(frozen=True)
@@ -65,10 +48,19 @@ class Config:
     min_isr: int = 2
     unclean_leader_election: bool = False
     extra_brokers: tuple[int, ...] = ()           # registered brokers that are not replicas
-    flags: Flags = field(default_factory=Flags)
+    rules: Rules = field(default_factory=Rules)
     bounds: Bounds = field(default_factory=Bounds)
-    mutant: str | None = None
+    mutant: Optional[str] = None                  # the catalogue name behind `rules`, for reports
     preset: str = "kafka"
+
+    def __post_init__(self):
+        """A mutant label must match the rules: `dataclasses.replace(cfg, mutant=...)` alone
+        would name a mutant the model does not run (use `with_mutant`)."""
+        if self.mutant is not None:
+            broken = MUTANTS[self.mutant].changes
+            if any(getattr(self.rules, f) != v for f, v in broken.items()):
+                raise ConfigError(f"config names mutant '{self.mutant}' but its rules do not break "
+                                  f"{', '.join(broken)}")
 
     @cached_property
     def brokers(self) -> tuple[int, ...]:
@@ -81,7 +73,7 @@ class Config:
 
     @cached_property
     def memo(self) -> dict:
-        """A cache for pure functions of this config (specs.actions._event). It changes no
+        """A cache for pure functions of this config (specs.actions.event). It changes no
         result, is not part of equality, and is not pickled."""
         return {}
 
@@ -89,23 +81,11 @@ class Config:
         return {k: v for k, v in self.__dict__.items() if k not in ("memo", "brokers")}
 
 
-PRESETS: dict[str, dict[str, Any]] = {
-    "kafka": {},
-    "kip-966": {"use_last_known_leader": False, "min_isr_change_always_clears_elr": False,
-                "reassignment_requires_min_isr": True},
-    "pre-kip-966": {"elr": False, "hwm_requires_min_isr": False},
-    "pre-kip-903": {"broker_epoch_check": False},
-}
-
-PRESET_DOCS = {
-    "kafka": "Apache Kafka trunk as described in PROTOCOL.md (the default)",
-    "kip-966": "the KIP-966 text where PROTOCOL.md marks [KIP]: last_known_elr, min ISR change, reassignment",
-    "pre-kip-966": "no ELR; the ISR never empties; the HWM advances below min ISR",
-    "pre-kip-903": "no per-member broker epoch check in AlterPartition",
-}
-
-_FLAG_NAMES = {f.name for f in fields(Flags)}
-_BOUND_NAMES = {f.name for f in fields(Bounds)}
+def unknown(kind: str, name: str, known) -> ConfigError:
+    """'unknown bound 'record' (did you mean records?; known: ...)' as one line."""
+    close = get_close_matches(name, list(known), n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    return ConfigError(f"unknown {kind} '{name}' ({hint}known: {', '.join(known)})")
 
 
 def _check_type(name: str, value: Any, kind: type) -> Any:
@@ -120,46 +100,56 @@ def _check_type(name: str, value: Any, kind: type) -> Any:
     return value
 
 
-def _flag_type(name: str) -> type:
-    return str if name == "unclean_recovery_strategy" else bool
+def _broker_ids(name: str, ids: Any) -> tuple[int, ...]:
+    if not isinstance(ids, (list, tuple)):
+        raise ConfigError(f"config field '{name}' must be a list of broker ids")
+    for b in ids:
+        if _check_type(name, b, int) < 0:
+            raise ConfigError(f"config field '{name}': broker ids are >= 0, got {b}")
+    return tuple(ids)
 
 
 def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = None,
                 unclean_leader_election: Any = None, extra_brokers: Any = None,
                 flags: Mapping[str, Any] | None = None, bounds: Mapping[str, Any] | None = None,
                 mutant: str | None = None) -> Config:
-    """Build and validate a Config; every problem raises ConfigError naming the field."""
-    if preset not in PRESETS:
-        raise ConfigError(f"unknown preset '{preset}' (known: {', '.join(PRESETS)})")
-    flag_values: dict[str, Any] = dict(PRESETS[preset])
+    """Build and validate a Config: the preset's rules, then the mutant's replacements, then
+    the explicit rule values in `flags`. Every problem raises ConfigError naming the field."""
+    if not isinstance(preset, str) or preset not in PRESETS:
+        raise unknown("preset", str(preset), PRESETS)
+    rules = preset_rules(preset)
+    if mutant is not None:
+        if not isinstance(mutant, str) or mutant not in MUTANTS:
+            raise unknown("mutant", str(mutant), MUTANTS)
+        rules = apply_mutant(rules, mutant)
+    explicit: dict[str, Any] = {}
     for name, value in (flags or {}).items():
-        if name not in _FLAG_NAMES:
-            raise ConfigError(f"unknown protocol flag '{name}'")
-        if value is None and name == "unclean_recovery_strategy":
-            flag_values[name] = None
-            continue
-        flag_values[name] = _check_type(name, value, _flag_type(name))
-    strategy = flag_values.get("unclean_recovery_strategy")
-    if strategy is not None and strategy not in RECOVERY_STRATEGIES:
-        raise ConfigError(f"unclean_recovery_strategy must be one of {RECOVERY_STRATEGIES}, got {strategy!r}")
+        if name not in RULE_FIELDS:
+            raise unknown("protocol flag", name, RULE_FIELDS)
+        problem = check_value(name, value)
+        if problem:
+            raise ConfigError(problem)
+        explicit[name] = value
+    rules = replace(rules, **explicit)
+    if mutant is not None and any(f in explicit and explicit[f] != v for f, v in MUTANTS[mutant].changes.items()):
+        raise ConfigError(f"--flag undoes what mutant '{mutant}' breaks ({', '.join(MUTANTS[mutant].changes)})")
     bound_values: dict[str, Any] = {}
     for name, value in (bounds or {}).items():
-        if name not in _BOUND_NAMES:
-            raise ConfigError(f"unknown bound '{name}'")
+        if name not in BOUND_NAMES:
+            raise unknown("bound", name, BOUND_NAMES)
         if _check_type(name, value, int) < 0:
             raise ConfigError(f"bound '{name}' must be >= 0")
         bound_values[name] = value
-    cfg = Config(flags=Flags(**flag_values), bounds=Bounds(**bound_values), preset=preset)
+    cfg = Config(rules=rules, bounds=Bounds(**bound_values), preset=preset, mutant=mutant)
     if replicas is not None:
-        if not isinstance(replicas, (list, tuple)) or not replicas:
+        replicas = _broker_ids("replicas", replicas)
+        if not replicas:
             raise ConfigError("config field 'replicas' must be a non-empty list of broker ids")
-        for r in replicas:
-            _check_type("replicas", r, int)
         if len(set(replicas)) != len(replicas):
             raise ConfigError("config field 'replicas' has a duplicate broker id")
         if not 1 <= len(replicas) <= 7:
             raise ConfigError("replication factor must be between 1 and 7")
-        cfg = replace(cfg, replicas=tuple(replicas))
+        cfg = replace(cfg, replicas=replicas)
     if min_isr is not None:
         if _check_type("min_isr", min_isr, int) < 1:
             raise ConfigError("config field 'min_isr' must be >= 1")
@@ -168,22 +158,35 @@ def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = N
         cfg = replace(cfg, unclean_leader_election=_check_type(
             "unclean_leader_election", unclean_leader_election, bool))
     if extra_brokers is not None:
-        if not isinstance(extra_brokers, (list, tuple)):
-            raise ConfigError("config field 'brokers' must be a list of broker ids")
-        for b in extra_brokers:
-            _check_type("brokers", b, int)
-        cfg = replace(cfg, extra_brokers=tuple(sorted(set(extra_brokers) - set(cfg.replicas))))
-    if mutant is not None:
-        if mutant not in MUTANTS:
-            raise ConfigError(f"unknown mutant '{mutant}' (see `kraft-verify mutants --list`)")
-        cfg = replace(cfg, mutant=mutant)
-    if cfg.flags.any_candidate_elections and list(cfg.replicas) != sorted(cfg.replicas):
+        extra = _broker_ids("brokers", extra_brokers)
+        cfg = replace(cfg, extra_brokers=tuple(sorted(set(extra) - set(cfg.replicas))))
+    if cfg.rules.any_candidate_elections and list(cfg.replicas) != sorted(cfg.replicas):
         raise ConfigError("any_candidate_elections keeps replicas as a set: list them in id order")
     return cfg
 
 
+def with_mutant(cfg: Config, name: str) -> Config:
+    """cfg with the mutant `name`'s rules (cfg itself must name no mutant)."""
+    if cfg.mutant is not None:
+        raise ConfigError(f"config already runs mutant '{cfg.mutant}'")
+    if name not in MUTANTS:
+        raise unknown("mutant", name, MUTANTS)
+    return replace(cfg, rules=apply_mutant(cfg.rules, name), mutant=name)
+
+
 def with_bounds(cfg: Config, **changes: int) -> Config:
     return replace(cfg, bounds=replace(cfg.bounds, **changes))
+
+
+def base_rules(cfg: Config) -> Rules:
+    """The rules the preset and the mutant give, before any explicit flag."""
+    rules = preset_rules(cfg.preset)
+    return apply_mutant(rules, cfg.mutant) if cfg.mutant else rules
+
+
+def explicit_flags(cfg: Config) -> dict[str, Any]:
+    """The rule values the config sets beyond its preset and mutant."""
+    return changed(cfg.rules, base_rules(cfg))
 
 
 def config_to_dict(cfg: Config) -> dict[str, Any]:
@@ -191,21 +194,16 @@ def config_to_dict(cfg: Config) -> dict[str, Any]:
     out: dict[str, Any] = {
         "replicas": list(cfg.replicas),
         "min_isr": cfg.min_isr,
-        "elr": cfg.flags.elr,
+        "elr": cfg.rules.elr,
         "unclean_leader_election": cfg.unclean_leader_election,
-        "use_last_known_leader": cfg.flags.use_last_known_leader,
-        "leader_epoch_bump_on_isr_shrink": cfg.flags.leader_epoch_bump_on_isr_shrink,
+        "use_last_known_leader": cfg.rules.use_last_known_leader,
+        "leader_epoch_bump_on_isr_shrink": cfg.rules.leader_epoch_bump_on_isr_shrink,
         "preset": cfg.preset,
     }
-    if cfg.flags.unclean_recovery_strategy is not None:
-        out["unclean_recovery_strategy"] = cfg.flags.unclean_recovery_strategy
-    defaults = Flags(**PRESETS[cfg.preset])
-    for f in fields(Flags):
-        name = f.name
-        if name in out or name == "unclean_recovery_strategy":
-            continue
-        if getattr(cfg.flags, name) != getattr(defaults, name):
-            out[name] = getattr(cfg.flags, name)
+    if cfg.rules.unclean_recovery_strategy is not None:
+        out["unclean_recovery_strategy"] = cfg.rules.unclean_recovery_strategy
+    for name, value in explicit_flags(cfg).items():
+        out.setdefault(name, value)
     if cfg.extra_brokers:
         out["brokers"] = list(cfg.extra_brokers)
     if cfg.mutant:
@@ -217,7 +215,7 @@ _SCENARIO_TOP = {"replicas", "min_isr", "unclean_leader_election", "preset", "mu
 
 
 def config_from_dict(data: Mapping[str, Any]) -> Config:
-    """Parse a scenario `config` block or a TOML [model] table. Unknown keys are errors."""
+    """Parse a scenario `config` block. Unknown keys are errors."""
     if not isinstance(data, Mapping):
         raise ConfigError("'config' must be an object")
     if "replicas" not in data:
@@ -226,8 +224,8 @@ def config_from_dict(data: Mapping[str, Any]) -> Config:
     for key, value in data.items():
         if key in _SCENARIO_TOP:
             continue
-        if key not in _FLAG_NAMES:
-            raise ConfigError(f"unknown config flag '{key}'")
+        if key not in RULE_FIELDS:
+            raise unknown("config flag", key, RULE_FIELDS)
         flags[key] = value
     preset = data.get("preset", "kafka")
     if not isinstance(preset, str):

@@ -1,19 +1,19 @@
-"""Controller events (Kafka's ReplicationControlManager for one partition).
+"""Controller events (Kafka's ReplicationControlManager, for one partition).
 
-Each event is a pure function Controller -> Outcome. They act on the
-controller's view only and are not gated by broker-side state; the action
-table in specs/actions.py decides when the brokers make them happen.
+Each event is a pure function of the controller's view, written in the algebra `R`
+(specs/algebra.py) so that the concrete model and the z3 encoding run the same rules.
+Events are not gated by broker-side state; the action declarations (specs/actions/) say
+when the brokers make them happen. docs/protocol.md, "Controller events", states them.
 """
 from __future__ import annotations
 
-from typing import Mapping, NamedTuple, Optional
+from typing import Any, Mapping, NamedTuple, Optional
 
-from specs.config import Config
-from specs.pipeline import DESIGNATED, ONLINE, PREFERRED, UNCLEAN, build, effective_min_isr
-from specs.state import (NO_EPOCH, NO_LEADER, RECOVERED, RECOVERING, AlterPartitionRequest,
-                         Controller, sorted_tuple)
+from specs.pipeline import DESIGNATED, ONLINE, PREFERRED, UNCLEAN, acceptable, build, is_acceptable
+from specs.rules import Rules
+from specs.state import NO_EPOCH, NO_LEADER, RECOVERED, RECOVERING
 
-# Kafka error names, as replies to AlterPartition and ElectLeaders.
+# Kafka's error names, as replies to AlterPartition and ElectLeaders.
 STALE_BROKER_EPOCH = "STALE_BROKER_EPOCH"
 NOT_CONTROLLER = "NOT_CONTROLLER"
 FENCED_LEADER_EPOCH = "FENCED_LEADER_EPOCH"
@@ -27,205 +27,212 @@ ELIGIBLE_LEADERS_NOT_AVAILABLE = "ELIGIBLE_LEADERS_NOT_AVAILABLE"
 
 
 class Outcome(NamedTuple):
-    ctrl: Controller
-    error: Optional[str] = None
-    unclean_election: bool = False
-    unclean_shutdown: bool = False   # a registration the controller judged unclean
+    ctrl: Any                         # the controller after the event (specs.state.Controller)
+    error: Any = None                 # Kafka's error name (None: accepted); in z3, "refused?"
+    unclean_election: Any = False
+    unclean_shutdown: Any = False     # a registration the controller judged unclean
 
 
-def _change(cfg: Config, ctrl: Controller, target_isr, **kw) -> Outcome:
-    change = build(cfg, ctrl, target_isr, **kw)
+def _change(R, rules: Rules, ctrl, target_isr, **kw) -> Outcome:
+    change = build(R, rules, ctrl, target_isr, **kw)
     return Outcome(ctrl._replace(partition=change.partition), None, change.unclean_election)
 
 
-def _remove_from_isr(cfg: Config, ctrl: Controller, b: int, prefer: Optional[int] = None) -> Outcome:
+def _remove_from_isr(R, rules: Rules, ctrl, b, prefer=None) -> Outcome:
     p = ctrl.partition
-    if b not in p.isr:
-        return Outcome(ctrl)
-    return _change(cfg, ctrl, [r for r in p.isr if r != b], prefer=prefer)
+    return R.branch(R.member(b, p.isr), lambda: _change(R, rules, ctrl, R.minus(p.isr, R.single(b)), prefer=prefer),
+                    lambda: Outcome(ctrl))
 
 
-def fence(cfg: Config, ctrl: Controller, b: int, prefer: Optional[int] = None) -> Outcome:
-    """Session timeout or shutdown-now: b leaves every ISR; the pipeline may move it to ELR."""
-    if b not in ctrl.registered or b in ctrl.fenced:
-        return Outcome(ctrl)
-    return _remove_from_isr(cfg, ctrl._replace(fenced=sorted_tuple(ctrl.fenced + (b,))), b, prefer)
+def fence(R, rules: Rules, ctrl, b, prefer=None) -> Outcome:
+    """Session timeout or shutdown-now: b leaves the ISR; the pipeline may move it to ELR."""
+    def fenced():
+        return _remove_from_isr(R, rules, ctrl._replace(fenced=R.as_set(R.union(ctrl.fenced, R.single(b)))), b, prefer)
+    return R.branch(R.all(R.member(b, ctrl.registered), R.not_(R.member(b, ctrl.fenced))), fenced,
+                    lambda: Outcome(ctrl))
 
 
-def unfence(cfg: Config, ctrl: Controller, b: int, prefer: Optional[int] = None) -> Outcome:
-    """A heartbeat unfences b; leaderless partitions re-run the election. The ISR is not changed."""
-    if b not in ctrl.fenced:
-        return Outcome(ctrl)
-    ctrl = ctrl._replace(fenced=tuple(x for x in ctrl.fenced if x != b))
-    p = ctrl.partition
-    if cfg.mutant == "unfence-adds-to-isr" and b in p.replicas and b not in p.isr:
-        return _change(cfg, ctrl, p.isr + (b,), prefer=prefer)
-    if p.leader != NO_LEADER:
-        return Outcome(ctrl)
-    return _change(cfg, ctrl, p.isr, prefer=prefer)
+def unfence(R, rules: Rules, ctrl, b, prefer=None) -> Outcome:
+    """A heartbeat unfences b; a leaderless partition re-runs its election. The ISR is not
+    changed (rules.unfence_adds_to_isr: it is)."""
+    def unfenced():
+        c = ctrl._replace(fenced=R.minus(ctrl.fenced, R.single(b)))
+        p = c.partition
+
+        def elect_if_leaderless():
+            return R.branch(R.is_none(p.leader), lambda: _change(R, rules, c, p.isr, prefer=prefer),
+                            lambda: Outcome(c))
+        if not rules.unfence_adds_to_isr:
+            return elect_if_leaderless()
+        outside = R.all(R.member(b, p.replicas), R.not_(R.member(b, p.isr)))
+        return R.branch(outside, lambda: _change(R, rules, c, R.union(p.isr, R.single(b)), prefer=prefer),
+                        elect_if_leaderless)
+    return R.branch(R.member(b, ctrl.fenced), unfenced, lambda: Outcome(ctrl))
 
 
-def controlled_shutdown(cfg: Config, ctrl: Controller, b: int, prefer: Optional[int] = None) -> Outcome:
+def controlled_shutdown(R, rules: Rules, ctrl, b, prefer=None) -> Outcome:
     """b stays unfenced but is no longer an acceptable leader nor eligible for any ISR."""
-    if b not in ctrl.registered or b in ctrl.shutting_down:
-        return Outcome(ctrl)
-    return _remove_from_isr(cfg, ctrl._replace(shutting_down=sorted_tuple(ctrl.shutting_down + (b,))), b, prefer)
+    def shutting_down():
+        c = ctrl._replace(shutting_down=R.as_set(R.union(ctrl.shutting_down, R.single(b))))
+        return _remove_from_isr(R, rules, c, b, prefer)
+    return R.branch(R.all(R.member(b, ctrl.registered), R.not_(R.member(b, ctrl.shutting_down))),
+                    shutting_down, lambda: Outcome(ctrl))
 
 
-def register(cfg: Config, ctrl: Controller, b: int, previous_broker_epoch: int,
-             new_broker_epoch: int, clean: Optional[bool] = None, prefer: Optional[int] = None) -> Outcome:
+def register(R, rules: Rules, ctrl, b, previous_broker_epoch, new_broker_epoch, clean=None,
+             prefer=None) -> Outcome:
     """A new incarnation of b registers, fenced. Clean iff its clean-shutdown file holds the
-    epoch the controller has registered; an unclean one loses its ISR and ELR places."""
+    broker epoch the controller has registered (KIP-966); an unclean one leaves ISR and ELR
+    and does not join ELR."""
     if clean is None:
-        clean = previous_broker_epoch != NO_EPOCH and previous_broker_epoch == ctrl.broker_epoch(b)
-    if cfg.mutant == "unclean-registration-treated-clean":
-        clean = True
-    if b in ctrl.registered:
-        i = ctrl.registered.index(b)
-        epochs = ctrl.broker_epochs[:i] + (new_broker_epoch,) + ctrl.broker_epochs[i + 1:]
-        registered = ctrl.registered
+        clean = R.all(R.ne(previous_broker_epoch, NO_EPOCH),
+                      R.eq(previous_broker_epoch, R.broker_epoch(ctrl, b)))
+    if not rules.registration_checks_clean_shutdown:
+        clean = R.true
+    ctrl = R.register(ctrl, b, new_broker_epoch)
+    ctrl = ctrl._replace(fenced=R.as_set(R.union(ctrl.fenced, R.single(b))),
+                         shutting_down=R.minus(ctrl.shutting_down, R.single(b)))
+    p = ctrl.partition
+
+    def unclean_registration():
+        target = R.minus(p.isr, R.single(b)) if rules.unclean_registration_leaves_isr else p.isr
+        return R.branch(R.member(b, R.union(p.isr, p.elr)),
+                        lambda: _change(R, rules, ctrl, target, unclean_shutdown=R.single(b), prefer=prefer),
+                        lambda: Outcome(ctrl))
+    if rules.elr:
+        out = R.branch(clean, lambda: _remove_from_isr(R, rules, ctrl, b, prefer), unclean_registration)
     else:
-        registered = sorted_tuple(ctrl.registered + (b,))
-        i = registered.index(b)
-        epochs = ctrl.broker_epochs[:i] + (new_broker_epoch,) + ctrl.broker_epochs[i:]
-    ctrl = ctrl._replace(registered=registered, broker_epochs=epochs,
-                         fenced=sorted_tuple(ctrl.fenced + (b,)),
-                         shutting_down=tuple(x for x in ctrl.shutting_down if x != b))
+        out = _remove_from_isr(R, rules, ctrl, b, prefer)
+    return out._replace(unclean_shutdown=R.not_(clean))
+
+
+def alter_partition_checks(R, rules: Rules, ctrl, req) -> list:
+    """AlterPartition's checks in the controller's order, as (failed?, error) pairs: the first
+    that fails names the error (docs/protocol.md, "AlterPartition")."""
     p = ctrl.partition
-    if clean or not cfg.flags.elr:
-        out = _remove_from_isr(cfg, ctrl, b, prefer)
-    elif b in p.isr or b in p.elr:
-        target = p.isr if cfg.mutant == "register-keeps-isr" else [r for r in p.isr if r != b]
-        out = _change(cfg, ctrl, target, unclean_shutdown=frozenset((b,)), prefer=prefer)
-    else:
-        out = Outcome(ctrl)
-    return out._replace(unclean_shutdown=not clean)
+    stale = R.false
+    if rules.broker_epoch_check and rules.controller_checks_member_epochs:
+        stale = R.stale_members(ctrl, req)
+    recovering_request = R.eq(req.leader_recovery_state, RECOVERING)
+    return [
+        (R.ne(R.broker_epoch(ctrl, req.broker), req.broker_epoch), STALE_BROKER_EPOCH),
+        (R.any(R.gt(req.leader_epoch, p.leader_epoch), R.gt(req.partition_epoch, p.partition_epoch)),
+         NOT_CONTROLLER),
+        (R.gt(p.leader_epoch, req.leader_epoch), FENCED_LEADER_EPOCH),
+        (R.ne(req.broker, p.leader), INVALID_REQUEST),
+        (R.gt(p.partition_epoch, req.partition_epoch), INVALID_UPDATE_VERSION),
+        (R.any(R.not_(R.subset(req.isr, p.replicas)), R.has_duplicates(req.isr),
+               R.not_(R.member(p.leader, req.isr))), INVALID_REQUEST),
+        (R.all(recovering_request, R.any(R.gt(R.size(req.isr), 1), R.eq(p.leader_recovery_state, RECOVERED))),
+         INVALID_REQUEST),
+        (R.any(R.not_(R.subset(req.isr, acceptable(R, ctrl, req.isr))), stale), INELIGIBLE_REPLICA),
+    ]
 
 
-def validate_alter_partition(cfg: Config, ctrl: Controller, req: AlterPartitionRequest) -> Optional[str]:
-    """AlterPartition checks in the controller's order; the first that fails names the error."""
+def alter_partition(R, rules: Rules, ctrl, req, prefer=None) -> Outcome:
+    error = R.first_error(alter_partition_checks(R, rules, ctrl, req))
+
+    def accept():
+        out = _change(R, rules, ctrl, req.isr, target_recovery=req.leader_recovery_state, prefer=prefer)
+        moved = R.ne(out.ctrl.partition.leader, ctrl.partition.leader)
+        return out._replace(error=R.ite(moved, R.notice(NEW_LEADER_ELECTED), None))
+    return R.branch(R.accepted(error), accept, lambda: Outcome(ctrl, error))
+
+
+def elect(R, rules: Rules, ctrl, kind: str, leader=None, prefer=None) -> Outcome:
+    """Admin elections (ElectLeaders) and the unclean-recovery tool's designated election.
+    Kafka's error depends on whether a record was written."""
     p = ctrl.partition
-    if ctrl.broker_epoch(req.broker) != req.broker_epoch:
-        return STALE_BROKER_EPOCH
-    if req.leader_epoch > p.leader_epoch or req.partition_epoch > p.partition_epoch:
-        return NOT_CONTROLLER
-    if req.leader_epoch < p.leader_epoch:
-        return FENCED_LEADER_EPOCH
-    if req.broker != p.leader:
-        return INVALID_REQUEST
-    if req.partition_epoch < p.partition_epoch:
-        return INVALID_UPDATE_VERSION
-    if (any(r not in p.replicas for r in req.isr) or len(set(req.isr)) != len(req.isr)
-            or p.leader not in req.isr):
-        return INVALID_REQUEST
-    if req.leader_recovery_state == RECOVERING and (len(req.isr) > 1 or p.leader_recovery_state == RECOVERED):
-        return INVALID_REQUEST
-    check_epochs = cfg.flags.broker_epoch_check and cfg.mutant != "no-broker-epoch-check"
-    for member, epoch in zip(req.isr, req.member_epochs):
-        if not ctrl.acceptable_leader(member):
-            return INELIGIBLE_REPLICA
-        if check_epochs and epoch != NO_EPOCH and epoch != ctrl.broker_epoch(member):
-            return INELIGIBLE_REPLICA
-    return None
 
+    def refused(name):
+        return lambda: Outcome(ctrl, R.refusal(name))
 
-def alter_partition(cfg: Config, ctrl: Controller, req: AlterPartitionRequest,
-                    prefer: Optional[int] = None) -> Outcome:
-    error = validate_alter_partition(cfg, ctrl, req)
-    if error is not None:
-        return Outcome(ctrl, error)
-    out = _change(cfg, ctrl, req.isr, target_recovery=req.leader_recovery_state, prefer=prefer)
-    if out.ctrl.partition.leader != ctrl.partition.leader:
-        return out._replace(error=NEW_LEADER_ELECTED)
-    return out
+    def unless_unchanged(out: Outcome, name: str) -> Outcome:
+        return R.branch(R.eq(out.ctrl.partition, p), refused(name), lambda: out)
 
-
-def elect(cfg: Config, ctrl: Controller, kind: str, leader: Optional[int] = None,
-          prefer: Optional[int] = None) -> Outcome:
-    """Admin elections (ElectLeaders) and the unclean-recovery tool's designated election."""
-    p = ctrl.partition
     if kind == PREFERRED:
-        if p.leader == p.replicas[0]:
-            return Outcome(ctrl, ELECTION_NOT_NEEDED)
-        out = _change(cfg, ctrl, p.isr, election=PREFERRED)
-        if out.ctrl.partition == p:
-            return Outcome(ctrl, PREFERRED_LEADER_NOT_AVAILABLE)
-        return out
-    if p.leader != NO_LEADER:
-        return Outcome(ctrl, ELECTION_NOT_NEEDED)
+        return R.branch(R.eq(p.leader, R.first(p.replicas, p.replicas)), refused(ELECTION_NOT_NEEDED),
+                        lambda: unless_unchanged(_change(R, rules, ctrl, p.isr, election=PREFERRED),
+                                                 PREFERRED_LEADER_NOT_AVAILABLE))
     if kind == UNCLEAN:
-        out = _change(cfg, ctrl, p.isr, election=UNCLEAN, prefer=prefer)
+        def leaderless():
+            return unless_unchanged(_change(R, rules, ctrl, p.isr, election=UNCLEAN, prefer=prefer),
+                                    ELIGIBLE_LEADERS_NOT_AVAILABLE)
     elif kind == DESIGNATED:
-        if leader not in p.replicas or not ctrl.acceptable_leader(leader):
-            return Outcome(ctrl, ELIGIBLE_LEADERS_NOT_AVAILABLE)
-        out = _change(cfg, ctrl, p.isr, election=DESIGNATED, designated=leader)
+        def leaderless():
+            ok = R.all(R.member(leader, p.replicas), is_acceptable(R, ctrl, leader))
+            return R.branch(ok, lambda: unless_unchanged(_change(R, rules, ctrl, p.isr, election=DESIGNATED,
+                                                                 designated=leader),
+                                                         ELIGIBLE_LEADERS_NOT_AVAILABLE),
+                            refused(ELIGIBLE_LEADERS_NOT_AVAILABLE))
     else:
         raise ValueError(f"unknown election type {kind!r}")
-    if out.ctrl.partition == p:     # Kafka: the error depends on whether a record was written
-        return Outcome(ctrl, ELIGIBLE_LEADERS_NOT_AVAILABLE)
-    return out
+    return R.branch(R.is_none(p.leader), leaderless, refused(ELECTION_NOT_NEEDED))
 
 
-def periodic_unclean_election(cfg: Config, ctrl: Controller, prefer: Optional[int] = None) -> Outcome:
+def periodic_unclean_election(R, rules: Rules, ctrl, prefer=None) -> Outcome:
     """The controller's periodic task: unclean elections on leaderless partitions of topics
     with unclean.leader.election.enable."""
     p = ctrl.partition
-    if not ctrl.unclean_leader_election or p.leader != NO_LEADER:
-        return Outcome(ctrl)
-    return _change(cfg, ctrl, p.isr, election=UNCLEAN, prefer=prefer)
+    return R.branch(R.all(ctrl.unclean_leader_election, R.is_none(p.leader)),
+                    lambda: _change(R, rules, ctrl, p.isr, election=UNCLEAN, prefer=prefer),
+                    lambda: Outcome(ctrl))
 
 
-def set_min_isr(cfg: Config, ctrl: Controller, value: int) -> Outcome:
-    """Kafka clears ELR and last_known_elr on any min.insync.replicas change; the KIP only
-    when the new min ISR <= |ISR|."""
+def set_min_isr(R, rules: Rules, ctrl, value) -> Outcome:
+    """Kafka clears ELR and last_known_elr on any min.insync.replicas change, even to the same
+    value; the KIP text only when the new min ISR <= |ISR|."""
     ctrl = ctrl._replace(min_isr=value)
     p = ctrl.partition
-    if not (p.elr or p.last_known_elr):
-        return Outcome(ctrl)
-    if not cfg.flags.min_isr_change_always_clears_elr and effective_min_isr(value, p.replicas) > len(p.isr):
-        return Outcome(ctrl)
-    p = p._replace(elr=(), last_known_elr=(), partition_epoch=p.partition_epoch + 1)
-    return Outcome(ctrl._replace(partition=p))
+    clears = R.not_(R.all(R.is_empty(p.elr), R.is_empty(p.last_known_elr)))
+    if not rules.min_isr_change_always_clears_elr:
+        clears = R.all(clears, R.not_(R.gt(R.cap_min_isr(value, p.replicas), R.size(p.isr))))
+    cleared = p._replace(elr=R.empty, last_known_elr=R.empty, partition_epoch=R.next_epoch(p.partition_epoch))
+    return R.branch(clears, lambda: Outcome(ctrl._replace(partition=cleared)), lambda: Outcome(ctrl))
 
 
-def set_unclean(cfg: Config, ctrl: Controller, value: bool) -> Outcome:
+def set_unclean(R, rules: Rules, ctrl, value) -> Outcome:
     return Outcome(ctrl._replace(unclean_leader_election=value))
 
 
-def reassign(cfg: Config, ctrl: Controller, target: tuple[int, ...]) -> Outcome:
+def reassign(R, rules: Rules, ctrl, target: tuple) -> Outcome:
     """AlterPartitionReassignments: replicas become target + removing until every adding
     replica is in the ISR; the pipeline completes it. Kafka runs the builder even for an
-    unchanged target, so a stale ELR or an invalid leader is rewritten."""
+    unchanged target, so a stale ELR or an invalid leader is rewritten. Concrete only: the z3
+    encoding has no reassignment."""
     p = ctrl.partition
-    original = p.replicas      # the full current list, including an ongoing reassignment's
-    target = tuple(target)
-    adding = tuple(sorted(r for r in target if r not in original))
-    removing = tuple(sorted(r for r in original if r not in target))
-    merged = target + removing
-    return _change(cfg, ctrl, p.isr, target_replicas=merged, adding=adding, removing=removing)
+    adding = R.as_set(R.minus(target, p.replicas))
+    removing = R.as_set(R.minus(p.replicas, target))
+    return _change(R, rules, ctrl, p.isr, target_replicas=R.union(tuple(target), removing), adding=adding,
+                   removing=removing)
 
 
-def unclean_recovery(cfg: Config, ctrl: Controller, strategy: str,
-                     log_info: Mapping[int, tuple[int, int]]) -> Outcome:
-    """KIP-966 unclean recovery round. `log_info` maps each replica that answered
-    GetReplicaLogInfo to (last written leader epoch, log end offset)."""
+def unclean_recovery(R, rules: Rules, ctrl, strategy: str, log_info: Mapping[int, tuple[int, int]]) -> Outcome:
+    """A KIP-966 unclean recovery round. `log_info` maps each replica that answered
+    GetReplicaLogInfo to (last written leader epoch, log end offset). Concrete only: the z3
+    encoding has no recovery rounds (rules.unclean_recovery_strategy is outside it)."""
     p = ctrl.partition
     if p.leader != NO_LEADER:
         return Outcome(ctrl, ELECTION_NOT_NEEDED)
-    if p.isr and any(ctrl.acceptable_leader(b) for b in p.isr):
+    if p.isr and any(is_acceptable(R, ctrl, b) for b in p.isr):
         return Outcome(ctrl, ELIGIBLE_LEADERS_NOT_AVAILABLE)
-    live_elr = [b for b in p.elr if ctrl.acceptable_leader(b)]
+    live_elr = [b for b in p.elr if is_acceptable(R, ctrl, b)]
     if live_elr or strategy == "none":
         return Outcome(ctrl, ELIGIBLE_LEADERS_NOT_AVAILABLE)
     if strategy == "balanced":
         if p.elr or p.isr:
             return Outcome(ctrl, ELIGIBLE_LEADERS_NOT_AVAILABLE)
-        waiting = p.last_known_elr if cfg.flags.use_last_known_leader else p.last_known_elr or (
+        waiting = p.last_known_elr if rules.use_last_known_leader else p.last_known_elr or (
             (p.last_known_leader,) if p.last_known_leader != NO_LEADER else ())
         if any(b not in log_info for b in waiting):
             return Outcome(ctrl, ELIGIBLE_LEADERS_NOT_AVAILABLE)
-    answers = [(b, log_info[b]) for b in p.replicas if b in log_info and ctrl.acceptable_leader(b)]
+    answers = [(b, log_info[b]) for b in p.replicas if b in log_info and is_acceptable(R, ctrl, b)]
     if not answers:
         return Outcome(ctrl, ELIGIBLE_LEADERS_NOT_AVAILABLE)
     best = max(answers, key=lambda a: (a[1][0], a[1][1], -p.replicas.index(a[0])))[0]
-    return _change(cfg, ctrl, p.isr, election=DESIGNATED, designated=best)
+    return _change(R, rules, ctrl, p.isr, election=DESIGNATED, designated=best)
+
+
+__all__ = ["Outcome", "fence", "unfence", "controlled_shutdown", "register", "alter_partition",
+           "alter_partition_checks", "elect", "periodic_unclean_election", "set_min_isr", "set_unclean",
+           "reassign", "unclean_recovery", "ONLINE", "PREFERRED", "UNCLEAN", "DESIGNATED", "Optional"]

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Optional
 from specs import actions as A
 from specs import brokers as B
 from specs import controller as C
+from specs.algebra import CONCRETE
 from specs.config import Config
 from specs.state import (NO_EPOCH, NO_LEADER, RECOVERED, RECOVERING, RECOVERY_NAMES, AlterPartitionRequest,
                          Partition, State, sorted_tuple)
@@ -261,7 +262,7 @@ def _register(cfg: Config, s: State, op: Mapping[str, Any]) -> tuple[State, Opti
     previous = _field(op, "previous_broker_epoch", "int", NO_EPOCH)
     current = s.ctrl.broker_epoch(b)
     new_epoch = _field(op, "new_broker_epoch", "int", (100 + b if current is None else current) + 1000)
-    out = C.register(cfg, s.ctrl, b, previous, new_epoch, clean)
+    out = C.register(CONCRETE, cfg.rules, s.ctrl, b, previous, new_epoch, clean)
     if b in cfg.brokers:   # the broker side: a new incarnation, running
         r = B.replica_of(cfg, s, b)
         s = B.set_replica(cfg, s, b, r._replace(alive=True, flushed=len(r.log), clean_file=NO_EPOCH))
@@ -282,7 +283,7 @@ def _alter_partition(cfg: Config, s: State, op: Mapping[str, Any]) -> tuple[Stat
         leader_epoch=_field(op, "leader_epoch", "int"), partition_epoch=_field(op, "partition_epoch", "int"),
         isr=isr, member_epochs=tuple(epochs.get(b, NO_EPOCH) for b in isr),
         leader_recovery_state=_recovery(op.get("leader_recovery_state", "RECOVERED")))
-    return A._after_controller(cfg, s, C.alter_partition(cfg, s.ctrl, req))
+    return A._after_controller(cfg, s, C.alter_partition(CONCRETE, cfg.rules, s.ctrl, req))
 
 
 __all__ = ["OpError", "NotEnabled", "initial_state", "apply_op", "op_label", "broker_universe",

@@ -1,15 +1,17 @@
-"""The controller's single partition-change pipeline (Kafka's PartitionChangeBuilder).
+"""The controller's one partition-change pipeline (Kafka's PartitionChangeBuilder.build).
 
-Every controller event computes a target ISR and calls `build`. The order is
-the implementation's: reassignment completion, ELR update, leader election,
-ISR write, last_known_elr, epochs. A change that changes nothing bumps nothing.
+Every controller event computes a target ISR and calls `build`. The order is Kafka's:
+reassignment completion, ELR update, leader election, ISR write, last_known_elr, epochs;
+a change that changes nothing writes nothing and bumps nothing (docs/protocol.md, "The
+pipeline"). The rules are written in the algebra `R` (specs/algebra.py), so the z3
+encoding runs this very code on formulas.
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import Any, NamedTuple
 
-from specs.config import Config
-from specs.state import NO_LEADER, RECOVERING, Controller, Partition, sorted_tuple
+from specs.rules import Rules
+from specs.state import RECOVERING
 
 ONLINE = "online"
 PREFERRED = "preferred"
@@ -18,153 +20,171 @@ DESIGNATED = "designated"
 
 
 class Change(NamedTuple):
-    partition: Partition
-    unclean_election: bool    # the new leader came from outside ISR/ELR (data loss possible)
+    partition: Any            # the partition after the change (specs.state.Partition)
+    unclean_election: Any     # the new leader came from outside ISR/ELR (data loss possible)
 
 
-def effective_min_isr(min_isr: int, replicas: tuple[int, ...]) -> int:
-    return min(min_isr, len(replicas))
+def acceptable(R, ctrl, xs):
+    """The members of xs that may lead: registered, unfenced, not in controlled shutdown."""
+    return R.minus(R.minus(R.inter(xs, ctrl.registered), ctrl.fenced), ctrl.shutting_down)
 
 
-def build(cfg: Config, ctrl: Controller, target_isr, *, election: str = ONLINE,
-          designated: Optional[int] = None, unclean_shutdown: frozenset = frozenset(),
-          target_recovery: Optional[int] = None, target_replicas: Optional[tuple[int, ...]] = None,
-          adding: Optional[tuple[int, ...]] = None, removing: Optional[tuple[int, ...]] = None,
-          bump_leader_epoch: bool = False, prefer: Optional[int] = None) -> Change:
-    """`prefer` picks the new leader among the valid candidates when the config lets an
-    election choose any of them (any_candidate_elections); Kafka takes the first in replica order."""
-    flags, mutant = cfg.flags, cfg.mutant
+def is_acceptable(R, ctrl, b):
+    return R.all(R.member(b, ctrl.registered), R.not_(R.member(b, ctrl.fenced)),
+                 R.not_(R.member(b, ctrl.shutting_down)))
+
+
+def build(R, rules: Rules, ctrl, target_isr, *, election: str = ONLINE, designated=None,
+          unclean_shutdown=None, target_recovery=None, target_replicas=None, adding=None,
+          removing=None, bump_leader_epoch: bool = False, prefer=None) -> Change:
+    """The partition after an event that proposes `target_isr`. `unclean_shutdown`: brokers
+    whose registration in this event showed an unclean shutdown. `prefer` picks the new leader
+    among the valid candidates when rules.any_candidate_elections lets an election choose any
+    of them; Kafka takes the first in replica order."""
     p = ctrl.partition
     replicas = p.replicas if target_replicas is None else target_replicas
     adding = p.adding_replicas if adding is None else adding
     removing = p.removing_replicas if removing is None else removing
-    target = tuple(target_isr)            # ordered: Kafka compares ISR lists order-sensitively
-    min_isr = effective_min_isr(ctrl.min_isr, p.replicas)   # from the pre-change replica list
-    recovery = p.leader_recovery_state if target_recovery is None else target_recovery
-    elr = set(p.elr)
-    lke = set(p.last_known_elr)
-    lkl = p.last_known_leader
-
-    # Reassignment completes once the ISR without the removing replicas covers the final replicas.
+    target = target_isr
+    unclean_shutdown = R.empty if unclean_shutdown is None else unclean_shutdown
+    min_isr = R.effective_min_isr(ctrl)      # from the replica list before the change
+    elr, lke = p.elr, p.last_known_elr
     if adding or removing:
-        final = tuple(r for r in replicas if r not in removing)
-        final_isr = tuple(r for r in target if r not in removing)
-        allowed = bool(final_isr) and bool(final) and set(final) <= set(final_isr)
-        if allowed and flags.reassignment_requires_min_isr:
-            allowed = len(final_isr) >= effective_min_isr(ctrl.min_isr, final)
-        if allowed:
-            if removing:
-                bump_leader_epoch = True
-            replicas, target, adding, removing = final, final_isr, (), ()
-            if flags.reassignment_requires_min_isr:
-                elr &= set(final)
+        replicas, target, adding, removing, elr, reassigned = _complete_reassignment(
+            R, rules, ctrl, replicas, target, adding, removing, elr)
+        bump_leader_epoch = bump_leader_epoch or reassigned
 
-    # 1. ELR update. Kafka's last_known_elr (the last known leader) is left to step 3; the
-    # KIP-text variant keeps there the candidates that left without returning to ISR or ELR.
-    if flags.elr:
-        if len(target) >= min_isr and mutant != "elr-not-cleared":
-            elr = set()
-            if not flags.use_last_known_leader:
-                lke = set()
-        else:
-            before = set(elr) | set(p.isr)
-            candidates = set(elr) if mutant == "fenced-not-into-elr" else set(before)
-            if mutant != "elr-includes-target-isr":
-                candidates -= set(target)
-            if mutant != "unclean-shutdown-kept-in-elr":
-                candidates -= unclean_shutdown
-            elr = candidates
-            if not flags.use_last_known_leader:
-                lke = (before | lke) - set(target) - elr
-    else:
-        elr, lke = set(), set()
+    elr, lke = _update_elr(R, rules, p, target, elr, lke, min_isr, unclean_shutdown)
+    leader, unclean, target = _elect(R, rules, ctrl, replicas, target, elr, election, designated, prefer)
 
-    # 2. Leader election.
-    def valid(b: int) -> bool:
-        if b == NO_LEADER:
-            return False
-        from_elr = flags.elr and not target and b in elr
-        if b not in target and not from_elr:
-            return False
-        if from_elr and mutant == "fenced-elr-elected":
-            return b in ctrl.registered and b not in ctrl.shutting_down
-        return ctrl.acceptable_leader(b)
+    # The ISR write: an unclean leader or a leader from ELR becomes the whole ISR.
+    changed = R.all(R.ne(leader, p.leader), R.not_(R.is_none(leader)))
+    unclean_now = R.all(changed, unclean)
+    from_elr = R.false
+    if rules.elr_leader_joins_isr:
+        from_elr = R.all(changed, R.not_(unclean), R.not_(R.member(leader, target)), R.member(leader, elr))
+    new_isr = R.ite(R.any(unclean_now, from_elr), R.single(leader), target)
+    recovery = p.leader_recovery_state if target_recovery is None else target_recovery
+    recovery = R.ite(unclean_now, RECOVERING, recovery)
+    elr = R.ite(unclean_now, R.empty, R.ite(from_elr, R.minus(elr, R.single(leader)), elr))
+    lke = R.ite(unclean_now, R.empty, lke)
+    if not rules.elr:         # last replica standing: without ELR the ISR is never written empty
+        new_isr = R.ite(R.is_empty(new_isr), p.isr, new_isr)
+    if rules.any_candidate_elections:
+        new_isr = R.as_set(new_isr)
 
-    def last_known_leader() -> int:
-        if not flags.elr or target or elr:
-            return NO_LEADER
-        if flags.use_last_known_leader:
-            known = p.last_known_elr[0] if len(p.last_known_elr) == 1 else NO_LEADER
-        else:
-            known = p.last_known_leader
-        return known if known != NO_LEADER and ctrl.acceptable_leader(known) else NO_LEADER
-
-    def first(candidates) -> int:
-        candidates = list(candidates)
-        if flags.any_candidate_elections and prefer in candidates:
-            return prefer
-        return candidates[0] if candidates else NO_LEADER
-
-    unclean = False
-    leader = NO_LEADER
-    if election == DESIGNATED:
-        leader = designated if designated is not None else NO_LEADER
-        unclean = not valid(leader)
-    elif election == PREFERRED and valid(replicas[0]):
-        leader = replicas[0]
-    elif valid(p.leader):
-        leader = p.leader
-    else:
-        leader = first(r for r in replicas if valid(r))
-        if leader == NO_LEADER:
-            leader = last_known_leader()
-            unclean = leader != NO_LEADER
-        if leader == NO_LEADER and (election == UNCLEAN or
-                                    (election == ONLINE and ctrl.unclean_leader_election)):
-            leader = first(r for r in replicas if ctrl.acceptable_leader(r))
-            unclean = leader != NO_LEADER
-        if leader == NO_LEADER and mutant == "unclean-election-marked-clean":
-            leader = next((r for r in replicas if ctrl.acceptable_leader(r)), NO_LEADER)
-            if leader != NO_LEADER:
-                target = (leader,)
-
-    new_isr = target
-    if leader != p.leader and leader != NO_LEADER:
-        if unclean:
-            new_isr = (leader,)
-            recovery = RECOVERING
-            elr, lke = set(), set()
-        elif leader not in target and leader in elr and mutant != "elr-leader-not-added-to-isr":
-            new_isr = (leader,)
-            elr.discard(leader)
-    if not flags.elr and not new_isr:
-        new_isr = p.isr       # without ELR the ISR is never written empty: last replica standing
-    if flags.any_candidate_elections:
-        new_isr = tuple(sorted(new_isr))
-
-    # 3. last_known_elr (Kafka: the last known leader) / the KIP's separate last known leader.
-    if flags.elr:
-        if leader == NO_LEADER and p.leader != NO_LEADER:
-            if flags.use_last_known_leader:
-                if not p.last_known_elr:
-                    lke = {p.leader}
-            else:
-                lkl = p.leader
-        elif leader != NO_LEADER and leader != p.leader:
-            if flags.use_last_known_leader:
-                lke = set()
-            lkl = NO_LEADER
-
-    bump = leader != p.leader or bump_leader_epoch
-    if flags.leader_epoch_bump_on_isr_shrink and not set(p.isr) <= set(new_isr):
-        bump = True
-    if mutant == "leader-epoch-not-bumped":
-        bump = False
-    new = p._replace(replicas=replicas, isr=new_isr, elr=sorted_tuple(elr),
-                     last_known_elr=sorted_tuple(lke), leader=leader,
-                     leader_recovery_state=recovery, adding_replicas=adding,
+    lke, lkl = _update_last_known(R, rules, p, leader, changed, lke)
+    new = p._replace(replicas=replicas, isr=new_isr, elr=R.as_set(elr), last_known_elr=R.as_set(lke),
+                     leader=leader, leader_recovery_state=recovery, adding_replicas=adding,
                      removing_replicas=removing, last_known_leader=lkl)
-    if new == p and not bump:
+    wrote = R.ne(new, p)
+    if not R.epochs:
+        return Change(new, R.all(unclean, wrote))
+    bump = leader != p.leader or bump_leader_epoch
+    if rules.leader_epoch_bump_on_isr_shrink and not R.subset(p.isr, new_isr):
+        bump = True
+    if not rules.leader_change_bumps_leader_epoch:
+        bump = False
+    if not wrote and not bump:
         return Change(p, False)
     return Change(new._replace(leader_epoch=p.leader_epoch + (1 if bump else 0),
                                partition_epoch=p.partition_epoch + 1), unclean)
+
+
+def _complete_reassignment(R, rules, ctrl, replicas, target, adding, removing, elr):
+    """A reassignment completes once the ISR without the removing replicas covers the final
+    replicas (the KIP text also asks |ISR| >= min ISR and keeps only final replicas in ELR).
+    Outside the z3 encoding: its partitions have no reassignment, so this never runs there."""
+    final = R.minus(replicas, removing)
+    final_isr = R.minus(target, removing)
+    allowed = not R.is_empty(final_isr) and not R.is_empty(final) and R.subset(final, final_isr)
+    if allowed and rules.reassignment_requires_min_isr:
+        allowed = R.ge(R.size(final_isr), R.cap_min_isr(ctrl.min_isr, final))
+    if not allowed:
+        return replicas, target, adding, removing, elr, False
+    if rules.reassignment_requires_min_isr:
+        elr = R.inter(elr, final)
+    return final, final_isr, R.empty, R.empty, elr, not R.is_empty(removing)
+
+
+def _update_elr(R, rules, p, target, elr, lke, min_isr, unclean_shutdown):
+    """1. ELR update: at min ISR the ELR empties; below it, ELR = (ELR + current ISR) - target
+    ISR - brokers that had an unclean shutdown. Kafka leaves last_known_elr to step 3; the KIP
+    text keeps there the candidates that left without returning to ISR or ELR."""
+    if not rules.elr:
+        return R.empty, R.empty
+    enough = R.ge(R.size(target), min_isr) if rules.elr_cleared_at_min_isr else R.false
+    before = R.union(elr, p.isr)
+    candidates = before if rules.isr_leavers_join_elr else elr
+    if rules.elr_excludes_target_isr:
+        candidates = R.minus(candidates, target)
+    if rules.unclean_shutdown_leaves_elr:
+        candidates = R.minus(candidates, unclean_shutdown)
+    if not rules.use_last_known_leader:
+        lke = R.ite(enough, R.empty, R.minus(R.minus(R.union(before, lke), target), candidates))
+    return R.ite(enough, R.empty, candidates), lke
+
+
+def _elect(R, rules, ctrl, replicas, target, elr, election, designated, prefer):
+    """2. Leader election: (leader, unclean?, target ISR). The leader stays while valid: in the
+    target ISR, or (target ISR empty) in ELR, and acceptable. Otherwise the first valid replica
+    in replica order; then the acceptable last known leader (unclean); then, if unclean
+    elections are allowed, the first acceptable replica (unclean)."""
+    p = ctrl.partition
+    from_elr = R.ite(R.is_empty(target), elr, R.empty) if rules.elr else R.empty
+    if rules.elr_leader_must_be_unfenced:
+        valid = R.union(acceptable(R, ctrl, target), acceptable(R, ctrl, from_elr))
+    else:
+        valid = R.union(acceptable(R, ctrl, target),
+                        R.minus(R.inter(from_elr, ctrl.registered), ctrl.shutting_down))
+    if election == DESIGNATED:
+        leader = R.none if designated is None else designated
+        return leader, R.not_(R.member(leader, valid)), target
+
+    def first(candidates):
+        chosen = R.first(candidates, replicas)
+        if rules.any_candidate_elections and prefer is not None:
+            return R.ite(R.member(prefer, candidates), prefer, chosen)
+        return chosen
+
+    chosen = first(valid)
+    known = R.none
+    if rules.elr:
+        known = R.only(p.last_known_elr) if rules.use_last_known_leader else p.last_known_leader
+        known = R.ite(R.all(R.is_empty(target), R.is_empty(elr), is_acceptable(R, ctrl, known)), known, R.none)
+    fallback = R.ite(R.is_none(chosen), known, chosen)
+    unclean = R.all(R.is_none(chosen), R.not_(R.is_none(known)))
+    allowed = ctrl.unclean_leader_election if election == ONLINE else (R.true if election == UNCLEAN else R.false)
+    any_live = R.ite(allowed, first(acceptable(R, ctrl, replicas)), R.none)
+    unclean = R.any(unclean, R.all(R.is_none(fallback), R.not_(R.is_none(any_live))))
+    fallback = R.ite(R.is_none(fallback), any_live, fallback)
+    if not rules.clean_election_needs_candidate:
+        live = R.first(acceptable(R, ctrl, replicas), replicas)
+        marked = R.all(R.is_none(fallback), R.not_(R.is_none(live)))
+        target = R.ite(marked, R.single(live), target)
+        fallback = R.ite(R.is_none(fallback), live, fallback)
+    keep = R.member(p.leader, valid)
+    leader = R.ite(keep, p.leader, fallback)
+    unclean = R.all(R.not_(keep), unclean)
+    if election == PREFERRED:
+        preferred = R.first(replicas, replicas)
+        preferred_ok = R.member(preferred, valid)
+        leader = R.ite(preferred_ok, preferred, leader)
+        unclean = R.all(R.not_(preferred_ok), unclean)
+    return leader, unclean, target
+
+
+def _update_last_known(R, rules, p, leader, changed, lke):
+    """3. last_known_elr. Kafka: [old leader] when the partition becomes leaderless and it was
+    empty; cleared when a leader is elected. The KIP text keeps a separate last known leader."""
+    lkl = p.last_known_leader
+    if not rules.elr:
+        return lke, lkl
+    went_leaderless = R.all(R.is_none(leader), R.not_(R.is_none(p.leader)))
+    if rules.use_last_known_leader:
+        lke = R.ite(went_leaderless, R.ite(R.is_empty(p.last_known_elr), R.single(p.leader), lke),
+                    R.ite(changed, R.empty, lke))
+    else:
+        lkl = R.ite(went_leaderless, p.leader, lkl)
+    return lke, R.ite(changed, R.none, lkl)
+

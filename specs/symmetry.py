@@ -25,7 +25,7 @@ def applicability(cfg: Config) -> Optional[str]:
     """None when symmetry reduction is sound for this config, else why not."""
     if len(cfg.replicas) < 2:
         return "one replica: nothing to permute"
-    if not cfg.flags.any_candidate_elections:
+    if not cfg.rules.any_candidate_elections:
         return ("Kafka elects the first valid replica in replica order, so no renaming of brokers "
                 "maps runs to runs (flag any_candidate_elections enables symmetry)")
     for bound in ("admin_elections", "reassignments", "unclean_recoveries"):
@@ -54,7 +54,7 @@ def permute(cfg: Config, s: State, to: Mapping[int, int]) -> State:
     def ids(xs) -> tuple:
         return tuple(sorted(m(x) for x in xs))
 
-    ordered = not cfg.flags.any_candidate_elections
+    ordered = not cfg.rules.any_candidate_elections
     ctrl = s.ctrl
     p = ctrl.partition
     p = p._replace(

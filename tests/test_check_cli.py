@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from specs.mutants import MUTANTS
+from specs.catalogue import MUTANTS
 
 SMALL = ["--bound", "isr_shrinks=0", "--bound", "lossy_crashes=0"]
 

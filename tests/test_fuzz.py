@@ -7,7 +7,7 @@ import pytest
 import invariants as I
 from specs.config import make_config
 from specs.model import Model
-from specs.mutants import MUTANTS
+from specs.catalogue import MUTANTS
 from verifier.bfs import explore
 from verifier.fuzz import Recorder, fuzz, fuzz_bounds, hypothesis_settings, machine_for
 from verifier.replay import run_scenario

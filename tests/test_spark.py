@@ -18,7 +18,7 @@ import pytest
 import invariants as I
 from specs.config import make_config
 from specs.model import Model
-from specs.mutants import MUTANTS
+from specs.catalogue import MUTANTS
 from spark.explore import spark_explore
 from spark.levels import LevelStore
 from verifier.bfs import Limits, Options, explore

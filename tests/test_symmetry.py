@@ -8,9 +8,10 @@ import pytest
 import invariants as I
 from specs import symmetry as S
 from specs.actions import init_state, successors
-from specs.config import PRESETS, make_config
+from specs.catalogue import PRESETS
+from specs.config import make_config
 from specs.model import Model
-from specs.mutants import MUTANTS
+from specs.catalogue import MUTANTS
 from verifier.bfs import Options, explore
 
 ANY = {"any_candidate_elections": True}

@@ -465,14 +465,15 @@ def _fuzz_mutants(args, console) -> int:
     from dataclasses import replace
     from rich.table import Table
     import invariants as I
-    from specs.mutants import MUTANTS
+    from specs.catalogue import MUTANTS
+    from specs.config import with_mutant
     from verifier.summary import config_json
     base = _fuzz_config(args)
     if base.mutant:
         raise UsageError("--mutants runs every mutant; drop --mutant")
     rows = []
     for name in MUTANTS:
-        result = _fuzz_run(args, replace(base, mutant=name), I.select(None), hypothesis_shrink=False)
+        result = _fuzz_run(args, with_mutant(base, name), I.select(None), hypothesis_shrink=False)
         rec = result.recorder
         row = {"mutant": name, "killed": result.trace is not None, "killed_by": result.violated,
                "examples_to_failure": rec.first_failure_example, "shrunk_length": len(result.trace) if result.trace else None,
@@ -575,7 +576,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
             raise UsageError("prove --mutants runs every mutant on the kafka preset; drop --preset/--mutant/--flag")
         return prove_cli.run_mutants(args, _console(), _run_dir, _write)
     cfg, _ = build_config(argparse.Namespace(**{**vars(args), "min_isr": None}))
-    if cfg.flags.unclean_recovery_strategy is not None:
+    if cfg.rules.unclean_recovery_strategy is not None:
         raise UsageError("prove does not encode unclean recovery rounds (unclean_recovery_strategy)")
     return prove_cli.run(args, cfg, _console(), _run_dir, _write)
 
@@ -588,7 +589,8 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     from rich.table import Table
     import invariants as I
     from specs.model import Model
-    from specs.mutants import MUTANTS
+    from specs.catalogue import MUTANTS
+    from specs.config import with_mutant
     from verifier.bfs import Limits, explore
     from verifier.summary import config_json
     base, _ = build_config(args)
@@ -602,9 +604,9 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     limits = Limits(time_budget=args.time_budget)
     rows = []
     for name in names:
-        result = explore(Model(replace(base, mutant=name), symmetry=not args.no_symmetry), I.REGISTRY, limits)
+        result = explore(Model(with_mutant(base, name), symmetry=not args.no_symmetry), I.REGISTRY, limits)
         trace = result.counterexample
-        row = {"mutant": name, "rule": MUTANTS[name], "killed": trace is not None,
+        row = {"mutant": name, "rule": MUTANTS[name].description, "killed": trace is not None,
                "killed_by": list(trace.violated) if trace else [], "depth": len(trace) if trace else None,
                "distinct_states": result.distinct_states, "seconds": round(result.seconds, 2),
                "status": result.status, "stop_reason": result.stop_reason}
@@ -655,16 +657,16 @@ def _bounds_text(cfg) -> str:
 
 def cmd_list(args: argparse.Namespace) -> int:
     import invariants as I
-    from specs import ACTIONS, MUTANTS, PRESET_DOCS
+    from specs import ACTIONS, MUTANTS, PRESETS
     print("presets:")
-    for name, doc in PRESET_DOCS.items():
-        print(f"  {name:14} {doc}")
+    for name, preset in PRESETS.items():
+        print(f"  {name:14} {preset.doc}")
     print("invariants:")
     for inv in I.REGISTRY:
         print(f"  {inv.name:48} ({inv.kind})")
     print("mutants:")
-    for name, doc in MUTANTS.items():
-        print(f"  {name:36} {doc}")
+    for name, mutant in MUTANTS.items():
+        print(f"  {name:36} {mutant.description}")
     print("actions:")
     for a in ACTIONS:
         print(f"  {a.name:26} {a.doc}")

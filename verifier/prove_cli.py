@@ -11,13 +11,13 @@ from verifier.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
 
 
 def _names(cfg, bits: int) -> str:
-    from specs.abstraction import members
+    from specs.symbolic.abstraction import members
     return "[" + ",".join(str(b) for b in members(cfg, bits)) + "]"
 
 
 def step_text(cfg, step) -> str:
     """A symbolic step in the words of the model's actions."""
-    from specs.abstraction import members
+    from specs.symbolic.abstraction import members
     who = members(cfg, step.broker)
     b = who[0] if len(who) == 1 else None
     a = step.action
@@ -39,13 +39,13 @@ def step_text(cfg, step) -> str:
 
 
 def abstract_changes(cfg, before, after) -> str:
-    from specs.abstraction import describe
+    from specs.symbolic.abstraction import describe
     a, b = describe(cfg, before), describe(cfg, after)
     return "; ".join(f"{k}={v}" for k, v in b.items() if a[k] != v) or "(no change)"
 
 
 def result_json(r) -> dict:
-    from specs.abstraction import describe
+    from specs.symbolic.abstraction import describe
     out = {"brokers": r.n, "min_isr": r.min_isr, "verdict": r.verdict, "inductive_alone": r.inductive_alone,
            "strengthening": r.strengthening, "not_inductive": r.dropped, "bmc_depth": r.bmc_depth,
            "violated": r.violation or [], "unrealized_bmc_traces": r.unrealized,
@@ -204,8 +204,7 @@ def run_mutants(args, console, run_dir, write) -> int:
     from rich.table import Table
     from invariants.symbolic import INVARIANTS, MORE_INVARIANTS
     from specs.config import make_config
-    from specs.mutants import MUTANTS
-    from specs.symbolic import NOT_ENCODED
+    from specs.catalogue import MUTANTS
     from verifier.prove import REFUTED, check_size
     from verifier.trace import to_scenario
     from verifier.witness import witness_trace
@@ -219,7 +218,7 @@ def run_mutants(args, console, run_dir, write) -> int:
         row = {"mutant": name, "refuted": r.verdict == REFUTED, "violated": r.violation or [],
                "symbolic_steps": len(r.trace) - 1 if r.trace else None,
                "concrete_steps": len(r.witness) if r.witness is not None else None,
-               "outside_encoding": NOT_ENCODED.get(name), "seconds": round(r.seconds, 2), "scenario": None}
+               "outside_encoding": "; ".join(MUTANTS[name].outside_z3()) or None, "seconds": round(r.seconds, 2), "scenario": None}
         if r.witness is not None:
             row["scenario"] = f"{name}.json"
             write(out_dir / row["scenario"], json.dumps(to_scenario(r.witness, f"z3 refutes {name}",

@@ -25,10 +25,11 @@ def exit_code(result: Result) -> int:
 
 
 def config_json(cfg) -> dict[str, Any]:
+    from specs.config import explicit_flags
     return {"preset": cfg.preset, "mutant": cfg.mutant, "replicas": list(cfg.replicas),
             "extra_brokers": list(cfg.extra_brokers), "min_isr": cfg.min_isr,
-            "unclean_leader_election": cfg.unclean_leader_election, "flags": asdict(cfg.flags),
-            "bounds": asdict(cfg.bounds)}
+            "unclean_leader_election": cfg.unclean_leader_election, "flags": explicit_flags(cfg),
+            "rules": asdict(cfg.rules), "bounds": asdict(cfg.bounds)}
 
 
 def counterexample_json(trace) -> dict[str, Any]:

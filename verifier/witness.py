@@ -17,7 +17,7 @@ from typing import Optional
 
 from invariants import BY_NAME as CONCRETE
 from specs import actions as A
-from specs.abstraction import Abstract, abstract, concretize
+from specs.symbolic.abstraction import Abstract, abstract, concretize
 from specs.config import Bounds, Config
 from specs.ops import NotEnabled, OpError, apply_op
 from specs.state import State

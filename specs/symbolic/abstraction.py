@@ -12,7 +12,7 @@ import z3
 from specs import actions as A
 from specs.config import Config
 from specs.state import NO_EPOCH, NO_LEADER, FollowerState, State
-from specs.symbolic import SET_FIELDS, Sym
+from specs.symbolic.state import SET_FIELDS, Sym
 
 
 class Abstract(NamedTuple):

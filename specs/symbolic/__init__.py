@@ -1,0 +1,18 @@
+"""The z3 encoding of the model, for any cluster size N.
+
+- algebra.py: the z3 meaning of the algebra the controller rules are written in;
+- state.py: symbolic states and step choices;
+- encoding.py: the transition relation (controller rules shared with the concrete model);
+- brokers.py: the broker side, abstracted by hand;
+- abstraction.py: concrete state <-> abstract value;
+- selfcheck.py: the relation against the concrete model, before any verdict;
+- witness.py: z3's counterexamples as runs of the concrete model.
+"""
+from specs.symbolic.algebra import COUNT_BITS, lowest, meets, one_hot, one_hot_or_zero, popcount
+from specs.symbolic.encoding import ACTION_ID, ACTIONS, CONTROLLER_ACTIONS, Encoding, Step, encoding
+from specs.symbolic.state import SET_FIELDS, Params, Sym, make_sym, sym_params, sym_state
+from specs.symbolic import selfcheck  # noqa: E402  (after the encoding it checks)
+
+__all__ = ["COUNT_BITS", "lowest", "meets", "one_hot", "one_hot_or_zero", "popcount", "ACTION_ID", "ACTIONS",
+           "CONTROLLER_ACTIONS", "Encoding", "Step", "encoding", "SET_FIELDS", "Params", "Sym", "make_sym",
+           "sym_params", "sym_state"]

@@ -1,0 +1,197 @@
+"""prove's footing: before any verdict, the z3 transition relation is compared with the
+concrete controller for the exact config it was given.
+
+For random controller states over N replicas (any values, reachable or not; the ISR in
+replica order, which z3 does not keep) and every controller event, the concrete event
+(specs/controller.py on the model's values) and the encoding's step for it (the same rules
+in the z3 algebra, plus the encoding's guard) must agree: the step is enabled exactly when
+Kafka accepts the event, and then leads to the controller state the concrete event gives,
+electing uncleanly exactly when it does. Each step's formula is built once, with z3
+variables, and every sample substitutes constants into that very formula.
+"""
+from __future__ import annotations
+
+import random
+from typing import NamedTuple, Optional
+
+import z3
+
+from specs import controller as C
+from specs.actions import init_state
+from specs.algebra import CONCRETE
+from specs.config import Config
+from specs.pipeline import DESIGNATED, PREFERRED, UNCLEAN
+from specs.state import NO_LEADER, RECOVERED, AlterPartitionRequest, Controller
+from specs.symbolic.abstraction import mask, sized
+from specs.symbolic.encoding import ACTION_ID, Encoding
+from specs.symbolic.state import Params, Sym, sym_params, sym_state
+
+# The controller events, each with the symbolic step that makes it.
+EVENTS = ("alter_partition", "fence", "unfence", "controlled_shutdown", "register_clean", "register_unclean",
+          "elect_preferred", "elect_unclean", "elect_designated", "periodic_unclean_election",
+          "set_min_isr", "set_unclean")
+STEP_OF = {"register_clean": "restart", "register_unclean": "restart"}
+
+
+class SelfCheck(NamedTuple):
+    states: int                   # random controller states compared
+    events: int                   # (state, event) pairs compared
+    sizes: tuple[int, ...]        # the N checked
+    mismatch: Optional[str]       # the first disagreement, in one line (None: they agree)
+
+
+def _subset(rng, ids):
+    """A random subset, empty a third of the time: the rules' corner cases live there."""
+    return () if rng.random() < 1 / 3 else tuple(b for b in ids if rng.random() < 0.5)
+
+
+def random_controller(rng: random.Random, cfg: Config) -> Controller:
+    ids = cfg.replicas
+    s = init_state(cfg)
+    p = s.ctrl.partition._replace(
+        isr=_subset(rng, ids), elr=_subset(rng, ids), last_known_elr=_subset(rng, ids),
+        leader=NO_LEADER if rng.random() < 1 / 3 else rng.choice(ids), leader_epoch=3, partition_epoch=5,
+        last_known_leader=NO_LEADER if cfg.rules.use_last_known_leader else rng.choice(ids + (NO_LEADER,)))
+    return s.ctrl._replace(partition=p, fenced=_subset(rng, ids), shutting_down=_subset(rng, ids),
+                           min_isr=rng.randint(1, len(ids)), unclean_leader_election=rng.random() < 0.3)
+
+
+def _pins(enc: Encoding, s: Sym, ctrl: Controller, alive: int, clean_file: int) -> list:
+    cfg, n = enc.cfg, enc.n
+    p = ctrl.partition
+    bv = lambda bits: z3.BitVecVal(bits, n)  # noqa: E731
+    sets = {"isr": p.isr, "elr": p.elr, "last_known_elr": p.last_known_elr, "last_known_leader": [p.last_known_leader],
+            "leader": [p.leader], "fenced": ctrl.fenced, "shutting_down": ctrl.shutting_down}
+    out = [(getattr(s, f), bv(mask(cfg, v))) for f, v in sets.items()]
+    out += [(s.alive, bv(alive)), (s.clean_file, bv(clean_file)), (s.complete, bv((1 << n) - 1)),
+            (s.fetched, bv(0)), (s.stale, bv(0)), (s.min_isr, z3.BitVecVal(ctrl.effective_min_isr, 8)),
+            (s.unclean_leader_election, z3.BoolVal(ctrl.unclean_leader_election)), (s.lost, z3.BoolVal(False)),
+            (s.unclean_shutdowns, z3.BitVecVal(0, 8)), (s.lossy_crashes, z3.BitVecVal(0, 8))]
+    return out
+
+
+def _event(rng, cfg: Config, ctrl: Controller, kind: str):
+    """(concrete outcome, broker, members, value, flag, pick, alive mask, clean-file mask)."""
+    ids, rules = cfg.replicas, cfg.rules
+    b = rng.choice(ids)
+    pick = rng.choice(ids) if rules.any_candidate_elections else None
+    everyone = (1 << len(ids)) - 1
+    alive, clean_file, members, value, flag = everyone, 0, (), 1, False
+    p = ctrl.partition
+    if kind == "alter_partition":
+        ok = [x for x in ids if ctrl.acceptable_leader(x)]
+        members = tuple(sorted(({p.leader} if p.leader != NO_LEADER else set()) | set(_subset(rng, ok)))) \
+            if rng.random() < 0.8 else _subset(rng, ids)
+        req = AlterPartitionRequest(p.leader, ctrl.broker_epoch(p.leader) if p.leader != NO_LEADER else -1,
+                                    p.leader_epoch, p.partition_epoch, members,
+                                    tuple(ctrl.broker_epoch(x) for x in members), RECOVERED)
+        out = C.alter_partition(CONCRETE, rules, ctrl, req, prefer=pick)
+        if out.error not in (None, C.NEW_LEADER_ELECTED):
+            out = None
+    elif kind in ("fence", "unfence", "controlled_shutdown"):
+        out = getattr(C, kind)(CONCRETE, rules, ctrl, b, prefer=pick)
+        if kind == "unfence":
+            shutting = mask(cfg, ctrl.shutting_down)
+            alive = everyone & ~shutting      # only a running broker not shutting down heartbeats
+            if b not in ctrl.fenced or b in ctrl.shutting_down:
+                out = None
+        elif kind == "fence" and b in ctrl.fenced:
+            out = None
+        elif kind == "controlled_shutdown" and (b in ctrl.fenced or b in ctrl.shutting_down):
+            out = None
+    elif kind.startswith("register"):
+        clean = kind == "register_clean"
+        alive = everyone & ~mask(cfg, [b])
+        clean_file = mask(cfg, [b]) if clean else 0
+        out = C.register(CONCRETE, rules, ctrl, b, -1, ctrl.broker_epoch(b) + 1000, clean=clean, prefer=pick)
+    elif kind.startswith("elect_"):
+        election = {"elect_preferred": PREFERRED, "elect_unclean": UNCLEAN, "elect_designated": DESIGNATED}[kind]
+        out = C.elect(CONCRETE, rules, ctrl, election, b if election == DESIGNATED else None,
+                      prefer=pick if election == UNCLEAN else None)
+        if out.error is not None:
+            out = C.Outcome(ctrl)       # a refused election changes nothing; the step is a no-op
+    elif kind == "periodic_unclean_election":
+        out = C.periodic_unclean_election(CONCRETE, rules, ctrl, prefer=pick)
+    elif kind == "set_min_isr":
+        value = rng.randint(1, len(ids))
+        out = C.set_min_isr(CONCRETE, rules, ctrl, value)
+    else:
+        flag = rng.random() < 0.5
+        out = C.set_unclean(CONCRETE, rules, ctrl, flag)
+    return out, b, members, value, flag, pick, alive, clean_file
+
+
+def check(cfg: Config, sizes: tuple[int, ...], samples: int = 200, seed: int = 0,
+          config_changes: bool = True) -> SelfCheck:
+    """Compare for each N in `sizes`, `samples` random states per N, every event each."""
+    rng = random.Random(seed)
+    states = events = 0
+    for n in sizes:
+        scfg = sized(cfg, n, min(2, n))
+        enc = Encoding(scfg, n, config_changes)
+        s, p = sym_state(n, "c"), sym_params(n, "c")
+        built = {k: enc.step(STEP_OF.get(k, k), s, p) for k in EVENTS}
+        for _ in range(samples):
+            ctrl = random_controller(rng, scfg)
+            states += 1
+            for kind in EVENTS:
+                if not config_changes and kind in ("set_min_isr", "set_unclean"):
+                    continue
+                problem = _compare(enc, s, p, built[kind], kind, ctrl, rng)
+                events += 1
+                if problem:
+                    return SelfCheck(states, events, tuple(sizes), f"N={n}, {kind}: {problem}")
+    return SelfCheck(states, events, tuple(sizes), None)
+
+
+def _compare(enc: Encoding, s: Sym, p: Params, step, kind: str, ctrl: Controller, rng) -> Optional[str]:
+    cfg, n = enc.cfg, enc.n
+    out, b, members, value, flag, pick, alive, clean_file = _event(rng, cfg, ctrl, kind)
+    bv = lambda bits: z3.BitVecVal(bits, n)  # noqa: E731
+    pins = _pins(enc, s, ctrl, alive, clean_file) + [
+        (p.action, z3.BitVecVal(ACTION_ID[STEP_OF.get(kind, kind)], p.action.size())), (p.broker, bv(mask(cfg, [b]))),
+        (p.members, bv(mask(cfg, members))), (p.pending, bv(0)), (p.value, z3.BitVecVal(value, 8)),
+        (p.flag, z3.BoolVal(flag)), (p.pick, bv(mask(cfg, [pick]) if pick is not None else 0))]
+
+    q, c = (out.ctrl.partition, out.ctrl) if out is not None else (ctrl.partition, ctrl)
+    want = {"isr": mask(cfg, q.isr), "elr": mask(cfg, q.elr), "last_known_elr": mask(cfg, q.last_known_elr),
+            "last_known_leader": mask(cfg, [q.last_known_leader]), "leader": mask(cfg, [q.leader]),
+            "fenced": mask(cfg, c.fenced), "shutting_down": mask(cfg, c.shutting_down),
+            "min_isr": c.effective_min_isr, "unclean_leader_election": c.unclean_leader_election,
+            "unclean_election": bool(out.unclean_election) if out is not None else False}
+    terms = {f: getattr(step.succ, f) for f in want if f != "unclean_election"}
+    terms["unclean_election"] = step.unclean
+    got = evaluate(dict(terms, enabled=step.guard), pins)
+    if out is None:
+        return "z3 enables a step the concrete controller refuses" if got["enabled"] else None
+    if not got["enabled"]:
+        return f"the concrete controller accepts it, z3 does not (state {_brief(ctrl)})"
+    for f in want:
+        if want[f] != got[f]:
+            return f"{f}: concrete {want[f]}, z3 {got[f]} (state {_brief(ctrl)})"
+    return None
+
+
+def evaluate(terms: dict, pins: list) -> dict:
+    """Every term's value under `pins`, by one substitution into one packed term."""
+    packed, widths = [], []
+    for term in terms.values():
+        if isinstance(term, bool):
+            term = z3.BoolVal(term)
+        if z3.is_bool(term):
+            term = z3.If(term, z3.BitVecVal(1, 1), z3.BitVecVal(0, 1))
+        packed.append(term)
+        widths.append(term.size())
+    bits = z3.simplify(z3.substitute(z3.Concat(*packed) if len(packed) > 1 else packed[0], *pins)).as_long()
+    out = {}
+    for name, term, width in reversed(list(zip(terms, terms.values(), widths))):
+        value = bits & ((1 << width) - 1)
+        bits >>= width
+        out[name] = bool(value) if isinstance(term, bool) or z3.is_bool(term) else value
+    return out
+
+
+def _brief(ctrl: Controller) -> str:
+    p = ctrl.partition
+    return (f"leader={p.leader} isr={list(p.isr)} elr={list(p.elr)} last_known_elr={list(p.last_known_elr)} "
+            f"fenced={list(ctrl.fenced)} shutting_down={list(ctrl.shutting_down)} min_isr={ctrl.min_isr}")
