@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from spark.levels import LevelStore, level_schema, meta_of
+from specs import Trace
 from verifier.bfs import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Limits, Result, concrete_trace
 from verifier.fingerprint import Fingerprinter, collision_probability
-from verifier.trace import Trace
 
 M64 = (1 << 64) - 1
 _STATS, _EVENT, _SUCC = 0, 1, 2
@@ -52,7 +52,7 @@ class Job:
 
 
 def _model(job: Job):
-    from specs.model import Model
+    from specs import Model
     return Model(job.cfg, symmetry=job.symmetry)
 
 
@@ -146,10 +146,9 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
                   on_level: Optional[Callable[[int], None]] = None) -> Result:
     """BFS from the model's initial states on Spark. With `store` the levels go to its
     checkpoint directory (resumable); without, to a temporary one removed at the end."""
-    from invariants import REGISTRY
     cfg = model.cfg
     invariants = tuple(invariants)
-    checked = None if len(invariants) == len(REGISTRY) else [inv.name for inv in invariants]
+    checked = None if len(invariants) == len(model.properties) else [inv.name for inv in invariants]
     job = Job(cfg, model.symmetric, invariants, check_deadlock)
     partitions = partitions or spark.sparkContext.defaultParallelism
     temp = None
@@ -316,7 +315,7 @@ def _result(spark, store, model, job, checked, keep_going, levels, totals, roots
         root = roots[root_fp][0]
         steps = concrete_trace(model, root, labels, final, model.canonical)
         # as explore: with keep_going, earlier states may break invariants reported apart
-        trace = Trace(model.cfg, root, steps, [name], engine="spark", checked=[name] if keep_going else checked)
+        trace = Trace(model, root, steps, [name], engine="spark", checked=[name] if keep_going else checked)
         found[name] = trace
         first = first or trace
     per_level = [m["states"] for m in levels]

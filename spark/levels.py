@@ -10,10 +10,11 @@ level are recomputed.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any, Optional
+
+from verifier.files import write_atomic
 
 MANIFEST = "manifest.json"
 VERSION = 1
@@ -85,14 +86,8 @@ class LevelStore:
         return data
 
     def save(self, data: dict) -> None:
-        """Write the manifest whole or not at all (rename is atomic on POSIX)."""
-        data = dict(data, version=VERSION, identity=self.identity)
-        tmp = self.root / (MANIFEST + ".tmp")
-        with open(tmp, "w") as fh:
-            json.dump(data, fh, indent=1)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.root / MANIFEST)
+        """Write the manifest whole or not at all."""
+        write_atomic(self.root / MANIFEST, json.dumps(dict(data, version=VERSION, identity=self.identity), indent=1))
 
     def fresh(self) -> None:
         """Forget any earlier run in the directory (a run without --resume)."""

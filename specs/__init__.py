@@ -1,15 +1,22 @@
 """The protocol model: the only package that knows Kafka.
 
-The seam every engine uses: `init_states(cfg)`, `successors(cfg, state)` yielding
-(label, next state), `step(cfg, state, label)`, and for replay `apply_op`.
+Engines, writers and the command line use what this module exports and nothing deeper:
+- `Model(cfg)`: initial states, successors, steps, properties and display hooks;
+- `Trace`: a run of the model, as engines report it;
+- configs: `make_config`, `Config`, `ConfigError`, `with_mutant`, `with_bounds`, and the
+  catalogue (`PRESETS`, `MUTANTS`) and rule fields (`RULE_FIELDS`) they are built from;
+- scenarios: `load_scenario`, `run_scenario`, `ScenarioError`.
+The z3 engine's seam is `specs.symbolic`.
 """
-from specs.actions import (ACTION_NAMES, ACTIONS, describe, init_state, init_states, label_to_op, step,
-                           successors)
 from specs.catalogue import MUTANTS, PRESETS
-from specs.config import (BUDGETS, Bounds, Config, ConfigError, config_from_dict, config_to_dict, make_config,
-                          with_bounds)
-from specs.rules import Rules
+from specs.config import (BOUND_NAMES, BUDGETS, Bounds, Config, ConfigError, config_from_dict, deep_bounds,
+                          explicit_flags, make_config, unknown, with_bounds, with_mutant)
+from specs.model import Model
+from specs.rules import RULE_FIELDS, Rules, outside_z3, rule_doc
+from specs.scenario import ScenarioError, run_file, run_scenario
+from specs.scenario import load as load_scenario
+from specs.trace import Trace
 
-__all__ = ["ACTION_NAMES", "ACTIONS", "describe", "init_state", "init_states", "label_to_op", "step",
-           "successors", "BUDGETS", "PRESETS", "Bounds", "Config", "ConfigError", "Rules",
-           "config_from_dict", "config_to_dict", "make_config", "with_bounds", "MUTANTS"]
+__all__ = ["MUTANTS", "PRESETS", "BOUND_NAMES", "BUDGETS", "Bounds", "Config", "ConfigError", "config_from_dict", "deep_bounds",
+           "explicit_flags", "make_config", "unknown", "with_bounds", "with_mutant", "Model", "RULE_FIELDS", "Rules",
+           "outside_z3", "rule_doc", "ScenarioError", "run_file", "run_scenario", "load_scenario", "Trace"]

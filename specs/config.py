@@ -19,22 +19,26 @@ class ConfigError(ValueError):
     """Bad user input: the CLI turns it into one line and exit code 2."""
 
 
+def _bound(default: int, doc: str) -> Any:
+    return field(default=default, metadata={"doc": doc})
+
+
 @dataclass(frozen=True)
 class Bounds:
     """Budgets that keep the state space finite. Counted per kind of event."""
 
-    records: int = 1              # records produced (acks=all)
-    fences: int = 1               # fences of a live broker (network partition from the controller)
-    lossy_crashes: int = 1        # unclean shutdowns that lose the unflushed suffix
-    crashes: int = 0              # unclean shutdowns that keep the page cache
-    clean_shutdowns: int = 0      # controlled shutdown then clean stop
-    isr_shrinks: int = 2          # leader-initiated ISR shrinks (lagging follower)
-    admin_elections: int = 0      # preferred / unclean / designated elections
-    config_changes: int = 0       # min.insync.replicas and unclean.leader.election.enable changes
-    reassignments: int = 0        # partition reassignments
-    unclean_recoveries: int = 0   # KIP-966 unclean recovery rounds (variant)
-    max_leader_epoch: int = 8     # transitions that would exceed these are disabled
-    max_partition_epoch: int = 16
+    records: int = _bound(1, "records produced (acks=all)")
+    fences: int = _bound(1, "fences of a running broker (a network partition from the controller)")
+    lossy_crashes: int = _bound(1, "unclean shutdowns that lose the unflushed suffix")
+    crashes: int = _bound(0, "unclean shutdowns that keep the page cache")
+    clean_shutdowns: int = _bound(0, "controlled shutdowns followed by a clean stop")
+    isr_shrinks: int = _bound(2, "leader-initiated ISR shrinks (a lagging follower)")
+    admin_elections: int = _bound(0, "preferred / unclean / designated elections")
+    config_changes: int = _bound(0, "min.insync.replicas and unclean.leader.election.enable changes")
+    reassignments: int = _bound(0, "partition reassignments")
+    unclean_recoveries: int = _bound(0, "KIP-966 unclean recovery rounds")
+    max_leader_epoch: int = _bound(8, "steps that would raise the leader epoch above this are not taken")
+    max_partition_epoch: int = _bound(16, "steps that would raise the partition epoch above this are not taken")
 
 
 BUDGETS = ("records", "fences", "lossy_crashes", "crashes", "clean_shutdowns", "isr_shrinks",
@@ -163,6 +167,14 @@ def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = N
     if cfg.rules.any_candidate_elections and list(cfg.replicas) != sorted(cfg.replicas):
         raise ConfigError("any_candidate_elections keeps replicas as a set: list them in id order")
     return cfg
+
+
+def deep_bounds(replication_factor: int) -> dict[str, int]:
+    """Bounds for random testing, deeper than the exhaustive defaults: two records, long epoch
+    histories, and enough ISR shrinks and fences to take any ISR down to its last replica.
+    Other fault budgets stay the checker's, so random runs spend their steps on the protocol."""
+    return {"records": 2, "isr_shrinks": max(replication_factor - 1, 2),
+            "fences": max(replication_factor - 2, 1), "max_leader_epoch": 30, "max_partition_epoch": 60}
 
 
 def with_mutant(cfg: Config, name: str) -> Config:

@@ -1,15 +1,16 @@
-"""The model as engines see it (stateright's `Model`): initial states, successors,
-and the few facts about actions that coverage and deadlock reports need.
+"""The model as engines see it (stateright's `Model`): initial states, successors, the
+properties, and the display hooks that let engines and writers show a run without knowing
+anything of Kafka.
 
-Engines hold a `Model` and an invariant list and nothing else; every engine
-(BFS, simulation, Hypothesis, Spark, replay) reaches the protocol through here
-or through `specs.actions.step`, so they all run the same transition function.
+Engines hold a `Model` and a list of properties and nothing else; every engine (BFS,
+simulation, Hypothesis, Spark, replay) runs the same transition function through here.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from specs import actions as A
+from specs import display as D
 from specs import symmetry as S
 from specs.config import Config
 
@@ -23,12 +24,18 @@ class Model:
         self.group_size = S.group_size(cfg) if self.symmetric else 1
 
     action_names = A.ACTION_NAMES
+    action_docs = {a.name: a.doc.splitlines()[0] for a in A.ACTIONS}
 
+    # ---------------------------------------------------------------- the state space
     def init_states(self) -> list:
         return A.init_states(self.cfg)
 
-    def successors(self, state) -> Iterator[tuple[tuple, object]]:
+    def successors(self, state) -> Iterator[tuple[tuple, Any]]:
         return A.successors(self.cfg, state)
+
+    def action_successors(self, state, name: str) -> Iterator[tuple[tuple, Any]]:
+        """The enabled steps of one action (what a Hypothesis rule chooses among)."""
+        return A.action_successors(self.cfg, state, name)
 
     def step(self, state, label: tuple):
         """The state after `label` (no guard checked): traces are rebuilt with it."""
@@ -42,6 +49,41 @@ class Model:
     def off_by_config(self) -> dict[str, str]:
         return A.off_by_config(self.cfg)
 
+    # ---------------------------------------------------------------- fault targets (swarm testing)
+    @property
+    def fault_targets(self) -> tuple:
+        """What a fault can hit (the brokers)."""
+        return self.cfg.brokers
+
+    @staticmethod
+    def fault_target(label: tuple) -> Optional[Any]:
+        """The broker a fault step hits, or None if the step is not a fault."""
+        return label[1] if label[0] in A.FAULTS else None
+
+    # ---------------------------------------------------------------- properties
+    @property
+    def properties(self) -> tuple:
+        import invariants as I
+        return tuple(I.REGISTRY)
+
+    # ---------------------------------------------------------------- display hooks
     @staticmethod
     def describe(label: tuple) -> str:
         return A.describe(label)
+
+    def view(self, state) -> dict[str, str]:
+        """The state's fields as short strings (a counterexample table shows what changed)."""
+        return D.view(self.cfg, state)
+
+    start_fields = D.START_FIELDS
+    itf_vars = D.ITF_VARS
+
+    @staticmethod
+    def itf(state) -> dict:
+        return D.itf_state(state)
+
+    @staticmethod
+    def scenario(trace, name: str, source: str) -> dict:
+        """The trace as a replay scenario."""
+        from specs.scenario import to_scenario
+        return to_scenario(trace, name, source)

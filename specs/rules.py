@@ -25,8 +25,10 @@ RECOVERY_STRATEGIES = ("aggressive", "balanced", "none")
 
 
 class Outside(NamedTuple):
-    """Why a rule is not in the z3 encoding."""
+    """Why a rule is not in the z3 encoding. `only_in`: the rule matters only inside an action
+    the encoding does not have, so a proof still covers every run without that action."""
     reason: str
+    only_in: Optional[str] = None
 
 
 def _rule(default: Any, doc: str, source: str, z3: Any, kind: str = "protocol") -> Any:
@@ -62,7 +64,7 @@ class Rules:
     reassignment_requires_min_isr: bool = _rule(
         False, "reassignment completes only with |ISR| >= min ISR and ELR keeps only final "
         "replicas (KIP text; Kafka enforces neither)", "KIP-966; PartitionChangeBuilder",
-        Outside("reassignment: the z3 encoding has no reassignment"))
+        Outside("reassignment: the z3 encoding has no reassignment", only_in="reassign"))
     leader_epoch_bump_on_isr_shrink: bool = _rule(
         False, "an ISR shrink bumps the leader epoch (metadata versions before 3.6)",
         "PartitionChangeBuilder", _EPOCHS)
@@ -142,6 +144,17 @@ def outside_z3(name: str) -> Optional[str]:
     """Why the z3 encoding leaves this rule out, or None if it encodes it."""
     z3 = RULE_FIELDS[name].metadata["z3"]
     return z3.reason if isinstance(z3, Outside) else None
+
+
+def refused_by_z3(rules: "Rules") -> list[str]:
+    """The rules whose value here makes a z3 verdict meaningless: changed from Kafka's, and
+    outside the encoding in a way a proof cannot ignore (not merely inside an absent action)."""
+    out = []
+    for name, value in changed(rules).items():
+        z3 = RULE_FIELDS[name].metadata["z3"]
+        if isinstance(z3, Outside) and z3.only_in is None:
+            out.append(f"{name}={value} ({z3.reason})")
+    return out
 
 
 def check_value(name: str, value: Any) -> Optional[str]:

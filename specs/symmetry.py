@@ -6,7 +6,8 @@ has. Kafka's elections take the first valid candidate in replica order, so there
 every replica plays a different role and the group is trivial; with
 `any_candidate_elections` (an election may pick any valid candidate, the ISR is a
 set) the replicas are interchangeable. Preferred elections, reassignments and the
-unclean-recovery tie-break read the replica order, so their bounds must be 0.
+unclean-recovery tie-break read the replica order (their declarations say so), so their
+bounds must be 0.
 
 Broker epochs are `100 + id + 1000 * generation` (specs.actions._next_epoch), so
 renaming b to c maps an epoch e of b to e - b + c.
@@ -28,9 +29,10 @@ def applicability(cfg: Config) -> Optional[str]:
     if not cfg.rules.any_candidate_elections:
         return ("Kafka elects the first valid replica in replica order, so no renaming of brokers "
                 "maps runs to runs (flag any_candidate_elections enables symmetry)")
-    for bound in ("admin_elections", "reassignments", "unclean_recoveries"):
-        if getattr(cfg.bounds, bound):
-            return f"bound {bound} > 0: preferred replica, reassignment and recovery tie-break read replica order"
+    from specs.actions import ACTIONS
+    for action in ACTIONS:
+        if action.reads_replica_order and getattr(cfg.bounds, action.fixed_budget):
+            return f"bound {action.fixed_budget} > 0: action {action.name} reads the replica order"
     return None
 
 

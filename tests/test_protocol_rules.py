@@ -13,7 +13,7 @@ import pytest
 from specs import actions as A
 from specs import brokers as B
 from specs.config import config_from_dict, make_config
-from specs.ops import NotEnabled, apply_op, initial_state
+from specs.scenario import NotEnabled, apply_op, initial_state
 from specs.state import NO_EPOCH, NO_LEADER, RECOVERY_NAMES
 
 # --------------------------------------------------------------------------- helpers
@@ -33,7 +33,7 @@ class Sim:
 
     def do(self, *ops):
         for op in ops:
-            self.s, self.error = apply_op(self.cfg, self.s, op)
+            self.s, self.error, _ = apply_op(self.cfg, self.s, op)
         return self.error
 
     @property

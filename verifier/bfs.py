@@ -15,8 +15,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from specs import Trace
 from verifier.fingerprint import Fingerprinter, collision_probability
-from verifier.trace import Trace
 
 COMPLETE = "complete"
 VIOLATION = "violation"
@@ -153,7 +153,7 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
     cfg = model.cfg
     state_invs = [inv for inv in invariants if inv.kind == "state"]
     step_invs = [inv for inv in invariants if inv.kind == "step"]
-    checked = None if len(invariants) == len(_all_invariants()) else [inv.name for inv in invariants]
+    checked = None if len(invariants) == len(model.properties) else [inv.name for inv in invariants]
     canonical = model.canonical
     fpr = Fingerprinter()
     store = _Store(options.graph)
@@ -167,7 +167,7 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
     def trace_to(index: int, violated: list[str], final_label=None) -> Trace:
         root, labels = store.path(index)
         steps = concrete_trace(model, roots[root], labels, final_label, canonical)
-        return Trace(cfg, roots[root], steps, violated, engine="bfs", checked=checked)
+        return Trace(model, roots[root], steps, violated, engine="bfs", checked=checked)
 
     def record(index: int, names: list[str], final_label=None) -> bool:
         """Keep the first trace of each newly violated invariant; True = stop now."""
@@ -269,11 +269,6 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
             res.depth += 1
             res.states_per_level.append(len(nxt))
     return finish(COMPLETE)
-
-
-def _all_invariants():
-    import invariants as I
-    return I.REGISTRY
 
 
 def _nodes(model, store: _Store, roots: dict, bad: set) -> list:

@@ -21,19 +21,10 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import (RuleBasedStateMachine, get_state_machine_test, initialize, invariant,
                                  precondition, rule)
 
-from specs import actions as A
-from specs.config import Config, config_to_dict
+from specs import Trace
 from verifier.bfs import DEADLOCK
-from verifier.trace import Trace
 
 DATABASE_ROOT = Path(".hypothesis") / "kraft-verify"
-
-def fuzz_bounds(replication_factor: int) -> dict[str, int]:
-    """Deeper than the exhaustive defaults: two records, long epoch histories, and enough ISR
-    shrinks and fences to take any ISR down to its last replica. Other fault budgets stay those
-    of the checker, so random runs spend their steps on the protocol."""
-    return {"records": 2, "isr_shrinks": max(replication_factor - 1, 2),
-            "fences": max(replication_factor - 2, 1), "max_leader_epoch": 30, "max_partition_epoch": 60}
 
 PROFILES = {
     # derandomized (the same examples every run), bounded by examples, no deadline: for CI gates
@@ -74,11 +65,13 @@ class Recorder:
             self.current = None
 
 
-def machine_for(cfg: Config, invariants, recorder: Recorder) -> type[RuleBasedStateMachine]:
-    """A RuleBasedStateMachine class for this config; statistics and failures go to `recorder`."""
+def machine_for(model, invariants, recorder: Recorder) -> type[RuleBasedStateMachine]:
+    """A RuleBasedStateMachine class for this model; statistics and failures go to `recorder`."""
+    cfg = model.cfg
     state_invs = [inv for inv in invariants if inv.kind == "state"]
     step_invs = [inv for inv in invariants if inv.kind == "step"]
-    inits = A.init_states(cfg)
+    inits = model.init_states()
+    targets = list(model.fault_targets)
 
     class KRaftMachine(RuleBasedStateMachine):
         def __init__(self):
@@ -89,23 +82,22 @@ def machine_for(cfg: Config, invariants, recorder: Recorder) -> type[RuleBasedSt
             self.steps: list = []
             self.last: Optional[tuple] = None
             self._enabled: dict = {}
-            self.targets = frozenset(cfg.brokers)
+            self.targets = frozenset(targets)
 
         @initialize(index=st.integers(0, len(inits) - 1),
-                    faulty=st.sets(st.sampled_from(cfg.brokers), min_size=1))
+                    faulty=st.sets(st.sampled_from(targets), min_size=1))
         def start(self, index, faulty):
-            """`faulty`: the brokers faults may hit in this example. Swarm testing for faults:
+            """`faulty`: what faults may hit in this example (brokers). Swarm testing for faults:
             a race usually needs several faults on one broker, which spreading them never does."""
             self.initial = self.state = inits[index]
             self.targets = frozenset(faulty)
 
-        def enabled(self, action) -> list:
-            if action.name not in self._enabled:
-                steps = list(A.action_successors(cfg, self.state, action))
-                if action.name in A.FAULTS:
-                    steps = [(label, new) for label, new in steps if label[1] in self.targets]
-                self._enabled[action.name] = steps
-            return self._enabled[action.name]
+        def enabled(self, name: str) -> list:
+            if name not in self._enabled:
+                steps = [(label, new) for label, new in model.action_successors(self.state, name)
+                         if model.fault_target(label) in (None, *self.targets)]
+                self._enabled[name] = steps
+            return self._enabled[name]
 
         def apply(self, label, new) -> None:
             self.last = (self.state, label, new)
@@ -123,34 +115,34 @@ def machine_for(cfg: Config, invariants, recorder: Recorder) -> type[RuleBasedSt
             recorder.failure = (self.initial, list(self.steps), names)
             raise Violation(names)
 
-        @precondition(lambda self: not any(self.enabled(a) for a in A.ACTIONS))
+        @precondition(lambda self: not any(self.enabled(a) for a in model.action_names))
         @rule()
         def quiescent(self):
             """Nothing is enabled within the bounds. A deadlock if nothing could happen at all."""
-            if next(A.successors(cfg, self.state, unbounded=True), None) is None:
+            if model.stuck(self.state):
                 self.fail([DEADLOCK])
 
         def teardown(self):
             recorder.end()
 
-    for action in A.ACTIONS:
-        setattr(KRaftMachine, action.name, _rule_for(action))
+    for name in model.action_names:
+        setattr(KRaftMachine, name, _rule_for(name, model.action_docs[name]))
     for inv in state_invs:
         setattr(KRaftMachine, f"invariant_{inv.name}", _state_check(cfg, inv))
     for inv in step_invs:
         setattr(KRaftMachine, f"invariant_{inv.name}", _step_check(cfg, inv))
-    KRaftMachine.__name__ = KRaftMachine.__qualname__ = f"KRaftMachine_{cfg.preset}_{cfg.mutant or 'none'}"
+    KRaftMachine.__name__ = KRaftMachine.__qualname__ = f"ModelMachine_{cfg.preset}_{cfg.mutant or 'none'}"
     return KRaftMachine
 
 
-def _rule_for(action):
-    @precondition(lambda self: bool(self.enabled(action)))
+def _rule_for(name: str, doc: str):
+    @precondition(lambda self: bool(self.enabled(name)))
     @rule(data=st.data())
     def run(self, data):
-        label, new = data.draw(st.sampled_from(self.enabled(action)), label=action.name)
+        label, new = data.draw(st.sampled_from(self.enabled(name)), label=name)
         self.apply(label, new)
-    run.__name__ = action.name
-    run.__doc__ = action.doc
+    run.__name__ = name
+    run.__doc__ = doc
     return run
 
 
@@ -172,15 +164,15 @@ def _step_check(cfg, inv):
     return check
 
 
-def replay_failure(cfg: Config, initial, labels: list, names: set, invariants) -> Optional[list]:
+def replay_failure(model, initial, labels: list, names: set, invariants) -> Optional[list]:
     """Run `labels` from `initial`; the steps up to the first violation of one of `names`, or
     None if a label is not enabled where it stands or no such violation happens."""
+    cfg = model.cfg
     state_invs = [inv for inv in invariants if inv.kind == "state"]
     step_invs = [inv for inv in invariants if inv.kind == "step"]
     s, steps = initial, []
     for label in labels:
-        action = A.ACTIONS_BY_NAME[label[0]]
-        new = next((t for lb, t in A.action_successors(cfg, s, action) if lb == label), None)
+        new = next((t for lb, t in model.action_successors(s, label[0]) if lb == label), None)
         if new is None:
             return None
         bad = {inv.name for inv in step_invs if not inv.check(cfg, s, label, new)}
@@ -192,14 +184,14 @@ def replay_failure(cfg: Config, initial, labels: list, names: set, invariants) -
     return None
 
 
-def shrink_steps(cfg: Config, initial, steps: list, names: list[str], invariants) -> list:
+def shrink_steps(model, initial, steps: list, names: list[str], invariants) -> list:
     """Delete steps while the same invariant still fails and every step stays enabled: halving
     chunks, then every window of 1-4 steps, then every pair of steps (a fence and its unfence
     only go together), until no deletion helps."""
     wanted = set(names)
 
     def attempt(labels):
-        return replay_failure(cfg, initial, labels, wanted, invariants) if labels else None
+        return replay_failure(model, initial, labels, wanted, invariants) if labels else None
 
     best = attempt([label for label, _ in steps]) or steps
     labels = [label for label, _ in best]
@@ -235,7 +227,7 @@ def shrink_steps(cfg: Config, initial, steps: list, names: list[str], invariants
     return best
 
 
-def hypothesis_settings(profile: str, cfg: Config, examples: Optional[int] = None,
+def hypothesis_settings(profile: str, cfg, examples: Optional[int] = None,
                         steps: Optional[int] = None, database: Optional[Path] = DATABASE_ROOT) -> settings:
     """The profile's settings. Random profiles keep failures in `database`/<config key>, so a
     saved failure replays first next time; derandomized ones (ci) use no database."""
@@ -254,24 +246,24 @@ def hypothesis_settings(profile: str, cfg: Config, examples: Optional[int] = Non
                     suppress_health_check=list(HealthCheck), **p)
 
 
-def database_key(cfg: Config) -> str:
+def database_key(cfg) -> str:
     """One example database per config, so a saved failure replays against the same model."""
     import hashlib
     import json
-    text = json.dumps({"config": config_to_dict(cfg), "bounds": cfg.bounds.__dict__}, sort_keys=True)
+    from verifier.summary import config_json
+    text = json.dumps(config_json(cfg), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _violated_at_end(cfg: Config, initial, steps: list, invariants) -> list[str]:
+def _violated_at_end(cfg, initial, steps: list, invariants) -> list[str]:
     prev = steps[-2][1] if len(steps) > 1 else initial
     label, last = steps[-1]
     return [inv.name for inv in invariants
             if not (inv.check(cfg, last) if inv.kind == "state" else inv.check(cfg, prev, label, last))]
 
 
-def _checked(invariants):
-    import invariants as I
-    return None if len(invariants) == len(I.REGISTRY) else [inv.name for inv in invariants]
+def _checked(model, invariants):
+    return None if len(invariants) == len(model.properties) else [inv.name for inv in invariants]
 
 
 @dataclass
@@ -286,14 +278,15 @@ class FuzzResult:
         return list(self.trace.violated) if self.trace else []
 
 
-def fuzz(cfg: Config, invariants, profile: str = "ci", examples: Optional[int] = None,
+def fuzz(model, invariants, profile: str = "ci", examples: Optional[int] = None,
          steps: Optional[int] = None, seed: Optional[int] = None, database: Optional[Path] = DATABASE_ROOT,
          hypothesis_shrink: bool = True) -> FuzzResult:
     """Run the machine outside pytest; a failure comes back shrunk, as a Trace: by Hypothesis
     (unless `hypothesis_shrink` is off, as for the mutant kill table, which needs only the kill),
     then by deleting steps while the same invariant still fails."""
+    cfg = model.cfg
     recorder = Recorder()
-    machine = machine_for(cfg, invariants, recorder)
+    machine = machine_for(model, invariants, recorder)
     chosen = hypothesis_settings(profile, cfg, examples, steps, database)
     if not hypothesis_shrink:
         chosen = settings(chosen, phases=[p for p in chosen.phases if p != Phase.shrink])
@@ -305,9 +298,9 @@ def fuzz(cfg: Config, invariants, profile: str = "ci", examples: Optional[int] =
         test()
     except Violation:
         initial, path, names = recorder.failure
-        shrunk = shrink_steps(cfg, initial, path, names, invariants)
+        shrunk = shrink_steps(model, initial, path, names, invariants)
         violated = _violated_at_end(cfg, initial, shrunk, invariants) or names
-        trace = Trace(cfg, initial, shrunk, violated, engine="fuzz", checked=_checked(invariants))
+        trace = Trace(model, initial, shrunk, violated, engine="fuzz", checked=_checked(model, invariants))
         return FuzzResult("violation", recorder, time.monotonic() - start, trace)
     finally:
         recorder.end()

@@ -20,8 +20,8 @@ from typing import Callable, Optional
 import z3
 
 from invariants.symbolic import INVARIANTS, LEMMAS, SymbolicInvariant
-from specs.symbolic.abstraction import Abstract, evaluate, sized
-from specs.config import Config
+from specs.symbolic import Abstract, evaluate, sized
+from specs import Config
 from specs.symbolic import ACTIONS, Encoding, Params, Sym, sym_params, sym_state
 
 PROVED = "proved"
@@ -108,7 +108,7 @@ class Problem:
 
     def false_at(self, invs, value: Abstract) -> list[str]:
         """The state invariants that do not hold in the concrete abstract state `value`."""
-        from specs.symbolic.abstraction import equals
+        from specs.symbolic import equals
         s = sym_state(self.n, "v")
         out = []
         for inv in invs:

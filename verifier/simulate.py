@@ -9,8 +9,8 @@ import time
 from typing import Callable, Optional
 
 from verifier.bfs import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, Result, concrete_trace
+from specs import Trace
 from verifier.fingerprint import Fingerprinter, collision_probability
-from verifier.trace import Trace
 
 
 def simulate(model, invariants, walks: int, depth: int, seed: int, time_budget: Optional[float] = None,
@@ -30,7 +30,7 @@ def simulate(model, invariants, walks: int, depth: int, seed: int, time_budget: 
     inits = model.init_states()
 
     def fail(root, labels, names) -> Result:
-        trace = Trace(cfg, root, concrete_trace(model, root, labels), names, engine="simulate")
+        trace = Trace(model, root, concrete_trace(model, root, labels), names, engine="simulate")
         res.counterexample = trace
         res.counterexamples = {n: trace for n in names}
         return finish(VIOLATION)

@@ -13,15 +13,16 @@ from typing import Callable, NamedTuple, Optional
 import z3
 
 from specs import controller as C
+from specs.actions import symbolic_steps
 from specs.config import Config
 from specs.pipeline import DESIGNATED, PREFERRED, UNCLEAN
 from specs.state import RECOVERED, AlterPartitionRequest
 from specs.symbolic import brokers as BR
 from specs.symbolic.algebra import Symbolic, one_hot, one_hot_or_zero
-from specs.symbolic.state import Params, Sym, make_sym
+from specs.symbolic.state import ACTION_BITS, Params, Sym, make_sym
 
 
-class Step(NamedTuple):
+class StepFormula(NamedTuple):
     """One symbolic action under given choices: when it may run, where it leads."""
     guard: object            # z3 Bool (or a Python bool)
     succ: Sym
@@ -37,7 +38,7 @@ class Encoding:
         self.R = Symbolic(n)
         self.zero, self.all = self.R.empty, self.R.everyone
         self.first_replica = z3.BitVecVal(1, n)
-        self.steps: dict[str, Callable[[Sym, Params], Step]] = {
+        self.steps: dict[str, Callable[[Sym, Params], StepFormula]] = {
             "alter_partition": self.alter_partition, "fence": self.fence, "unfence": self.unfence,
             "controlled_shutdown": self.controlled_shutdown, "elect_preferred": self.elect_preferred,
             "elect_unclean": self.elect_unclean, "elect_designated": self.elect_designated,
@@ -84,12 +85,12 @@ class Encoding:
     def unchanged(self, s: Sym) -> C.Outcome:
         return C.Outcome(s.ctrl)
 
-    def _done(self, guard, s: Sym, out: C.Outcome, **broker) -> Step:
-        return Step(guard, self.after(s, out, **broker), out.unclean_election)
+    def _done(self, guard, s: Sym, out: C.Outcome, **broker) -> StepFormula:
+        return StepFormula(guard, self.after(s, out, **broker), out.unclean_election)
 
     # ------------------------------------------------------------ controller steps (Kafka's rules)
 
-    def alter_partition(self, s: Sym, p: Params) -> Step:
+    def alter_partition(self, s: Sym, p: Params) -> StepFormula:
         """An AlterPartition from the current leader in the current epochs, proposing any ISR;
         the broker abstraction says which proposals a leader can make."""
         req = AlterPartitionRequest(broker=s.leader, broker_epoch=0, leader_epoch=0, partition_epoch=0,
@@ -97,38 +98,38 @@ class Encoding:
         out = C.alter_partition(self.R, self.rules, s.ctrl, req, prefer=self._pick(p))
         return self._done(self.R.all(self.R.accepted(out.error), BR.proposal_ok(self, s, p)), s, out)
 
-    def fence(self, s: Sym, p: Params) -> Step:
+    def fence(self, s: Sym, p: Params) -> StepFormula:
         out = C.fence(self.R, self.rules, s.ctrl, p.broker, self._pick(p))
         return self._done(z3.And(one_hot(p.broker), z3.Not(self.R.member(p.broker, s.fenced))), s, out)
 
-    def unfence(self, s: Sym, p: Params) -> Step:
+    def unfence(self, s: Sym, p: Params) -> StepFormula:
         """A heartbeat: only a running broker that is not shutting down sends one."""
         out = C.unfence(self.R, self.rules, s.ctrl, p.broker, self._pick(p))
         return self._done(z3.And(one_hot(p.broker), self.R.member(p.broker, s.fenced & s.alive & ~s.shutting_down)),
                           s, out)
 
-    def controlled_shutdown(self, s: Sym, p: Params) -> Step:
+    def controlled_shutdown(self, s: Sym, p: Params) -> StepFormula:
         out = C.controlled_shutdown(self.R, self.rules, s.ctrl, p.broker, self._pick(p))
         return self._done(z3.And(one_hot(p.broker), self.R.member(p.broker, s.alive & ~s.fenced & ~s.shutting_down)),
                           s, out)
 
-    def elect_preferred(self, s: Sym, p: Params) -> Step:
+    def elect_preferred(self, s: Sym, p: Params) -> StepFormula:
         return self._done(True, s, C.elect(self.R, self.rules, s.ctrl, PREFERRED))
 
-    def elect_unclean(self, s: Sym, p: Params) -> Step:
+    def elect_unclean(self, s: Sym, p: Params) -> StepFormula:
         return self._done(True, s, C.elect(self.R, self.rules, s.ctrl, UNCLEAN, prefer=self._pick(p)))
 
-    def elect_designated(self, s: Sym, p: Params) -> Step:
+    def elect_designated(self, s: Sym, p: Params) -> StepFormula:
         return self._done(one_hot(p.broker), s, C.elect(self.R, self.rules, s.ctrl, DESIGNATED, leader=p.broker))
 
-    def periodic_unclean_election(self, s: Sym, p: Params) -> Step:
+    def periodic_unclean_election(self, s: Sym, p: Params) -> StepFormula:
         return self._done(True, s, C.periodic_unclean_election(self.R, self.rules, s.ctrl, self._pick(p)))
 
-    def set_min_isr(self, s: Sym, p: Params) -> Step:
+    def set_min_isr(self, s: Sym, p: Params) -> StepFormula:
         guard = z3.And(z3.BoolVal(self.config_changes), z3.UGE(p.value, 1), z3.ULE(p.value, self.n))
         return self._done(guard, s, C.set_min_isr(self.R, self.rules, s.ctrl, p.value))
 
-    def set_unclean(self, s: Sym, p: Params) -> Step:
+    def set_unclean(self, s: Sym, p: Params) -> StepFormula:
         return self._done(z3.BoolVal(self.config_changes), s, C.set_unclean(self.R, self.rules, s.ctrl, p.flag))
 
     def _pick(self, p: Params) -> Optional[z3.BitVecRef]:
@@ -136,7 +137,7 @@ class Encoding:
 
     # ------------------------------------------------------------ the relation
 
-    def step(self, name: str, s: Sym, p: Params) -> Step:
+    def step(self, name: str, s: Sym, p: Params) -> StepFormula:
         return self.steps[name](s, p)
 
     def transition(self, s: Sym, t: Sym, p: Params) -> z3.BoolRef:
@@ -149,11 +150,11 @@ class Encoding:
         return z3.Or(*choices)
 
 
-# Every transition of the symbolic model: the controller's events, then the broker abstraction.
-CONTROLLER_ACTIONS = ("alter_partition", "fence", "unfence", "controlled_shutdown", "elect_preferred",
-                      "elect_unclean", "elect_designated", "periodic_unclean_election", "set_min_isr", "set_unclean")
-ACTIONS = CONTROLLER_ACTIONS + BR.ACTIONS
+# Every transition of the symbolic model: the z3 steps the action declarations name
+# (specs/actions/), in their order, then the steps only the abstraction has.
+ACTIONS = symbolic_steps() + BR.SYMBOLIC_ONLY
 ACTION_ID = {name: i for i, name in enumerate(ACTIONS)}
+assert len(ACTIONS) <= 1 << ACTION_BITS
 
 
 def encoding(cfg: Config, n: Optional[int] = None) -> Encoding:

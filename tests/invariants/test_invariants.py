@@ -6,11 +6,10 @@ import json
 import pytest
 
 import invariants as I
-from conftest import ROOT
-from specs.config import make_config, with_bounds
-from specs.model import Model
+from tests.conftest import ROOT
+from specs import Model, make_config, with_bounds
 from verifier.bfs import VIOLATION, Limits, explore
-from verifier.replay import run_scenario
+from specs import run_scenario
 
 # invariant -> (preset, mutant, bound overrides) whose exploration violates it
 KILLERS = {

@@ -23,11 +23,15 @@ def test_violation_exits_1_and_writes_a_replayable_counterexample(cli, tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr
     run = run_dir(out)
     assert {p.name for p in run.iterdir()} == {"summary.json", "report.md", "counterexample.json",
-                                               "counterexample.itf.json"}
+                                               "counterexample.itf.json",
+                                               "counterexample-LeaderCandidateCompleteness.json"}
     summary = json.loads((run / "summary.json").read_text())
     assert summary["result"] == "violation" and summary["exit_code"] == 1
     assert summary["counterexample"]["length"] == 7
     assert summary["violated"] == ["LeaderCandidateCompleteness"]
+    assert summary["schema_version"] == 1
+    row = next(i for i in summary["invariants"] if i["name"] == "LeaderCandidateCompleteness")
+    assert row["counterexample"]["scenario"] == "counterexample-LeaderCandidateCompleteness.json"
     assert "restart broker=1" in (run / "report.md").read_text()
     itf = json.loads((run / "counterexample.itf.json").read_text())
     assert len(itf["states"]) == 8
@@ -110,7 +114,12 @@ def test_simulation_is_seeded_and_finds_the_old_bug(cli, tmp_path):
     (["--flag", "no_such_flag"], "unknown protocol flag"),
     (["--bound", "records=x"], "not an integer"),
     (["--invariant", "NoSuchInvariant"], "unknown invariant"),
-    (["--max-states", "-5"], "max-states must be a positive number"),
+    (["--max-states", "-5"], "max-states must be a positive finite number"),
+    (["--time-budget", "nan"], "time-budget must be a positive finite number"),
+    (["--brokers", "0"], "--brokers must be between 1 and 7"),
+    (["--brokers", "3", "--replicas", "1,2"], "give one"),
+    (["--replicas=-1,2"], "broker ids are >= 0"),
+    (["--bound", "record=2"], "did you mean records?"),
     (["--dump-graph", "g.png"], "must end in .dot"),
     (["--config", "/no/such.toml"], "no such file"),
     (["--simulate", "0"], "--simulate N"),
@@ -139,9 +148,10 @@ def test_toml_config_with_bounds_and_check_options(cli, tmp_path):
 def test_every_mutant_is_killed_at_the_default_bounds(cli, tmp_path):
     r = cli("mutants", "--out", str(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
-    report = json.loads(next(tmp_path.glob("*/mutants.json")).read_text())
+    report = json.loads(next(tmp_path.glob("*/summary.json")).read_text())
+    assert report["engine"] == "bfs-mutants" and report["schema_version"] == 1
     assert [row["mutant"] for row in report["mutants"]] == list(MUTANTS)
-    assert all(row["killed"] and row["killed_by"] and row["depth"] for row in report["mutants"])
+    assert all(row["status"] == "killed" and row["killed_by"] and row["length"] for row in report["mutants"])
     assert f"{len(MUTANTS)}/{len(MUTANTS)} killed" in r.stdout
 
 

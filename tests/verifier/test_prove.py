@@ -11,9 +11,8 @@ import pytest
 from invariants.symbolic import BY_NAME, INVARIANTS, MORE_INVARIANTS
 from specs.config import make_config
 from verifier.prove import PROVED, REFUTED, check_size
-from verifier.replay import run_scenario
-from verifier.trace import to_scenario
-from verifier.witness import concrete_violations, cti_trace, witness_trace
+from specs import run_scenario
+from specs.symbolic import concrete_violations, cti_trace, witness_trace
 
 ALL = list(INVARIANTS) + list(MORE_INVARIANTS)
 DEFAULT = list(INVARIANTS) + list(MORE_INVARIANTS[:2])
@@ -35,7 +34,7 @@ ELR_RULE_MUTANTS = {
 
 
 def _replays(trace, tmp_path: Path, name: str) -> None:
-    scenario = to_scenario(trace, name, "test")
+    scenario = trace.model.scenario(trace, name, "test")
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(scenario))
     result = run_scenario(json.loads(path.read_text()), str(path))
@@ -105,10 +104,10 @@ def test_same_command_same_results(cli, tmp_path):
                   "--depth", "4", "--out", str(tmp_path / str(i)))
         assert out.returncode == 1
         summary = json.loads(next((tmp_path / str(i)).glob("prove-*/summary.json")).read_text())
-        for r in summary["results"]:
+        for r in summary["details"]["results"]:
             for key in ("seconds", "induction_seconds", "bmc_seconds"):
                 r.pop(key)
-        outs.append(summary["results"])
+        outs.append(summary["details"]["results"])
     assert outs[0] == outs[1]
     assert outs[0][-1]["counterexample"]["length"] == 2
 
@@ -127,9 +126,12 @@ def test_prove_cli_exit_codes_and_reports(cli, tmp_path):
     assert ok.returncode == 0, ok.stderr
     assert "N=2 min_isr=2: inductive with" in ok.stdout
     summary = json.loads(next(tmp_path.glob("prove-kafka-*/summary.json")).read_text())
-    assert summary["exit_code"] == 0 and len(summary["results"]) == 3
-    assert all(r["verdict"] == "proved" for r in summary["results"])
-    assert 'failures="0"' in (tmp_path / "j.xml").read_text()
+    assert summary["exit_code"] == 0 and len(summary["details"]["results"]) == 3
+    assert all(r["verdict"] == "proved" for r in summary["details"]["results"])
+    assert all(row["status"] == "holds" for row in summary["invariants"])
+    assert summary["self_check"]["passed"] and summary["self_check"]["states"] == 200
+    assert "self-check passed" in ok.stdout and "200 random controller states" in ok.stdout
+    assert 'failures="0"' in (tmp_path / "j.xml").read_text() and 'errors="0"' in (tmp_path / "j.xml").read_text()
 
     bad = run_cli("prove", "--preset", "pre-kip-966", "--max-brokers", "2", "--min-isr", "2", "--out", str(tmp_path))
     assert bad.returncode == 1
@@ -146,6 +148,8 @@ def test_prove_cli_exit_codes_and_reports(cli, tmp_path):
     (["--preset", "nope"], "unknown preset"),
     (["--mutant", "nope"], "unknown mutant"),
     (["--depth", "-1"], "--depth"),
+    (["--mutant", "follower-no-truncate"], "prove cannot check this config: rule follower_truncates=False"),
+    (["--flag", "unclean_recovery_strategy=balanced"], "rule unclean_recovery_strategy=balanced"),
 ])
 def test_prove_cli_bad_input_is_one_line_and_exit_2(cli, args, needle):
     run_cli = cli

@@ -3,7 +3,7 @@ the first failing one, 2 with one line naming the file, the step and the problem
 import glob
 import json
 
-from conftest import ROOT
+from tests.conftest import ROOT
 
 EXAMPLE = json.loads((ROOT / "specs/scenarios/format-example.json").read_text())
 

@@ -5,13 +5,11 @@ import json
 import pytest
 
 import invariants as I
-from specs.config import make_config
-from specs.model import Model
+from specs import Model, make_config
 from specs.catalogue import MUTANTS
 from verifier.bfs import explore
 from verifier.fuzz import Recorder, fuzz, fuzz_bounds, hypothesis_settings, machine_for
-from verifier.replay import run_scenario
-from verifier.trace import to_scenario
+from specs import run_scenario
 
 
 def fuzz_config(preset="kafka", brokers=3, mutant=None):
@@ -34,7 +32,7 @@ def test_old_bugs_are_found_shrunk_near_the_shortest_and_replay(preset):
     bfs = explore(Model(cfg), [I.BY_NAME[name] for name in trace.violated])
     assert bfs.counterexample is not None
     assert len(trace) <= len(bfs.counterexample) + 2, (len(trace), len(bfs.counterexample))
-    replay = run_scenario(json.loads(json.dumps(to_scenario(trace, "fuzz", "test"))))
+    replay = run_scenario(json.loads(json.dumps(trace.model.scenario(trace, "fuzz", "test"))))
     assert replay.ok, replay.failure
     assert set(trace.violated) <= set(replay.trace.violated)
 

@@ -1,32 +1,43 @@
-"""`kraft-verify replay`: run scenario files (SCENARIO_FORMAT.md) through the model.
+"""The scenario interpreter (docs/SCENARIOS.md): run a scenario's steps through the model and
+check its expectations.
 
-Exit 0 when every expectation holds, 1 with expected vs actual at the first one that
-does not, 2 when a file is malformed (one line naming the file, the step, the problem).
-
-Project extensions to the format (documented in docs/SCENARIOS.md):
-- data-plane operations (the model's own actions: produce, fetch, advance_hwm, ...);
-- `{"expect_violation": ["Invariant", ...]}`: those invariants are violated after the
-  previous operation (how engines write counterexamples, and how old-protocol stories
-  say that they end in a violation);
-- `{"expect_not_enabled": {"op": "advance_hwm"}}`: that data-plane step cannot run now
-  (e.g. the HWM must not advance);
-- top-level `"check_invariants": true` (or `--check-invariants`): any invariant violated
-  after an operation and not named by the `expect_violation` step that follows fails; a
-  list of names restricts this to those invariants (what an engine checked).
+Exit 0 when every expectation holds, 1 with expected vs actual at the first one that does
+not, 2 when a file is malformed (one line naming the file, the step, the problem). Every
+step is checked before any runs, so a malformed file never half-runs. Operations are
+checked against the action declarations (specs/actions/labels.py); broker-side operations
+are the model's own actions, so replay checks their guard: a replayed counterexample is a
+real run.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from difflib import get_close_matches
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import invariants as I
+from specs import actions as A
+from specs.actions import OpError
 from specs.config import ConfigError, config_from_dict
-from specs.actions import describe, enabled
-from specs.ops import DATA_OPS, NotEnabled, OpError, apply_op, broker_universe, initial_state, op_label
-from specs.state import NO_LEADER, RECOVERY_NAMES, State
-from verifier.trace import Trace
+from specs.model import Model
+from specs.scenario.initial import broker_universe, initial_state
+from specs.state import RECOVERY_NAMES, State
+from specs.trace import Trace
+
+
+class NotEnabled(Exception):
+    """A broker-side operation whose guard does not hold in this state."""
+
+
+def apply_op(cfg, s: State, op: Mapping[str, Any]) -> tuple[State, Optional[str], tuple]:
+    """Apply one scenario operation: (next state, error name or None, its label). Raises
+    OpError for a malformed op and NotEnabled for a broker-side step that cannot run."""
+    label = A.op_label(op)
+    if A.OPS[label[0]].kind == A.DATA and not A.is_enabled(cfg, s, label):
+        raise NotEnabled(f"{A.describe(label)} is not enabled in this state")
+    new, error = A.step(cfg, s, label)
+    return new, error, label
 
 
 class ScenarioError(Exception):
@@ -57,6 +68,7 @@ SET_FIELDS = ("isr", "elr", "last_known_elr", "fenced")
 LIST_FIELDS = ("replicas", "adding_replicas", "removing_replicas")
 INT_FIELDS = ("leader", "leader_epoch", "partition_epoch", "effective_min_isr")
 STEP_NOTE_KEYS = {"notes", "comment", "derived"}
+EXPECT_NOTE_KEYS = {"notes", "comment", "derived", "step"}     # carried by expect steps, not checked
 STEP_KINDS = ("op", "expect", "expect_violation", "expect_not_enabled")
 
 
@@ -93,6 +105,11 @@ def _check_expect(where: str, expect: Any) -> dict:
         elif key == "error":
             if value is not None and not isinstance(value, str):
                 raise ScenarioError(f"{where}: expect field 'error' must be an error name or null")
+        elif key not in EXPECT_NOTE_KEYS:
+            known = SET_FIELDS + LIST_FIELDS + INT_FIELDS + ("leader_recovery_state", "error")
+            close = get_close_matches(key, known, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ScenarioError(f"{where}: unknown expect field '{key}'{hint}")
     return expect
 
 
@@ -118,14 +135,26 @@ def compare(expect: dict, s: State, last_error: Optional[str]) -> list[tuple[str
     return diffs
 
 
+def _no_duplicate_keys(pairs):
+    keys = [k for k, _ in pairs]
+    dup = next((k for k in keys if keys.count(k) > 1), None)
+    if dup is not None:
+        raise ValueError(f"key '{dup}' appears twice")
+    return dict(pairs)
+
+
 def load(path: str) -> dict:
     try:
         with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+            data = json.load(fh, object_pairs_hook=_no_duplicate_keys)
     except FileNotFoundError:
         raise ScenarioError(f"{path}: no such file") from None
     except json.JSONDecodeError as exc:
         raise ScenarioError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except ValueError as exc:       # a duplicated key, or bytes that are not UTF-8
+        raise ScenarioError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read it ({exc.strerror})") from None
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a scenario must be a JSON object")
     return data
@@ -166,7 +195,7 @@ def run_scenario(data: dict, path: str = "<scenario>", *, preset: Optional[str] 
         raise ScenarioError(f"{path}: check_invariants must be true, false or a list of invariant names")
     if force_invariants:
         watched = set(I.BY_NAME)
-    trace = Trace(cfg, s, engine="replay")
+    trace = Trace(Model(cfg, symmetry=False), s, engine="replay")
     # Validate every step before running any, so a malformed file never half-runs.
     for i, st in enumerate(steps, 1):
         where = f"{path}: step {i}"
@@ -178,7 +207,7 @@ def run_scenario(data: dict, path: str = "<scenario>", *, preset: Optional[str] 
         if "op" in st:
             fields = {k: v for k, v in st.items() if k not in STEP_NOTE_KEYS}
             try:
-                op_label(fields)
+                A.op_label(fields)
             except OpError as exc:
                 raise ScenarioError(f"{where}: {exc}") from None
         elif "expect" in st:
@@ -188,7 +217,7 @@ def run_scenario(data: dict, path: str = "<scenario>", *, preset: Optional[str] 
             if not isinstance(probe, dict):
                 raise ScenarioError(f"{where}: expect_not_enabled must be an operation object")
             try:
-                if op_label(probe)[0] not in DATA_OPS:
+                if A.OPS[A.op_label(probe)[0]].kind != A.DATA:
                     raise ScenarioError(f"{where}: expect_not_enabled takes a data-plane operation")
             except OpError as exc:
                 raise ScenarioError(f"{where}: expect_not_enabled: {exc}") from None
@@ -219,14 +248,11 @@ def run_scenario(data: dict, path: str = "<scenario>", *, preset: Optional[str] 
                 return Result(path, name, failure, trace, violations)
             op = {k: v for k, v in st.items() if k not in STEP_NOTE_KEYS}
             try:
-                nxt, last_error = apply_op(cfg, s, op)
+                nxt, last_error, label = apply_op(cfg, s, op)
             except NotEnabled as exc:
                 return Result(path, name, Failure(i, str(exc)), trace, violations)
             except OpError as exc:
                 raise ScenarioError(f"{path}: step {i}: {exc}") from None
-            label = op_label(op)
-            if label[0] in ("register", "alter_partition"):
-                label = (label[0], {k: v for k, v in op.items() if k != "op"})
             current = I.state_violations(cfg, nxt) + I.step_violations(cfg, s, label, nxt)
             trace.steps.append((label, nxt))
             s = nxt
@@ -238,9 +264,9 @@ def run_scenario(data: dict, path: str = "<scenario>", *, preset: Optional[str] 
             if diffs:
                 return Result(path, name, Failure(i, "expectation does not hold", diffs), trace, violations)
         elif "expect_not_enabled" in st:
-            label = op_label(st["expect_not_enabled"])
-            if enabled(cfg, s, label):
-                return Result(path, name, Failure(i, f"{describe(label)} is enabled, expected it not to be"),
+            label = A.op_label(st["expect_not_enabled"])
+            if A.is_enabled(cfg, s, label):
+                return Result(path, name, Failure(i, f"{A.describe(label)} is enabled, expected it not to be"),
                               trace, violations)
         else:
             names = st["expect_violation"]

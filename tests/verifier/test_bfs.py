@@ -5,12 +5,10 @@ import json
 import pytest
 
 import invariants as I
-from specs.config import make_config, with_bounds
-from specs.model import Model
+from specs import Model, make_config, with_bounds
 from verifier.bfs import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Limits, Options, explore
 from verifier.fingerprint import Fingerprinter, fingerprint
-from verifier.replay import run_scenario
-from verifier.trace import to_scenario
+from specs import run_scenario
 
 
 def labels(trace):
@@ -55,7 +53,7 @@ def test_old_protocols_are_caught_and_the_counterexample_replays(preset, invaria
     first = explore(Model(cfg), [I.BY_NAME[invariant]])
     assert first.status == VIOLATION and first.counterexample.violated == [invariant]
     assert len(first.counterexample) == length
-    scenario = json.loads(json.dumps(to_scenario(first.counterexample, "cx", "test")))
+    scenario = json.loads(json.dumps(first.counterexample.model.scenario(first.counterexample, "cx", "test")))
     result = run_scenario(scenario)
     assert result.ok, result.failure
     assert result.trace.final == first.counterexample.final
@@ -106,6 +104,7 @@ class Chain:
 
     canonical = None
     action_names = ("next",)
+    properties = ()
 
     def init_states(self):
         return [(0,)]

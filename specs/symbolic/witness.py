@@ -13,28 +13,34 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import replace
-from typing import Optional
+from typing import Any, Optional
 
 from invariants import BY_NAME as CONCRETE
 from specs import actions as A
-from specs.symbolic.abstraction import Abstract, abstract, concretize
 from specs.config import Bounds, Config
-from specs.ops import NotEnabled, OpError, apply_op
+from specs.model import Model
+from specs.rules import Outside
+from specs.scenario import NotEnabled, apply_op
 from specs.state import State
-from verifier.prove import Cti, Step
-from verifier.trace import Trace
+from specs.symbolic.abstraction import Abstract, abstract, concretize
+from specs.trace import Trace
 
-PREPARE = frozenset({"produce", "fetch", "advance_hwm", "expand_isr", "shrink_isr"})
-MAKES = {
-    "alter_partition": {"deliver_alter_partition", "shrink_isr", "expand_isr", "fetch", "produce",
-                        "complete_recovery"},
-    "fence": {"fence"}, "unfence": {"unfence"}, "controlled_shutdown": {"controlled_shutdown"},
-    "elect_preferred": {"elect"}, "elect_unclean": {"elect"}, "elect_designated": {"elect"},
-    "periodic_unclean_election": {"periodic_unclean_election"}, "set_min_isr": {"set_min_isr"},
-    "set_unclean": {"set_unclean"}, "crash": {"crash", "crash_lossy"}, "clean_shutdown": {"clean_shutdown"},
-    "restart": {"restart"}, "advance_hwm": {"produce", "fetch", "advance_hwm"}, "fetch": {"fetch"},
-    "diverge": {"produce", "fetch", "advance_hwm", "crash_lossy", "restart"}, "stutter": set(),
-}
+
+def _makes() -> dict[str, frozenset]:
+    """The concrete actions whose declarations name each z3 step (specs/actions/)."""
+    out: dict[str, set] = {}
+    for a in A.ACTIONS:
+        for name in ([] if isinstance(a.z3, Outside) else a.z3):
+            out.setdefault(name, set()).add(a.name)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+MAKES = _makes()
+# Moves that prepare a step without changing what z3 sees: the steps z3 stands for by a
+# stutter (a produce, an ISR proposal still in flight), fetches and HWM advances.
+PREPARE = MAKES["stutter"] | MAKES["fetch"] | MAKES["advance_hwm"]
+# A step only the abstraction has: after an unclean election, logs diverge by these moves.
+MAKES = {**MAKES, "diverge": PREPARE | frozenset({"crash_lossy", "restart"}), "stutter": frozenset()}
 FREE_PATH = frozenset({"alter_partition", "advance_hwm", "diverge"})   # may pass other abstractions
 
 
@@ -80,13 +86,13 @@ def _moves(cfg: Config, s: State, names: set[str], propose: Optional[tuple[int, 
         # arrive late; the model's leader changes one member at a time, so such a step is
         # sent as the controller request the leader would have built.
         try:
-            nxt, _ = apply_op(cfg, s, {"op": "alter_partition", **fields})
-        except (OpError, NotEnabled):
+            nxt, _, label = apply_op(cfg, s, {"op": "alter_partition", **fields})
+        except (A.OpError, NotEnabled):
             return
-        yield ("alter_partition", fields), nxt
+        yield label, nxt
 
 
-def step_runs(cfg: Config, s: State, step: Step, target: Abstract, depth: int, limit: int = 4000,
+def step_runs(cfg: Config, s: State, step, target: Abstract, depth: int, limit: int = 4000,
               want: int = 6) -> list[list[tuple[tuple, State]]]:
     """Up to `want` shortest action sequences from s that make `step` and reach `target`."""
     names = MAKES[step.action] | PREPARE
@@ -119,7 +125,7 @@ def step_runs(cfg: Config, s: State, step: Step, target: Abstract, depth: int, l
     return found
 
 
-def concrete_run(cfg: Config, trace: list[tuple[Optional[Step], Abstract]],
+def concrete_run(cfg: Config, trace: list[tuple[Any, Abstract]],
                  seconds: float = 15.0) -> Optional[list[tuple[tuple, State]]]:
     """A run of the concrete model from its initial state through every abstract state of
     `trace` (a BMC counterexample), or None if the search finds none within `seconds`."""
@@ -154,11 +160,11 @@ def witness_trace(cfg: Config, trace, violated: list[str]) -> Optional[Trace]:
         return None
     cfg = search_config(cfg)
     checked = [name for name in violated if name in CONCRETE]
-    trace = Trace(cfg, A.init_state(cfg), run, violated=checked, engine="z3", checked=checked)
+    trace = Trace(Model(cfg, symmetry=False), A.init_state(cfg), run, violated=checked, engine="z3", checked=checked)
     return trace if checked and concrete_violations(trace) == checked else None
 
 
-def cti_trace(cfg: Config, cti: Cti) -> Optional[Trace]:
+def cti_trace(cfg: Config, cti) -> Optional[Trace]:
     """The counterexample to induction as a concrete state and the action(s) of its step."""
     cfg = search_config(replace(cfg, unclean_leader_election=cti.pre.unclean_leader_election))
     pre = concretize(cfg, cti.pre)
@@ -170,7 +176,7 @@ def cti_trace(cfg: Config, cti: Cti) -> Optional[Trace]:
     if not runs:
         return None
     checked = [name for name in cti.violated if name in CONCRETE]
-    return Trace(cfg, pre, runs[0], violated=checked, engine="z3", checked=checked)
+    return Trace(Model(cfg, symmetry=False), pre, runs[0], violated=checked, engine="z3", checked=checked)
 
 
 def concrete_violations(trace: Trace) -> list[str]:

@@ -21,7 +21,7 @@ from specs import actions as A
 from specs.catalogue import MUTANTS, PRESETS
 from specs.config import make_config
 from specs.symbolic import ACTION_ID, Encoding, Params, popcount, selfcheck, sym_params, sym_state
-from specs.symbolic.abstraction import abstract, equals
+from specs.symbolic import abstract, equals
 from specs.symbolic.algebra import Symbolic
 
 # The matrix comes from the catalogue: every preset, every mutant the encoding can see, and

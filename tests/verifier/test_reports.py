@@ -7,20 +7,19 @@ import xml.etree.ElementTree as ET
 import networkx as nx
 import pytest
 
-from specs.actions import describe, init_state, successors
-from specs.config import make_config
-from verifier.reports import (itf_trace, itf_value, write_graph, write_itf, write_junit,
-                              write_report_md)
-from verifier.trace import Trace, rows
+from specs import Model, Trace, make_config
+from specs.display import itf_value
+from verifier.reports import itf_trace, write_graph, write_itf, write_junit, write_report_md
+from verifier.trace import rows
 
 # produce, replicate to 2, fence the leader, shrink 3 out (an AlterPartition goes in flight),
 # deliver it (the in-flight slot empties again)
 PLAN = ("produce", "fetch", "fence", "shrink_isr", "deliver_alter_partition")
 
 
-def _pick(cfg, state, name):
+def _pick(model, state, name):
     """A real successor label of this kind (never a guessed one)."""
-    for label, nxt in successors(cfg, state):
+    for label, nxt in model.successors(state):
         if label[0] == name:
             return label, nxt
     raise AssertionError(f"no enabled {name} in {state}")
@@ -28,13 +27,13 @@ def _pick(cfg, state, name):
 
 @pytest.fixture
 def trace():
-    cfg = make_config()
-    s = init = init_state(cfg)
+    model = Model(make_config())
+    s = init = model.init_states()[0]
     steps = []
     for name in PLAN:
-        label, s = _pick(cfg, s, name)
+        label, s = _pick(model, s, name)
         steps.append((label, s))
-    return Trace(config=cfg, initial=init, steps=steps, violated=["LeaderInIsr"], engine="bfs")
+    return Trace(model=model, initial=init, steps=steps, violated=["LeaderInIsr"], engine="bfs")
 
 
 def _summary(trace=None, result="violation", stop_reason=""):
@@ -51,6 +50,7 @@ def _summary(trace=None, result="violation", stop_reason=""):
     if trace is not None:
         cex = {"length": len(trace), "violated": list(trace.violated), "rows": [list(r) for r in rows(trace)],
                "scenario": "counterexample.json", "itf": "counterexample.itf.json"}
+        invs[0]["counterexample"] = cex
     return {"tool": "kraft-verify", "engine": "bfs", "run_id": "r1", "command": "kraft-verify check",
             "config": {"preset": "kafka", "mutant": "elr-not-cleared" if trace else None, "replicas": [1, 2, 3],
                        "min_isr": 2, "unclean_leader_election": False, "flags": {"elr": True},
@@ -61,7 +61,7 @@ def _summary(trace=None, result="violation", stop_reason=""):
             "counts": {"distinct_states": 1234, "transitions": 5678, "depth": 9,
                        "states_per_level": [1, 8, 30], "seconds": 1.5, "states_per_second": 822.7,
                        "terminal_states": 2},
-            "deadlock": {"checked": True, "found": False},
+            "deadlock": {"checked": True, "found": False, "complete": result == "ok"},
             "symmetry": {"enabled": True, "group_size": 6, "note": "brokers 1..3 interchangeable"},
             "fingerprint": {"bits": 128, "collision_probability": 2.3e-30},
             "coverage": [{"action": "produce", "enabled": 10, "new_states": 4, "status": "ok", "reason": ""},
@@ -70,7 +70,7 @@ def _summary(trace=None, result="violation", stop_reason=""):
                          {"action": "unfence", "enabled": 0, "new_states": 0, "status": "never taken",
                           "reason": ""}],
             "warnings": ["action unfence was never taken"],
-            "counterexample": cex}
+            "counterexample": cex, "counterexamples": {"LeaderInIsr": cex} if cex else {}}
 
 
 # ---------------------------------------------------------------- the fixture itself
@@ -85,7 +85,7 @@ def test_the_trace_uses_real_steps(trace):
 
 def test_report_md_has_config_counts_and_counterexample(trace, tmp_path):
     path = tmp_path / "report.md"
-    write_report_md(_summary(trace), trace, path)
+    write_report_md(_summary(trace), path)
     text = path.read_text()
     assert text.splitlines()[0].startswith("# ") and "VIOLATION of LeaderInIsr" in text.splitlines()[0]
     for needle in ("preset: `kafka`", "mutant: `elr-not-cleared`", "min_isr: 2", "elr=true",
@@ -101,7 +101,7 @@ def test_report_md_has_config_counts_and_counterexample(trace, tmp_path):
 
 def test_report_md_coverage_and_warnings(tmp_path):
     path = tmp_path / "report.md"
-    write_report_md(_summary(result="ok"), None, path)
+    write_report_md(_summary(result="ok"), path)
     text = path.read_text()
     assert "| unfence | 0 | 0 | never taken |" in text
     assert "| reassign | 0 | 0 | off by config (reassignments=0) |" in text
@@ -116,7 +116,7 @@ def test_report_md_escapes_pipes_and_newlines(tmp_path):
     summary["counterexample"] = {"length": 1, "violated": ["X"], "rows": [[0, "initial", "a|b"],
                                                                          [1, "op x|y", "line1\nline2"]]}
     path = tmp_path / "report.md"
-    write_report_md(summary, None, path)        # no Trace: the rows come from summary.json
+    write_report_md(summary, path)        # the rows come from summary.json
     text = path.read_text()
     assert "| 0 | initial | a\\|b |" in text
     assert "| 1 | op x\\|y | line1 line2 |" in text
@@ -156,7 +156,7 @@ def test_junit_violation(trace, tmp_path):
     assert case.get("classname") == "kraft-verify.bfs"
     assert float(case.get("time")) >= 0
     failure = case.find("failure")
-    assert failure.get("message") == f"LeaderInIsr violated at depth {len(trace)}"
+    assert failure.get("message") == f"LeaderInIsr violated in {len(trace)} steps"
     for n, action, diff in rows(trace):
         line = next(l for l in failure.text.splitlines() if l.strip().startswith(f"{n}  "))
         assert action in line and line.rstrip().endswith(diff)
@@ -237,7 +237,7 @@ def test_itf_trace(trace, tmp_path):
     write_itf(trace, path)
     data = json.loads(path.read_text())
     meta = data["#meta"]
-    assert meta["format"] == "ITF" and "015adr-trace" in meta["format-description"]
+    assert meta["format"] == "ITF" and "format-description" not in meta   # no link outside the repository
     assert "kafka" in meta["source"] and "LeaderInIsr" in meta["description"]
     assert data["vars"] == ["ctrl", "replicas", "followers", "inflight", "hist", "action"]
     states = data["states"]
@@ -255,7 +255,7 @@ def test_itf_trace(trace, tmp_path):
     assert s0["replicas"][0]["alive"] is True
     # every later state decodes back to the trace's state, with its action label
     for st, (label, state) in zip(states[1:], trace.steps):
-        assert st["action"] == describe(label)
+        assert st["action"] == trace.model.describe(label)
         for var in ("ctrl", "replicas", "followers", "inflight", "hist"):
             assert _itf_decode(st[var]) == getattr(state, var)
     # the Option encoding of the in-flight AlterPartition

@@ -16,14 +16,13 @@ from pathlib import Path
 import pytest
 
 import invariants as I
-from specs.config import make_config
-from specs.model import Model
+from specs import Model, make_config
 from specs.catalogue import MUTANTS
 from spark.explore import spark_explore
 from spark.levels import LevelStore
 from verifier.bfs import Limits, Options, explore
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SMALL = {"lossy_crashes": 1, "isr_shrinks": 1}
 DEPTH = 5
 VARIANTS = [(p, None) for p in ("kafka", "kip-966", "pre-kip-966", "pre-kip-903")] + [("kafka", m) for m in MUTANTS]

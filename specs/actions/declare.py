@@ -1,0 +1,173 @@
+"""How an action is declared: one class per protocol step, checked when it is defined.
+
+    @action(CONTROLLER, params=(BROKER,), budget="fences", elects=True, fault=True, z3=("fence",))
+    class fence:
+        '''Session timeout, or a network partition from the controller.'''
+        def enabled(cfg, s): ...            # the parameter tuples for which the guard holds
+        def effect(cfg, s, broker, prefer=None): ...   # -> (next state, error name or None)
+
+Everything else is derived from these declarations: the action list every engine explores,
+replay's operation table and field checks, which faults engines may aim at a broker, which
+actions symmetry must switch off, and the z3 encoding's list of steps. A declaration whose
+parameters do not match its effect, whose budget is unknown, or that says nothing of how z3
+sees it fails at import, not in the middle of a run.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, NamedTuple, Optional, Union
+
+from specs.config import BUDGETS
+from specs.rules import Outside
+
+DATA, CONTROLLER, REQUEST = "data", "controller", "request"
+# DATA: a broker-side step, gated by broker state (replay checks its guard).
+# CONTROLLER: a controller operation (replay runs it without a broker-side guard).
+# REQUEST: a raw controller request that only replay sends (never explored).
+
+
+class OpError(ValueError):
+    """A malformed operation (bad field, bad type, unknown op): replay exits 2."""
+
+
+class Kind(NamedTuple):
+    """A parameter's type: its name for messages and a parser from scenario JSON."""
+    name: str
+    parse: Callable[[Any, str], Any]
+    to_json: Callable[[Any], Any] = lambda v: v
+
+
+def _int(v, name):
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise OpError(f"field '{name}' has the wrong type ({type(v).__name__})")
+    return v
+
+
+def _bool(v, name):
+    if not isinstance(v, bool):
+        raise OpError(f"field '{name}' has the wrong type ({type(v).__name__})")
+    return v
+
+
+def _ints(v, name):
+    if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        raise OpError(f"field '{name}' has the wrong type ({type(v).__name__})")
+    return tuple(v)
+
+
+def _brokers(v, name):
+    ids = _ints(v, name)
+    if not ids or len(set(ids)) != len(ids):
+        raise OpError(f"'{name}' must be a non-empty list without duplicates")
+    return ids
+
+
+def _epochs(v, name):
+    if not isinstance(v, dict) or not all(isinstance(e, int) and not isinstance(e, bool) for e in v.values()):
+        raise OpError(f"field '{name}' has the wrong type ({type(v).__name__})")
+    try:
+        return tuple(sorted((int(k), e) for k, e in v.items()))    # hashable, like every label
+    except ValueError:
+        raise OpError(f"field '{name}' must map broker ids to epochs") from None
+
+
+def choice(*values: str, optional: bool = False) -> Kind:
+    def parse(v, name):
+        if v is None and optional:
+            return None
+        if v not in values:
+            raise OpError(f"field '{name}' must be {' or '.join(values)}, got {v!r}")
+        return v
+    return Kind("|".join(values), parse)
+
+
+def at_least(low: int) -> Kind:
+    def parse(v, name):
+        if _int(v, name) < low:
+            raise OpError(f"field '{name}' must be >= {low}")
+        return v
+    return Kind(f"int>={low}", parse)
+
+
+INT = Kind("int", _int)
+BOOL = Kind("bool", _bool)
+OPT_INT = Kind("int|null", lambda v, name: None if v is None else _int(v, name))
+BROKER_LIST = Kind("broker ids", _brokers, list)
+INT_LIST = Kind("ints", _ints, list)
+EPOCH_MAP = Kind("{broker: epoch}", _epochs, lambda v: {str(k): e for k, e in v})
+
+
+class Param(NamedTuple):
+    name: str
+    kind: Kind = INT
+    required: bool = True       # a missing optional field takes its default (replay only)
+    default: Any = None
+
+
+BROKER = Param("broker")
+
+
+class Action(NamedTuple):
+    name: str
+    kind: str                                   # DATA, CONTROLLER or REQUEST
+    params: tuple[Param, ...]
+    doc: str
+    enabled: Optional[Callable]                 # (cfg, s) -> parameter tuples whose guard holds
+    effect: Callable                            # (cfg, s, *params[, prefer]) -> (state, error)
+    budget: Union[str, Callable, None]          # a budget name, or (cfg, s, params) -> name or None
+    elects: bool                                # its controller event may run an election
+    fault: bool                                 # a fault injected on one broker (params[0])
+    reads_replica_order: bool                   # breaks broker symmetry when its budget is > 0
+    z3: Union[tuple[str, ...], Outside]         # the z3 steps that stand for it, or why none does
+    check: Optional[Callable]                   # extra check of a parsed operation (replay)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    @property
+    def fixed_budget(self) -> Optional[str]:
+        return self.budget if isinstance(self.budget, str) else None
+
+
+DECLARATIONS: list[Action] = []
+
+
+def action(kind: str, *, params: tuple[Param, ...] = (), budget: Optional[str] = None,
+           z3: Union[tuple[str, ...], Outside], elects: bool = False, fault: bool = False,
+           reads_replica_order: bool = False):
+    """Declare the class below as an action (see the module docstring)."""
+    def declare(cls) -> Action:
+        name = cls.__name__
+        fail = lambda why: TypeError(f"action {name}: {why}")  # noqa: E731
+        if kind not in (DATA, CONTROLLER, REQUEST):
+            raise fail(f"unknown kind {kind!r}")
+        if any(a.name == name for a in DECLARATIONS):
+            raise fail("declared twice")
+        doc = inspect.getdoc(cls)
+        if not doc:
+            raise fail("needs a docstring: it is the action's description")
+        effect = cls.__dict__.get("effect")
+        enabled = cls.__dict__.get("enabled")
+        if effect is None or (enabled is None) != (kind == REQUEST):
+            raise fail("needs effect(), and enabled() unless it is a replay-only request")
+        names = list(inspect.signature(effect).parameters)
+        expected = ["cfg", "s"] + [p.name for p in params] + (["prefer"] if elects else [])
+        if names != expected:
+            raise fail(f"effect{tuple(names)} does not match its parameters {tuple(expected)}")
+        step_budget = cls.__dict__.get("budget")
+        if budget is not None and budget not in BUDGETS:
+            raise fail(f"unknown budget {budget!r} (known: {', '.join(BUDGETS)})")
+        if budget is not None and step_budget is not None:
+            raise fail("a fixed budget and a budget() method")
+        if reads_replica_order and budget is None:
+            raise fail("reads the replica order, so it needs a budget that can switch it off")
+        if fault and (not params or params[0].name != "broker"):
+            raise fail("a fault's first parameter is the broker it hits")
+        if not (isinstance(z3, Outside) or (isinstance(z3, tuple) and z3 and all(isinstance(x, str) for x in z3))):
+            raise fail("z3 must name the z3 steps that stand for it, or say why none does (Outside)")
+        declared = Action(name, kind, tuple(params), doc, enabled, effect, budget or step_budget, elects, fault,
+                          reads_replica_order, z3, cls.__dict__.get("check"))
+        DECLARATIONS.append(declared)
+        return declared
+    return declare

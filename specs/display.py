@@ -1,0 +1,78 @@
+"""How the model shows itself to people and tools: a step's name, a state's fields as short
+strings (the counterexample table shows what changed), and a state as ITF values. Engines
+and writers reach these only through the Model (specs/model.py)."""
+from __future__ import annotations
+
+from typing import Any
+
+from specs.config import Config
+from specs.state import NO_LEADER, RECOVERY_NAMES, State
+
+ITF_VARS = ("ctrl", "replicas", "followers", "inflight", "hist")
+
+
+def _ids(xs) -> str:
+    return "[" + ",".join(str(x) for x in xs) + "]"
+
+
+def _log(log) -> str:
+    return "[" + " ".join(f"e{ep}:r{rec}" for ep, rec in log) + "]"
+
+
+def view(cfg: Config, s: State) -> dict[str, str]:
+    """The fields a reader cares about, rendered as short strings."""
+    p = s.ctrl.partition
+    out = {
+        "leader": str(p.leader) if p.leader != NO_LEADER else "-1",
+        "leader_epoch": str(p.leader_epoch),
+        "partition_epoch": str(p.partition_epoch),
+        "isr": _ids(p.isr),
+        "elr": _ids(p.elr),
+        "last_known_elr": _ids(p.last_known_elr),
+        "recovery": RECOVERY_NAMES[p.leader_recovery_state],
+        "replicas": _ids(p.replicas),
+        "fenced": _ids(s.ctrl.fenced),
+        "shutting_down": _ids(s.ctrl.shutting_down),
+        "min_isr": str(s.ctrl.min_isr),
+        "unclean_enabled": str(s.ctrl.unclean_leader_election).lower(),
+    }
+    for b, r, fs in zip(cfg.brokers, s.replicas, s.followers):
+        out[f"b{b}"] = ("up" if r.alive else "down") + f" log={_log(r.log)} hwm={r.hwm}"
+        epoch = s.ctrl.broker_epoch(b)
+        out[f"b{b}.epoch"] = str(epoch) if epoch is not None else "-"
+        out[f"b{b}.fetched"] = f"leo={fs.leo} epoch={fs.broker_epoch}" if fs.leo >= 0 else "-"
+    req = s.inflight
+    out["in_flight"] = "-" if req is None else (
+        f"AlterPartition(from={req.broker} le={req.leader_epoch} pe={req.partition_epoch} "
+        f"isr={_ids(req.isr)} epochs={_ids(req.member_epochs)})")
+    out["acked"] = _ids(s.hist.acked)
+    out["visible"] = _ids(s.hist.visible)
+    return out
+
+
+START_FIELDS = ("leader", "isr", "elr", "leader_epoch", "partition_epoch")   # the table's first row
+
+
+def itf_value(v: Any) -> Any:
+    """ITF encoding: NamedTuple -> record, tuple -> sequence, big ints -> #bigint."""
+    if isinstance(v, bool) or isinstance(v, str):
+        return v
+    if isinstance(v, int):
+        return v if abs(v) < 2 ** 53 else {"#bigint": str(v)}
+    if isinstance(v, tuple) and hasattr(v, "_fields"):
+        return {k: itf_value(x) for k, x in zip(v._fields, v)}
+    if isinstance(v, (tuple, list)):
+        return [itf_value(x) for x in v]
+    raise TypeError(f"no ITF encoding for {type(v).__name__}: {v!r}")
+
+
+def itf_option(v: Any) -> dict:
+    """Quint's Option as an ITF variant: None has the unit value, an empty tuple."""
+    if v is None:
+        return {"tag": "None", "value": {"#tup": []}}
+    return {"tag": "Some", "value": itf_value(v)}
+
+
+def itf_state(s: State) -> dict:
+    return {"ctrl": itf_value(s.ctrl), "replicas": itf_value(s.replicas), "followers": itf_value(s.followers),
+            "inflight": itf_option(s.inflight), "hist": itf_value(s.hist)}

@@ -1,0 +1,55 @@
+"""A run of the model as a replay scenario (docs/SCENARIOS.md), so any counterexample an engine
+finds can be replayed, edited and kept as a regression test."""
+from __future__ import annotations
+
+from typing import Any
+
+from specs.actions import init_state, label_to_op
+from specs.config import Config, config_to_dict
+from specs.state import NO_EPOCH, RECOVERY_NAMES, State
+
+
+def initial_block(cfg: Config, s: State) -> dict[str, Any]:
+    """The scenario `initial` block for s: the controller fields, and, if s is not a fresh
+    cluster's broker side, the project's broker fields (specs/scenario/initial.py)."""
+    p, ctrl = s.ctrl.partition, s.ctrl
+    out: dict[str, Any] = {"leader": p.leader, "isr": list(p.isr),
+                           "broker_epochs": {str(b): e for b, e in zip(ctrl.registered, ctrl.broker_epochs)}}
+    fresh = init_state(cfg)
+    if p != fresh.ctrl.partition._replace(leader=p.leader, isr=p.isr) or ctrl.fenced or ctrl.shutting_down:
+        out.update({"leader_epoch": p.leader_epoch, "partition_epoch": p.partition_epoch, "elr": list(p.elr),
+                    "last_known_elr": list(p.last_known_elr), "fenced": list(ctrl.fenced),
+                    "in_controlled_shutdown": list(ctrl.shutting_down),
+                    "leader_recovery_state": RECOVERY_NAMES[p.leader_recovery_state]})
+    if s.replicas != fresh.replicas or s.followers != fresh.followers or s.hist != fresh.hist:
+        out.update({
+            "logs": {str(b): [list(e) for e in r.log] for b, r in zip(cfg.brokers, s.replicas) if r.log},
+            "stopped": [b for b, r in zip(cfg.brokers, s.replicas) if not r.alive],
+            "clean_shutdown_files": {str(b): r.clean_file for b, r in zip(cfg.brokers, s.replicas)
+                                     if r.clean_file != NO_EPOCH},
+            "committed": list(s.hist.visible),
+            "fetched": {str(b): [fs.leo, fs.broker_epoch] for b, fs in zip(cfg.brokers, s.followers) if fs.leo >= 0},
+            "unclean_elections": s.hist.unclean_elections, "unclean_shutdowns": s.hist.unclean_shutdowns,
+            "lossy_crashes": s.hist.lossy_crashes})
+    return out
+
+
+def to_scenario(trace, name: str, source: str) -> dict[str, Any]:
+    """The replay scenario that reproduces `trace` (a specs.trace.Trace)."""
+    cfg = trace.config
+    steps: list[dict[str, Any]] = [label_to_op(label) for label, _ in trace.steps]
+    final = trace.final.ctrl.partition
+    steps.append({"expect": {"leader": final.leader, "isr": list(final.isr), "elr": list(final.elr),
+                             "last_known_elr": list(final.last_known_elr),
+                             "leader_epoch": final.leader_epoch, "partition_epoch": final.partition_epoch}})
+    if trace.violated:
+        steps.append({"expect_violation": list(trace.violated)})
+    return {
+        "name": name,
+        "source": source,
+        "kind": "counterexample",
+        "check_invariants": True if trace.checked is None else list(trace.checked),
+        "config": config_to_dict(cfg),
+        "initial": initial_block(cfg, trace.initial),
+        "steps": steps,
+    }

@@ -1,0 +1,27 @@
+"""A run of the model, as every engine reports one and every writer reads it: the model, a
+start state, and the steps (label, state after), with the invariants broken at the end."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+
+@dataclass
+class Trace:
+    model: Any                                          # specs.model.Model
+    initial: Any                                        # specs.state.State
+    steps: list[tuple[tuple, Any]] = field(default_factory=list)
+    violated: list[str] = field(default_factory=list)   # invariants violated in the last state/step
+    engine: str = "bfs"
+    checked: Optional[list[str]] = None                 # invariants the engine checked (None: all)
+
+    @property
+    def config(self):
+        return self.model.cfg
+
+    @property
+    def final(self):
+        return self.steps[-1][1] if self.steps else self.initial
+
+    def __len__(self) -> int:
+        return len(self.steps)

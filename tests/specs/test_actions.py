@@ -1,0 +1,91 @@
+"""The action declarations: checked when defined, and the source of every table derived from
+them (the action list, replay's operations, symmetry, the z3 step list)."""
+from __future__ import annotations
+
+import pytest
+
+from specs import actions as A
+from specs.actions.declare import BROKER, CONTROLLER, DATA, DECLARATIONS, OpError, Param, action
+from specs.config import make_config, with_bounds
+from specs.rules import Outside
+from specs.symbolic import ACTIONS as Z3_ACTIONS
+from specs.symmetry import applicability
+
+
+@pytest.fixture
+def scratch():
+    """Declarations made in a test are removed again."""
+    before = list(DECLARATIONS)
+    yield
+    DECLARATIONS[:] = before
+
+
+@pytest.mark.parametrize("kwargs,body,why", [
+    ({"kind": "nope", "z3": ("fence",)}, "ok", "unknown kind"),
+    ({"kind": DATA, "params": (BROKER,), "z3": ("fence",)}, "no-broker", "does not match its parameters"),
+    ({"kind": DATA, "budget": "records_", "z3": ("fence",)}, "ok", "unknown budget"),
+    ({"kind": DATA, "z3": "fence"}, "ok", "z3 must name"),
+    ({"kind": CONTROLLER, "reads_replica_order": True, "z3": ("fence",)}, "ok", "needs a budget"),
+    ({"kind": DATA, "fault": True, "z3": ("crash",)}, "ok", "first parameter is the broker"),
+    ({"kind": DATA, "z3": ("fence",)}, "undocumented", "needs a docstring"),
+])
+def test_a_malformed_declaration_fails_when_it_is_defined(scratch, kwargs, body, why):
+    kind = kwargs.pop("kind")
+    with pytest.raises(TypeError, match=why):
+        if body == "undocumented":
+            @action(kind, **kwargs)
+            class undocumented:
+                def enabled(cfg, s):
+                    yield ()
+
+                def effect(cfg, s):
+                    return s, None
+        else:
+            @action(kind, **kwargs)
+            class example:
+                """An example step."""
+
+                def enabled(cfg, s):
+                    yield ()
+
+                def effect(cfg, s):
+                    return s, None
+
+
+def test_every_table_is_derived_from_the_declarations():
+    names = [a.name for a in DECLARATIONS]
+    assert len(names) == len(set(names))
+    assert A.ACTION_NAMES == tuple(a.name for a in DECLARATIONS if a.kind != A.REQUEST)
+    assert set(A.OPS) == set(names)                     # replay runs every declared operation
+    assert A.ELECTING == {a.name for a in A.ACTIONS if a.elects}
+    assert A.FAULTS == {a.name for a in A.ACTIONS if a.fault}
+    z3_named = {n for a in DECLARATIONS if not isinstance(a.z3, Outside) for n in a.z3}
+    assert set(Z3_ACTIONS) == z3_named | {"diverge"}    # plus the one step only the abstraction has
+    for a in A.ACTIONS:                                  # replay checks exactly the declared fields
+        op = {"op": a.name, **{p.name: 1 for p in a.params}}
+        with pytest.raises(OpError, match="unknown field"):
+            A.op_label({**op, "bogus": 1})
+
+
+def test_symmetry_is_switched_off_by_any_action_that_reads_the_replica_order():
+    cfg = make_config(flags={"any_candidate_elections": True})
+    assert applicability(cfg) is None
+    for a in A.ACTIONS:
+        if a.reads_replica_order:
+            note = applicability(with_bounds(cfg, **{a.fixed_budget: 1}))
+            assert note is not None and a.name in note
+
+
+def test_operations_are_checked_against_their_parameter_kinds():
+    assert A.op_label({"op": "elect", "type": "designated", "leader": 2}) == ("elect", "designated", 2)
+    with pytest.raises(OpError, match="needs 'leader'"):
+        A.op_label({"op": "elect", "type": "designated"})
+    with pytest.raises(OpError, match="must be >= 1"):
+        A.op_label({"op": "set_min_isr", "value": 0})
+    with pytest.raises(OpError, match="missing field 'isr'"):
+        A.op_label({"op": "alter_partition", "leader_epoch": 0, "partition_epoch": 0})
+    label = A.op_label({"op": "alter_partition", "leader_epoch": 0, "partition_epoch": 1, "isr": [1],
+                        "broker_epochs": {"1": 101}})
+    assert A.label_to_op(label) == {"op": "alter_partition", "leader_epoch": 0, "partition_epoch": 1, "isr": [1],
+                                    "broker_epochs": {"1": 101}}
+    assert Param("x").required

@@ -1,0 +1,131 @@
+"""`kraft-verify check`: exhaustive breadth-first search (or `--simulate` random walks), and
+`--mutants`, the mutation gate on the exhaustive engine (`kraft-verify mutants` is its alias)."""
+from __future__ import annotations
+
+import argparse
+
+from specs import MUTANTS, Model
+from verifier import gate
+from verifier.cli.common import (ProgressLine, UsageError, add_model_args, console, header_line, run_dir,
+                                 write_run)
+from verifier.cli.search import report_search, search_inputs
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("check", help="exhaustive breadth-first model check (or --simulate random walks)")
+    add_model_args(p)
+    p.add_argument("--max-depth", type=int, help="stop (exit 3) after this many BFS levels")
+    p.add_argument("--max-states", type=int, help="stop (exit 3) at this many distinct states")
+    p.add_argument("--time-budget", type=float, help="stop (exit 3) after this many seconds")
+    p.add_argument("--invariant", action="append", help="check only this invariant (repeatable)")
+    p.add_argument("--no-symmetry", action="store_true", help="do not reduce by broker renaming")
+    p.add_argument("--compare-symmetry", action="store_true",
+                   help="also run without symmetry; report the states it saved and check the verdicts agree")
+    p.add_argument("--no-deadlock", action="store_true", help="do not report states where nothing can happen")
+    p.add_argument("--stop-at-first", dest="stop_at_first", action="store_true",
+                   help="stop at the first violation (TLC's default) instead of exploring on to report "
+                        "the shortest trace of every violated invariant")
+    p.add_argument("--continue", dest="keep_going", action="store_true",
+                   help="explore on after a violation (the default; overrides check.stop_at_first)")
+    p.add_argument("--simulate", type=int, metavar="N", help="N random walks instead of exhaustive search")
+    p.add_argument("--depth", type=int, default=100, metavar="D", help="steps per random walk (default 100)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed for --simulate (default 0)")
+    p.add_argument("--mutants", action="store_true", help="the mutation gate: check every mutant of the catalogue")
+    p.add_argument("--only", action="append", metavar="NAME", help="with --mutants: only this mutant (repeatable)")
+    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report, one test case per invariant")
+    p.add_argument("--dump-graph", metavar="FILE", help="write the state graph (.dot/.gv or .graphml; small runs)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    p.add_argument("--out", default="reports", help="where run reports go (default reports/)")
+    p.set_defaults(func=run)
+    p = sub.add_parser("mutants", help="the mutation gate on the exhaustive engine (= check --mutants)")
+    add_model_args(p)
+    p.add_argument("--only", action="append", metavar="NAME", help="run only this mutant (repeatable)")
+    p.add_argument("--time-budget", type=float, default=600.0, help="seconds per mutant (default 600)")
+    p.add_argument("--no-symmetry", action="store_true")
+    p.add_argument("--junit", metavar="FILE")
+    p.add_argument("--out", default="reports")
+    p.set_defaults(func=run_mutants)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.mutants:
+        if args.time_budget is None:
+            args.time_budget = 600.0
+        return run_mutants(args)
+    if args.only:
+        raise UsageError("--only goes with --mutants")
+    from verifier.bfs import Options, explore
+    from verifier.simulate import simulate
+    inputs = search_inputs(args)
+    cfg, invs, limits = inputs.cfg, inputs.invariants, inputs.limits
+    if args.simulate is not None and (args.simulate < 1 or args.depth < 1):
+        raise UsageError("--simulate N and --depth D must be >= 1")
+    if args.dump_graph and not args.dump_graph.endswith((".dot", ".gv", ".graphml")):
+        raise UsageError(f"--dump-graph {args.dump_graph}: file must end in .dot, .gv or .graphml")
+    keep_going = args.keep_going or not inputs.stop_at_first
+    model = Model(cfg, symmetry=inputs.symmetry and args.simulate is None)
+    out = console()
+    engine = "simulate" if args.simulate is not None else "bfs"
+    run_id, out_dir = run_dir(args.out, "simulate" if engine == "simulate" else "check", cfg)
+    out.print(header_line(engine, cfg), markup=False)
+    if args.simulate is None:
+        out.print(f"symmetry: {'on, ' + str(model.group_size) + ' renamings' if model.symmetric else 'off'}"
+                  f"{'' if model.symmetric or not model.symmetry_note else ' (' + model.symmetry_note + ')'}",
+                  markup=False)
+    options = Options(check_deadlock=inputs.deadlock, keep_going=keep_going, graph=bool(args.dump_graph))
+    with ProgressLine(out, not args.quiet, walks=engine == "simulate") as progress:
+        if engine == "simulate":
+            result = simulate(model, invs, args.simulate, args.depth, args.seed, limits.time_budget,
+                              inputs.deadlock, progress)
+        else:
+            result = explore(model, invs, limits, options, progress)
+    comparison = None
+    if args.compare_symmetry and engine == "bfs" and model.symmetric:
+        out.print("comparing: the same check without symmetry", markup=False)
+        plain = explore(Model(cfg, symmetry=False), invs, limits,
+                        Options(check_deadlock=inputs.deadlock, keep_going=keep_going))
+        same = (plain.status == result.status and
+                {n: len(t) for n, t in plain.counterexamples.items()} ==
+                {n: len(t) for n, t in result.counterexamples.items()})
+        comparison = {"states_without_symmetry": plain.distinct_states,
+                      "states_saved": plain.distinct_states - result.distinct_states,
+                      "seconds_without_symmetry": round(plain.seconds, 3), "same_verdict": same}
+        out.print(f"symmetry saved {comparison['states_saved']:,} of {plain.distinct_states:,} states "
+                  f"({plain.seconds:.1f}s without it); same verdict: {same}", markup=False)
+    elif args.compare_symmetry:
+        out.print("--compare-symmetry: symmetry is off for this run, nothing to compare", markup=False)
+    return report_search(args, out, engine, model, invs, result, run_id, out_dir, comparison)
+
+
+def run_mutants(args: argparse.Namespace) -> int:
+    """The mutation gate on the exhaustive engine: every mutant at the given bounds."""
+    from verifier.bfs import Limits, explore
+    from verifier.cli.common import build_config
+    from verifier.summary import gate_summary
+    base, _ = build_config(args)
+    if base.mutant:
+        raise UsageError("the mutation gate runs every mutant; use --only NAME to pick some")
+    names = args.only or list(MUTANTS)
+    for name in names:
+        if name not in MUTANTS:
+            raise UsageError(f"unknown mutant '{name}' (known: {', '.join(MUTANTS)})")
+    out = console()
+    limits = Limits(time_budget=args.time_budget)
+
+    def run_one(cfg) -> dict:
+        model = Model(cfg, symmetry=not args.no_symmetry)
+        result = explore(model, model.properties, limits)
+        trace = result.counterexample
+        if trace is not None:
+            status = gate.KILLED
+        else:
+            status = gate.SURVIVED if result.status == "complete" else gate.STOPPED
+        return gate.row(cfg.mutant, status, trace.violated if trace else (), len(trace) if trace else None,
+                        result.seconds, "" if status != gate.STOPPED else result.stop_reason,
+                        states=result.distinct_states)
+    run_id, out_dir = run_dir(args.out, "mutants", base)
+    out.print(header_line("check --mutants", base), markup=False)
+    rows, code = gate.run_gate("bfs", base, names, run_one, out, "mutation gate (exhaustive search)", ("states",))
+    write_run(gate_summary("bfs", base, run_id, "kraft-verify " + " ".join(args.argv), rows, code), out_dir,
+              getattr(args, "junit", None), out)
+    return code

@@ -1,0 +1,231 @@
+"""What every command shares: reading the config (flags and TOML), the run directory and its
+name, the console, the progress line, and writing a run's report files."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import time
+import tomllib
+from pathlib import Path
+from typing import Any, Optional
+
+from specs import BOUND_NAMES, Bounds, explicit_flags, make_config, unknown
+from verifier.files import write_atomic
+
+
+class UsageError(Exception):
+    """Bad command-line input: one line on stderr and exit 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:   # one line, exit 2, no usage dump
+        raise UsageError(message)
+
+
+# ---------------------------------------------------------------- config
+
+TOML_KEYS = {"preset", "mutant", "replicas", "min_isr", "unclean_leader_election", "brokers", "flags", "bounds",
+             "check"}
+
+
+def _parse_bound(text: str) -> tuple[str, int]:
+    if "=" not in text:
+        raise UsageError(f"--bound takes NAME=VALUE, got '{text}'")
+    name, value = text.split("=", 1)
+    try:
+        return name.strip(), int(value)
+    except ValueError:
+        raise UsageError(f"--bound {name}: '{value}' is not an integer") from None
+
+
+def _parse_flag(text: str) -> tuple[str, Any]:
+    if "=" not in text:
+        return text, True
+    name, value = text.split("=", 1)
+    lowered = value.strip().lower()
+    if lowered in ("true", "false"):
+        return name.strip(), lowered == "true"
+    return name.strip(), value.strip()
+
+
+def read_toml(path: str) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise UsageError(f"config file {path}: no such file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"config file {path}: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"config file {path}: cannot read it ({exc.strerror})") from None
+    for key in data:
+        if key not in TOML_KEYS:
+            raise unknown(f"key in config file {path}:", key, sorted(TOML_KEYS))
+    for table in ("flags", "bounds", "check"):
+        if not isinstance(data.get(table, {}), dict):
+            raise UsageError(f"config file {path}: [{table}] must be a table")
+    return data
+
+
+def build_config(args: argparse.Namespace, default_bounds: Optional[dict] = None):
+    """(Config, the TOML file's [check] table). Flags win over the file, the file over
+    `default_bounds` (an engine's own defaults)."""
+    data: dict[str, Any] = read_toml(args.config) if getattr(args, "config", None) else {}
+    flags = dict(data.get("flags", {}))
+    bounds = dict(default_bounds or {})
+    bounds.update(data.get("bounds", {}))
+    for text in getattr(args, "flag", None) or []:
+        name, value = _parse_flag(text)
+        flags[name] = value
+    for text in getattr(args, "bound", None) or []:
+        name, value = _parse_bound(text)
+        bounds[name] = value
+    replicas = data.get("replicas")
+    if getattr(args, "brokers", None) is not None and getattr(args, "replicas", None):
+        raise UsageError("--brokers and --replicas both name the replicas: give one")
+    if getattr(args, "brokers", None) is not None:
+        if not 1 <= args.brokers <= 7:
+            raise UsageError(f"--brokers must be between 1 and 7, got {args.brokers}")
+        replicas = list(range(1, args.brokers + 1))
+    if getattr(args, "replicas", None):
+        try:
+            replicas = [int(x) for x in args.replicas.split(",")]
+        except ValueError:
+            raise UsageError(f"--replicas takes a comma-separated list of broker ids, got '{args.replicas}'") from None
+    min_isr = args.min_isr if getattr(args, "min_isr", None) is not None else data.get("min_isr")
+    return make_config(getattr(args, "preset", None) or data.get("preset", "kafka"), replicas=replicas,
+                       min_isr=min_isr, unclean_leader_election=data.get("unclean_leader_election"),
+                       extra_brokers=data.get("brokers"), flags=flags, bounds=bounds,
+                       mutant=getattr(args, "mutant", None) or data.get("mutant")), data.get("check", {})
+
+
+def add_model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--preset", help="protocol variant: kafka (default), kip-966, pre-kip-966, pre-kip-903")
+    p.add_argument("--mutant", help="a deliberately broken rule from the catalogue (kraft-verify list)")
+    p.add_argument("--config", help="TOML file with the model config and bounds")
+    p.add_argument("--replicas", help="comma-separated broker ids (replica order)")
+    p.add_argument("--brokers", type=int, help="replication factor N: replicas 1..N")
+    p.add_argument("--min-isr", type=int, dest="min_isr")
+    p.add_argument("--bound", action="append", metavar="NAME=N", help="a model bound, e.g. records=2")
+    p.add_argument("--flag", action="append", metavar="NAME[=V]", help="a rule of the model, e.g. elr=false")
+
+
+def config_label(cfg) -> str:
+    """What was checked, in a name: preset, mutant, and every flag and bound not at its default
+    (`kafka+hwm_requires_min_isr=false+records=2`)."""
+    parts = [cfg.preset] + ([cfg.mutant] if cfg.mutant else [])
+    parts += [f"{k}={str(v).lower()}" for k, v in explicit_flags(cfg).items()]
+    default = Bounds()
+    parts += [f"{b}={getattr(cfg.bounds, b)}" for b in BOUND_NAMES if getattr(cfg.bounds, b) != getattr(default, b)]
+    if list(cfg.replicas) != [1, 2, 3]:
+        parts.append("replicas=" + ",".join(map(str, cfg.replicas)))
+    if cfg.min_isr != 2:
+        parts.append(f"min_isr={cfg.min_isr}")
+    return "+".join(parts)
+
+
+def header_line(command: str, cfg, extra: str = "") -> str:
+    return (f"kraft-verify {command}: {config_label(cfg)} replicas={list(cfg.replicas)} min_isr={cfg.min_isr}"
+            + (f" {extra}" if extra else ""))
+
+
+def run_dir(base: str, kind: str, cfg) -> tuple[str, Path]:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    label = re.sub(r"[^A-Za-z0-9_.=+,-]", "_", config_label(cfg))[:120]
+    run_id = f"{kind}-{label}-{stamp}-{os.getpid()}"
+    path = Path(base) / run_id
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {base}: cannot create the report directory ({exc.strerror})") from None
+    return run_id, path
+
+
+# ---------------------------------------------------------------- output
+
+def console():
+    """Rich console; in a log (not a terminal) wide and without wrapping, so lines stay greppable."""
+    from rich.console import Console
+    out = Console(highlight=False, soft_wrap=True)
+    if not out.is_terminal:
+        out = Console(highlight=False, soft_wrap=True, width=160)
+    return out
+
+
+def rss_mb() -> float:
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        import resource
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def save_counterexamples(out_dir: Path, counterexamples: dict, main, name: str, command: str) -> dict[str, dict]:
+    """Every violated invariant's trace as `counterexample-<Invariant>.json` (a replay scenario);
+    the first found also as `counterexample.json` with its ITF trace. Returns the summary's view
+    of each (specs.Trace -> counterexample_json)."""
+    from verifier.reports import write_itf
+    from verifier.summary import counterexample_json
+    out: dict[str, dict] = {}
+    for inv, trace in counterexamples.items():
+        scenario = f"counterexample-{inv}.json"
+        write_atomic(out_dir / scenario, json.dumps(trace.model.scenario(trace, f"{name}-{inv}", command), indent=2) + "\n")
+        out[inv] = counterexample_json(trace, scenario)
+    if main is not None:
+        write_atomic(out_dir / "counterexample.json",
+                     json.dumps(main.model.scenario(main, f"{name}-{'-'.join(main.violated)}", command), indent=2) + "\n")
+        write_itf(main, out_dir / "counterexample.itf.json")
+        for inv in main.violated:
+            if inv in out:
+                out[inv]["itf"] = "counterexample.itf.json"
+    return out
+
+
+def write_run(summary: dict, out_dir: Path, junit: Optional[str], console_) -> None:
+    """summary.json, report.md and (if asked) JUnit, every one written atomically."""
+    from verifier.reports import write_junit, write_report_md
+    summary["report_dir"] = str(out_dir)
+    write_report_md(summary, out_dir / "report.md")
+    write_atomic(out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    if junit:
+        try:
+            write_junit(summary, junit)
+        except OSError as exc:
+            raise UsageError(f"--junit {junit}: {exc.strerror}") from None
+    console_.print(f"report: {out_dir}", markup=False)
+
+
+class ProgressLine:
+    """A live rich line on a terminal; a plain line every 10 s in a log (CI)."""
+
+    def __init__(self, console_, enabled: bool, walks: bool = False):
+        self.console, self.enabled, self.walks = console_, enabled, walks
+        self.live = None
+        self.last_plain = 0.0
+
+    def __enter__(self):
+        if self.enabled and self.console.is_terminal:
+            from rich.live import Live
+            self.live = Live("", console=self.console, refresh_per_second=4, transient=True)
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.live is not None:
+            self.live.__exit__(*exc)
+
+    def __call__(self, p) -> None:
+        if not self.enabled:
+            return
+        rate = p.distinct / p.seconds if p.seconds > 0 else 0.0
+        queue = "walks left" if self.walks else "queue"
+        text = (f"{p.generated:,} states generated, {p.distinct:,} distinct, depth {p.depth}, "
+                f"{queue} {p.queue:,}, {rate:,.0f} distinct/s, {rss_mb():,.0f} MB, {p.seconds:,.0f}s")
+        if self.live is not None:
+            self.live.update(text)
+        elif p.seconds - self.last_plain >= 10:
+            self.last_plain = p.seconds
+            self.console.print("progress: " + text, markup=False)

@@ -1,0 +1,169 @@
+"""`kraft-verify prove`: the z3 engine (verifier/prove.py) for every cluster size up to N, after
+checking its own footing: the z3 relation against the concrete controller for this config."""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from specs import MUTANTS, make_config
+from specs.rules import refused_by_z3
+from verifier import gate
+from verifier.cli.common import UsageError, build_config, console, header_line, run_dir, write_run
+from verifier.files import write_atomic
+
+SELF_CHECK_SIZES = 4      # the self-check compares N = 1..4 (the encoding is the same formula for any N)
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("prove", help="z3: prove the ELR invariants inductive for every cluster size up to N, "
+                                     "and bounded model checking from the initial state")
+    p.add_argument("--preset", help="protocol variant: kafka (default), kip-966, pre-kip-966, pre-kip-903")
+    p.add_argument("--mutant", help="a deliberately broken rule from the catalogue")
+    p.add_argument("--flag", action="append", metavar="NAME[=V]", help="a rule of the model, e.g. elr=false")
+    p.add_argument("--max-brokers", type=int, default=8, help="check every N from 1 to this (default 8)")
+    p.add_argument("--min-isr", type=int, action="append", dest="min_isr",
+                   help="check only this min ISR (repeatable; default every 1..N)")
+    p.add_argument("--depth", type=int, default=6, help="BMC depth in symbolic steps (default 6)")
+    p.add_argument("--bmc-max-brokers", type=int, default=4,
+                   help="run BMC only for N up to this (default 4; its time grows steeply with N, "
+                        "while induction covers every N)")
+    p.add_argument("--invariant", action="append", help="check only this invariant (repeatable)")
+    p.add_argument("--fixed-config", action="store_true",
+                   help="no min.insync.replicas / unclean.leader.election changes; also checks "
+                        "UncleanElectionOnlyAfterMinIsrUncleanShutdowns, which a min ISR change breaks")
+    p.add_argument("--time-budget", type=float, help="stop (exit 3) after this many seconds")
+    p.add_argument("--stop-at-first", action="store_true", help="stop at the first refuted size")
+    p.add_argument("--no-witness", action="store_true", help="do not search the concrete model for the BMC trace")
+    p.add_argument("--self-check-samples", type=int, default=100,
+                   help="random controller states per size for the self-check before any verdict (default 100)")
+    p.add_argument("--mutants", action="store_true",
+                   help="the mutation gate: refute each mutant at N=--max-brokers (use 3) with a replayable run")
+    p.add_argument("--junit", metavar="FILE")
+    p.add_argument("--out", default="reports")
+    p.set_defaults(func=run)
+
+
+def _validate(args) -> list:
+    from invariants.symbolic import BY_NAME
+    if not 1 <= args.max_brokers <= 32:
+        raise UsageError("--max-brokers must be between 1 and 32")
+    if args.depth < 0 or args.bmc_max_brokers < 0 or args.self_check_samples < 1:
+        raise UsageError("--depth and --bmc-max-brokers must be >= 0, --self-check-samples >= 1")
+    for m in args.min_isr or []:
+        if m < 1 or m > args.max_brokers:
+            raise UsageError(f"--min-isr {m} is outside 1..{args.max_brokers}")
+    for name in args.invariant or []:
+        if name not in BY_NAME:
+            raise UsageError(f"unknown symbolic invariant '{name}' (known: {', '.join(BY_NAME)})")
+    if args.time_budget is not None and not 0 < args.time_budget < float("inf"):
+        raise UsageError("--time-budget must be a positive finite number")
+    from invariants.symbolic import INVARIANTS, MORE_INVARIANTS
+    invariants = list(INVARIANTS) + list(MORE_INVARIANTS[:2])
+    if args.fixed_config:
+        invariants.append(BY_NAME["UncleanElectionOnlyAfterMinIsrUncleanShutdowns"])
+    return [BY_NAME[n] for n in args.invariant] if args.invariant else invariants
+
+
+def footing(cfg, max_brokers: int, samples: int, config_changes: bool, out) -> dict:
+    """Refuse (exit 2) a config z3 cannot stand for, or whose relation disagrees with the
+    concrete controller; say how much was compared."""
+    from specs.symbolic import selfcheck
+    refused = refused_by_z3(cfg.rules)
+    if refused:
+        raise UsageError(f"prove cannot check this config: rule {refused[0]}")
+    sizes = tuple(range(1, min(max_brokers, SELF_CHECK_SIZES) + 1))
+    result = selfcheck.check(cfg, sizes, samples, config_changes=config_changes)
+    if result.mismatch:
+        raise UsageError(f"prove: self-check failed, the z3 relation disagrees with the concrete controller: "
+                         f"{result.mismatch}")
+    out.print(f"self-check passed: the z3 relation agrees with the concrete controller on {result.states:,} "
+              f"random controller states ({result.events:,} events, N={sizes[0]}..{sizes[-1]})", markup=False)
+    return {"passed": True, "states": result.states, "events": result.events, "sizes": list(sizes)}
+
+
+def run(args: argparse.Namespace) -> int:
+    invariants = _validate(args)
+    if args.mutants:
+        if args.preset or args.mutant or args.flag:
+            raise UsageError("prove --mutants runs every mutant on the kafka preset; drop --preset/--mutant/--flag")
+        return run_mutants(args)
+    from verifier.cli.prove_report import report
+    from verifier.prove import prove
+    from specs.symbolic import cti_trace, witness_trace
+    cfg, _ = build_config(argparse.Namespace(**{**vars(args), "min_isr": None}))
+    out = console()
+    run_id, out_dir = run_dir(args.out, "prove", cfg)
+    out.print(header_line("prove", cfg, f"N=1..{args.max_brokers} BMC depth {args.depth} for "
+                                        f"N<={args.bmc_max_brokers}"), markup=False)
+    out.print(f"{'fixed topic config' if args.fixed_config else 'min ISR and unclean.leader.election changes on'}; "
+              f"invariants: {', '.join(i.name for i in invariants)}", markup=False)
+    check = footing(cfg, args.max_brokers, args.self_check_samples, not args.fixed_config, out)
+    started = time.monotonic()
+    command = " ".join(["kraft-verify"] + args.argv)
+
+    def on_result(r) -> None:
+        if r.cti is not None:
+            trace = cti_trace(r.cfg, r.cti)
+            if trace is not None:
+                from specs.symbolic import concrete_violations
+                r.cti_reproduced = concrete_violations(trace) == trace.violated and bool(trace.violated)
+                r.cti_scenario = f"cti-N{r.n}-m{r.min_isr}.json"
+                write_atomic(out_dir / r.cti_scenario, json.dumps(trace.model.scenario(
+                    trace, f"z3 CTI N={r.n} min_isr={r.min_isr}", command), indent=2) + "\n")
+        if r.witness is not None and r.violation:
+            r.scenario = f"counterexample-N{r.n}-m{r.min_isr}.json"
+            write_atomic(out_dir / r.scenario, json.dumps(r.witness.model.scenario(
+                r.witness, f"z3 BMC N={r.n} min_isr={r.min_isr}", command), indent=2) + "\n")
+        from verifier.cli.prove_report import size_line
+        for line in size_line(r, args.bmc_max_brokers):
+            out.print(line, markup=False)
+
+    results, completed = prove(cfg, args.max_brokers, args.min_isr, args.depth, args.time_budget, on_result,
+                               invariants=invariants, config_changes=not args.fixed_config,
+                               realize=None if args.no_witness else witness_trace,
+                               stop_at_refutation=args.stop_at_first, bmc_max_brokers=args.bmc_max_brokers)
+    summary = report(args, out, cfg, invariants, results, completed, time.monotonic() - started, run_id, command,
+                     check)
+    write_run(summary, out_dir, args.junit, out)
+    return summary["exit_code"]
+
+
+def run_mutants(args: argparse.Namespace) -> int:
+    """The mutation gate on z3: each mutant at N = --max-brokers with fixed topic config and every
+    symbolic invariant, refuted by a BMC run the concrete model reproduces."""
+    from invariants.symbolic import INVARIANTS, MORE_INVARIANTS
+    from specs.symbolic import witness_trace
+    from verifier.prove import REFUTED, check_size
+    from verifier.summary import gate_summary
+    n, m = args.max_brokers, (args.min_isr or [min(2, args.max_brokers)])[0]
+    base = make_config("kafka")
+    out = console()
+    run_id, out_dir = run_dir(args.out, "prove-mutants", base)
+    invariants = list(INVARIANTS) + list(MORE_INVARIANTS)
+    command = " ".join(["kraft-verify"] + args.argv)
+
+    def run_one(cfg) -> dict:
+        outside = MUTANTS[cfg.mutant].outside_z3()
+        if outside:
+            return gate.row(cfg.mutant, gate.OUTSIDE, reason="; ".join(outside))
+        footing(cfg, n, max(args.self_check_samples // 4, 10), False, out)
+        r = check_size(cfg, n, m, args.depth, invariants=invariants, config_changes=False, realize=witness_trace)
+        if r.verdict != REFUTED:
+            return gate.row(cfg.mutant, gate.SURVIVED, seconds=r.seconds, reason=f"not refuted ({r.verdict})")
+        if r.witness is None:
+            return gate.row(cfg.mutant, gate.SURVIVED, seconds=r.seconds,
+                            reason="refuted by z3, but no concrete run reproduces it")
+        scenario = f"{cfg.mutant}.json"
+        write_atomic(out_dir / scenario, json.dumps(r.witness.model.scenario(
+            r.witness, f"z3 refutes {cfg.mutant}", command), indent=2) + "\n")
+        return gate.row(cfg.mutant, gate.KILLED, r.violation, len(r.witness), r.seconds,
+                        symbolic_steps=len(r.trace) - 1, scenario=scenario)
+    out.print(header_line("prove --mutants", base, f"N={n} min ISR {m} BMC depth {args.depth}"), markup=False)
+    rows, code = gate.run_gate("z3", base, list(MUTANTS), run_one, out,
+                               f"z3 mutation gate (N={n}, min ISR {m}, BMC depth {args.depth}, fixed topic config)",
+                               ("symbolic_steps",))
+    write_run(gate_summary("z3", base, run_id, command, rows, code, {"brokers": n, "min_isr": m, "depth": args.depth}),
+              out_dir, args.junit, out)
+    return code
+

@@ -1,0 +1,57 @@
+"""`kraft-verify replay`: run scenario files through the model (docs/SCENARIOS.md)."""
+from __future__ import annotations
+
+import argparse
+import json
+
+from specs import ScenarioError, run_file
+from verifier.cli.common import console
+from verifier.exitcodes import EXIT_INPUT, EXIT_OK, EXIT_VIOLATION
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("replay", help="run scenario files through the model")
+    p.add_argument("files", nargs="+")
+    p.add_argument("--preset", help="override the scenarios' preset")
+    p.add_argument("--check-invariants", action="store_true", help="fail on any invariant violation not expected")
+    p.add_argument("-v", "--verbose", action="store_true", help="print each scenario's step table")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.markup import escape
+    from rich.table import Table
+    from verifier.trace import render
+    out = console()
+    worst = EXIT_OK
+    for path in args.files:
+        try:
+            result = run_file(path, preset=args.preset, force_invariants=args.check_invariants)
+        except ScenarioError as exc:
+            out.print(f"kraft-verify: error: {exc}", markup=False)
+            worst = EXIT_INPUT
+            continue
+        if result.ok:
+            note = ""
+            if result.trace.violated:
+                note = f" (reproduces {', '.join(result.trace.violated)})"
+            elif result.violations:
+                names = sorted({n for _, ns in result.violations for n in ns})
+                note = f" (note: violated {', '.join(names)}; not checked)"
+            out.print(f"PASS {path}: {result.name}, {len(result.trace)} operations{note}", markup=False)
+            if args.verbose:
+                render(result.trace, out, title=result.name)
+            continue
+        failure = result.failure
+        out.print(f"FAIL {path}: step {failure.step}: {failure.message}", markup=False)
+        if failure.diffs:
+            table = Table(title=f"{result.name}: step {failure.step}")
+            for col in ("field", "expected", "actual"):
+                table.add_column(col)
+            for name, want, got in failure.diffs:
+                table.add_row(name, escape(json.dumps(want)), escape(json.dumps(got)))
+            out.print(table)
+        render(result.trace, out, title=f"{result.name}: operations up to the failure")
+        if worst == EXIT_OK:
+            worst = EXIT_VIOLATION
+    return worst

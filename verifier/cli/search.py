@@ -1,0 +1,118 @@
+"""What `check` and `spark-check` share: their inputs (config, properties, limits, switches)
+and how a finished search is reported (table, counterexamples, summary, JUnit)."""
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+from specs import Model
+from verifier.cli.common import UsageError, build_config, save_counterexamples, write_run
+from verifier.exitcodes import EXIT_STOPPED
+
+CHECK_KEYS = {"max_depth", "max_states", "time_budget", "symmetry", "deadlock", "stop_at_first"}
+
+
+class SearchInputs(NamedTuple):
+    cfg: object
+    invariants: tuple
+    limits: object
+    symmetry: bool
+    deadlock: bool
+    stop_at_first: bool
+
+
+def _bool_option(opts: dict, key: str, default: bool) -> bool:
+    value = opts.get(key, default)
+    if not isinstance(value, bool):
+        raise UsageError(f"config file: check.{key} must be true or false, got {value!r}")
+    return value
+
+
+def select(model: Model, names) -> tuple:
+    """The properties to check: all, or the named ones."""
+    by_name = {inv.name: inv for inv in model.properties}
+    for n in names or []:
+        if n not in by_name:
+            raise UsageError(f"unknown invariant '{n}' (known: {', '.join(by_name)})")
+    return tuple(by_name[n] for n in names) if names else model.properties
+
+
+def limits_from(args, check_opts: dict):
+    from verifier.bfs import Limits
+    def pick(name):
+        value = getattr(args, name, None)
+        return value if value is not None else check_opts.get(name)
+    limits = Limits(max_depth=pick("max_depth"), max_states=pick("max_states"), time_budget=pick("time_budget"))
+    for name in ("max_depth", "max_states", "time_budget"):
+        value = getattr(limits, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0
+                                  or value != value or value == float("inf")):
+            raise UsageError(f"{name.replace('_', '-')} must be a positive finite number, got {value!r}")
+    return limits
+
+
+def search_inputs(args) -> SearchInputs:
+    """From the flags and the config file's [check] table."""
+    cfg, check_opts = build_config(args)
+    for key in check_opts:
+        if key not in CHECK_KEYS:
+            raise UsageError(f"config file {args.config}: unknown key 'check.{key}' (known: {', '.join(sorted(CHECK_KEYS))})")
+    invs = select(Model(cfg), args.invariant)
+    symmetry = not args.no_symmetry and _bool_option(check_opts, "symmetry", True)
+    deadlock = not args.no_deadlock and _bool_option(check_opts, "deadlock", True)
+    stop_at_first = args.stop_at_first or _bool_option(check_opts, "stop_at_first", False)
+    return SearchInputs(cfg, invs, limits_from(args, check_opts), symmetry, deadlock, stop_at_first)
+
+
+def report_search(args, console, engine: str, model, invs, result, run_id: str, out_dir,
+                  comparison: Optional[dict] = None) -> int:
+    """Print the verdicts and the first counterexample; write every report file."""
+    from rich.table import Table
+    from verifier import reports
+    from verifier import summary as S
+    from verifier.trace import render
+    command = "kraft-verify " + " ".join(args.argv)
+    cfg = model.cfg
+    files = save_counterexamples(out_dir, result.counterexamples, result.counterexample, cfg.preset, command)
+    summary = S.search_summary(engine, model, invs, result, run_id, command, files)
+    if comparison is not None:
+        summary["symmetry"].update(comparison)
+        if not comparison["same_verdict"]:
+            summary["warnings"].append("symmetry changed the verdict: the reduction is unsound for this config")
+    table = Table(title="invariants")
+    for col in ("invariant", "kind", "result"):
+        table.add_column(col)
+    for row in summary["invariants"]:
+        style = {"violated": "bold red", "holds": "green"}.get(row["status"], "yellow")
+        table.add_row(row["name"], row["kind"], f"[{style}]{row['status']}[/]")
+    if summary["deadlock"]["checked"]:
+        table.add_row("Deadlock", "state", "[bold red]found[/]" if summary["deadlock"]["found"] else
+                      ("[green]none[/]" if result.explored_all else "[yellow]not checked to completion[/]"))
+    console.print(table)
+    c = summary["counts"]
+    what = "walk steps" if engine == "simulate" else "transitions"
+    word = "sampled" if engine == "simulate" and summary["result"] == "ok" else summary["result"]
+    console.print(f"{word}: {c['distinct_states']:,} distinct states, {c['transitions']:,} {what}, "
+                  f"depth {c['depth']}, {c['seconds']:.1f}s, {c['states_per_second']:,.0f} distinct states/s, "
+                  f"{c['terminal_states']:,} terminal states", markup=False)
+    console.print(f"fingerprints: 128-bit, collision probability (optimistic, as TLC) "
+                  f"{summary['fingerprint']['collision_probability']:.1e}", markup=False)
+    if engine in ("bfs", "spark"):
+        console.print("states per level: " + " ".join(str(n) for n in c["states_per_level"]), markup=False)
+    for warning in summary["warnings"]:
+        console.print(f"warning: {warning}", markup=False)
+    if result.counterexample is not None:
+        render(result.counterexample, console)
+        console.print(f"counterexample: {out_dir / 'counterexample.json'} (replay it with `kraft-verify replay`), "
+                      f"ITF: {out_dir / 'counterexample.itf.json'}", markup=False)
+        for name, trace in result.counterexamples.items():
+            if trace is not result.counterexample:
+                console.print(f"also violated: {name} in {len(trace)} steps "
+                              f"({out_dir / ('counterexample-' + name + '.json')})", markup=False)
+    if getattr(args, "dump_graph", None) and result.graph is not None:
+        reports.write_graph(result.graph[0], result.graph[1], args.dump_graph)
+        console.print(f"state graph: {args.dump_graph} ({len(result.graph[0])} nodes, "
+                      f"{len(result.graph[1])} edges)", markup=False)
+    write_run(summary, out_dir, args.junit, console)
+    if summary["exit_code"] == EXIT_STOPPED:
+        console.print(f"STOPPED before completion: {result.stop_reason} (exit 3: not a pass)", markup=False)
+    return summary["exit_code"]

@@ -1,0 +1,76 @@
+"""`kraft-verify spark-check`: the exhaustive search sharded over Spark executors (spark/)."""
+from __future__ import annotations
+
+import argparse
+
+from specs import Model
+from verifier.cli.common import UsageError, add_model_args, console, header_line, run_dir
+from verifier.cli.search import report_search, search_inputs
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("spark-check", help="the exhaustive check sharded over Spark executors (overnight runs)")
+    add_model_args(p)
+    p.add_argument("--master", default="local[*]", help="Spark master URL (default local[*]; spark://HOST:PORT)")
+    p.add_argument("--partitions", type=int, help="partitions of the frontier and visited set (default: cores)")
+    p.add_argument("--executor-memory", help="Spark executor memory, e.g. 4g")
+    p.add_argument("--checkpoint-dir", help="keep every level here (Parquet + manifest) so a killed run can resume")
+    p.add_argument("--resume", action="store_true", help="continue the run in --checkpoint-dir from its last good level")
+    p.add_argument("--max-depth", type=int, help="stop (exit 3) after this many BFS levels")
+    p.add_argument("--max-states", type=int, help="stop (exit 3) at the level that reaches this many states")
+    p.add_argument("--time-budget", type=float, help="stop (exit 3) after the level that exceeds this many seconds")
+    p.add_argument("--invariant", action="append", help="check only this invariant (repeatable)")
+    p.add_argument("--no-symmetry", action="store_true", help="do not reduce by broker renaming")
+    p.add_argument("--no-deadlock", action="store_true", help="do not report states where nothing can happen")
+    p.add_argument("--stop-at-first", action="store_true", help="stop after the level with the first violation")
+    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report, one test case per invariant")
+    p.add_argument("-q", "--quiet", action="store_true", help="no per-level progress lines")
+    p.add_argument("--out", default="reports", help="where run reports go (default reports/)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from spark.levels import CheckpointError, LevelStore
+    from spark.session import SparkSetupError, check_master, make_session, under_spark_submit
+    from verifier.summary import config_json
+    inputs = search_inputs(args)
+    cfg, invs = inputs.cfg, inputs.invariants
+    if args.resume and not args.checkpoint_dir:
+        raise UsageError("--resume needs --checkpoint-dir")
+    if args.partitions is not None and args.partitions < 1:
+        raise UsageError("--partitions must be >= 1")
+    model = Model(cfg, symmetry=inputs.symmetry)
+    store = None
+    if args.checkpoint_dir:
+        identity = {"what": cfg.preset + (f" --mutant {cfg.mutant}" if cfg.mutant else ""),
+                    "config": config_json(cfg), "symmetry": model.symmetric, "deadlock": inputs.deadlock,
+                    "invariants": [inv.name for inv in invs]}
+        try:
+            store = LevelStore(args.checkpoint_dir, identity)
+            manifest = store.load()
+        except CheckpointError as exc:
+            raise UsageError(str(exc)) from None
+        if manifest is not None and not args.resume:
+            raise UsageError(f"--checkpoint-dir {args.checkpoint_dir} holds a run of this config: "
+                             "pass --resume to continue it, or use a fresh directory")
+    try:
+        if not under_spark_submit():
+            check_master(args.master)
+    except SparkSetupError as exc:
+        raise UsageError(str(exc)) from None
+    out = console()
+    run_id, out_dir = run_dir(args.out, "spark-check", cfg)
+    out.print(header_line("spark-check", cfg), markup=False)
+    try:
+        spark = make_session(args.master, args.partitions, args.executor_memory)
+    except SparkSetupError as exc:
+        raise UsageError(str(exc)) from None
+    from spark.explore import Progress, spark_explore
+    partitions = args.partitions or spark.sparkContext.defaultParallelism
+    out.print(f"spark: master={spark.sparkContext.master} partitions={partitions} "
+              f"symmetry={'on' if model.symmetric else 'off'} "
+              f"checkpoint={args.checkpoint_dir or '(temporary)'}{' (resuming)' if args.resume else ''}",
+              markup=False)
+    result = spark_explore(spark, model, invs, store, args.resume, inputs.limits, not inputs.stop_at_first,
+                           inputs.deadlock, partitions, Progress(out, args.quiet))
+    return report_search(args, out, "spark", model, invs, result, run_id, out_dir)

@@ -1,0 +1,130 @@
+"""report.md: what a person opens first after a run, rendered from the summary alone (so a
+saved summary.json renders the same report)."""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from verifier.files import PathLike, write_atomic
+from verifier.reports.text import kv, scalar, symmetry_text
+
+
+def _md_cell(value: Any) -> str:
+    """A table cell: `|` would split the cell and a newline would end the row."""
+    return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def _md_table(header: list[str], body: Iterable[Iterable[Any]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in body]
+    return out
+
+
+def _md_title(summary: dict) -> str:
+    result = summary.get("result")
+    if result == "ok":
+        text = "all invariants hold"
+    elif result == "violation":
+        text = "VIOLATION of " + (", ".join(summary.get("violated") or []) or "an invariant")
+    else:
+        text = f"STOPPED before completion ({summary.get('stop_reason') or 'no reason given'})"
+    return f"# kraft-verify {summary.get('engine', '?')}: {text}"
+
+
+def _md_config(summary: dict) -> list[str]:
+    cfg = summary.get("config", {})
+    return ["## Configuration", "",
+            f"- preset: `{cfg.get('preset')}`",
+            f"- mutant: `{cfg['mutant']}`" if cfg.get("mutant") else "- mutant: none",
+            f"- replicas: {cfg.get('replicas')}",
+            f"- min_isr: {cfg.get('min_isr')}",
+            f"- unclean_leader_election: {scalar(cfg.get('unclean_leader_election'))}",
+            f"- flags: {kv(cfg.get('flags'))}",
+            f"- bounds: {kv(cfg.get('bounds'))}",
+            f"- command: `{summary['command']}`" if summary.get("command") else "- command: -",
+            f"- run id: `{summary.get('run_id', '-')}`",
+            f"- exit code: {summary.get('exit_code', '-')}", ""]
+
+
+def _md_counts(summary: dict) -> list[str]:
+    c = summary.get("counts", {})
+    fp = summary.get("fingerprint", {})
+    dl = summary.get("deadlock", {})
+    if not dl.get("checked"):
+        deadlock = "not checked"
+    elif dl.get("found"):
+        deadlock = "found"
+    else:
+        deadlock = "none" if dl.get("complete", summary.get("result") == "ok") else "not checked to completion"
+    body = [("distinct states", c.get("distinct_states", "-")),
+            ("transitions", c.get("transitions", "-")),
+            ("depth", c.get("depth", "-")),
+            ("terminal states", c.get("terminal_states", "-")),
+            ("seconds", f"{c['seconds']:.2f}" if "seconds" in c else "-"),
+            ("states/s", f"{c['states_per_second']:,.0f}" if "states_per_second" in c else "-"),
+            (f"fingerprint collision probability ({fp.get('bits', '?')}-bit)",
+             f"{fp['collision_probability']:.3g}" if "collision_probability" in fp else "-"),
+            ("symmetry", symmetry_text(summary.get("symmetry", {}))),
+            ("deadlock", deadlock)]
+    return ["## Counts", ""] + _md_table(["metric", "value"], body) + [""]
+
+
+def _md_invariants(summary: dict) -> list[str]:
+    body = [(i["name"], i.get("kind", "-"), i.get("status", "-")) for i in summary.get("invariants", [])]
+    return ["## Invariants", ""] + _md_table(["invariant", "kind", "result"], body) + [""]
+
+
+def _md_levels(summary: dict) -> list[str]:
+    levels = summary.get("counts", {}).get("states_per_level") or []
+    if not levels:
+        return []
+    line = ", ".join(f"{d}:{n}" for d, n in enumerate(levels))
+    return ["## States per BFS level", "", f"`{line}` (depth:new states)", ""]
+
+
+def _md_coverage(summary: dict) -> list[str]:
+    body = [(c["action"], c.get("enabled", "-"), c.get("new_states", "-"),
+             c.get("status", "-") + (f" ({c['reason']})" if c.get("reason") else ""))
+            for c in summary.get("coverage", [])]
+    out = ["## Action coverage", ""] + _md_table(["action", "enabled", "new states", "status"], body)
+    warnings = summary.get("warnings") or []
+    out += ["", "### Warnings", ""] + ([f"- {w}" for w in warnings] or ["None."]) + [""]
+    return out
+
+
+def _md_counterexamples(summary: dict) -> list[str]:
+    """Every violated invariant's own counterexample, first found first."""
+    out: list[str] = []
+    seen = set()
+    for cex in [summary.get("counterexample")] + list((summary.get("counterexamples") or {}).values()):
+        if not cex or id(cex) in seen or not cex.get("rows"):
+            continue
+        seen.add(id(cex))
+        out += [f"## Counterexample: {', '.join(cex.get('violated') or []) or '(nothing recorded)'}", "",
+                f"{cex['length']} steps.", ""]
+        out += _md_table(["#", "action", "what changed"], [tuple(r) for r in cex["rows"]])
+        files = [f"replay scenario `{cex['scenario']}`" if cex.get("scenario") else "",
+                 f"ITF trace `{cex['itf']}`" if cex.get("itf") else ""]
+        files = [f for f in files if f]
+        out += (["", "Files: " + ", ".join(files) + "."] if files else []) + [""]
+    return out
+
+
+def _md_mutants(summary: dict) -> list[str]:
+    if "mutants" not in summary:
+        return []
+    body = [(r["mutant"], r["rule"], r["status"], ", ".join(r.get("killed_by") or []) or "-",
+             r.get("length") if r.get("length") is not None else "-") for r in summary["mutants"]]
+    return ["## Mutants", ""] + _md_table(["mutant", "broken rule", "status", "killed by", "steps"], body) + [""]
+
+
+def render_report_md(summary: dict) -> str:
+    """The whole report as a string (write_report_md saves it); it reads only the summary."""
+    parts = [[_md_title(summary), ""], _md_config(summary), _md_counts(summary),
+             _md_invariants(summary), _md_mutants(summary), _md_levels(summary), _md_coverage(summary),
+             _md_counterexamples(summary)]
+    return "\n".join(line for part in parts for line in part).rstrip("\n") + "\n"
+
+
+def write_report_md(summary: dict, path: PathLike) -> None:
+    """report.md: what a person opens first after a run."""
+    write_atomic(path, render_report_md(summary))
