@@ -29,15 +29,13 @@ MODES = {
 def measure(flags: dict, symmetry: bool, bounds: dict) -> dict:
     """One run in this process; called in a child."""
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    import invariants as I
-    from specs.config import make_config
-    from specs.model import Model
+    from specs import Model, make_config
     from verifier import bfs
     cfg = make_config("kafka", flags=flags, bounds=bounds)
     model = Model(cfg, symmetry=symmetry)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     start = time.perf_counter()
-    result = bfs.explore(model, I.REGISTRY)
+    result = bfs.explore(model, model.properties)
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     n = result.distinct_states

@@ -13,9 +13,8 @@ import sys
 
 def main() -> int:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    import invariants as I
-    from specs.config import make_config
-    from verifier.fuzz import fuzz, fuzz_bounds
+    from specs import Model, deep_bounds, make_config
+    from verifier.fuzz import fuzz
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--examples", type=int, default=500)
     ap.add_argument("--brokers", type=int, action="append", help="replication factors (default 3, 5, 7)")
@@ -23,8 +22,8 @@ def main() -> int:
     args = ap.parse_args()
     results = []
     for n in args.brokers or [3, 5, 7]:
-        cfg = make_config("kafka", replicas=list(range(1, n + 1)), bounds=fuzz_bounds(n))
-        r = fuzz(cfg, I.REGISTRY, "ci", examples=args.examples)
+        model = Model(make_config("kafka", replicas=list(range(1, n + 1)), bounds=deep_bounds(n)), symmetry=False)
+        r = fuzz(model, model.properties, "ci", examples=args.examples)
         rec = r.recorder
         row = {"brokers": n, "status": r.status, "examples": rec.examples, "steps": rec.steps,
                "seconds": round(r.seconds, 2), "examples_per_second": round(rec.examples / r.seconds, 1),

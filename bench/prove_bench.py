@@ -15,8 +15,8 @@ import time
 
 def main() -> int:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from invariants.symbolic import INVARIANTS, MORE_INVARIANTS
-    from specs.config import make_config
+    from specs import make_config
+    from specs.symbolic import INVARIANTS, MORE_INVARIANTS
     from verifier.prove import check_size
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--max-brokers", type=int, default=8)

@@ -14,9 +14,7 @@ import time
 
 def main() -> int:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    import invariants as I
-    from specs.config import make_config
-    from specs.model import Model
+    from specs import Model, make_config
     from spark.explore import spark_explore
     from spark.session import make_session
     from verifier.bfs import Options, explore
@@ -31,10 +29,10 @@ def main() -> int:
 
     def run(name, cfg):
         t = time.monotonic()
-        local = explore(Model(cfg), I.REGISTRY, options=Options(keep_going=True))
+        local = explore(Model(cfg), Model(cfg).properties, options=Options(keep_going=True))
         local_s = time.monotonic() - t
         t = time.monotonic()
-        dist = spark_explore(spark, Model(cfg), I.REGISTRY, partitions=args.partitions)
+        dist = spark_explore(spark, Model(cfg), Model(cfg).properties, partitions=args.partitions)
         spark_s = time.monotonic() - t
         assert (dist.distinct_states, dist.states_per_level) == (local.distinct_states, local.states_per_level)
         levels = len(local.states_per_level)

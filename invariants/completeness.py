@@ -48,9 +48,9 @@ def leader_candidates(s) -> set[int]:
 
 @state_invariant("LeaderCandidateCompleteness", "elr")
 def leader_candidate_completeness(cfg, s) -> bool:
-    """Seed 004: "Leader Candidate Completeness property: Every leader candidate must host the
-    complete committed log." Candidates: "Is a member of the ISR, or is an unfenced member of
-    the ELR." Also KIP-966: "The member of ELR should have the data at least to HWM." """
+    """Every leader candidate (an ISR member, or an unfenced ELR member) holds the whole
+    committed log: the property ELR exists for (docs/protocol.md, "State"). KIP-966: "The
+    member of ELR should have the data at least to HWM." """
     if not within_tolerance(cfg, s):
         return True
     for b in leader_candidates(s):
@@ -62,10 +62,9 @@ def leader_candidate_completeness(cfg, s) -> bool:
 
 @state_invariant("LeaderCompleteness", "data")
 def leader_completeness(cfg, s) -> bool:
-    """Seed 004: "When a replica is elected as leader but the replica does not contain the
-    complete committed log, then it forces its followers to truncate their logs to match its
-    own - this turns a local data loss issue into a global one." The leader holds every
-    acknowledged record."""
+    """The leader holds every acknowledged record. A leader that lacks committed records makes
+    its followers truncate to its log, so one replica's loss becomes the partition's
+    (docs/protocol.md, "Broker side")."""
     r = _running_leader(cfg, s)
     if r is None or not within_tolerance(cfg, s):
         return True
@@ -112,9 +111,9 @@ def no_lost_replica_in_isr(cfg, s) -> bool:
 
 @state_invariant("FollowerLogMatchesLeader", "data")
 def follower_log_matches_leader(cfg, s) -> bool:
-    """PROTOCOL.md: "A follower truncates to the leader's log (by leader epoch) before it
-    appends." So up to the offset the leader saw a follower fetch (in this leader epoch, from
-    its current incarnation) the follower's log is the leader's."""
+    """A follower truncates to the leader's log before it appends (docs/protocol.md, "Broker
+    side"), so up to the offset the leader saw a follower fetch (in this leader epoch, from its
+    current incarnation) the follower's log is the leader's."""
     lrep = _running_leader(cfg, s)
     if lrep is None:
         return True
@@ -129,8 +128,8 @@ def follower_log_matches_leader(cfg, s) -> bool:
 
 @state_invariant("LogMatching", "data")
 def log_matching(cfg, s) -> bool:
-    """Seed 000: "A follower truncates to the leader's log (by leader epoch) before it appends."
-    Two logs with an entry of the same leader epoch at the same offset agree up to it."""
+    """Truncation by leader epoch (KIP-101; docs/protocol.md, "Broker side"): two logs with an
+    entry of the same leader epoch at the same offset agree up to it."""
     logs = [r.log for r in s.replicas if r.log]
     for i, a in enumerate(logs):
         for b in logs[i + 1:]:

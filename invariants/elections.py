@@ -17,16 +17,16 @@ def _new_leader(prev, s) -> int:
 
 @step_invariant("LeaderElectedRegisteredUnfenced", "election")
 def leader_elected_registered_unfenced(cfg, prev, label, s) -> bool:
-    """Seed 003: "A broker may only be designated a leader of a partition if it is in the
-    replica set, is unfenced and has an online replica." PROTOCOL.md: a valid leader is
-    "registered, unfenced, not in controlled shutdown"."""
+    """A new leader is an acceptable leader: registered, unfenced, not in controlled shutdown
+    (docs/protocol.md, "The pipeline"). The unclean-recovery tool proposal (KAFKA-20098) asks
+    the same of a designated leader: in the replica set, unfenced, with an online replica."""
     b = _new_leader(prev, s)
     return b == NO_LEADER or s.ctrl.acceptable_leader(b)
 
 
 @step_invariant("ElectedLeaderWasCandidate", "election")
 def elected_leader_was_candidate(cfg, prev, label, s) -> bool:
-    """Seed 000: "In addition to the ISR members, replicas in ELR are also eligible for leader
+    """KIP-966: "In addition to the ISR members, replicas in ELR are also eligible for leader
     election during a clean election process." A clean election takes its leader from the ISR
     or the ELR; any other choice must be flagged unclean (leader_recovery_state RECOVERING)."""
     b = _new_leader(prev, s)
@@ -40,11 +40,10 @@ def elected_leader_was_candidate(cfg, prev, label, s) -> bool:
 
 @step_invariant("UncleanElectionOnlyAfterMinIsrUncleanShutdowns", "election")
 def unclean_election_only_after_min_isr_unclean_shutdowns(cfg, prev, label, s) -> bool:
-    """Seed 004: "Once Min ISR concurrent unclean shutdowns have occurred the ISR and ELR will
-    both be empty and the partition must fallback to Unclean Recovery." KIP-966: "ELR + ISR
-    size will not be dropped below the min ISR unless the controller discovers an ELR member
-    has an unclean shutdown." So, with unclean.leader.election.enable off, the controller
-    elects uncleanly on its own only after min ISR unclean shutdowns."""
+    """KIP-966: "ELR + ISR size will not be dropped below the min ISR unless the controller
+    discovers an ELR member has an unclean shutdown." So ISR and ELR are both empty, and the
+    controller elects uncleanly on its own (unclean.leader.election.enable off), only after
+    min ISR unclean shutdowns (docs/protocol.md, "The pipeline")."""
     if s.hist.unclean_elections <= prev.hist.unclean_elections:
         return True
     if label[0] in OPERATOR_ELECTIONS or prev.ctrl.unclean_leader_election:
@@ -54,8 +53,9 @@ def unclean_election_only_after_min_isr_unclean_shutdowns(cfg, prev, label, s) -
 
 @step_invariant("OneLeaderPerEpoch", "election")
 def one_leader_per_epoch(cfg, prev, label, s) -> bool:
-    """PROTOCOL.md: "`leader_epoch` is bumped only when the leader field is written (including
-    a leader becoming -1)." So every leader change raises the leader epoch, and a leader epoch
-    names one leader: the fence that FENCED_LEADER_EPOCH and fetch truncation rely on."""
+    """The leader epoch is bumped whenever the leader field is written, a leader becoming -1
+    included (docs/protocol.md, "The pipeline"). So every leader change raises the leader
+    epoch, and a leader epoch names one leader: the fence that FENCED_LEADER_EPOCH and fetch
+    truncation rely on."""
     old, new = prev.ctrl.partition, s.ctrl.partition
     return new.leader == old.leader or new.leader_epoch > old.leader_epoch

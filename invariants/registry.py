@@ -2,7 +2,7 @@
 
 A state invariant is `check(cfg, state) -> bool`; a step invariant is
 `check(cfg, prev, label, next) -> bool`. The docstring of each check quotes the
-seed sentence it encodes; `Invariant.quote` is that docstring.
+rule it states (a KIP sentence or a docs/protocol.md section); `Invariant.quote` is that docstring.
 """
 from __future__ import annotations
 

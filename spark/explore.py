@@ -165,7 +165,7 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
 
 def _run(spark, model, job, invariants, checked, store, resume, limits, keep_going, partitions,
          progress, on_level) -> Result:
-    cfg, canonical = model.cfg, model.canonical
+    canonical = model.canonical
     schema = level_schema()
     start = time.monotonic()
     roots = {}

@@ -12,11 +12,12 @@ from specs.catalogue import MUTANTS, PRESETS
 from specs.config import (BOUND_NAMES, BUDGETS, Bounds, Config, ConfigError, config_from_dict, deep_bounds,
                           explicit_flags, make_config, unknown, with_bounds, with_mutant)
 from specs.model import Model
-from specs.rules import RULE_FIELDS, Rules, outside_z3, rule_doc
+from specs.rules import RULE_FIELDS, Rules, outside_z3, refused_by_z3, rule_doc
 from specs.scenario import ScenarioError, run_file, run_scenario
 from specs.scenario import load as load_scenario
 from specs.trace import Trace
 
-__all__ = ["MUTANTS", "PRESETS", "BOUND_NAMES", "BUDGETS", "Bounds", "Config", "ConfigError", "config_from_dict", "deep_bounds",
-           "explicit_flags", "make_config", "unknown", "with_bounds", "with_mutant", "Model", "RULE_FIELDS", "Rules",
-           "outside_z3", "rule_doc", "ScenarioError", "run_file", "run_scenario", "load_scenario", "Trace"]
+__all__ = ["MUTANTS", "PRESETS", "BOUND_NAMES", "BUDGETS", "Bounds", "Config", "ConfigError", "config_from_dict",
+           "deep_bounds", "explicit_flags", "make_config", "unknown", "with_bounds", "with_mutant", "Model",
+           "RULE_FIELDS", "Rules", "outside_z3", "refused_by_z3", "rule_doc", "ScenarioError", "run_file",
+           "run_scenario", "load_scenario", "Trace"]

@@ -6,44 +6,35 @@ building a `Config`, so every engine explores exactly what it is given. The mode
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, make_dataclass, replace
 from difflib import get_close_matches
 from functools import cached_property
 from typing import Any, Mapping, Optional
 
 from specs.catalogue import MUTANTS, PRESETS, apply_mutant, preset_rules
-from specs.rules import RULE_FIELDS, Rules, changed, check_value
+from specs.rules import CATALOGUE, RULE_FIELDS, Rules, changed, check_value
 
 
 class ConfigError(ValueError):
     """Bad user input: the CLI turns it into one line and exit code 2."""
 
 
-def _bound(default: int, doc: str) -> Any:
-    return field(default=default, metadata={"doc": doc})
+def _bound(name: str, spec: dict) -> tuple:
+    if set(spec) != {"default", "doc"} or not isinstance(spec["default"], int):
+        raise ValueError(f"catalogue.toml: bound {name} needs an integer default and a doc")
+    return name, int, field(default=spec["default"], metadata={"doc": spec["doc"]})
 
 
-@dataclass(frozen=True)
-class Bounds:
-    """Budgets that keep the state space finite. Counted per kind of event."""
-
-    records: int = _bound(1, "records produced (acks=all)")
-    fences: int = _bound(1, "fences of a running broker (a network partition from the controller)")
-    lossy_crashes: int = _bound(1, "unclean shutdowns that lose the unflushed suffix")
-    crashes: int = _bound(0, "unclean shutdowns that keep the page cache")
-    clean_shutdowns: int = _bound(0, "controlled shutdowns followed by a clean stop")
-    isr_shrinks: int = _bound(2, "leader-initiated ISR shrinks (a lagging follower)")
-    admin_elections: int = _bound(0, "preferred / unclean / designated elections")
-    config_changes: int = _bound(0, "min.insync.replicas and unclean.leader.election.enable changes")
-    reassignments: int = _bound(0, "partition reassignments")
-    unclean_recoveries: int = _bound(0, "KIP-966 unclean recovery rounds")
-    max_leader_epoch: int = _bound(8, "steps that would raise the leader epoch above this are not taken")
-    max_partition_epoch: int = _bound(16, "steps that would raise the partition epoch above this are not taken")
+# Budgets that keep the state space finite, counted per kind of event, and the epoch caps: the
+# `[bounds.*]` tables of specs/catalogue.toml (`kraft-verify list` prints them).
+Bounds = make_dataclass("Bounds", [_bound(n, spec) for n, spec in CATALOGUE["bounds"].items()], frozen=True)
+Bounds.__module__ = __name__         # so that pickle (Spark ships configs) finds the class
 
 
 BUDGETS = ("records", "fences", "lossy_crashes", "crashes", "clean_shutdowns", "isr_shrinks",
            "admin_elections", "config_changes", "reassignments", "unclean_recoveries")
 BOUND_NAMES = tuple(f.name for f in fields(Bounds))
+assert set(BUDGETS) <= set(BOUND_NAMES), "every budget is a bound"
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,9 @@ from typing import Callable, Optional
 
 import z3
 
-from invariants.symbolic import INVARIANTS, LEMMAS, SymbolicInvariant
-from specs.symbolic import Abstract, evaluate, sized
 from specs import Config
-from specs.symbolic import ACTIONS, Encoding, Params, Sym, sym_params, sym_state
+from specs.symbolic import (ACTIONS, INVARIANTS, LEMMAS, Abstract, Encoding, Params, Sym, SymbolicInvariant,
+                            evaluate, sized, sym_params, sym_state)
 
 PROVED = "proved"
 REFUTED = "refuted"

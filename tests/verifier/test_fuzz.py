@@ -8,17 +8,18 @@ import invariants as I
 from specs import Model, make_config
 from specs.catalogue import MUTANTS
 from verifier.bfs import explore
-from verifier.fuzz import Recorder, fuzz, fuzz_bounds, hypothesis_settings, machine_for
+from specs import deep_bounds
+from verifier.fuzz import Recorder, fuzz, hypothesis_settings, machine_for
 from specs import run_scenario
 
 
 def fuzz_config(preset="kafka", brokers=3, mutant=None):
-    return make_config(preset, replicas=list(range(1, brokers + 1)), bounds=fuzz_bounds(brokers), mutant=mutant)
+    return make_config(preset, replicas=list(range(1, brokers + 1)), bounds=deep_bounds(brokers), mutant=mutant)
 
 
 # The state machine itself, collected by pytest and run on the ci profile.
 _KAFKA = fuzz_config()
-KafkaMachine = machine_for(_KAFKA, I.REGISTRY, Recorder())
+KafkaMachine = machine_for(Model(_KAFKA), I.REGISTRY, Recorder())
 KafkaMachine.TestCase.settings = hypothesis_settings("ci", _KAFKA)
 TestKafkaMachine = KafkaMachine.TestCase
 
@@ -26,7 +27,7 @@ TestKafkaMachine = KafkaMachine.TestCase
 @pytest.mark.parametrize("preset", ["pre-kip-966", "pre-kip-903"])
 def test_old_bugs_are_found_shrunk_near_the_shortest_and_replay(preset):
     cfg = fuzz_config(preset)
-    found = fuzz(cfg, I.REGISTRY, "ci")
+    found = fuzz(Model(cfg), I.REGISTRY, "ci")
     assert found.status == "violation"
     trace = found.trace
     bfs = explore(Model(cfg), [I.BY_NAME[name] for name in trace.violated])
@@ -41,7 +42,7 @@ def test_old_bugs_are_found_shrunk_near_the_shortest_and_replay(preset):
 def test_every_mutant_is_killed_on_the_ci_profile(brokers):
     survivors = []
     for mutant in MUTANTS:
-        result = fuzz(fuzz_config(brokers=brokers, mutant=mutant), I.REGISTRY, "ci", hypothesis_shrink=False)
+        result = fuzz(Model(fuzz_config(brokers=brokers, mutant=mutant)), I.REGISTRY, "ci", hypothesis_shrink=False)
         if result.status != "violation":
             survivors.append(mutant)
     assert survivors == []
@@ -50,7 +51,7 @@ def test_every_mutant_is_killed_on_the_ci_profile(brokers):
 @pytest.mark.parametrize("brokers", [5, 7])
 def test_kafka_holds_on_larger_clusters(brokers):
     # 400 of the ci profile's 2,500 examples keep CI short; `kraft-verify fuzz --brokers 7` runs all
-    result = fuzz(fuzz_config(brokers=brokers), I.REGISTRY, "ci", examples=400)
+    result = fuzz(Model(fuzz_config(brokers=brokers)), I.REGISTRY, "ci", examples=400)
     assert result.status == "ok", result.trace and result.trace.violated
     rec = result.recorder
     assert rec.examples >= 400 and rec.steps > 10 * rec.examples
@@ -64,10 +65,10 @@ def test_kafka_holds_on_larger_clusters(brokers):
 def test_a_saved_failure_replays_first(tmp_path):
     cfg = fuzz_config(mutant="hwm-ignores-min-isr")
     # unseeded (Hypothesis keeps no database for seeded runs); this mutant dies within ~50 examples
-    first = fuzz(cfg, I.REGISTRY, "nightly", examples=2000, database=tmp_path)
+    first = fuzz(Model(cfg), I.REGISTRY, "nightly", examples=2000, database=tmp_path)
     assert first.status == "violation"
     assert any(tmp_path.rglob("*")), "the failure was saved"
-    again = fuzz(cfg, I.REGISTRY, "nightly", examples=2000, database=tmp_path)
+    again = fuzz(Model(cfg), I.REGISTRY, "nightly", examples=2000, database=tmp_path)
     assert again.status == "violation" and again.recorder.first_failure_example == 1
 
 
@@ -75,14 +76,20 @@ def test_fuzz_cli_exit_codes_and_files(cli, tmp_path):
     r = cli("fuzz", "--preset", "pre-kip-966", "--out", str(tmp_path / "bug"))
     assert r.returncode == 1, r.stdout + r.stderr
     run = next((tmp_path / "bug").iterdir())
-    assert {p.name for p in run.iterdir()} == {"summary.json", "report.md", "counterexample.json",
-                                               "counterexample.itf.json"}
     summary = json.loads((run / "summary.json").read_text())
+    assert {p.name for p in run.iterdir()} == {"summary.json", "report.md", "counterexample.json",
+                                               "counterexample.itf.json"} | {
+        f"counterexample-{name}.json" for name in summary["violated"]}
     assert summary["engine"] == "fuzz" and summary["counts"]["examples_to_failure"] >= 1
     assert "rules run" in r.stdout and "steps per example" in r.stdout
     replay = cli("replay", str(run / "counterexample.json"))
     assert replay.returncode == 0 and "reproduces" in replay.stdout
-    r = cli("fuzz", "--examples", "20", "--out", str(tmp_path / "ok"))
+    junit = tmp_path / "ok.xml"
+    r = cli("fuzz", "--examples", "20", "--out", str(tmp_path / "ok"), "--junit", str(junit))
     assert r.returncode == 0 and "not a proof" in r.stdout
+    assert 'failures="0"' in junit.read_text() and 'errors="0"' in junit.read_text()
+    assert "sampled runs (a sample, not a proof)" in junit.read_text()
+    r = cli("fuzz", "--examples", "0")
+    assert r.returncode == 2 and "--examples must be >= 1" in r.stderr
     r = cli("fuzz", "--profile", "weekly")
     assert r.returncode == 2 and "invalid choice" in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -172,11 +172,12 @@ def save_counterexamples(out_dir: Path, counterexamples: dict, main, name: str, 
     out: dict[str, dict] = {}
     for inv, trace in counterexamples.items():
         scenario = f"counterexample-{inv}.json"
-        write_atomic(out_dir / scenario, json.dumps(trace.model.scenario(trace, f"{name}-{inv}", command), indent=2) + "\n")
+        text = json.dumps(trace.model.scenario(trace, f"{name}-{inv}", command), indent=2)
+        write_atomic(out_dir / scenario, text + "\n")
         out[inv] = counterexample_json(trace, scenario)
     if main is not None:
-        write_atomic(out_dir / "counterexample.json",
-                     json.dumps(main.model.scenario(main, f"{name}-{'-'.join(main.violated)}", command), indent=2) + "\n")
+        text = json.dumps(main.model.scenario(main, f"{name}-{'-'.join(main.violated)}", command), indent=2)
+        write_atomic(out_dir / "counterexample.json", text + "\n")
         write_itf(main, out_dir / "counterexample.itf.json")
         for inv in main.violated:
             if inv in out:

@@ -101,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
         "warnings": warnings + ([] if code else ["Hypothesis samples runs: no violation found is not a proof"])})
     with_counterexamples(summary, files, result.trace)
     if result.trace is not None:
-        render(result.trace, out, title=f"shrunk counterexample: {', '.join(result.violated)} ({len(result.trace)} steps)")
+        render(result.trace, out,
+               title=f"shrunk counterexample: {', '.join(result.violated)} ({len(result.trace)} steps)")
         out.print(f"counterexample: {out_dir / 'counterexample.json'} (replay it with `kraft-verify replay`); "
                   f"found at example {rec.first_failure_example}", markup=False)
     else:

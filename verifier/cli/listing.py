@@ -10,10 +10,30 @@ from verifier.exitcodes import EXIT_OK
 
 def add_parser(sub) -> None:
     p = sub.add_parser("list", help="list presets, rules, bounds, invariants, mutants and actions")
+    p.add_argument("--mutants-markdown", action="store_true",
+                   help="print the mutant catalogue as Markdown (docs/mutants.md is this output)")
     p.set_defaults(func=run)
 
 
+def mutants_markdown() -> str:
+    """The catalogue's mutants as a Markdown page: what each breaks, and how."""
+    lines = ["# Mutants", "",
+             "Generated from the catalogue (`specs/catalogue.py`) by `kraft-verify list --mutants-markdown`;",
+             "a test checks that this page is the catalogue. Each mutant replaces rule fields of",
+             "`specs/rules.py` (docs/protocol.md, \"Rule switches\"); the mutation gate",
+             "(`kraft-verify check --mutants`, `fuzz --mutants`, `prove --mutants`) must kill every one.", "",
+             "| mutant | broken rule | rules replaced | z3 |", "|---|---|---|---|"]
+    for name, m in MUTANTS.items():
+        changes = ", ".join(f"`{k}={str(v).lower()}`" for k, v in m.changes.items())
+        z3 = "; ".join(m.outside_z3()) or "encoded"
+        lines.append(f"| `{name}` | {m.description.replace('|', chr(92) + '|')} | {changes} | {z3} |")
+    return "\n".join(lines) + "\n"
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.mutants_markdown:
+        print(mutants_markdown(), end="")
+        return EXIT_OK
     model = Model(make_config())
     print("presets (--preset):")
     for name, preset in PRESETS.items():

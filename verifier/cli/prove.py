@@ -6,8 +6,7 @@ import argparse
 import json
 import time
 
-from specs import MUTANTS, make_config
-from specs.rules import refused_by_z3
+from specs import MUTANTS, make_config, refused_by_z3
 from verifier import gate
 from verifier.cli.common import UsageError, build_config, console, header_line, run_dir, write_run
 from verifier.files import write_atomic
@@ -45,7 +44,7 @@ def add_parser(sub) -> None:
 
 
 def _validate(args) -> list:
-    from invariants.symbolic import BY_NAME
+    from specs.symbolic import BY_NAME
     if not 1 <= args.max_brokers <= 32:
         raise UsageError("--max-brokers must be between 1 and 32")
     if args.depth < 0 or args.bmc_max_brokers < 0 or args.self_check_samples < 1:
@@ -58,7 +57,7 @@ def _validate(args) -> list:
             raise UsageError(f"unknown symbolic invariant '{name}' (known: {', '.join(BY_NAME)})")
     if args.time_budget is not None and not 0 < args.time_budget < float("inf"):
         raise UsageError("--time-budget must be a positive finite number")
-    from invariants.symbolic import INVARIANTS, MORE_INVARIANTS
+    from specs.symbolic import INVARIANTS, MORE_INVARIANTS
     invariants = list(INVARIANTS) + list(MORE_INVARIANTS[:2])
     if args.fixed_config:
         invariants.append(BY_NAME["UncleanElectionOnlyAfterMinIsrUncleanShutdowns"])
@@ -132,8 +131,7 @@ def run(args: argparse.Namespace) -> int:
 def run_mutants(args: argparse.Namespace) -> int:
     """The mutation gate on z3: each mutant at N = --max-brokers with fixed topic config and every
     symbolic invariant, refuted by a BMC run the concrete model reproduces."""
-    from invariants.symbolic import INVARIANTS, MORE_INVARIANTS
-    from specs.symbolic import witness_trace
+    from specs.symbolic import INVARIANTS, MORE_INVARIANTS, witness_trace
     from verifier.prove import REFUTED, check_size
     from verifier.summary import gate_summary
     n, m = args.max_brokers, (args.min_isr or [min(2, args.max_brokers)])[0]

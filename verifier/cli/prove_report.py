@@ -24,7 +24,8 @@ def size_line(r, bmc_max_brokers: int) -> list[str]:
         agrees = {True: "the concrete model agrees", False: "the concrete model DISAGREES",
                   None: "no concrete state found"}[r.cti_reproduced]
         lines.append(f"  counterexample to induction: {step_text(r.cfg, r.cti.step)} breaks "
-                     f"{', '.join(r.cti.violated)} {where}; {agrees}" + (f" ({r.cti_scenario})" if r.cti_scenario else ""))
+                     f"{', '.join(r.cti.violated)} {where}; {agrees}"
+                     + (f" ({r.cti_scenario})" if r.cti_scenario else ""))
     return lines
 
 

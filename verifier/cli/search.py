@@ -55,7 +55,8 @@ def search_inputs(args) -> SearchInputs:
     cfg, check_opts = build_config(args)
     for key in check_opts:
         if key not in CHECK_KEYS:
-            raise UsageError(f"config file {args.config}: unknown key 'check.{key}' (known: {', '.join(sorted(CHECK_KEYS))})")
+            raise UsageError(f"config file {args.config}: unknown key 'check.{key}' "
+                             f"(known: {', '.join(sorted(CHECK_KEYS))})")
     invs = select(Model(cfg), args.invariant)
     symmetry = not args.no_symmetry and _bool_option(check_opts, "symmetry", True)
     deadlock = not args.no_deadlock and _bool_option(check_opts, "deadlock", True)
