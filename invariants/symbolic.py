@@ -1,5 +1,5 @@
-"""The ELR invariants over symbolic states (specs/symbolic.py), under the names of the
-concrete predicates they restate. tests/test_symbolic.py checks that each agrees with
+"""The ELR invariants over symbolic states (specs/symbolic/), under the names of the
+concrete predicates they restate. tests/specs/symbolic/ checks that each agrees with
 its concrete twin on the abstraction of reachable and random concrete states.
 
 LEMMAS are facts the proof may need to make the invariants inductive. They are not

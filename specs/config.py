@@ -68,7 +68,7 @@ class Config:
 
     @cached_property
     def memo(self) -> dict:
-        """A cache for pure functions of this config (specs.actions.event). It changes no
+        """A cache for pure functions of this config (specs.actions.common.event). It changes no
         result, is not part of equality, and is not pickled."""
         return {}
 

@@ -9,7 +9,7 @@ set) the replicas are interchangeable. Preferred elections, reassignments and th
 unclean-recovery tie-break read the replica order (their declarations say so), so their
 bounds must be 0.
 
-Broker epochs are `100 + id + 1000 * generation` (specs.actions._next_epoch), so
+Broker epochs are `100 + id + 1000 * generation` (specs.actions.common.next_epoch), so
 renaming b to c maps an epoch e of b to e - b + c.
 """
 from __future__ import annotations

@@ -9,7 +9,7 @@ For each size N and min ISR m:
    until the set is inductive. If every ELR invariant survives, they hold in every
    reachable state, and the CTI's state was unreachable: it breaks a surviving lemma.
 3. bounded model checking from the initial state to depth K, shortest violation first.
-The checker knows the model only through specs.symbolic's Encoding.
+The checker knows the model only through the specs.symbolic seam (the encoding and its properties).
 """
 from __future__ import annotations
 

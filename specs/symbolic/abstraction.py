@@ -1,5 +1,5 @@
 """The map between concrete model states (specs/state.py) and symbolic states
-(specs/symbolic.py): `abstract` forgets logs, epochs and requests; `concretize` builds
+(specs/symbolic/state.py): `abstract` forgets logs, epochs and requests; `concretize` builds
 one concrete state with a given abstraction (for turning a z3 model into a state the
 concrete model can run from)."""
 from __future__ import annotations

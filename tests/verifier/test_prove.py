@@ -3,6 +3,7 @@ and the pre-KIP variants are refuted by a run the concrete model reproduces, and
 examples to induction are real steps of the concrete model from unreachable states."""
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -163,3 +164,15 @@ def test_prove_cli_time_budget_stops_with_exit_3(cli, tmp_path):
     out = run_cli("prove", "--max-brokers", "8", "--time-budget", "0.5", "--out", str(tmp_path))
     assert out.returncode == 3
     assert "stopped by the time budget" in out.stdout
+
+
+def test_prove_refuses_to_give_a_verdict_when_its_relation_disagrees_with_the_model(monkeypatch):
+    """The self-check runs before any verdict: an encoding that got one operation wrong is a
+    one-line usage error (exit 2), not a proof."""
+    from rich.console import Console
+    from specs.symbolic.algebra import Symbolic
+    from verifier.cli.common import UsageError
+    from verifier.cli.prove import footing
+    monkeypatch.setattr(Symbolic, "minus", lambda self, a, b: a)
+    with pytest.raises(UsageError, match="self-check failed"):
+        footing(make_config("kafka"), 3, 100, True, Console(file=io.StringIO()))

@@ -172,3 +172,21 @@ def test_compare_symmetry_reports_the_states_saved(cli, tmp_path):
     assert sym["states_saved"] + json.loads((run / "summary.json").read_text())["counts"]["distinct_states"] == \
         sym["states_without_symmetry"]
     assert f"saved {sym['states_saved']:,} of" in (run / "report.md").read_text()
+
+
+def test_the_gate_writes_one_summary_and_a_junit_case_per_mutant(cli, tmp_path):
+    junit = tmp_path / "gate.xml"
+    r = cli("check", "--mutants", "--only", "elr-not-cleared", "--only", "follower-no-truncate",
+            "--out", str(tmp_path / "out"), "--junit", str(junit))
+    assert r.returncode == 0, r.stdout + r.stderr
+    summary = json.loads(next((tmp_path / "out").glob("*/summary.json")).read_text())
+    assert [(m["mutant"], m["status"], m["length"]) for m in summary["mutants"]] == [
+        ("elr-not-cleared", "killed", 1), ("follower-no-truncate", "killed", 3)]
+    xml = junit.read_text()
+    assert 'tests="2"' in xml and 'failures="0"' in xml and "killed by ElrOnlyBelowMinIsr in 1 steps" in xml
+
+
+def test_prove_refuses_a_mutant_it_cannot_see_and_the_gate_says_so(cli, tmp_path):
+    r = cli("prove", "--mutant", "leader-epoch-not-bumped", "--max-brokers", "2", "--out", str(tmp_path))
+    assert r.returncode == 2 and "rule leader_change_bumps_leader_epoch=False" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
