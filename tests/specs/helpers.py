@@ -7,6 +7,7 @@ The op builders below write the scenario ops of docs/SCENARIOS.md.
 """
 from __future__ import annotations
 
+from specs import actions as A
 from specs import brokers as B
 from specs.config import config_from_dict
 from specs.scenario import apply_op, initial_state
@@ -166,3 +167,18 @@ def restart(b):
 
 def clean_shutdown(b):
     return {"op": "clean_shutdown", "broker": b}
+
+
+def random_runs(cfg, walks: int, depth: int, seed):
+    """Steps (prev, label, next) of seeded random walks through the model's successors."""
+    import random
+    rng = random.Random(seed)
+    for _ in range(walks):
+        s = A.init_state(cfg)
+        for _ in range(depth):
+            succ = list(A.successors(cfg, s))
+            if not succ:
+                break
+            label, nxt = rng.choice(succ)
+            yield s, label, nxt
+            s = nxt

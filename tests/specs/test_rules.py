@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import copy
 import json
-import random
 from dataclasses import replace
 
 import pytest
 
-from specs import actions as A
 from specs import scenario as SC
 from specs.catalogue import MUTANTS, PRESETS, Mutant, _catalogue
 from specs.config import ConfigError, make_config, with_bounds, with_mutant
 from specs.rules import RULE_FIELDS, Outside, outside_z3
 from specs.symbolic import Encoding, sym_params, sym_state
 from tests.conftest import ROOT
+from tests.specs.helpers import random_runs
 
 
 class Probe:
@@ -54,21 +53,11 @@ def _catalogue_configs():
         yield make_config("kafka", extra_brokers=[4], bounds=roomy, mutant=m)
 
 
-def _walk(cfg, rng, walks=20, depth=40):
-    for _ in range(walks):
-        s = A.init_state(cfg)
-        for _ in range(depth):
-            succ = list(A.successors(cfg, s))
-            if not succ:
-                break
-            s = rng.choice(succ)[1]
-
-
 def test_every_rule_is_read_by_the_concrete_model_and_by_z3_unless_declared_outside(monkeypatch):
     concrete, symbolic = set(), set()
-    rng = random.Random(7)
-    for cfg in _catalogue_configs():
-        _walk(_probed(cfg, concrete), rng)
+    for i, cfg in enumerate(_catalogue_configs()):
+        for _ in random_runs(_probed(cfg, concrete), 20, 40, i):
+            pass
         seen = set()
         enc = Encoding(_probed(cfg, seen), 3)
         enc.transition(sym_state(3, "s"), sym_state(3, "t"), sym_params(3, "p"))

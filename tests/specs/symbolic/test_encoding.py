@@ -10,7 +10,6 @@
 """
 from __future__ import annotations
 
-import random
 
 import pytest
 import z3
@@ -23,6 +22,7 @@ from specs.config import make_config
 from specs.symbolic import ACTION_ID, Encoding, Params, popcount, selfcheck, sym_params, sym_state
 from specs.symbolic import abstract, equals
 from specs.symbolic.algebra import Symbolic
+from tests.specs.helpers import random_runs
 
 # The matrix comes from the catalogue: every preset, every mutant the encoding can see, and
 # the one abstraction switch it encodes.
@@ -48,20 +48,6 @@ def test_the_self_check_sees_a_wrong_algebra(monkeypatch, op, broken):
     assert result.mismatch is not None
 
 
-def _runs(cfg, walks, depth, seed):
-    """Steps (prev, label, next) of random concrete runs with roomy budgets."""
-    rng = random.Random(seed)
-    for _ in range(walks):
-        s = A.init_state(cfg)
-        for _ in range(depth):
-            succ = list(A.successors(cfg, s))
-            if not succ:
-                break
-            label, nxt = rng.choice(succ)
-            yield s, label, nxt
-            s = nxt
-
-
 ROOMY = dict(records=3, fences=3, lossy_crashes=3, crashes=2, clean_shutdowns=2, isr_shrinks=4,
              admin_elections=2, config_changes=2, max_leader_epoch=30, max_partition_epoch=60)
 # Every preset and every mutant the encoding can see: the catalogue, not a hand-kept list.
@@ -77,7 +63,7 @@ def test_every_concrete_step_is_a_symbolic_step(preset, mutant):
     solver = z3.Solver()
     solver.add(enc.transition(s0, s1, p))
     checked = 0
-    for prev, label, nxt in _runs(cfg, 15, 30, 7):
+    for prev, label, nxt in random_runs(cfg, 15, 30, 7):
         a, b = abstract(cfg, prev), abstract(cfg, nxt)
         if a == b:
             continue
@@ -114,7 +100,7 @@ def _compare_invariants(preset, mutant, walks: int = 12) -> set[str]:
     s, t, p = sym_state(3, "s"), sym_state(3, "t"), sym_params(3, "p")
     invs = [i for i in INVARIANTS + MORE_INVARIANTS if i.name != "UncleanElectionOnlyAfterMinIsrUncleanShutdowns"]
     seen_false = set()
-    for prev, label, nxt in _runs(cfg, walks, 30, 11):
+    for prev, label, nxt in random_runs(cfg, walks, 30, 11):
         a, b = abstract(cfg, prev), abstract(cfg, nxt)
         action, unclean = _concrete_step_params(prev, label, nxt)
         for inv in invs:
