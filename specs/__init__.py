@@ -9,8 +9,9 @@ Engines, writers and the command line use what this module exports and nothing d
 The z3 engine's seam is `specs.symbolic`.
 """
 from specs.catalogue import MUTANTS, PRESETS
-from specs.config import (BOUND_NAMES, BUDGETS, Bounds, Config, ConfigError, config_from_dict, deep_bounds,
-                          explicit_flags, make_config, unknown, with_bounds, with_mutant)
+from specs.config import (BOUND_NAMES, BUDGETS, Bounds, Config, ConfigError, config_from_dict, config_label,
+                          config_summary, deep_bounds, explicit_flags, make_config, unknown, with_bounds,
+                          with_mutant)
 from specs.model import Model
 from specs.rules import RULE_FIELDS, Rules, outside_z3, refused_by_z3, rule_doc
 from specs.scenario import ScenarioError, run_file, run_scenario
@@ -18,6 +19,6 @@ from specs.scenario import load as load_scenario
 from specs.trace import Trace
 
 __all__ = ["MUTANTS", "PRESETS", "BOUND_NAMES", "BUDGETS", "Bounds", "Config", "ConfigError", "config_from_dict",
-           "deep_bounds", "explicit_flags", "make_config", "unknown", "with_bounds", "with_mutant", "Model",
-           "RULE_FIELDS", "Rules", "outside_z3", "refused_by_z3", "rule_doc", "ScenarioError", "run_file",
+           "config_label", "config_summary", "deep_bounds", "explicit_flags", "make_config", "unknown", "with_bounds",
+           "with_mutant", "Model", "RULE_FIELDS", "Rules", "outside_z3", "refused_by_z3", "rule_doc", "ScenarioError", "run_file",
            "run_scenario", "load_scenario", "Trace"]

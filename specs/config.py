@@ -192,6 +192,29 @@ def explicit_flags(cfg: Config) -> dict[str, Any]:
     return changed(cfg.rules, base_rules(cfg))
 
 
+def config_label(cfg: Config) -> str:
+    """What was checked, in a name: preset, mutant, and every flag and bound not at its default
+    (`kafka+hwm_requires_min_isr=false+records=2`)."""
+    parts = [cfg.preset] + ([cfg.mutant] if cfg.mutant else [])
+    parts += [f"{k}={str(v).lower()}" for k, v in explicit_flags(cfg).items()]
+    default = Bounds()
+    parts += [f"{b}={getattr(cfg.bounds, b)}" for b in BOUND_NAMES if getattr(cfg.bounds, b) != getattr(default, b)]
+    if list(cfg.replicas) != [1, 2, 3]:
+        parts.append("replicas=" + ",".join(map(str, cfg.replicas)))
+    if cfg.min_isr != 2:
+        parts.append(f"min_isr={cfg.min_isr}")
+    return "+".join(parts)
+
+
+def config_summary(cfg: Config) -> dict[str, Any]:
+    """The config as summary.json records it (docs/summary.md)."""
+    from dataclasses import asdict
+    return {"preset": cfg.preset, "mutant": cfg.mutant, "replicas": list(cfg.replicas),
+            "extra_brokers": list(cfg.extra_brokers), "min_isr": cfg.min_isr,
+            "unclean_leader_election": cfg.unclean_leader_election, "flags": explicit_flags(cfg),
+            "rules": asdict(cfg.rules), "bounds": asdict(cfg.bounds)}
+
+
 def config_to_dict(cfg: Config) -> dict[str, Any]:
     """The scenario `config` block for this config (round-trips through config_from_dict)."""
     out: dict[str, Any] = {

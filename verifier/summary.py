@@ -6,10 +6,9 @@ specific facts go under `counts` and `details`. report.md, JUnit and CI gates re
 """
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any, Optional
 
-from specs import explicit_flags
+from specs import config_summary
 from verifier.bfs import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Result
 from verifier.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
 from verifier.fingerprint import BITS
@@ -33,10 +32,7 @@ def exit_code(result: Result) -> int:
 
 
 def config_json(cfg) -> dict[str, Any]:
-    return {"preset": cfg.preset, "mutant": cfg.mutant, "replicas": list(cfg.replicas),
-            "extra_brokers": list(cfg.extra_brokers), "min_isr": cfg.min_isr,
-            "unclean_leader_election": cfg.unclean_leader_election, "flags": explicit_flags(cfg),
-            "rules": asdict(cfg.rules), "bounds": asdict(cfg.bounds)}
+    return config_summary(cfg)
 
 
 def header(engine: str, cfg, run_id: str, command: str) -> dict[str, Any]:

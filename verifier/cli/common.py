@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Optional
 
-from specs import BOUND_NAMES, Bounds, explicit_flags, make_config, unknown
+from specs import config_label, make_config, unknown
 from verifier.files import write_atomic
 
 
@@ -110,20 +110,6 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-isr", type=int, dest="min_isr")
     p.add_argument("--bound", action="append", metavar="NAME=N", help="a model bound, e.g. records=2")
     p.add_argument("--flag", action="append", metavar="NAME[=V]", help="a rule of the model, e.g. elr=false")
-
-
-def config_label(cfg) -> str:
-    """What was checked, in a name: preset, mutant, and every flag and bound not at its default
-    (`kafka+hwm_requires_min_isr=false+records=2`)."""
-    parts = [cfg.preset] + ([cfg.mutant] if cfg.mutant else [])
-    parts += [f"{k}={str(v).lower()}" for k, v in explicit_flags(cfg).items()]
-    default = Bounds()
-    parts += [f"{b}={getattr(cfg.bounds, b)}" for b in BOUND_NAMES if getattr(cfg.bounds, b) != getattr(default, b)]
-    if list(cfg.replicas) != [1, 2, 3]:
-        parts.append("replicas=" + ",".join(map(str, cfg.replicas)))
-    if cfg.min_isr != 2:
-        parts.append(f"min_isr={cfg.min_isr}")
-    return "+".join(parts)
 
 
 def header_line(command: str, cfg, extra: str = "") -> str:

@@ -31,15 +31,13 @@ def _md_title(summary: dict) -> str:
 
 
 def _md_config(summary: dict) -> list[str]:
-    cfg = summary.get("config", {})
-    return ["## Configuration", "",
-            f"- preset: `{cfg.get('preset')}`",
-            f"- mutant: `{cfg['mutant']}`" if cfg.get("mutant") else "- mutant: none",
-            f"- replicas: {cfg.get('replicas')}",
-            f"- min_isr: {cfg.get('min_isr')}",
-            f"- unclean_leader_election: {scalar(cfg.get('unclean_leader_election'))}",
-            f"- flags: {kv(cfg.get('flags'))}",
-            f"- bounds: {kv(cfg.get('bounds'))}",
+    """Every config key as the model recorded it (the full rule set is in summary.json)."""
+    lines = ["## Configuration", ""]
+    for key, value in summary.get("config", {}).items():
+        if key != "rules":
+            shown = kv(value) if isinstance(value, dict) else f"`{value}`" if isinstance(value, str) else scalar(value)
+            lines.append(f"- {key}: {shown}")
+    return lines + [
             f"- command: `{summary['command']}`" if summary.get("command") else "- command: -",
             f"- run id: `{summary.get('run_id', '-')}`",
             f"- exit code: {summary.get('exit_code', '-')}", ""]
