@@ -20,5 +20,5 @@ from specs.trace import Trace
 
 __all__ = ["MUTANTS", "PRESETS", "BOUND_NAMES", "BUDGETS", "Bounds", "Config", "ConfigError", "config_from_dict",
            "config_label", "config_summary", "deep_bounds", "explicit_flags", "make_config", "unknown", "with_bounds",
-           "with_mutant", "Model", "RULE_FIELDS", "Rules", "outside_z3", "refused_by_z3", "rule_doc", "ScenarioError", "run_file",
-           "run_scenario", "load_scenario", "Trace"]
+           "with_mutant", "Model", "RULE_FIELDS", "Rules", "outside_z3", "refused_by_z3", "rule_doc", "ScenarioError",
+           "run_file", "run_scenario", "load_scenario", "Trace"]

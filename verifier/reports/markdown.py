@@ -35,8 +35,10 @@ def _md_config(summary: dict) -> list[str]:
     lines = ["## Configuration", ""]
     for key, value in summary.get("config", {}).items():
         if key != "rules":
-            shown = kv(value) if isinstance(value, dict) else f"`{value}`" if isinstance(value, str) else scalar(value)
-            lines.append(f"- {key}: {shown}")
+            if isinstance(value, dict):
+                value = kv(value)
+            lines.append(f"- {key}: " + (f"`{value}`" if isinstance(value, str) and key in ("preset", "mutant")
+                                        else value if isinstance(value, str) else scalar(value)))
     return lines + [
             f"- command: `{summary['command']}`" if summary.get("command") else "- command: -",
             f"- run id: `{summary.get('run_id', '-')}`",
