@@ -111,7 +111,8 @@ def _compare_invariants(preset, mutant, walks: int = 12) -> set[str]:
             else:
                 want = concrete.check(cfg, prev, label, nxt)
                 formula = inv.formula(enc, s, p, t)
-            got = z3.is_true(z3.simplify(z3.substitute(formula, *_subst(s, a), *_subst(t, b), *_psubst(p, action, unclean))))
+            pins = _subst(s, a) + _subst(t, b) + _psubst(p, action, unclean)
+            got = z3.is_true(z3.simplify(z3.substitute(formula, *pins)))
             assert got == want, (inv.name, A.describe(label), a, b)
             if not want:
                 seen_false.add(inv.name)
