@@ -24,7 +24,7 @@ from typing import Callable, Optional
 
 from spark.levels import LevelStore, level_schema, meta_of
 from specs import Trace
-from verifier.bfs import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Limits, Result, concrete_trace
+from verifier.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Limits, Result, concrete_trace
 from verifier.fingerprint import Fingerprinter, collision_probability
 
 M64 = (1 << 64) - 1

@@ -9,19 +9,13 @@ level are recomputed.
 """
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any, Optional
 
-from verifier.files import write_atomic
+from verifier.checkpoint import MANIFEST, CheckpointDir, CheckpointError  # noqa: F401  (re-exported)
 
-MANIFEST = "manifest.json"
 VERSION = 1
-
-
-class CheckpointError(Exception):
-    """The directory cannot be used (not writable, another run's, malformed): exit 2."""
 
 
 def level_schema():
@@ -49,51 +43,25 @@ def meta_of(level: int, count: int, sum_hi: int, sum_lo: int) -> dict:
     return {"level": level, "states": count, "checksum": f"{sum_hi}:{sum_lo}"}
 
 
-class LevelStore:
+class LevelStore(CheckpointDir):
+    """A spark-check checkpoint directory (the directory rules are verifier/checkpoint.py's)."""
+
     def __init__(self, root: str | Path, identity: dict[str, Any]):
-        """`identity` says which exploration this is (config, symmetry, invariants): a
-        manifest written for another one is refused rather than resumed."""
-        self.root = Path(root)
-        self.identity = identity
-        if self.root.exists() and not self.root.is_dir():
-            raise CheckpointError(f"--checkpoint-dir {root}: not a directory")
-        try:
-            (self.root / "levels").mkdir(parents=True, exist_ok=True)
-            probe = self.root / ".write-test"
-            probe.write_text("ok")
-            probe.unlink()
-        except OSError as exc:
-            raise CheckpointError(f"--checkpoint-dir {root}: cannot write there ({exc.strerror})") from None
+        super().__init__(root, identity, "spark-check", VERSION)
+        (self.root / "levels").mkdir(parents=True, exist_ok=True)
 
     def level_path(self, level: int) -> Path:
         return self.root / "levels" / f"{level:05d}"
 
-    # ------------------------------------------------------------ manifest
-
     def load(self) -> Optional[dict]:
-        path = self.root / MANIFEST
-        if not path.exists():
-            return None
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise CheckpointError(f"--checkpoint-dir {self.root}: unreadable manifest ({exc})") from None
-        if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("levels"), list):
+        data = super().load()
+        if data is not None and not isinstance(data.get("levels"), list):
             raise CheckpointError(f"--checkpoint-dir {self.root}: not a kraft-verify spark-check manifest")
-        if data.get("identity") != self.identity:
-            raise CheckpointError(f"--checkpoint-dir {self.root}: holds a run of another config "
-                                  f"({data.get('identity', {}).get('what', '?')}); use a fresh directory")
         return data
-
-    def save(self, data: dict) -> None:
-        """Write the manifest whole or not at all."""
-        write_atomic(self.root / MANIFEST, json.dumps(dict(data, version=VERSION, identity=self.identity), indent=1))
 
     def fresh(self) -> None:
         """Forget any earlier run in the directory (a run without --resume)."""
-        for name in (MANIFEST, MANIFEST + ".tmp"):
-            (self.root / name).unlink(missing_ok=True)
-        shutil.rmtree(self.root / "levels", ignore_errors=True)
+        self.forget(MANIFEST, MANIFEST + ".tmp", "levels")
         (self.root / "levels").mkdir(parents=True, exist_ok=True)
 
     # ------------------------------------------------------------ levels

@@ -8,7 +8,7 @@ import random
 import time
 from typing import Callable, Optional
 
-from verifier.bfs import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, Result, concrete_trace
+from verifier.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, Result, concrete_trace
 from specs import Trace
 from verifier.fingerprint import Fingerprinter, collision_probability
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from specs import config_summary
-from verifier.bfs import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Result
+from verifier.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Result
 from verifier.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
 from verifier.fingerprint import BITS
 from verifier.trace import rows

@@ -32,6 +32,12 @@ def add_parser(sub) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed for --simulate (default 0)")
     p.add_argument("--mutants", action="store_true", help="the mutation gate: check every mutant of the catalogue")
     p.add_argument("--only", action="append", metavar="NAME", help="with --mutants: only this mutant (repeatable)")
+    p.add_argument("--checkpoint-dir", metavar="DIR",
+                   help="keep the run's progress here (replaced atomically every level and every "
+                        "--checkpoint-every seconds) so a killed run can --resume")
+    p.add_argument("--resume", action="store_true", help="continue the run kept in --checkpoint-dir")
+    p.add_argument("--checkpoint-every", type=float, default=300.0, metavar="S",
+                   help="seconds between checkpoints inside a long level (default 300)")
     p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report, one test case per invariant")
     p.add_argument("--dump-graph", metavar="FILE", help="write the state graph (.dot/.gv or .graphml; small runs)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
@@ -73,12 +79,13 @@ def run(args: argparse.Namespace) -> int:
                   f"{'' if model.symmetric or not model.symmetry_note else ' (' + model.symmetry_note + ')'}",
                   markup=False)
     options = Options(check_deadlock=inputs.deadlock, keep_going=keep_going, graph=bool(args.dump_graph))
+    saver, resume_from = _checkpoint(args, model, invs, options, out)
     with ProgressLine(out, not args.quiet, walks=engine == "simulate") as progress:
         if engine == "simulate":
             result = simulate(model, invs, args.simulate, args.depth, args.seed, limits.time_budget,
                               inputs.deadlock, progress)
         else:
-            result = explore(model, invs, limits, options, progress)
+            result = explore(model, invs, limits, options, progress, checkpoint=saver, resume_from=resume_from)
     comparison = None
     if args.compare_symmetry and engine == "bfs" and model.symmetric:
         out.print("comparing: the same check without symmetry", markup=False)
@@ -95,6 +102,32 @@ def run(args: argparse.Namespace) -> int:
     elif args.compare_symmetry:
         out.print("--compare-symmetry: symmetry is off for this run, nothing to compare", markup=False)
     return report_search(args, out, engine, model, invs, result, run_id, out_dir, comparison)
+
+
+def _checkpoint(args, model, invs, options, out):
+    """(checkpointer, Search to resume) for --checkpoint-dir, after the directory rules."""
+    if args.resume and not args.checkpoint_dir:
+        raise UsageError("--resume needs --checkpoint-dir")
+    if not args.checkpoint_dir:
+        return None, None
+    if args.simulate is not None or args.dump_graph:
+        raise UsageError("--checkpoint-dir goes with the exhaustive search, without --dump-graph")
+    if not args.checkpoint_every > 0:
+        raise UsageError("--checkpoint-every must be a positive number of seconds")
+    from verifier.bfs import open_checkpoint
+    from verifier.checkpoint import CheckpointError
+    from verifier.summary import config_json
+    cfg = model.cfg
+    identity = {"what": cfg.preset + (f" --mutant {cfg.mutant}" if cfg.mutant else ""), "config": config_json(cfg),
+                "symmetry": model.symmetric, "deadlock": options.check_deadlock, "keep_going": options.keep_going,
+                "invariants": [inv.name for inv in invs]}
+    try:
+        saver, search, note = open_checkpoint(args.checkpoint_dir, identity, args.resume, args.checkpoint_every)
+    except CheckpointError as exc:
+        raise UsageError(str(exc)) from None
+    if note:
+        out.print(note, markup=False)
+    return saver, search
 
 
 def run_mutants(args: argparse.Namespace) -> int:

@@ -185,6 +185,13 @@ def write_run(summary: dict, out_dir: Path, junit: Optional[str], console_) -> N
     console_.print(f"report: {out_dir}", markup=False)
 
 
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
 class ProgressLine:
     """A live rich line on a terminal; a plain line every 10 s in a log (CI)."""
 
@@ -211,6 +218,10 @@ class ProgressLine:
         queue = "walks left" if self.walks else "queue"
         text = (f"{p.generated:,} states generated, {p.distinct:,} distinct, depth {p.depth}, "
                 f"{queue} {p.queue:,}, {rate:,.0f} distinct/s, {rss_mb():,.0f} MB, {p.seconds:,.0f}s")
+        if p.level:
+            text += f"; level {p.depth + 1}: {p.level_done:,} of {p.level:,} expanded"
+        if p.eta is not None:
+            text += f"; about {p.predicted:,} states in all, ETA {_duration(p.eta)} (a forecast)"
         if self.live is not None:
             self.live.update(text)
         elif p.seconds - self.last_plain >= 10:

@@ -48,12 +48,9 @@ def run(args: argparse.Namespace) -> int:
                     "invariants": [inv.name for inv in invs]}
         try:
             store = LevelStore(args.checkpoint_dir, identity)
-            manifest = store.load()
+            store.claim(args.resume)
         except CheckpointError as exc:
             raise UsageError(str(exc)) from None
-        if manifest is not None and not args.resume:
-            raise UsageError(f"--checkpoint-dir {args.checkpoint_dir} holds a run of this config: "
-                             "pass --resume to continue it, or use a fresh directory")
     try:
         if not under_spark_submit():
             check_master(args.master)

@@ -1,0 +1,87 @@
+"""`check --checkpoint-dir` / `--resume`: a run killed with SIGKILL resumes to exactly the counts
+of an uninterrupted run; a torn checkpoint is recomputed, a foreign one refused."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import ROOT
+
+CONFIG = ("--bound", "isr_shrinks=1")      # 89,351 states, 22 levels: a few seconds
+
+
+def _summary(out):
+    return json.loads(next(out.glob("*/summary.json")).read_text())
+
+
+def _counts(summary):
+    c = summary["counts"]
+    return (c["distinct_states"], c["transitions"], c["depth"], c["states_per_level"], c["terminal_states"],
+            summary["result"], summary["violated"])
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    out = tmp_path_factory.mktemp("plain")
+    r = subprocess.run([sys.executable, "-m", "verifier.cli", "check", *CONFIG, "-q", "--out", str(out)], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return _counts(_summary(out))
+
+
+def _killed_run(ck, out):
+    """Start a checkpointed run and SIGKILL it once a checkpoint from inside a level exists."""
+    proc = subprocess.Popen([sys.executable, "-m", "verifier.cli", "check", *CONFIG, "-q", "--out", str(out),
+                             "--checkpoint-dir", str(ck), "--checkpoint-every", "0.5"], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        manifest = ck / "manifest.json"
+        if manifest.exists() and json.loads(manifest.read_text()).get("depth", 0) >= 10:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return json.loads((ck / "manifest.json").read_text())
+
+
+def test_sigkill_then_resume_gives_the_uninterrupted_counts(cli, tmp_path, uninterrupted):
+    manifest = _killed_run(tmp_path / "ck", tmp_path / "out1")
+    assert 0 < manifest["states"] < uninterrupted[0]
+    r = cli("check", *CONFIG, "-q", "--out", str(tmp_path / "out2"), "--checkpoint-dir", str(tmp_path / "ck"),
+            "--resume")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "resuming from" in r.stdout
+    assert _counts(_summary(tmp_path / "out2")) == uninterrupted
+
+
+def test_a_torn_checkpoint_is_recomputed_not_trusted(cli, tmp_path, uninterrupted):
+    _killed_run(tmp_path / "ck", tmp_path / "out1")
+    data = tmp_path / "ck" / "search.pickle"
+    data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])        # a torn write
+    r = cli("check", *CONFIG, "-q", "--out", str(tmp_path / "out2"), "--checkpoint-dir", str(tmp_path / "ck"),
+            "--resume")
+    assert r.returncode == 0 and "torn or altered: starting over" in r.stdout
+    assert _counts(_summary(tmp_path / "out2")) == uninterrupted
+
+
+def test_another_configs_or_an_unresumed_checkpoint_is_refused(cli, tmp_path):
+    ck = str(tmp_path / "ck")
+    r = cli("check", "--bound", "isr_shrinks=0", "-q", "--out", str(tmp_path / "o"), "--checkpoint-dir", ck)
+    assert r.returncode == 0, r.stderr
+    again = cli("check", "--bound", "isr_shrinks=0", "-q", "--out", str(tmp_path / "o"), "--checkpoint-dir", ck)
+    assert again.returncode == 2 and "pass --resume" in again.stderr
+    other = cli("check", "--bound", "isr_shrinks=1", "-q", "--out", str(tmp_path / "o"), "--checkpoint-dir", ck,
+                "--resume")
+    assert other.returncode == 2 and "another config" in other.stderr
+    assert len(other.stderr.strip().splitlines()) == 1
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "manifest.json").write_text("{not json")
+    junk = cli("check", "-q", "--out", str(tmp_path / "o"), "--checkpoint-dir", str(tmp_path / "junk"), "--resume")
+    assert junk.returncode == 2 and "unreadable manifest" in junk.stderr

@@ -1,0 +1,91 @@
+"""A checkpoint directory: the rules `check` and `spark-check` share.
+
+    DIR/manifest.json     what run this is (its identity), how far it got, and the checksum
+                          of the data it keeps (replaced atomically, after the data is on disk)
+    DIR/...               the engine's own data files
+
+- a directory holding another config's run is refused (exit 2), and so is one holding this
+  config's run without `--resume`;
+- a manifest that cannot be read, or is not kraft-verify's, is refused;
+- data whose size or checksum is not the manifest's (a torn or altered write) is never
+  trusted: the engine recomputes it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Optional
+
+from verifier.files import write_atomic
+
+MANIFEST = "manifest.json"
+
+
+class CheckpointError(Exception):
+    """The directory cannot be used (not writable, another run's, malformed): exit 2."""
+
+
+def digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class CheckpointDir:
+    def __init__(self, root: str | Path, identity: dict[str, Any], kind: str, version: int):
+        """`identity` says which run this is (config, switches, invariants); `kind` which engine
+        writes it: a manifest of another identity or kind is refused rather than resumed."""
+        self.root = Path(root)
+        self.identity, self.kind, self.version = identity, kind, version
+        if self.root.exists() and not self.root.is_dir():
+            raise CheckpointError(f"--checkpoint-dir {root}: not a directory")
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            probe = self.root / ".write-test"
+            probe.write_text("ok")
+            probe.unlink()
+        except OSError as exc:
+            raise CheckpointError(f"--checkpoint-dir {root}: cannot write there ({exc.strerror})") from None
+
+    def load(self) -> Optional[dict]:
+        """The manifest of this run, None if there is none; refuses another run's."""
+        path = self.root / MANIFEST
+        if not path.exists():
+            return None
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise CheckpointError(f"--checkpoint-dir {self.root}: unreadable manifest ({exc})") from None
+        kind = data.get("kind", "spark-check") if isinstance(data, dict) else None
+        if not isinstance(data, dict) or data.get("version") != self.version or kind != self.kind:
+            raise CheckpointError(f"--checkpoint-dir {self.root}: not a kraft-verify {self.kind} checkpoint")
+        if data.get("identity") != self.identity:
+            raise CheckpointError(f"--checkpoint-dir {self.root}: holds a run of another config "
+                                  f"({(data.get('identity') or {}).get('what', '?')}); use a fresh directory")
+        return data
+
+    def claim(self, resume: bool) -> Optional[dict]:
+        """The manifest to resume from: refuses this config's run without `resume`."""
+        manifest = self.load()
+        if manifest is not None and not resume:
+            raise CheckpointError(f"--checkpoint-dir {self.root} holds a run of this config: "
+                                  "pass --resume to continue it, or use a fresh directory")
+        return manifest if resume else None
+
+    def save(self, data: dict) -> None:
+        """Replace the manifest whole (after the data files it names are on disk)."""
+        write_atomic(self.root / MANIFEST, json.dumps(dict(data, version=self.version, kind=self.kind,
+                                                           identity=self.identity), indent=1))
+
+    def forget(self, *names: str) -> None:
+        """Remove files and directories of an earlier run (a run without --resume)."""
+        for name in names:
+            path = self.root / name
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
