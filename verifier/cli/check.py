@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from specs import MUTANTS, Model
 from verifier import gate
@@ -32,6 +33,8 @@ def add_parser(sub) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed for --simulate (default 0)")
     p.add_argument("--mutants", action="store_true", help="the mutation gate: check every mutant of the catalogue")
     p.add_argument("--only", action="append", metavar="NAME", help="with --mutants: only this mutant (repeatable)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="worker processes for the exhaustive search (default: every core; 1 = one process)")
     p.add_argument("--checkpoint-dir", metavar="DIR",
                    help="keep the run's progress here (replaced atomically every level and every "
                         "--checkpoint-every seconds) so a killed run can --resume")
@@ -79,13 +82,21 @@ def run(args: argparse.Namespace) -> int:
                   f"{'' if model.symmetric or not model.symmetry_note else ' (' + model.symmetry_note + ')'}",
                   markup=False)
     options = Options(check_deadlock=inputs.deadlock, keep_going=keep_going, graph=bool(args.dump_graph))
+    workers = args.workers_used = _workers(args)
     saver, resume_from = _checkpoint(args, model, invs, options, out)
+    if engine == "bfs":
+        out.print(f"workers: {workers}" + (" (checkpoints and --dump-graph use the one-process search)"
+                                           if workers == 1 and args.workers is None and os.cpu_count() != 1
+                                           else ""), markup=False)
     with ProgressLine(out, not args.quiet, walks=engine == "simulate") as progress:
         if engine == "simulate":
             result = simulate(model, invs, args.simulate, args.depth, args.seed, limits.time_budget,
                               inputs.deadlock, progress)
-        else:
+        elif workers == 1:
             result = explore(model, invs, limits, options, progress, checkpoint=saver, resume_from=resume_from)
+        elif workers > 1:
+            from verifier.parallel import explore_parallel
+            result = explore_parallel(model, invs, workers, limits, options, progress)
     comparison = None
     if args.compare_symmetry and engine == "bfs" and model.symmetric:
         out.print("comparing: the same check without symmetry", markup=False)
@@ -102,6 +113,19 @@ def run(args: argparse.Namespace) -> int:
     elif args.compare_symmetry:
         out.print("--compare-symmetry: symmetry is off for this run, nothing to compare", markup=False)
     return report_search(args, out, engine, model, invs, result, run_id, out_dir, comparison)
+
+
+def _workers(args) -> int:
+    """--workers, or every core; the one-process search where only it can do what was asked."""
+    if args.workers is not None:
+        if not 1 <= args.workers <= 64:
+            raise UsageError(f"--workers must be between 1 and 64, got {args.workers}")
+        if args.workers > 1 and (args.checkpoint_dir or args.dump_graph):
+            raise UsageError("--checkpoint-dir and --dump-graph need --workers 1 (the one-process search)")
+        return args.workers
+    if args.checkpoint_dir or args.dump_graph or args.simulate is not None:
+        return 1
+    return max(os.cpu_count() or 1, 1)
 
 
 def _checkpoint(args, model, invs, options, out):

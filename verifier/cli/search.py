@@ -75,6 +75,7 @@ def report_search(args, console, engine: str, model, invs, result, run_id: str, 
     cfg = model.cfg
     files = save_counterexamples(out_dir, result.counterexamples, result.counterexample, cfg.preset, command)
     summary = S.search_summary(engine, model, invs, result, run_id, command, files)
+    summary["counts"]["workers"] = getattr(args, "workers_used", 1)
     if comparison is not None:
         summary["symmetry"].update(comparison)
         if not comparison["same_verdict"]:

@@ -1,0 +1,182 @@
+"""One worker of the parallel search (verifier/parallel.py): its part of the visited set (the
+fingerprints it owns), the states of the level it expands, and the parent links of the states
+it generated, kept per level in flat sorted arrays (36 bytes a state)."""
+from __future__ import annotations
+
+import gc
+import pickle
+from array import array
+from bisect import bisect_left
+from collections import Counter
+
+from verifier.fingerprint import Fingerprinter
+from verifier.result import DEADLOCK, Options
+
+M64 = (1 << 64) - 1
+PROTOCOL = pickle.HIGHEST_PROTOCOL
+
+
+class Links:
+    """Parent links of one level: fingerprint -> (parent fingerprint, label id), sorted arrays."""
+
+    def __init__(self, entries: list):
+        entries.sort()
+        self.hi = array("Q", (fp >> 64 for fp, _, _ in entries))
+        self.lo = array("Q", (fp & M64 for fp, _, _ in entries))
+        self.phi = array("Q", (p >> 64 for _, p, _ in entries))
+        self.plo = array("Q", (p & M64 for _, p, _ in entries))
+        self.label = array("I", (lid for _, _, lid in entries))
+
+    def find(self, fp: int):
+        key = (fp >> 64, fp & M64)
+        i = bisect_left(range(len(self.hi)), key, key=lambda j: (self.hi[j], self.lo[j]))
+        if i < len(self.hi) and (self.hi[i], self.lo[i]) == key:
+            return (self.phi[i] << 64) | self.plo[i], self.label[i]
+        return None
+
+
+class Worker:
+    def __init__(self, w: int, n: int, model, invariants, options: Options):
+        self.w, self.n, self.model, self.options = w, n, model, options
+        self.cfg, self.canonical = model.cfg, model.canonical
+        self.state_invs = [inv for inv in invariants if inv.kind == "state"]
+        self.step_invs = [inv for inv in invariants if inv.kind == "step"]
+        self.fpr = Fingerprinter()
+        self.visited: set[int] = set()       # the fingerprints this worker owns (fp mod n == w)
+        self.frontier: list = []             # (fp, canonical state) it expands next
+        self.cand: dict[int, tuple] = {}     # fp -> (parent fp, n-th successor, label, state): best parent
+        self.kept: list = []                 # the new states it both generated and owns
+        self.links: list[Links] = []         # per level
+        self.labels: list = []
+        self.label_ids: dict = {}
+
+    def _label_id(self, label) -> int:
+        lid = self.label_ids.get(label)
+        if lid is None:
+            lid = self.label_ids[label] = len(self.labels)
+            self.labels.append(label)
+        return lid
+
+    def _state_events(self, fp: int, s, known, events: dict) -> None:
+        for inv in self.state_invs:
+            if inv.name not in known and not inv.check(self.cfg, s):
+                key = ("state", fp, 0, None)
+                if inv.name not in events or key < events[inv.name]:
+                    events[inv.name] = key
+
+    def seed(self, part: list) -> dict:
+        events: dict = {}
+        self.links.append(Links([]))
+        for fp, s in part:
+            self.visited.add(fp)
+            self.frontier.append((fp, s))
+            self._state_events(fp, s, frozenset(), events)
+        return events
+
+    def expand(self, known: frozenset) -> tuple:
+        """Successors of this worker's part of the level: counts, candidates per owner, events."""
+        cfg, fpr, canonical, model = self.cfg, self.fpr, self.canonical, self.model
+        step_invs = [inv for inv in self.step_invs if inv.name not in known]
+        transitions, terminal = 0, 0
+        enabled: Counter = Counter()
+        events: dict = {}
+        cand, visited, n, w = self.cand, self.visited, self.n, self.w
+        for fp, s in self.frontier:
+            n_succ = 0
+            fields = fpr.fields(s)
+            for label, t in model.successors(s):
+                n_succ += 1             # the n-th successor of a state: the tie-break among its steps
+                transitions += 1
+                enabled[label[0]] += 1
+                for inv in step_invs:
+                    if not inv.check(cfg, s, label, t):
+                        key = ("step", fp, n_succ, label)
+                        if inv.name not in events or key < events[inv.name]:
+                            events[inv.name] = key
+                c = canonical(t) if canonical else t
+                fp2 = fpr.mix(fpr.fields(c, s, fields))
+                if fp2 % n == w and fp2 in visited:
+                    continue                   # seen before, and this worker is its owner
+                mine = cand.get(fp2)
+                if mine is None or (fp, n_succ) < mine[:2]:
+                    cand[fp2] = (fp, n_succ, label, c)
+            if n_succ == 0:
+                terminal += 1
+                if self.options.check_deadlock and DEADLOCK not in known and model.stuck(s):
+                    key = ("state", fp, 0, None)
+                    if DEADLOCK not in events or key < events[DEADLOCK]:
+                        events[DEADLOCK] = key
+        outgoing: list[list] = [[] for _ in range(self.n)]
+        for fp2, (parent, nth, _, _) in cand.items():
+            outgoing[fp2 % self.n].append((fp2, parent, nth))
+        return (transitions, dict(enabled), terminal), [pickle.dumps(o, PROTOCOL) for o in outgoing], events
+
+    def dedupe(self, routed: list) -> list:
+        """As owner: the new fingerprints and, for each, the generator of its smallest parent."""
+        best: dict[int, tuple] = {}
+        visited = self.visited
+        for gen, blob in enumerate(routed):
+            for fp, parent, nth in pickle.loads(blob):
+                if fp in visited:
+                    continue
+                key = (parent, nth, gen)
+                old = best.get(fp)
+                if old is None or key < old:
+                    best[fp] = key
+        visited.update(best)
+        winners: list[list] = [[] for _ in range(self.n)]
+        for fp, (_, _, gen) in best.items():
+            winners[gen].append(fp)
+        return [pickle.dumps(w, PROTOCOL) for w in winners]
+
+    def ship(self, won: list) -> list:
+        """As generator: the states this worker won, to their owners (who sent `won`)."""
+        cand = self.cand
+        out = []
+        for owner, blob in enumerate(won):
+            items = [(fp,) + cand[fp][:1] + cand[fp][2:] for fp in pickle.loads(blob)]
+            if owner == self.w:
+                self.kept, items = items, []          # its own: no need to pickle them
+            out.append(pickle.dumps(items, PROTOCOL))
+        self.cand = {}
+        return out
+
+    def accept(self, shipped: list, known: frozenset) -> tuple:
+        """As owner: the new states it owns become its part of the next level, with their parent
+        links, and the state invariants are checked on them."""
+        taken: Counter = Counter()
+        events: dict = {}
+        entries, frontier = [], []
+        states = self.kept + [item for blob in shipped for item in pickle.loads(blob)]
+        states.sort(key=lambda item: item[0])
+        self.kept = []
+        for fp, parent, label, c in states:
+            entries.append((fp, parent, self._label_id(label)))
+            frontier.append((fp, c))
+            taken[label[0]] += 1
+            self._state_events(fp, c, known, events)
+        self.links.append(Links(entries))
+        self.frontier = frontier
+        return len(frontier), dict(taken), events
+
+    def link(self, level: int, fp: int):
+        hit = self.links[level].find(fp) if level < len(self.links) else None
+        return None if hit is None else (hit[0], self.labels[hit[1]])
+
+
+def serve(worker: Worker, conn) -> None:
+    """Answer the coordinator's messages until it says stop."""
+    gc.freeze()                   # what the fork inherited is never garbage: keep the collector off it
+    gc.set_threshold(50_000, 20, 20)
+    while True:
+        try:
+            msg = conn.recv()
+        except EOFError:
+            return
+        op = msg[0]
+        if op == "stop":
+            return
+        try:
+            conn.send(getattr(worker, op)(*msg[1:]))
+        except Exception as exc:       # the coordinator raises it (a bug, reported with its message)
+            conn.send(RuntimeError(f"worker {worker.w}: {op}: {type(exc).__name__}: {exc}"))
