@@ -1,6 +1,8 @@
 """`check --workers N`: the parallel search finds what one process finds, whatever N."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from specs import MUTANTS, PRESETS, Model, make_config
@@ -46,3 +48,13 @@ def test_the_cli_runs_on_every_core_by_default_and_says_so(cli, tmp_path):
     assert "workers: 2" in r.stdout
     bad = cli("check", "--workers", "2", "--checkpoint-dir", str(tmp_path / "ck"), "--out", str(tmp_path))
     assert bad.returncode == 2 and "--workers 1" in bad.stderr
+
+
+def test_the_estimate_of_a_known_config_lands_within_its_range(cli, tmp_path):
+    """The default config has 238,348 states and depth 26 (an exhaustive run says so)."""
+    r = cli("check", "--estimate", "4", "--workers", "1", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    est = json.loads(next(tmp_path.glob("estimate-*/estimate.json")).read_text())
+    assert not est["exact"] and est["states_low"] <= 238_348 <= est["states_high"], est
+    assert est["seconds_low"] <= est["seconds"] <= est["seconds_high"]
+    assert "a forecast" in r.stdout

@@ -7,8 +7,10 @@ import os
 
 from specs import MUTANTS, Model
 from verifier import gate
+from specs import config_label
 from verifier.cli.common import (ProgressLine, UsageError, add_model_args, console, header_line, run_dir,
                                  write_run)
+from verifier.exitcodes import EXIT_OK, EXIT_STOPPED
 from verifier.cli.search import report_search, search_inputs
 
 
@@ -33,6 +35,8 @@ def add_parser(sub) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed for --simulate (default 0)")
     p.add_argument("--mutants", action="store_true", help="the mutation gate: check every mutant of the catalogue")
     p.add_argument("--only", action="append", metavar="NAME", help="with --mutants: only this mutant (repeatable)")
+    p.add_argument("--estimate", type=float, nargs="?", const=20.0, metavar="SECONDS",
+                   help="predict the distinct states, depth and run time from SECONDS (default 20) of search")
     p.add_argument("--workers", type=int, metavar="N",
                    help="worker processes for the exhaustive search (default: every core; 1 = one process)")
     p.add_argument("--checkpoint-dir", metavar="DIR",
@@ -63,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
         return run_mutants(args)
     if args.only:
         raise UsageError("--only goes with --mutants")
+    if args.estimate is not None:
+        return run_estimate(args)
     from verifier.bfs import Options, explore
     from verifier.simulate import simulate
     inputs = search_inputs(args)
@@ -113,6 +119,62 @@ def run(args: argparse.Namespace) -> int:
     elif args.compare_symmetry:
         out.print("--compare-symmetry: symmetry is off for this run, nothing to compare", markup=False)
     return report_search(args, out, engine, model, invs, result, run_id, out_dir, comparison)
+
+
+def run_estimate(args: argparse.Namespace) -> int:
+    """`check --estimate`: search for a few seconds, then forecast from the finished levels."""
+    import json
+    from verifier.bfs import Limits, Options, explore
+    from verifier.estimate import predict
+    from verifier.files import write_atomic
+    from verifier.parallel import explore_parallel
+    if not 0 < args.estimate < float("inf"):
+        raise UsageError("--estimate takes a positive number of seconds")
+    inputs = search_inputs(args)
+    model = Model(inputs.cfg, symmetry=inputs.symmetry)
+    workers = _workers(args)
+    out = console()
+    out.print(header_line("check --estimate", inputs.cfg, f"workers={workers}"), markup=False)
+    limits = Limits(time_budget=args.estimate)
+    options = Options(check_deadlock=inputs.deadlock, keep_going=True)
+    if workers > 1:
+        result = explore_parallel(model, inputs.invariants, workers, limits, options)
+    else:
+        result = explore(model, inputs.invariants, limits, options)
+    levels = list(result.states_per_level)
+    rate = result.distinct_states / max(result.seconds, 1e-9)
+    report = {"config": config_label(inputs.cfg), "workers": workers, "sample_seconds": round(result.seconds, 1),
+              "sample_states": result.distinct_states, "sample_levels": levels, "states_per_second": round(rate)}
+    if result.explored_all:
+        report.update(exact=True, states=result.distinct_states, depth=result.depth)
+        out.print(f"exact: the whole space was searched in the sample: {result.distinct_states:,} distinct states, "
+                  f"depth {result.depth}, {result.seconds:.1f}s", markup=False)
+    else:
+        # the one-process search stops inside a level (its last size is partial); the parallel one between levels
+        finished = levels[:-1] if workers == 1 and result.stop_reason.startswith("time") else levels
+        forecast = predict(finished)
+        if forecast is None:
+            out.print(f"too early to forecast: {len(finished)} finished levels in {result.seconds:.0f}s "
+                      f"(needs 6); run a longer --estimate", markup=False)
+            return EXIT_STOPPED
+        report.update(exact=False, states=forecast.states, states_low=forecast.low, states_high=forecast.high,
+                      depth=forecast.depth, depth_low=forecast.depth_low, depth_high=forecast.depth_high,
+                      seconds=round(forecast.states / rate), seconds_low=round(forecast.low / rate),
+                      seconds_high=round(forecast.high / rate))
+        out.print(f"forecast from {len(finished)} finished levels ({result.distinct_states:,} states in "
+                  f"{result.seconds:.0f}s, {rate:,.0f} states/s with {workers} worker(s)):", markup=False)
+        out.print(f"  distinct states about {forecast.states:,} (range {forecast.low:,} to {forecast.high:,})",
+                  markup=False)
+        out.print(f"  depth about {forecast.depth} (range {forecast.depth_low} to {forecast.depth_high})",
+                  markup=False)
+        out.print(f"  run time about {report['seconds']:,}s (range {report['seconds_low']:,}s to "
+                  f"{report['seconds_high']:,}s) at the sampled speed", markup=False)
+        out.print("a forecast from the trend of the level sizes, not a bound (docs: BENCHMARKS.md, estimates)",
+                  markup=False)
+    run_id, out_dir = run_dir(args.out, "estimate", inputs.cfg)
+    write_atomic(out_dir / "estimate.json", json.dumps(dict(report, run_id=run_id), indent=2) + "\n")
+    out.print(f"report: {out_dir}", markup=False)
+    return EXIT_OK
 
 
 def _workers(args) -> int:
