@@ -40,6 +40,8 @@ spark-check: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bfs_bench.py --runs 2 --json bench/results/bfs.json
+	$(BIN)/python bench/scale_bench.py --json bench/results/scale.json
+	$(BIN)/python bench/estimate_bench.py --json bench/results/estimate.json
 	$(BIN)/python bench/prove_bench.py --max-brokers 8 --depth 4 --json bench/results/prove.json
 	$(BIN)/python bench/spark_bench.py --json bench/results/spark.json
 

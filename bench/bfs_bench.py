@@ -72,7 +72,8 @@ def main() -> int:
         results.append(best)
         print(f"{mode}: {best['status']}, {best['distinct_states']:,} states, {best['transitions']:,} transitions, "
               f"{best['seconds']}s, {best['distinct_per_second']:,} distinct/s, "
-              f"store {best['store_bytes_per_state']} B/state, RSS growth {best['rss_growth_bytes_per_state']} B/state, "
+              f"store {best['store_bytes_per_state']} B/state, "
+              f"RSS growth {best['rss_growth_bytes_per_state']} B/state, "
               f"peak RSS {best['peak_rss_mb']} MB", flush=True)
     if args.json:
         os.makedirs(os.path.dirname(args.json) or ".", exist_ok=True)

@@ -195,8 +195,9 @@ def _run(spark, model, job, invariants, checked, store, resume, limits, keep_goi
         levels.append(_finish_level(spark, store, job, df, 0, totals, start))
         _save(store, levels, totals)
         if progress:
-            progress(0, levels[0]["states"], levels[0]["states"], levels[0]["states"] / max(1e-9, time.monotonic() - start),
-                     time.monotonic() - start)
+            elapsed = time.monotonic() - start
+            first = levels[0]["states"]
+            progress(0, first, first, first / max(1e-9, elapsed), elapsed)
 
     status, reason = COMPLETE, ""
     while True:
@@ -209,7 +210,8 @@ def _run(spark, model, job, invariants, checked, store, resume, limits, keep_goi
             break
         total = sum(m["states"] for m in levels)
         if limits.max_depth is not None and level >= limits.max_depth:
-            status, reason = STOPPED, f"max depth {limits.max_depth} reached with {levels[-1]['states']} states unexplored"
+            unexplored = levels[-1]["states"]
+            status, reason = STOPPED, f"max depth {limits.max_depth} reached with {unexplored} states unexplored"
             break
         if limits.max_states is not None and total >= limits.max_states:
             status, reason = STOPPED, f"max states {limits.max_states} reached"
