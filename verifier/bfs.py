@@ -19,14 +19,15 @@ from typing import Callable, Optional
 
 from specs import Trace
 from verifier.checkpoint import CheckpointDir, digest
+from verifier.codec import Codec, Level
 from verifier.estimate import predict
-from verifier.fingerprint import Fingerprinter, collision_probability
+from verifier.fingerprint import collision_probability
 from verifier.result import (COMPLETE, DEADLOCK, STOPPED, VIOLATION, Limits, Options, Progress, Result,  # noqa: F401
                              concrete_trace)
 from verifier.store import Store
 
 GRAPH_LIMIT = 50_000       # --dump-graph is for small runs
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2
 DATA = "search.pickle"
 
 
@@ -36,10 +37,11 @@ class Search:
 
     def __init__(self, graph: bool = False):
         self.store = Store(graph)
+        self.codec = Codec()              # held states are field ids (verifier/codec.py)
         self.roots: dict[int, object] = {}
-        self.frontier: list = []          # (index, canonical state) of the level being expanded
+        self.frontier = Level()           # the canonical states of the level being expanded
         self.pos = 0                      # how many of them are expanded
-        self.nxt: list = []               # the next level so far
+        self.nxt = Level()                # the next level so far
         self.started = False
         self.transitions = self.terminal = self.depth = 0
         self.enabled: Counter = Counter()
@@ -95,9 +97,8 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
     step_invs = [inv for inv in invariants if inv.kind == "step"]
     checked = None if len(invariants) == len(model.properties) else [inv.name for inv in invariants]
     canonical = model.canonical
-    fpr = Fingerprinter()
     run = resume_from or Search(options.graph)
-    store, found = run.store, run.found
+    store, found, codec = run.store, run.found, run.codec
     start = time.monotonic() - run.seconds
     next_report = time.monotonic() + progress_every
 
@@ -142,12 +143,13 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
         run.started = True
         for s in model.init_states():
             c = canonical(s) if canonical else s
-            fp = fpr(c)
+            ids = codec.encode(c)
+            fp = codec.fingerprint(ids)
             if fp in store.seen:
                 continue
             index = store.add(fp, -1, None)
             run.roots[index] = s
-            run.frontier.append((index, c))
+            run.frontier.append(index, ids)
             bad = [inv.name for inv in state_invs if inv.name not in found and not inv.check(cfg, c)]
             if bad and record(index, bad):
                 run.states_per_level = [len(run.frontier)]
@@ -161,10 +163,11 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
                                        "unexplored")
             frontier, nxt = run.frontier, run.nxt
             while run.pos < len(frontier):
-                i, s = frontier[run.pos]
+                i, known = frontier[run.pos]
+                s = codec.decode(known)
+                pfp = codec.fingerprint(known)
                 run.pos += 1
                 n_succ = 0
-                known = fpr.fields(s)
                 for label, t in model.successors(s):
                     n_succ += 1
                     run.transitions += 1
@@ -176,7 +179,7 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
                         if bad and record(i, bad, label):
                             return finish(VIOLATION, cut=True)
                     c = canonical(t) if canonical else t
-                    fp = fpr.mix(fpr.fields(c, s, known))
+                    ids, fp = codec.child(c, s, known, pfp)
                     if fp in seen:
                         if store.edges is not None:
                             store.edges.append((i, seen[fp], model.describe(label)))
@@ -185,7 +188,7 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
                     index = store.add(fp, i, label)
                     if store.edges is not None:
                         store.edges.append((i, index, model.describe(label)))
-                    nxt.append((index, c))
+                    nxt.append(index, ids)
                     bad = [inv.name for inv in state_invs if inv.name not in found and not inv.check(cfg, c)]
                     if bad and record(index, bad):
                         return finish(VIOLATION, cut=True)
@@ -206,7 +209,7 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
                         checkpoint.save(run, elapsed())
                     if progress:
                         progress(_progress(run, elapsed()))
-            run.frontier, run.nxt, run.pos = nxt, [], 0
+            run.frontier, run.nxt, run.pos = nxt, Level(), 0
             if nxt:
                 run.depth += 1
                 run.states_per_level.append(len(nxt))

@@ -1,6 +1,7 @@
 """One worker of the parallel search (verifier/parallel.py): its part of the visited set (the
-fingerprints it owns), the states of the level it expands, and the parent links of the states
-it generated, kept per level in flat sorted arrays (36 bytes a state)."""
+fingerprints it owns), the states of the level it expands (as field ids, verifier/codec.py),
+and the parent links of the states it generated, kept per level in flat sorted arrays (36
+bytes a state)."""
 from __future__ import annotations
 
 import gc
@@ -9,7 +10,7 @@ from array import array
 from bisect import bisect_left
 from collections import Counter
 
-from verifier.fingerprint import Fingerprinter
+from verifier.codec import Codec, Level
 from verifier.result import DEADLOCK, Options
 
 M64 = (1 << 64) - 1
@@ -41,10 +42,10 @@ class Worker:
         self.cfg, self.canonical = model.cfg, model.canonical
         self.state_invs = [inv for inv in invariants if inv.kind == "state"]
         self.step_invs = [inv for inv in invariants if inv.kind == "step"]
-        self.fpr = Fingerprinter()
+        self.codec = Codec()                 # states are held as field ids (verifier/codec.py)
         self.visited: set[int] = set()       # the fingerprints this worker owns (fp mod n == w)
-        self.frontier: list = []             # (fp, canonical state) it expands next
-        self.cand: dict[int, tuple] = {}     # fp -> (parent fp, n-th successor, label, state): best parent
+        self.frontier = Level("fingerprint")  # the canonical states it expands next
+        self.cand: dict[int, tuple] = {}     # fp -> (parent fp, n-th successor, label, ids): best parent
         self.kept: list = []                 # the new states it both generated and owns
         self.links: list[Links] = []         # per level
         self.labels: list = []
@@ -69,21 +70,23 @@ class Worker:
         self.links.append(Links([]))
         for fp, s in part:
             self.visited.add(fp)
-            self.frontier.append((fp, s))
+            self.frontier.append(fp, self.codec.encode(s))
             self._state_events(fp, s, frozenset(), events)
         return events
 
     def expand(self, known: frozenset) -> tuple:
         """Successors of this worker's part of the level: counts, candidates per owner, events."""
-        cfg, fpr, canonical, model = self.cfg, self.fpr, self.canonical, self.model
+        cfg, codec, canonical, model = self.cfg, self.codec, self.canonical, self.model
         step_invs = [inv for inv in self.step_invs if inv.name not in known]
         transitions, terminal = 0, 0
         enabled: Counter = Counter()
         events: dict = {}
         cand, visited, n, w = self.cand, self.visited, self.n, self.w
-        for fp, s in self.frontier:
+        frontier = self.frontier
+        for pos in range(len(frontier)):
+            fp, known = frontier[pos]
+            s = codec.decode(known)
             n_succ = 0
-            fields = fpr.fields(s)
             for label, t in model.successors(s):
                 n_succ += 1             # the n-th successor of a state: the tie-break among its steps
                 transitions += 1
@@ -94,12 +97,12 @@ class Worker:
                         if inv.name not in events or key < events[inv.name]:
                             events[inv.name] = key
                 c = canonical(t) if canonical else t
-                fp2 = fpr.mix(fpr.fields(c, s, fields))
+                ids, fp2 = codec.child(c, s, known, fp)
                 if fp2 % n == w and fp2 in visited:
                     continue                   # seen before, and this worker is its owner
                 mine = cand.get(fp2)
                 if mine is None or (fp, n_succ) < mine[:2]:
-                    cand[fp2] = (fp, n_succ, label, c)
+                    cand[fp2] = (fp, n_succ, label, ids)
             if n_succ == 0:
                 terminal += 1
                 if self.options.check_deadlock and DEADLOCK not in known and model.stuck(s):
@@ -130,13 +133,16 @@ class Worker:
         return [pickle.dumps(w, PROTOCOL) for w in winners]
 
     def ship(self, won: list) -> list:
-        """As generator: the states this worker won, to their owners (who sent `won`)."""
-        cand = self.cand
+        """As generator: the states this worker won, to their owners (who sent `won`). States
+        decoded from ids share their field objects, so pickle writes each value once."""
+        cand, decode = self.cand, self.codec.decode
         out = []
         for owner, blob in enumerate(won):
-            items = [(fp,) + cand[fp][:1] + cand[fp][2:] for fp in pickle.loads(blob)]
-            if owner == self.w:
-                self.kept, items = items, []          # its own: no need to pickle them
+            if owner == self.w:                       # its own: kept as ids, nothing to pickle
+                self.kept = [(fp, cand[fp][0], cand[fp][2], cand[fp][3]) for fp in pickle.loads(blob)]
+                out.append(pickle.dumps([], PROTOCOL))
+                continue
+            items = [(fp, cand[fp][0], cand[fp][2], decode(cand[fp][3])) for fp in pickle.loads(blob)]
             out.append(pickle.dumps(items, PROTOCOL))
         self.cand = {}
         return out
@@ -146,15 +152,17 @@ class Worker:
         links, and the state invariants are checked on them."""
         taken: Counter = Counter()
         events: dict = {}
-        entries, frontier = [], []
-        states = self.kept + [item for blob in shipped for item in pickle.loads(blob)]
+        entries, frontier, codec = [], Level("fingerprint"), self.codec
+        received = [item for blob in shipped for item in pickle.loads(blob)]
+        states = self.kept + [item[:3] + (ids,) for item, ids
+                              in zip(received, codec.encode_batch([item[3] for item in received]))]
         states.sort(key=lambda item: item[0])
         self.kept = []
-        for fp, parent, label, c in states:
+        for fp, parent, label, ids in states:
             entries.append((fp, parent, self._label_id(label)))
-            frontier.append((fp, c))
+            frontier.append(fp, ids)
             taken[label[0]] += 1
-            self._state_events(fp, c, known, events)
+            self._state_events(fp, codec.decode(ids), known, events)
         self.links.append(Links(entries))
         self.frontier = frontier
         return len(frontier), dict(taken), events
