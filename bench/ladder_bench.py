@@ -1,0 +1,138 @@
+"""The scale ladder: from the default config towards realistic ones, one bound at a time.
+
+Per config: `check --estimate` (a forecast from a short sample), then the exhaustive run with 2
+and with 1 worker, each a fresh process, one after another (never two at once: the machine
+has two cores). A run that the time budget stops is recorded as stopped, with what it reached,
+and the rung keeps the forecast as its estimate (the one-worker run is then skipped: it would
+be slower still). Peak memory is the largest sum of the resident
+set sizes of the check process and its workers, sampled every half second from /proc.
+
+Results are appended to a JSON-lines file as each run ends, so a long ladder that is stopped
+keeps what it measured; `--only NAME` reruns one rung, `--estimates-only` refreshes the
+forecasts against the exact counts already in the file.
+
+    .venv/bin/python bench/ladder_bench.py --jsonl bench/results/ladder.jsonl
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LADDER = {
+    "default": [],
+    "records=2": ["--bound", "records=2"],
+    "brokers 4": ["--brokers", "4"],
+    "crashes=1": ["--bound", "crashes=1"],
+    "clean_shutdowns=1": ["--bound", "clean_shutdowns=1"],
+    "fences=2": ["--bound", "fences=2"],
+    "admin_elections=1, config_changes=1": ["--bound", "admin_elections=1", "--bound", "config_changes=1"],
+    "brokers 5": ["--brokers", "5"],
+}
+
+
+def _tree_rss_kb(pid: int) -> int:
+    """Resident set size of a process and all its descendants, in KB."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        todo.extend(children.get(p, []))
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def check(args: list[str], workers: int, budget: float, estimate: float | None = None) -> dict:
+    """One `kraft-verify check` process: its summary (or estimate) and its peak memory."""
+    with tempfile.TemporaryDirectory() as out:
+        cmd = [sys.executable, "-m", "verifier.cli", "check", "-q", "--out", out, "--workers", str(workers),
+               "--time-budget", str(budget), *args]
+        if estimate is not None:
+            cmd += ["--estimate", str(estimate)]
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        peak = [0]
+
+        def sample():
+            while proc.poll() is None:
+                peak[0] = max(peak[0], _tree_rss_kb(proc.pid))
+                time.sleep(0.5)
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        _, err = proc.communicate()
+        sampler.join()
+        if proc.returncode not in (0, 1, 3):
+            raise RuntimeError(err.strip().splitlines()[-1] if err.strip() else f"exit {proc.returncode}")
+        name = "estimate.json" if estimate is not None else "summary.json"
+        report = json.loads(next(Path(out).glob(f"*/{name}")).read_text())
+    if estimate is not None:
+        keys = ("exact", "states", "states_low", "states_high", "depth", "depth_low", "depth_high", "seconds",
+                "seconds_low", "seconds_high", "sample_seconds", "sample_states")
+        return {k: report.get(k) for k in keys}
+    c = report["counts"]
+    return {"result": report["result"], "exit": proc.returncode, "distinct_states": c["distinct_states"],
+            "transitions": c["transitions"], "depth": c["depth"], "seconds": c["seconds"],
+            "states_per_second": round(c["distinct_states"] / max(c["seconds"], 1e-9)),
+            "peak_rss_mb": round(peak[0] / 1024, 1), "stop_reason": report.get("stop_reason") or "",
+            "states_per_level": c["states_per_level"]}
+
+
+def _commit() -> str:
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--jsonl", required=True, help="append one JSON line per measurement")
+    ap.add_argument("--budget", type=float, default=3600.0, help="time budget of each exhaustive run (s)")
+    ap.add_argument("--sample", type=float, default=30.0, help="sampling time of each estimate (s)")
+    ap.add_argument("--only", action="append", help="a rung's name (repeatable)")
+    ap.add_argument("--estimates-only", action="store_true")
+    args = ap.parse_args()
+    unknown = set(args.only or ()) - set(LADDER)
+    if unknown:
+        print(f"unknown rung: {', '.join(sorted(unknown))} (known: {', '.join(LADDER)})", file=sys.stderr)
+        return 2
+    out = Path(args.jsonl)
+    for name, cfg in LADDER.items():
+        if args.only and name not in args.only:
+            continue
+        row: dict = {}
+        runs = [("estimate", 1)] + ([] if args.estimates_only else [("exhaustive", 2), ("exhaustive", 1)])
+        for kind, workers in runs:
+            if kind == "exhaustive" and workers == 1 and row.get("exit") == 3:
+                print(f"{name}: 2 workers did not finish within the budget; 1 worker is not run", flush=True)
+                continue
+            row = {"rung": name, "args": cfg, "kind": kind, "workers": workers, "commit": _commit(),
+                   "cpu_count": os.cpu_count()}
+            if kind == "estimate":
+                row.update(check(cfg, workers, args.budget, estimate=args.sample))
+            else:
+                row.update(check(cfg, workers, args.budget))
+            print(json.dumps(row), flush=True)
+            with out.open("a") as fh:
+                fh.write(json.dumps(row) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
