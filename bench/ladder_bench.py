@@ -8,10 +8,12 @@ be slower still). Peak memory is the largest sum of the resident
 set sizes of the check process and its workers, sampled every half second from /proc.
 
 Results are appended to a JSON-lines file as each run ends, so a long ladder that is stopped
-keeps what it measured; `--only NAME` reruns one rung, `--estimates-only` refreshes the
-forecasts against the exact counts already in the file.
+keeps what it measured; `--missing` finishes it, `--only NAME` reruns one rung, `--estimates-only` refreshes the
+forecasts against the exact counts already in the file, and `--table` prints the file as the
+markdown table of BENCHMARKS.md.
 
     .venv/bin/python bench/ladder_bench.py --jsonl bench/results/ladder.jsonl
+    .venv/bin/python bench/ladder_bench.py --jsonl bench/results/ladder.jsonl --table
 """
 from __future__ import annotations
 
@@ -95,6 +97,56 @@ def check(args: list[str], workers: int, budget: float, estimate: float | None =
             "states_per_level": c["states_per_level"]}
 
 
+def _fmt_states(n) -> str:
+    return f"{n:,}" if n is not None else "-"
+
+
+def table(path: Path) -> str:
+    """The ladder as a markdown table, from the latest measurement of each rung, kind and
+    number of workers in the JSON-lines file."""
+    latest: dict = {}
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        latest[(row["rung"], row["kind"], row["workers"])] = row
+    out = ["| config | distinct states | depth | 1 worker | 2 workers | 2 vs 1 | peak memory (1 / 2 workers) "
+           "| forecast after a sample (range) | forecast / truth |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for name in LADDER:
+        est = latest.get((name, "estimate", 1))
+        one, two = latest.get((name, "exhaustive", 1)), latest.get((name, "exhaustive", 2))
+        if est is None and one is None and two is None:
+            continue
+        done = next((r for r in (one, two) if r is not None and r["exit"] in (0, 1)), None)
+        if done is not None:
+            states, depth = _fmt_states(done["distinct_states"]), str(done["depth"])
+        else:
+            reached = two or one
+            states = (f"estimate {_fmt_states(est['states'])} ({_fmt_states(est['states_low'])} to "
+                      f"{_fmt_states(est['states_high'])}); {_fmt_states(reached['distinct_states'])} reached "
+                      f"in {reached['seconds']:.0f} s" if est and reached else "-")
+            depth = f"estimate {est['depth']}" if est else "-"
+
+        def timing(r):
+            if r is None:
+                return "not run"
+            tail = "" if r["exit"] in (0, 1) else " (stopped by the budget)"
+            return f"{r['seconds']:.0f} s, {r['states_per_second']:,}/s{tail}"
+        ratio = (f"{two['states_per_second'] / one['states_per_second']:.2f}x"
+                 if one and two and one["exit"] in (0, 1) and two["exit"] in (0, 1) else "-")
+        memory = " / ".join(f"{r['peak_rss_mb']:.0f} MB" if r else "-" for r in (one, two))
+        if est is None:
+            forecast = vs = "-"
+        elif est["exact"]:
+            forecast, vs = "exact (searched whole in the sample)", "1.00"
+        else:
+            forecast = (f"{_fmt_states(est['states'])} ({_fmt_states(est['states_low'])} to "
+                        f"{_fmt_states(est['states_high'])}), {est['sample_seconds']:.0f} s sample")
+            vs = f"{est['states'] / done['distinct_states']:.2f}" if done else "no truth"
+        out.append(f"| {name} | {states} | {depth} | {timing(one)} | {timing(two)} | {ratio} | {memory} "
+                   f"| {forecast} | {vs} |")
+    return "\n".join(out)
+
+
 def _commit() -> str:
     return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                           text=True).stdout.strip()
@@ -107,18 +159,32 @@ def main() -> int:
     ap.add_argument("--sample", type=float, default=30.0, help="sampling time of each estimate (s)")
     ap.add_argument("--only", action="append", help="a rung's name (repeatable)")
     ap.add_argument("--estimates-only", action="store_true")
+    ap.add_argument("--table", action="store_true", help="print the file as a markdown table and stop")
+    ap.add_argument("--missing", action="store_true",
+                    help="run only the measurements the file does not hold yet (to finish a stopped ladder)")
     args = ap.parse_args()
+    if args.table:
+        print(table(Path(args.jsonl)))
+        return 0
     unknown = set(args.only or ()) - set(LADDER)
     if unknown:
         print(f"unknown rung: {', '.join(sorted(unknown))} (known: {', '.join(LADDER)})", file=sys.stderr)
         return 2
     out = Path(args.jsonl)
+    held = {}
+    if args.missing and out.exists():
+        for line in out.read_text().splitlines():
+            r = json.loads(line)
+            held[(r["rung"], r["kind"], r["workers"])] = r
     for name, cfg in LADDER.items():
         if args.only and name not in args.only:
             continue
         row: dict = {}
         runs = [("estimate", 1)] + ([] if args.estimates_only else [("exhaustive", 2), ("exhaustive", 1)])
         for kind, workers in runs:
+            if (name, kind, workers) in held:
+                row = held[(name, kind, workers)]
+                continue
             if kind == "exhaustive" and workers == 1 and row.get("exit") == 3:
                 print(f"{name}: 2 workers did not finish within the budget; 1 worker is not run", flush=True)
                 continue
