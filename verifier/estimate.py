@@ -3,8 +3,8 @@
 Breadth-first level sizes rise, peak and fall; the ratio between consecutive levels falls
 steadily once the first few levels are past (in the default config ln(ratio) drops by about
 0.09 a level). `predict` fits ln(ratio) against depth over the last few levels by least squares and
-runs the fitted ratios forward until a level would hold less than one state: that gives the
-total and the depth. Fits over different windows disagree where the trend bends (around the
+runs the fitted ratios forward until a level would fall below a small fraction of the largest
+level: that gives the total and the depth. Fits over different windows disagree where the trend bends (around the
 peak level); their spread, and at least a factor of two on the states still to come, is the
 range.
 It is a forecast from a trend, not a bound: `check --estimate` says so, and the bench compares
@@ -18,6 +18,7 @@ from typing import NamedTuple, Optional
 MIN_LEVELS = 6          # fewer finished levels than this: no prediction
 WINDOWS = (3, 4, 5, 8)   # how many of the most recent ratios each fit looks at
 MAX_DEPTH = 500
+END_FRACTION = 3000      # a search ends when a level would hold less than 1/3000 of the largest
 
 
 class Prediction(NamedTuple):
@@ -30,12 +31,18 @@ class Prediction(NamedTuple):
 
 
 def _run_forward(levels: list[int], a: float, b: float) -> tuple[int, int]:
-    """Total states and depth when level k+1 = level k * exp(a + b k), from the last level."""
+    """Total states and depth when level k+1 = level k * exp(a + b k), from the last level.
+
+    The run stops where a level would fall below 1/END_FRACTION of the largest level so far, not
+    at one state: the bounds of a config cut its last levels off faster than the trend falls
+    (the ladder's searches ended at 1/1,300 to 1/69,000 of their peak level), and running the trend
+    down to one state put the depth 4 to 8 levels too deep."""
     total = sum(levels)
     size, k = float(levels[-1]), len(levels) - 1
+    end = max(1.0, max(levels) / END_FRACTION)
     while k < MAX_DEPTH:
         size *= math.exp(a + b * k)
-        if size < 1:
+        if size < end:
             break
         total += size
         k += 1
@@ -56,14 +63,27 @@ def _fit(levels: list[int], window: int) -> tuple[int, int]:
 
 def predict(levels: list[int]) -> Optional[Prediction]:
     """A forecast from the sizes of finished levels (level 0 first), or None if too early.
-    The centre is the median of fits over the last 3, 4, 5 and 8 ratios; the range covers every
-    fit and at least half to twice the states still to come."""
+
+    The centre is the median of fits over the last 3, 4, 5 and 8 ratios. While levels still
+    grow, the line through the log-ratios falls faster than the ratios will (they level off
+    after the peak), so every fit ran 1.5 to 3 times short on the ladder's configs: the centre
+    then takes one and a half times the states the fits leave to come, and the range reaches
+    three times. After the peak the range covers every fit, half to twice the states to come,
+    and at least one more level as big as the last; near the end, where searches stop more
+    abruptly than the trend, it goes down to a quarter of what is left. The depth's range is
+    four levels shallower to two deeper than the fits (they overshoot more often than not).
+    """
     if len(levels) < MIN_LEVELS or min(levels) <= 0:
         return None
     fits = sorted(_fit(levels, w) for w in WINDOWS)
     states, depth = fits[len(fits) // 2]
     done = sum(levels)
-    low = min(fits[0][0], done + (states - done) // 2)
-    high = max(fits[-1][0], done + 2 * (states - done))
+    growing = levels[-1] > levels[-2]
+    if growing:
+        states = done + (3 * (states - done)) // 2
+    low = min(fits[0][0], done + (states - done) // (2 if growing else 4))
+    high = max(fits[-1][0], done + (3 if growing else 2) * (states - done), done + levels[-1])
     depths = sorted(d for _, d in fits)
-    return Prediction(states, low, high, depth, min(depths[0], depth - 2), max(depths[-1], depth + 2))
+    last = len(levels) - 1
+    return Prediction(states, low, high, depth, max(last, min(depths[0], depth - 4)),
+                      max(depths[-1], depth + 2))
