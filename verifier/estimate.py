@@ -66,23 +66,25 @@ def predict(levels: list[int]) -> Optional[Prediction]:
 
     The centre is the median of fits over the last 3, 4, 5 and 8 ratios. While levels still
     grow, the line through the log-ratios falls faster than the ratios will (they level off
-    after the peak), so every fit ran 1.5 to 3 times short on the ladder's configs: the centre
-    then takes one and a half times the states the fits leave to come, and the range reaches
-    three times. After the peak the range covers every fit, half to twice the states to come,
-    and at least one more level as big as the last; near the end, where searches stop more
-    abruptly than the trend, it goes down to a quarter of what is left. The depth's range is
-    four levels shallower to two deeper than the fits (they overshoot more often than not).
+    around the peak), so the fits run short, the more so the steeper the growth: on the seven
+    configs of the scale ladder they left out up to half the states to come. The states still
+    to come are then scaled by 1 + 2 ln(last ratio) (about 1.8 at a ratio of 1.5, 1 at the peak),
+    which kept every forecast past 2% of the search within a factor of two of the truth
+    (bench/ladder_bench.py). The range covers every fit, half (a quarter after the peak, where
+    searches stop more abruptly than the trend) to twice the states to come, and at least one
+    more level as big as the last. The depth's range is four levels shallower to two deeper
+    than the fits.
     """
     if len(levels) < MIN_LEVELS or min(levels) <= 0:
         return None
     fits = sorted(_fit(levels, w) for w in WINDOWS)
     states, depth = fits[len(fits) // 2]
     done = sum(levels)
-    growing = levels[-1] > levels[-2]
-    if growing:
-        states = done + (3 * (states - done)) // 2
-    low = min(fits[0][0], done + (states - done) // (2 if growing else 4))
-    high = max(fits[-1][0], done + (3 if growing else 2) * (states - done), done + levels[-1])
+    growth = levels[-1] / levels[-2]
+    rest = (states - done) * (1 + 2 * math.log(growth) if growth > 1 else 1)
+    states = done + round(rest)
+    low = min(fits[0][0], done + round(rest * (0.5 if growth > 1 else 0.25)))
+    high = max(fits[-1][0], done + round(2 * rest), done + levels[-1])
     depths = sorted(d for _, d in fits)
     last = len(levels) - 1
     return Prediction(states, low, high, depth, max(last, min(depths[0], depth - 4)),
