@@ -1,5 +1,5 @@
 """`check --checkpoint-dir` / `--resume`: a run killed with SIGKILL resumes to exactly the counts
-of an uninterrupted run; a torn checkpoint is recomputed, a foreign one refused."""
+of an uninterrupted run; a torn or altered checkpoint is recomputed, a foreign one refused."""
 from __future__ import annotations
 
 import json
@@ -61,10 +61,21 @@ def test_sigkill_then_resume_gives_the_uninterrupted_counts(cli, tmp_path, unint
     assert _counts(_summary(tmp_path / "out2")) == uninterrupted
 
 
-def test_a_torn_checkpoint_is_recomputed_not_trusted(cli, tmp_path, uninterrupted):
+def _torn(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def _altered(data: bytes) -> bytes:
+    """One byte changed in the middle, the length kept: only the checksum can tell."""
+    i = len(data) // 2
+    return data[:i] + bytes([data[i] ^ 0x01]) + data[i + 1:]
+
+
+@pytest.mark.parametrize("damage", [_torn, _altered], ids=["torn", "altered"])
+def test_a_damaged_checkpoint_is_recomputed_not_trusted(cli, tmp_path, uninterrupted, damage):
     _killed_run(tmp_path / "ck", tmp_path / "out1")
     data = tmp_path / "ck" / "search.pickle"
-    data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])        # a torn write
+    data.write_bytes(damage(data.read_bytes()))
     r = cli("check", *CONFIG, "-q", "--out", str(tmp_path / "out2"), "--checkpoint-dir", str(tmp_path / "ck"),
             "--resume")
     assert r.returncode == 0 and "torn or altered: starting over" in r.stdout
