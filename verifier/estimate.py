@@ -2,11 +2,11 @@
 
 Breadth-first level sizes rise, peak and fall; the ratio between consecutive levels falls
 steadily once the first few levels are past (in the default config ln(ratio) drops by about
-0.09 a level). `predict` fits ln(ratio) against depth over the last few levels by least squares and
-runs the fitted ratios forward until a level would fall below a small fraction of the largest
-level: that gives the total and the depth. Fits over different windows disagree where the trend bends (around the
-peak level); their spread, and at least a factor of two on the states still to come, is the
-range.
+0.09 a level). `predict` fits ln(ratio) against depth over the last few levels by least
+squares and runs the fitted ratios forward until a level would fall below a small fraction of
+the largest level: that gives the total and the depth. Fits over different windows disagree
+where the trend bends (around the peak level); their spread, and a band of half (a quarter
+after the peak) to twice the states still to come, is the range.
 It is a forecast from a trend, not a bound: `check --estimate` says so, and the bench compares
 it with the truth (bench/estimate_bench.py, BENCHMARKS.md).
 """
@@ -35,8 +35,8 @@ def _run_forward(levels: list[int], a: float, b: float) -> tuple[int, int]:
 
     The run stops where a level would fall below 1/END_FRACTION of the largest level so far, not
     at one state: the bounds of a config cut its last levels off faster than the trend falls
-    (the ladder's searches ended at 1/1,300 to 1/69,000 of their peak level), and running the trend
-    down to one state put the depth 4 to 8 levels too deep."""
+    (the ladder's searches ended at 1/1,300 to 1/69,000 of their peak level), and running the
+    trend down to one state put the depth 4 to 8 levels too deep."""
     total = sum(levels)
     size, k = float(levels[-1]), len(levels) - 1
     end = max(1.0, max(levels) / END_FRACTION)
