@@ -84,8 +84,8 @@ class Worker:
         cand, visited, n, w = self.cand, self.visited, self.n, self.w
         frontier = self.frontier
         for pos in range(len(frontier)):
-            fp, known = frontier[pos]
-            s = codec.decode(known)
+            fp, held = frontier[pos]
+            s = codec.decode(held)
             n_succ = 0
             for label, t in model.successors(s):
                 n_succ += 1             # the n-th successor of a state: the tie-break among its steps
@@ -97,7 +97,7 @@ class Worker:
                         if inv.name not in events or key < events[inv.name]:
                             events[inv.name] = key
                 c = canonical(t) if canonical else t
-                ids, fp2 = codec.child(c, s, known, fp)
+                ids, fp2 = codec.child(c, s, held, fp)
                 if fp2 % n == w and fp2 in visited:
                     continue                   # seen before, and this worker is its owner
                 mine = cand.get(fp2)
