@@ -101,13 +101,20 @@ def _fmt_states(n) -> str:
     return f"{n:,}" if n is not None else "-"
 
 
+def _latest(path: Path) -> dict:
+    """The latest measurement of each (rung, kind, workers) in the JSON-lines file."""
+    latest: dict = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            row = json.loads(line)
+            latest[(row["rung"], row["kind"], row["workers"])] = row
+    return latest
+
+
 def table(path: Path) -> str:
     """The ladder as a markdown table, from the latest measurement of each rung, kind and
     number of workers in the JSON-lines file."""
-    latest: dict = {}
-    for line in path.read_text().splitlines():
-        row = json.loads(line)
-        latest[(row["rung"], row["kind"], row["workers"])] = row
+    latest = _latest(path)
     out = ["| config | distinct states | depth | 1 worker | 2 workers | 2 vs 1 | peak memory (1 / 2 workers) "
            "| forecast after a sample (range) | forecast / truth |",
            "|---|---|---|---|---|---|---|---|---|"]
@@ -171,11 +178,7 @@ def main() -> int:
         print(f"unknown rung: {', '.join(sorted(unknown))} (known: {', '.join(LADDER)})", file=sys.stderr)
         return 2
     out = Path(args.jsonl)
-    held = {}
-    if args.missing and out.exists():
-        for line in out.read_text().splitlines():
-            r = json.loads(line)
-            held[(r["rung"], r["kind"], r["workers"])] = r
+    held = _latest(out) if args.missing else {}
     for name, cfg in LADDER.items():
         if args.only and name not in args.only:
             continue
