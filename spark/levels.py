@@ -1,11 +1,13 @@
-"""The checkpoint directory of a Spark exploration: one Parquet directory per completed
-BFS level and a manifest, replaced atomically after each level, that lists the levels
-and the run's totals so far. A level is trusted on resume only if its files read back
-with the row count and checksum the manifest recorded; otherwise it and every later
-level are recomputed.
+"""The checkpoint directory of a Spark exploration: one directory per completed BFS level,
+holding one part file per owner (`fingerprint mod P`, spark/tasks.py), and a manifest,
+replaced atomically after each level, that lists the levels, each part's size, fingerprint
+sum and sha256, and the run's totals so far. A level is trusted on resume only if every part
+reads back with the manifest's size and sha256; otherwise it and every later level are
+recomputed. The directory must be one that every executor and the driver can reach (local
+mode, one machine, or a shared file system), as for any Spark output path.
 
     DIR/manifest.json
-    DIR/levels/00000/part-*.parquet   hi, lo, state, parent_hi, parent_lo, label, action, bad
+    DIR/levels/00000/part-00000 ... part-<P-1>   fingerprints | parent links | states
 """
 from __future__ import annotations
 
@@ -13,34 +15,16 @@ import shutil
 from pathlib import Path
 from typing import Any, Optional
 
+from spark.tasks import measure_part
 from verifier.checkpoint import MANIFEST, CheckpointDir, CheckpointError  # noqa: F401  (re-exported)
 
-VERSION = 1
+VERSION = 2
 
 
-def level_schema():
-    from pyspark.sql.types import (ArrayType, BinaryType, LongType, StringType, StructField,
-                                   StructType)
-    return StructType([
-        StructField("hi", LongType(), False), StructField("lo", LongType(), False),
-        StructField("state", BinaryType(), False),
-        StructField("parent_hi", LongType(), True), StructField("parent_lo", LongType(), True),
-        StructField("label", BinaryType(), True), StructField("action", StringType(), True),
-        StructField("bad", ArrayType(StringType()), False),
-    ])
-
-
-def _sums(rows):
-    count, hi, lo = 0, 0, 0
-    for row in rows:
-        count += 1
-        hi += row.hi
-        lo += row.lo
-    yield count, hi, lo
-
-
-def meta_of(level: int, count: int, sum_hi: int, sum_lo: int) -> dict:
-    return {"level": level, "states": count, "checksum": f"{sum_hi}:{sum_lo}"}
+def meta_of(level: int, parts: list[tuple[int, int, str]]) -> dict:
+    """A level's manifest entry from its parts' (states, fingerprint sum, sha256)."""
+    return {"level": level, "states": sum(p[0] for p in parts), "checksum": f"{sum(p[1] for p in parts):x}",
+            "parts": [list(p) for p in parts]}
 
 
 class LevelStore(CheckpointDir):
@@ -53,9 +37,13 @@ class LevelStore(CheckpointDir):
     def level_path(self, level: int) -> Path:
         return self.root / "levels" / f"{level:05d}"
 
+    def part_path(self, level: int, part: int) -> Path:
+        return self.level_path(level) / f"part-{part:05d}"
+
     def load(self) -> Optional[dict]:
         data = super().load()
-        if data is not None and not isinstance(data.get("levels"), list):
+        if data is not None and not (isinstance(data.get("levels"), list) and isinstance(data.get("partitions"), int)
+                                     and data["partitions"] >= 1):
             raise CheckpointError(f"--checkpoint-dir {self.root}: not a kraft-verify spark-check manifest")
         return data
 
@@ -64,38 +52,25 @@ class LevelStore(CheckpointDir):
         self.forget(MANIFEST, MANIFEST + ".tmp", "levels")
         (self.root / "levels").mkdir(parents=True, exist_ok=True)
 
-    # ------------------------------------------------------------ levels
-
-    def write(self, df, level: int) -> None:
+    def prepare(self, level: int) -> Path:
+        """An empty directory for `level` (whatever an interrupted attempt left is removed)."""
         path = self.level_path(level)
         shutil.rmtree(path, ignore_errors=True)
-        df.write.mode("overwrite").parquet(str(path))
-
-    def measure(self, spark, level: int) -> dict:
-        """Row count and checksum (the sums of both fingerprint halves) of a level on disk."""
-        parts = self.read(spark, level).select("hi", "lo").rdd.mapPartitions(_sums).collect()
-        return meta_of(level, sum(p[0] for p in parts), sum(p[1] for p in parts), sum(p[2] for p in parts))
+        path.mkdir(parents=True)
+        return path
 
     def trusted(self, spark, meta: dict) -> bool:
-        """The level on disk is the one the manifest describes (complete, unchanged)."""
-        path = self.level_path(meta["level"])
-        if not (path / "_SUCCESS").exists():
+        """The level on disk is the one the manifest describes: every part present, of the
+        recorded size and sha256 (measured by executors, where the files are)."""
+        parts = meta.get("parts")
+        if not isinstance(parts, list):
             return False
-        try:
-            got = self.measure(spark, meta["level"])
-        except Exception:        # unreadable Parquet: a torn or corrupted write
-            return False
-        return got["states"] == meta["states"] and got["checksum"] == meta["checksum"]
+        paths = [str(self.part_path(meta["level"], p)) for p in range(len(parts))]
+        got = spark.sparkContext.parallelize(paths, max(1, len(paths))).map(
+            lambda p: measure_part(Path(p))).collect()
+        return [list(g) if g else None for g in got] == parts
 
     def drop_from(self, level: int) -> None:
         for path in sorted((self.root / "levels").iterdir()):
             if path.name.isdigit() and int(path.name) >= level:
                 shutil.rmtree(path, ignore_errors=True)
-
-    def read(self, spark, level: int):
-        return spark.read.schema(level_schema()).parquet(str(self.level_path(level)))
-
-    def visited(self, spark, upto: int):
-        """Fingerprints of every state in levels 0..upto (read from disk: no lineage)."""
-        paths = [str(self.level_path(i)) for i in range(upto + 1)]
-        return spark.read.schema(level_schema()).parquet(*paths).select("hi", "lo")

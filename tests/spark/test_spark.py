@@ -78,10 +78,9 @@ def test_a_corrupted_or_partial_level_is_recomputed_not_trusted(spark_session, t
     want = local(cfg, 9)
     store = LevelStore(tmp_path / "ck", _identity(cfg))
     spark_explore(spark_session, Model(cfg), I.REGISTRY, store, limits=limits, partitions=2)
-    # corrupt level 5 (garbage in a Parquet file) and make level 7 partial (no _SUCCESS)
-    part = next(p for p in sorted(store.level_path(5).glob("part-*.parquet")) if p.stat().st_size > 0)
-    part.write_bytes(b"not parquet" * 10)
-    (store.level_path(7) / "_SUCCESS").unlink()
+    # corrupt level 5 (garbage in a part file) and make level 7 partial (a part missing)
+    store.part_path(5, 0).write_bytes(b"not a part" * 10)
+    store.part_path(7, 1).unlink()
     redone = []
     got = spark_explore(spark_session, Model(cfg), I.REGISTRY, store, resume=True, limits=limits, partitions=2,
                         on_level=redone.append)

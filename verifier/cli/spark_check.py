@@ -14,7 +14,7 @@ def add_parser(sub) -> None:
     p.add_argument("--master", default="local[*]", help="Spark master URL (default local[*]; spark://HOST:PORT)")
     p.add_argument("--partitions", type=int, help="partitions of the frontier and visited set (default: cores)")
     p.add_argument("--executor-memory", help="Spark executor memory, e.g. 4g")
-    p.add_argument("--checkpoint-dir", help="keep every level here (Parquet + manifest) so a killed run can resume")
+    p.add_argument("--checkpoint-dir", help="keep every level here (part files + manifest) so a killed run can resume")
     p.add_argument("--resume", action="store_true",
                    help="continue the run in --checkpoint-dir from its last good level")
     p.add_argument("--max-depth", type=int, help="stop (exit 3) after this many BFS levels")

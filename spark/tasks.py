@@ -1,0 +1,212 @@
+"""What spark-check's executors run: expand a part of a level, and own a part of the next.
+
+A state's owner is `fingerprint mod P` (P partitions, fixed for the run). Per level one Spark
+job does two things:
+
+1. **expand** (task i reads part i of the level): every successor of every state, the step
+   invariants on every transition, deadlocks; successors are deduplicated within the task
+   (the smallest (parent fingerprint, n-th successor) wins, as in the local parallel search)
+   and shipped to their owners as a few large pickled blocks, never one row per state;
+2. **own** (task p, after the shuffle): the best parent of each fingerprint it owns, minus
+   the fingerprints of every earlier level (read from its own part files, fingerprints only),
+   the state invariants on the states that are new, and the new part file of the next level.
+
+The JVM moves opaque bytes only: no Row conversion, no per-state pickling across Py4J.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import struct
+from collections import Counter
+from pathlib import Path
+
+from verifier.fingerprint import Fingerprinter
+from verifier.result import DEADLOCK
+
+PROTOCOL = pickle.HIGHEST_PROTOCOL
+CHUNK = 100_000          # successors an expand task holds before it ships a block to each owner
+_HEAD = struct.Struct("<QQQ")     # byte lengths of the three frames of a part file
+BLOCK, STATS = 0, 1
+
+
+# ---------------------------------------------------------------- part files
+
+def write_part(path: Path, fps: list, parents: list, labels: list, states: list) -> tuple[int, int, str]:
+    """One owner's states of one level: three pickles (fingerprints; parent links; states) so
+    the visited-set check reads the first alone. Written under a temporary name, fsynced and
+    renamed, so a part file is whole or absent. Returns (states, sum of fingerprints, sha256)."""
+    frames = [pickle.dumps(fps, PROTOCOL), pickle.dumps((parents, labels), PROTOCOL),
+              pickle.dumps(states, PROTOCOL)]
+    data = _HEAD.pack(*(len(f) for f in frames)) + b"".join(frames)
+    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return len(fps), sum(fps), hashlib.sha256(data).hexdigest()
+
+
+def read_part(path: Path, frames: int = 3) -> list:
+    """The first `frames` frames of a part file: [fps], [fps, (parents, labels)], or all three."""
+    with open(path, "rb") as fh:
+        sizes = _HEAD.unpack(fh.read(_HEAD.size))
+        return [pickle.loads(fh.read(size)) for size in sizes[:frames]]
+
+
+def measure_part(path: Path) -> tuple[int, int, str] | None:
+    """(states, fingerprint sum, sha256) of a part file on disk; None if it is missing or torn."""
+    try:
+        data = path.read_bytes()
+        sizes = _HEAD.unpack(data[:_HEAD.size])
+        if _HEAD.size + sum(sizes) != len(data):
+            return None
+        fps = pickle.loads(data[_HEAD.size:_HEAD.size + sizes[0]])
+        return len(fps), sum(fps), hashlib.sha256(data).hexdigest()
+    except Exception:        # unreadable: torn, truncated or overwritten
+        return None
+
+
+def find_link(path: Path, fp: int) -> tuple[int, object]:
+    """(parent fingerprint, label) of the state `fp` in a part file (a counterexample's step)."""
+    fps, (parents, labels) = read_part(path, 2)
+    i = fps.index(fp)
+    return parents[i], labels[i]
+
+
+# ---------------------------------------------------------------- the expand stage
+
+class Job:
+    """What executors need, shipped once per task (a Config pickles without its memo)."""
+
+    def __init__(self, cfg, symmetry: bool, invariants: tuple, check_deadlock: bool, partitions: int):
+        self.cfg, self.symmetry, self.invariants = cfg, symmetry, invariants
+        self.check_deadlock, self.partitions = check_deadlock, partitions
+
+    def model(self):
+        from specs import Model
+        return Model(self.cfg, symmetry=self.symmetry)
+
+
+def expand(job: Job, found: frozenset, path: Path, part: int):
+    """Task `part` of the expand stage: yields (owner, (BLOCK, keys pickle, states pickle)) per
+    owner and chunk, then (0, (STATS, counts, events)) for the driver."""
+    model = job.model()
+    cfg, canonical, n = job.cfg, model.canonical, job.partitions
+    step_invs = [inv for inv in job.invariants if inv.kind == "step" and inv.name not in found]
+    fpr = Fingerprinter()
+    transitions, terminal, stuck = 0, 0, 0
+    enabled: Counter = Counter()
+    events: dict = {}
+    best: dict[int, tuple] = {}          # successor fp -> (parent fp, n-th successor, label, state)
+    fps, _, states = read_part(path) if path.exists() else ([], None, [])
+    for fp, s in zip(fps, states):
+        known = fpr.fields(s)
+        nth = 0
+        for label, t in model.successors(s):
+            nth += 1
+            transitions += 1
+            enabled[label[0]] += 1
+            for inv in step_invs:
+                if not inv.check(cfg, s, label, t):
+                    key = (fp, nth, label)
+                    if inv.name not in events or key[:2] < events[inv.name][:2]:
+                        events[inv.name] = key
+            c = canonical(t) if canonical else t
+            fp2 = fpr.mix(fpr.fields(c, s, known))
+            old = best.get(fp2)
+            if old is None or (fp, nth) < old[:2]:
+                best[fp2] = (fp, nth, label, c)
+        if nth == 0:
+            if job.check_deadlock and DEADLOCK not in found and model.stuck(s):
+                stuck += 1
+                key = (fp, 0, None)
+                if DEADLOCK not in events or key[:2] < events[DEADLOCK][:2]:
+                    events[DEADLOCK] = key
+            else:
+                terminal += 1
+        if len(best) >= CHUNK:
+            yield from _ship(best, n)
+            best = {}
+    yield from _ship(best, n)
+    yield 0, (STATS, (transitions, dict(enabled), terminal, stuck), events)
+
+
+def _ship(best: dict, n: int):
+    """One block per owner: (fps, parents, n-th, labels) and, apart, the states (so an owner
+    unpickles only the states it keeps). A block's states share their unchanged fields with
+    each other's parents, so pickle writes each shared value once."""
+    per_owner: list[list] = [[] for _ in range(n)]
+    for fp, entry in best.items():
+        per_owner[fp % n].append((fp, entry))
+    for owner, entries in enumerate(per_owner):
+        if entries:
+            keys = ([fp for fp, _ in entries], [e[0] for _, e in entries], [e[1] for _, e in entries],
+                    [e[2] for _, e in entries])
+            yield owner, (BLOCK, pickle.dumps(keys, PROTOCOL), pickle.dumps([e[3] for _, e in entries], PROTOCOL))
+
+
+# ---------------------------------------------------------------- the own stage
+
+def own(job: Job, found: frozenset, level_dirs: list[Path], part: int, items):
+    """Task `part` of the own stage for level len(level_dirs): the new states it owns, written
+    to its part file. Yields one tuple: (part meta, taken, state events, [expand stats])."""
+    blocks, stats = [], []
+    best: dict[int, tuple] = {}          # fp -> (parent fp, n-th, block, position)
+    for _, value in items:
+        if value[0] == STATS:
+            stats.append(value[1:])
+            continue
+        b = len(blocks)
+        fps, parents, nths, labels = pickle.loads(value[1])
+        blocks.append((labels, value[2]))
+        for i, (fp, parent, nth) in enumerate(zip(fps, parents, nths)):
+            old = best.get(fp)
+            if old is None or (parent, nth) < old[:2]:
+                best[fp] = (parent, nth, b, i)
+    for directory in level_dirs[:-1]:    # every earlier level's fingerprints that this task owns
+        path = directory / f"part-{part:05d}"
+        if best and path.exists():
+            for fp in best.keys() & read_part(path, 1)[0]:
+                del best[fp]
+    wanted: dict[int, list] = {}
+    for fp, (_, _, b, i) in best.items():
+        wanted.setdefault(b, []).append((i, fp))
+    cfg = job.cfg
+    state_invs = [inv for inv in job.invariants if inv.kind == "state" and inv.name not in found]
+    out_fps, out_parents, out_labels, out_states = [], [], [], []
+    taken: Counter = Counter()
+    events: dict = {}
+    for b in sorted(wanted):
+        labels, states_blob = blocks[b]
+        states = pickle.loads(states_blob)
+        for i, fp in wanted[b]:
+            s, label = states[i], labels[i]
+            out_fps.append(fp)
+            out_parents.append(best[fp][0])
+            out_labels.append(label)
+            out_states.append(s)
+            taken[label[0]] += 1
+            for inv in state_invs:
+                if not inv.check(cfg, s):
+                    if inv.name not in events or fp < events[inv.name][0]:
+                        events[inv.name] = (fp, 0, None)
+    meta = write_part(level_dirs[-1] / f"part-{part:05d}", out_fps, out_parents, out_labels, out_states)
+    yield meta, dict(taken), events, stats
+
+
+def seed(job: Job, directory: Path, part: int, roots: list) -> tuple:
+    """Level 0's part file `part` (written by the driver: the initial states are few)."""
+    cfg = job.cfg
+    mine = [(fp, s) for fp, s in roots if fp % job.partitions == part]
+    events: dict = {}
+    for fp, s in mine:
+        for inv in job.invariants:
+            if inv.kind == "state" and not inv.check(cfg, s):
+                if inv.name not in events or fp < events[inv.name][0]:
+                    events[inv.name] = (fp, 0, None)
+    meta = write_part(directory / f"part-{part:05d}", [fp for fp, _ in mine], [None] * len(mine),
+                      [None] * len(mine), [s for _, s in mine])
+    return meta, events
