@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from spark.levels import LevelStore, meta_of
+from spark.session import Interrupts
 from spark.tasks import Job, expand, find_link, own, seed
 from specs import Trace
 from verifier.fingerprint import Fingerprinter, collision_probability
@@ -49,6 +50,7 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
     checkpoint directory (resumable); without, to a temporary one removed at the end. A
     resumed run keeps the partition count it was started with (owners are fp mod P)."""
     invariants = tuple(invariants)
+    note = f"; --resume --checkpoint-dir {store.root} continues from the last complete level" if store else ""
     checked = None if len(invariants) == len(model.properties) else [inv.name for inv in invariants]
     temp = None
     if store is None:
@@ -60,17 +62,23 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
             partitions = manifest["partitions"]
         partitions = partitions or spark.sparkContext.defaultParallelism
         job = Job(model.cfg, model.symmetric, invariants, check_deadlock, partitions)
-        run = _Run(spark, model, job, store, progress, on_level)
-        return run.go(manifest, limits, keep_going, checked)
+        with Interrupts(spark, note) as interrupts:
+            run = _Run(spark, model, job, store, progress, on_level, interrupts)
+            return run.go(manifest, limits, keep_going, checked)
     finally:
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
 
 
+class _Interrupted(Exception):
+    """A signal cancelled the level's job: the search stops, the checkpoint holds the levels before."""
+
+
 class _Run:
-    def __init__(self, spark, model, job: Job, store: LevelStore, progress, on_level):
+    def __init__(self, spark, model, job: Job, store: LevelStore, progress, on_level, interrupts: Interrupts):
         self.spark, self.model, self.job, self.store = spark, model, job, store
-        self.progress, self.on_level = progress, on_level
+        self.progress, self.on_level, self.interrupts = progress, on_level, interrupts
+        self.temporary = store.identity == {"what": "temporary"}
         self.start = time.monotonic()
         self.levels: list[dict] = []
         self.totals = {"transitions": 0, "enabled": {}, "taken": {}, "terminal": 0, "found": {}, "seconds": 0.0}
@@ -115,8 +123,18 @@ class _Run:
             if limits.time_budget is not None and time.monotonic() - self.start > limits.time_budget:
                 status, reason = STOPPED, f"time budget {limits.time_budget:g}s spent"
                 break
-            t0 = time.monotonic()
-            meta = self._expand(level)
+            if self.interrupts.signal is None:
+                t0 = time.monotonic()
+                try:
+                    meta = self._expand(level)
+                except _Interrupted:
+                    pass
+            if self.interrupts.signal is not None:
+                self.interrupts.settle()
+                kept = (f"the checkpoint keeps levels 0-{len(self.levels) - 1}" if not self.temporary
+                        else "no --checkpoint-dir, so nothing to resume from")
+                status, reason = STOPPED, f"interrupted by {self.interrupts.signal}; {kept}"
+                break
             if self.on_level:
                 self.on_level(level + 1)
             if self.progress:
@@ -161,8 +179,13 @@ class _Run:
         owned = (self.spark.sparkContext.parallelize(range(n), n)
                  .mapPartitionsWithIndex(lambda i, _: expand(job, found, Path(frontier[i]), i))
                  .partitionBy(n, lambda owner: owner)
-                 .mapPartitionsWithIndex(lambda i, items: own(job, found, [Path(d) for d in dirs], i, items))
-                 .collect())
+                 .mapPartitionsWithIndex(lambda i, items: own(job, found, [Path(d) for d in dirs], i, items)))
+        try:
+            owned = owned.collect()
+        except Exception:
+            if self.interrupts.signal is not None:      # the job was cancelled: not an error
+                raise _Interrupted() from None
+            raise
         enabled, step_events, state_events = Counter(totals["enabled"]), {}, {}
         taken = Counter(totals["taken"])
         transitions = terminal = stuck = 0

@@ -1,10 +1,13 @@
-"""The Spark session for spark-check: quiet (no console progress bars, warnings only),
-and checked before use so an unreachable master is one line, not a JVM stack trace."""
+"""The Spark session for spark-check: quiet (no console progress bars; the JVM's own output
+in a log file), checked before use so an unreachable master is one line, not a JVM stack
+trace, and interruptible: Ctrl-C or SIGTERM stops the run at a level boundary with a report."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import sys
+import threading
 from typing import Optional
 from urllib.parse import urlparse
 
@@ -39,9 +42,12 @@ def under_spark_submit() -> bool:
 
 
 def make_session(master: str = "local[*]", partitions: Optional[int] = None,
-                 executor_memory: Optional[str] = None, app: str = "kraft-verify spark-check"):
+                 executor_memory: Optional[str] = None, app: str = "kraft-verify spark-check",
+                 log: Optional[str] = None):
     """A SparkSession; reuses a running one (tests share one local[2] session). Under
-    spark-submit the master is spark-submit's."""
+    spark-submit the master is spark-submit's. With `log`, the JVM (and the Python workers it
+    starts) write their stderr there: its start-up warnings and, on an interrupt, its task
+    kill reports are not the user's business, but are kept."""
     if not under_spark_submit():
         check_master(master)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -63,9 +69,66 @@ def make_session(master: str = "local[*]", partitions: Optional[int] = None,
                          .config("spark.default.parallelism", str(partitions))
     if executor_memory:
         builder = builder.config("spark.executor.memory", executor_memory)
+    saved = None
+    if log is not None:        # the JVM inherits fd 2 when it is launched, and keeps it
+        sys.stderr.flush()
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        saved = os.dup(2)
+        os.dup2(fd, 2)
+        os.close(fd)
     try:
         spark = builder.getOrCreate()
     except Exception as exc:   # the JVM's reason, on one line
-        raise SparkSetupError(f"Spark did not start on {master}: {str(exc).strip().splitlines()[0][:200]}") from None
+        where = f" (log: {log})" if log else ""
+        raise SparkSetupError(f"Spark did not start on {master}: "
+                              f"{str(exc).strip().splitlines()[0][:200]}{where}") from None
+    finally:
+        if saved is not None:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+class Interrupts:
+    """SIGINT and SIGTERM during a run: the first cancels the running Spark job from another
+    thread (never inside the handler, where a Py4J call would re-enter the socket the main
+    thread is reading: that is where PySpark's own handler prints its tracebacks) and records
+    the signal, so the search stops at a level boundary and reports. A second one ends the
+    process at once; the checkpoint's manifest is replaced atomically, so it stays resumable."""
+
+    def __init__(self, spark, note: str = ""):
+        self.sc, self.note = spark.sparkContext, note
+        self.signal: Optional[str] = None
+        self._old: dict = {}
+
+    def __enter__(self) -> "Interrupts":
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._old[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+
+    def _handle(self, signum, frame) -> None:
+        if self.signal is not None:
+            os.write(2, f"kraft-verify: {signal.Signals(signum).name} again: stopped at once{self.note}\n".encode())
+            os._exit(3)
+        self.signal = signal.Signals(signum).name
+        self._thread = threading.Thread(target=self._cancel, daemon=True)
+        self._thread.start()
+
+    def settle(self) -> None:
+        """Wait for the cancellation to be done, before running the jobs that write the report."""
+        thread = getattr(self, "_thread", None)
+        if thread is not None:
+            thread.join()
+
+    def _cancel(self) -> None:
+        try:
+            self.sc.cancelAllJobs()
+        except Exception:     # the JVM is gone: the main thread sees that itself
+            pass

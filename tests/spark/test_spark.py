@@ -131,6 +131,36 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_counts(tmp_path):
     assert summary["counts"]["transitions"] == want.transitions
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupt_is_one_line_and_leaves_a_resumable_checkpoint(tmp_path, sig):
+    """Ctrl-C reaches the whole foreground process group: the driver, its JVM and the Python
+    workers. The run stops at a level boundary with a report and exit 3, no stack trace."""
+    args = ["--brokers", "2", "--bound", "lossy_crashes=0", "--bound", "isr_shrinks=1", "--master", "local[2]",
+            "--partitions", "2", "--checkpoint-dir", str(tmp_path / "ck"), "--out", str(tmp_path / "out")]
+    proc = _spark_cli(*args)
+    manifest = tmp_path / "ck" / "manifest.json"
+    deadline = time.monotonic() + 180
+    while not (manifest.exists() and len(json.loads(manifest.read_text())["levels"]) >= 3):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    os.killpg(proc.pid, sig)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 3, stderr
+    assert stderr.strip() == "", stderr
+    stopped = [line for line in stdout.splitlines() if "interrupted by" in line]
+    assert len(stopped) == 1 and f"interrupted by {sig.name}; the checkpoint keeps levels 0-" in stopped[0]
+    summary = json.loads(next((tmp_path / "out").glob("spark-check-*/summary.json")).read_text())
+    assert summary["result"] == "stopped" and summary["exit_code"] == 3
+    want = local(small(lossy_crashes=0))
+    out = _spark_cli(*args, "--resume", "-q")
+    stdout, stderr = out.communicate(timeout=300)
+    assert out.returncode == 0, stderr
+    summaries = sorted((tmp_path / "out").glob("spark-check-*/summary.json"), key=lambda p: p.stat().st_mtime)
+    counts = json.loads(summaries[-1].read_text())["counts"]
+    assert (counts["distinct_states"], counts["states_per_level"], counts["transitions"]) == \
+           (want.distinct_states, want.states_per_level, want.transitions)
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--master", "spark://127.0.0.1:1"], "cannot reach Spark master spark://127.0.0.1:1"),
     (["--master", "mesos://x"], "--master mesos://x"),

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     run_id, out_dir = run_dir(args.out, "spark-check", cfg)
     out.print(header_line("spark-check", cfg), markup=False)
     try:
-        spark = make_session(args.master, args.partitions, args.executor_memory)
+        spark = make_session(args.master, args.partitions, args.executor_memory, log=str(out_dir / "spark.log"))
     except SparkSetupError as exc:
         raise UsageError(str(exc)) from None
     from spark.explore import Progress, spark_explore
