@@ -22,7 +22,7 @@ import struct
 from collections import Counter
 from pathlib import Path
 
-from verifier.fingerprint import Fingerprinter
+from verifier.codec import codec_of, pack, pack_ids, unpack
 from verifier.result import DEADLOCK
 
 PROTOCOL = pickle.HIGHEST_PROTOCOL
@@ -38,7 +38,7 @@ def write_part(path: Path, fps: list, parents: list, labels: list, states: list)
     the visited-set check reads the first alone. Written under a temporary name, fsynced and
     renamed, so a part file is whole or absent. Returns (states, sum of fingerprints, sha256)."""
     frames = [pickle.dumps(fps, PROTOCOL), pickle.dumps((parents, labels), PROTOCOL),
-              pickle.dumps(states, PROTOCOL)]
+              pickle.dumps(pack(states), PROTOCOL)]
     data = _HEAD.pack(*(len(f) for f in frames)) + b"".join(frames)
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     with open(tmp, "wb") as fh:
@@ -49,11 +49,15 @@ def write_part(path: Path, fps: list, parents: list, labels: list, states: list)
     return len(fps), sum(fps), hashlib.sha256(data).hexdigest()
 
 
-def read_part(path: Path, frames: int = 3) -> list:
-    """The first `frames` frames of a part file: [fps], [fps, (parents, labels)], or all three."""
+def read_part(path: Path, frames: int = 3, packed: bool = False) -> list:
+    """The first `frames` frames of a part file: [fps], [fps, (parents, labels)], or all three
+    (the states as a list, or as verifier.codec.pack made them)."""
     with open(path, "rb") as fh:
         sizes = _HEAD.unpack(fh.read(_HEAD.size))
-        return [pickle.loads(fh.read(size)) for size in sizes[:frames]]
+        out = [pickle.loads(fh.read(size)) for size in sizes[:frames]]
+    if frames == 3 and not packed:
+        out[2] = unpack(out[2])
+    return out
 
 
 def measure_part(path: Path) -> tuple[int, int, str] | None:
@@ -96,14 +100,14 @@ def expand(job: Job, found: frozenset, path: Path, part: int):
     model = job.model()
     cfg, canonical, n = job.cfg, model.canonical, job.partitions
     step_invs = [inv for inv in job.invariants if inv.kind == "step" and inv.name not in found]
-    fpr = Fingerprinter()
     transitions, terminal, stuck = 0, 0, 0
     enabled: Counter = Counter()
     events: dict = {}
-    best: dict[int, tuple] = {}          # successor fp -> (parent fp, n-th successor, label, state)
-    fps, _, states = read_part(path) if path.exists() else ([], None, [])
-    for fp, s in zip(fps, states):
-        known = fpr.fields(s)
+    best: dict[int, tuple] = {}          # successor fp -> (parent fp, n-th successor, label, field ids)
+    fps, _, packed = read_part(path, packed=True) if path.exists() else ([], None, (None, [], []))
+    codec, rows = codec_of(packed)       # the part's states as field ids (verifier/codec.py)
+    for fp, held in zip(fps, rows):
+        s = codec.decode(held)
         nth = 0
         for label, t in model.successors(s):
             nth += 1
@@ -114,11 +118,10 @@ def expand(job: Job, found: frozenset, path: Path, part: int):
                     key = (fp, nth, label)
                     if inv.name not in events or key[:2] < events[inv.name][:2]:
                         events[inv.name] = key
-            c = canonical(t) if canonical else t
-            fp2 = fpr.mix(fpr.fields(c, s, known))
+            ids, fp2 = codec.child(canonical(t) if canonical else t, s, held, fp)
             old = best.get(fp2)
             if old is None or (fp, nth) < old[:2]:
-                best[fp2] = (fp, nth, label, c)
+                best[fp2] = (fp, nth, label, ids)
         if nth == 0:
             if job.check_deadlock and DEADLOCK not in found and model.stuck(s):
                 stuck += 1
@@ -128,16 +131,15 @@ def expand(job: Job, found: frozenset, path: Path, part: int):
             else:
                 terminal += 1
         if len(best) >= CHUNK:
-            yield from _ship(best, n)
+            yield from _ship(best, n, codec)
             best = {}
-    yield from _ship(best, n)
+    yield from _ship(best, n, codec)
     yield 0, (STATS, (transitions, dict(enabled), terminal, stuck), events)
 
 
-def _ship(best: dict, n: int):
-    """One block per owner: (fps, parents, n-th, labels) and, apart, the states (so an owner
-    unpickles only the states it keeps). A block's states share their unchanged fields with
-    each other's parents, so pickle writes each shared value once."""
+def _ship(best: dict, n: int, codec):
+    """One block per owner: (fps, parents, n-th, labels) and, apart, the states as field tables
+    (so an owner unpickles only the states it keeps, and each distinct value once)."""
     per_owner: list[list] = [[] for _ in range(n)]
     for fp, entry in best.items():
         per_owner[fp % n].append((fp, entry))
@@ -145,7 +147,8 @@ def _ship(best: dict, n: int):
         if entries:
             keys = ([fp for fp, _ in entries], [e[0] for _, e in entries], [e[1] for _, e in entries],
                     [e[2] for _, e in entries])
-            yield owner, (BLOCK, pickle.dumps(keys, PROTOCOL), pickle.dumps([e[3] for _, e in entries], PROTOCOL))
+            states = pack_ids(codec, [e[3] for _, e in entries])
+            yield owner, (BLOCK, pickle.dumps(keys, PROTOCOL), pickle.dumps(states, PROTOCOL))
 
 
 # ---------------------------------------------------------------- the own stage
@@ -181,9 +184,9 @@ def own(job: Job, found: frozenset, level_dirs: list[Path], part: int, items):
     events: dict = {}
     for b in sorted(wanted):
         labels, states_blob = blocks[b]
-        states = pickle.loads(states_blob)
-        for i, fp in wanted[b]:
-            s, label = states[i], labels[i]
+        rows = wanted[b]
+        for (i, fp), s in zip(rows, unpack(pickle.loads(states_blob), [i for i, _ in rows])):
+            label = labels[i]
             out_fps.append(fp)
             out_parents.append(best[fp][0])
             out_labels.append(label)

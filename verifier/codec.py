@@ -117,3 +117,81 @@ class Level:
     def __getitem__(self, pos: int) -> tuple[int, tuple[int, ...]]:
         w = self.width
         return self.index[pos], tuple(self.flat[pos * w:(pos + 1) * w])
+
+
+
+def pack(states: list) -> tuple:
+    """Many states as a value that pickles fast: per field, a table of its distinct values and
+    a column of ids. Pickling state by state costs a Python-level call per NamedTuple (its
+    __getnewargs__), and a level's states hold millions of them but only thousands of distinct
+    values. Equal values are found by identity first (a successor shares its unchanged fields
+    with its parent), then by equality."""
+    if not states:
+        return None, [], []
+    width = len(states[0])
+    tables: list[list] = [[] for _ in range(width)]
+    cols = [array("I") for _ in range(width)]
+    for k in range(width):
+        by_id, by_value, table, col = {}, {}, tables[k], cols[k]
+        for s in states:
+            v = s[k]
+            i = by_id.get(id(v))
+            if i is None:
+                i = by_value.get(v)
+                if i is None:
+                    i = by_value[v] = len(table)
+                    table.append(v)
+                by_id[id(v)] = i
+            col.append(i)
+    return type(states[0]), tables, [c.tobytes() for c in cols]
+
+
+def pack_ids(codec: Codec, rows: list) -> tuple:
+    """`pack` of states held as a codec's field ids: each field's ids are renumbered to a
+    table of the values the rows use."""
+    if not rows:
+        return None, [], []
+    tables, cols = [], []
+    for k, values in enumerate(codec.values):
+        local: dict = {}
+        col = array("I", [local.setdefault(ids[k], len(local)) for ids in rows])
+        tables.append([values[i] for i in local])
+        cols.append(col.tobytes())
+    return codec.kind, tables, cols
+
+
+def columns(packed: tuple) -> list:
+    """The id columns of a packed value (one array per field)."""
+    out = []
+    for raw in packed[2]:
+        col = array("I")
+        col.frombytes(raw)
+        out.append(col)
+    return out
+
+
+def unpack(packed: tuple, positions=None) -> list:
+    """The states of `pack`, or only those at `positions`; equal fields are the same objects."""
+    kind, tables, _ = packed
+    if kind is None:
+        return []
+    cols = columns(packed)
+    new = tuple.__new__
+    if positions is None:
+        return [new(kind, [t[i] for t, i in zip(tables, ids)]) for ids in zip(*cols)]
+    return [new(kind, [t[c[p]] for t, c in zip(tables, cols)]) for p in positions]
+
+
+def codec_of(packed: tuple) -> tuple[Codec, list]:
+    """A Codec that holds a packed value's tables as its own, and the rows' field ids in it:
+    a part of a level is expanded as ids, with no state built twice."""
+    codec = Codec()
+    kind, tables, _ = packed
+    if kind is None:
+        return codec, []
+    codec.kind, codec.width = kind, len(tables)
+    for table in tables:
+        codec.values.append(list(table))
+        codec.ids.append({v: i for i, v in enumerate(table)})
+        codec.hashes.append([value_hash(v) for v in table])
+    return codec, list(zip(*columns(packed)))
