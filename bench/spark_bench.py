@@ -1,59 +1,181 @@
-"""spark-check on local[2] against the local checker on the same config, and Spark's fixed
-cost per BFS level (measured on a config whose levels hold a few dozen states).
+"""spark-check against the local checker, side by side in one run, as an operator runs them
+(the CLI in a subprocess, JVM start included in the wall time, the engine's own time from
+summary.json): `check --workers 1` and `--workers 2`, then spark-check on local[1], local[2]
+and a standalone cluster on this machine (`python -m spark.standalone`). Every run must give
+the same counts. From the spark runs' checkpoint manifests: seconds per level against the
+level's new states and the visited set before it. Memory: the peak RSS of the driver's Python
+process and of its JVM (in local mode that JVM hosts the executors too; on the standalone
+cluster it is the driver alone).
 
     .venv/bin/python bench/spark_bench.py --json bench/results/spark.json
+    .venv/bin/python bench/spark_bench.py --only overhead          # the per-level cost alone
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import subprocess
 import sys
+import tempfile
+import threading
 import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MAIN = ["--brokers", "4", "--max-depth", "12"]                 # issue 13's measurement config
+TINY = ["--brokers", "2", "--bound", "lossy_crashes=0", "--bound", "isr_shrinks=1"]   # levels of a few dozen states
+
+
+def _hwm(pid: int) -> int:
+    """VmHWM (peak resident set) of a process in kB, 0 if it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _jvms(pid: int) -> list[int]:
+    """The JVMs under a driver (spark-submit's launcher JVM first, then the one it execs)."""
+    found, todo = [], _children(pid)
+    while todo:
+        c = todo.pop()
+        try:
+            if b"java" in Path(f"/proc/{c}/cmdline").read_bytes().split(b"\0")[0]:
+                found.append(c)
+        except OSError:
+            continue
+        todo.extend(_children(c))
+    return found
+
+
+def cli(command: str, args: list[str], out: Path, extra: list[str] = ()) -> dict:
+    """One CLI run: wall seconds, the engine's report, peak RSS of the driver and its JVM."""
+    argv = [sys.executable, "-m", "verifier.cli", command, *args, "--out", str(out), "-q", *extra]
+    t0 = time.monotonic()
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak = {"driver_kb": 0, "jvm_kb": 0}
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set():
+            peak["driver_kb"] = max(peak["driver_kb"], _hwm(proc.pid))
+            for jvm in _jvms(proc.pid):
+                peak["jvm_kb"] = max(peak["jvm_kb"], _hwm(jvm))
+            time.sleep(0.2)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    stdout, stderr = proc.communicate()
+    done.set()
+    watcher.join()
+    wall = time.monotonic() - t0
+    if proc.returncode not in (0, 3):
+        raise SystemExit(f"{' '.join(argv)}: exit {proc.returncode}\n{stderr[-2000:]}")
+    summary = json.loads(max(out.glob(f"{command}-*/summary.json"), key=lambda p: p.stat().st_mtime).read_text())
+    counts = summary["counts"]
+    return {"command": f"kraft-verify {command} {' '.join(args + list(extra))}", "wall_seconds": round(wall, 2),
+            "seconds": counts["seconds"], "distinct_states": counts["distinct_states"],
+            "transitions": counts["transitions"], "states_per_level": counts["states_per_level"],
+            "states_per_second": round(counts["distinct_states"] / counts["seconds"]),
+            "driver_peak_mb": round(peak["driver_kb"] / 1024, 1), "jvm_peak_mb": round(peak["jvm_kb"] / 1024, 1)}
+
+
+def per_level(checkpoint: Path) -> list[dict]:
+    """Seconds per level from a spark-check manifest, with the level's size and the visited set
+    it was checked against."""
+    levels = json.loads((checkpoint / "manifest.json").read_text())["levels"]
+    rows, visited, before = [], 0, 0.0
+    for meta in levels:
+        seconds = meta["totals"]["seconds"]
+        rows.append({"level": meta["level"], "new": meta["states"], "visited_before": visited,
+                     "seconds": round(seconds - before, 3)})
+        visited += meta["states"]
+        before = seconds
+    return rows
+
+
+def spark(args: list[str], master: str, work: Path, partitions: int | None = None) -> dict:
+    ck = Path(tempfile.mkdtemp(dir=work, prefix="ck-"))
+    extra = ["--master", master, "--checkpoint-dir", str(ck)]
+    if partitions:
+        extra += ["--partitions", str(partitions)]
+    row = cli("spark-check", args, work / "out", extra)
+    row["levels"] = per_level(ck)
+    return row
 
 
 def main() -> int:
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from specs import Model, make_config
-    from spark.explore import spark_explore
-    from spark.session import make_session
-    from verifier.bfs import Options, explore
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--master", default="local[2]")
-    ap.add_argument("--partitions", type=int, default=4)
-    ap.add_argument("--preset", default="kafka")
     ap.add_argument("--json")
+    ap.add_argument("--only", choices=["overhead", "main", "large"], action="append",
+                    help="run only these parts (default: overhead and main)")
+    ap.add_argument("--large", nargs="*", default=["--brokers", "4"],
+                    help="the config of the 'large' part (local[2] and check --workers 2): the driver's memory "
+                         "against the main run's, and per-level time up to a larger visited set")
     args = ap.parse_args()
-    spark = make_session(args.master, args.partitions)
-    rows = []
-
-    def run(name, cfg):
-        t = time.monotonic()
-        local = explore(Model(cfg), Model(cfg).properties, options=Options(keep_going=True))
-        local_s = time.monotonic() - t
-        t = time.monotonic()
-        dist = spark_explore(spark, Model(cfg), Model(cfg).properties, partitions=args.partitions)
-        spark_s = time.monotonic() - t
-        assert (dist.distinct_states, dist.states_per_level) == (local.distinct_states, local.states_per_level)
-        levels = len(local.states_per_level)
-        row = {"config": name, "distinct_states": local.distinct_states, "levels": levels,
-               "local_seconds": round(local_s, 2), "local_states_per_second": round(local.distinct_states / local_s),
-               "spark_seconds": round(spark_s, 2), "spark_states_per_second": round(dist.distinct_states / spark_s),
-               "spark_seconds_per_level": round(spark_s / levels, 2)}
-        rows.append(row)
-        print(json.dumps(row), flush=True)
-
-    run("warm-up (2 brokers, no lossy crash)", make_config(args.preset, replicas=[1, 2],
-                                                           bounds={"lossy_crashes": 0, "isr_shrinks": 1}))
-    run("per-level overhead (2 brokers, no lossy crash)", make_config(args.preset, replicas=[1, 2],
-                                                                      bounds={"lossy_crashes": 0, "isr_shrinks": 1}))
-    run("default bounds, 3 brokers", make_config(args.preset))
+    parts = args.only or ["overhead", "main"]
+    results: dict = {"command": " ".join([Path(sys.argv[0]).as_posix()] + sys.argv[1:]), "cpu_count": os.cpu_count()}
+    with tempfile.TemporaryDirectory(prefix="spark-bench-") as tmp:
+        work = Path(tmp)
+        (work / "out").mkdir()
+        if "overhead" in parts:
+            row = spark(TINY, "local[2]", work)
+            levels = row["levels"][1:]
+            row["seconds_per_level"] = round(sum(r["seconds"] for r in levels) / len(levels), 3)
+            results["overhead"] = row
+            print(json.dumps({k: v for k, v in row.items() if k != "levels"}), flush=True)
+        if "main" in parts:
+            runs = [("check --workers 1", lambda: cli("check", MAIN, work / "out", ["--workers", "1"])),
+                    ("check --workers 2", lambda: cli("check", MAIN, work / "out", ["--workers", "2"])),
+                    ("spark-check local[1]", lambda: spark(MAIN, "local[1]", work)),
+                    ("spark-check local[2]", lambda: spark(MAIN, "local[2]", work)),
+                    ("spark-check standalone", lambda: _standalone(MAIN, work))]
+            results["main"] = _side_by_side(runs)
+        if "large" in parts:
+            runs = [("check --workers 2", lambda: cli("check", args.large, work / "out", ["--workers", "2"])),
+                    ("spark-check local[2]", lambda: spark(args.large, "local[2]", work))]
+            results["large"] = _side_by_side(runs)
     if args.json:
-        os.makedirs(os.path.dirname(args.json) or ".", exist_ok=True)
-        with open(args.json, "w") as fh:
-            json.dump({"command": " ".join(sys.argv), "master": args.master, "partitions": args.partitions,
-                       "results": rows}, fh, indent=2)
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(results, indent=1) + "\n")
     return 0
+
+
+def _side_by_side(runs) -> list[dict]:
+    rows = []
+    for name, run in runs:
+        row = dict(run(), engine=name)
+        rows.append(row)
+        print(json.dumps({k: v for k, v in row.items() if k not in ("levels", "states_per_level")}), flush=True)
+    first = rows[0]
+    for row in rows:
+        if (row["distinct_states"], row["transitions"], row["states_per_level"]) != \
+           (first["distinct_states"], first["transitions"], first["states_per_level"]):
+            raise SystemExit(f"{row['engine']} counted differently from {first['engine']}")
+        row["vs_first"] = round(row["states_per_second"] / first["states_per_second"], 2)
+    return rows
+
+
+def _standalone(args: list[str], work: Path) -> dict:
+    from spark import standalone
+    standalone.STATE = work / "standalone"
+    url = standalone.start()
+    try:
+        return spark(args, url, work)
+    finally:
+        standalone.stop()
 
 
 if __name__ == "__main__":

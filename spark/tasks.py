@@ -104,7 +104,7 @@ def expand(job: Job, found: frozenset, path: Path, part: int):
     enabled: Counter = Counter()
     events: dict = {}
     best: dict[int, tuple] = {}          # successor fp -> (parent fp, n-th successor, label, field ids)
-    fps, _, packed = read_part(path, packed=True) if path.exists() else ([], None, (None, [], []))
+    fps, _, packed = read_part(path, packed=True)     # every level has all P parts, empty or not
     codec, rows = codec_of(packed)       # the part's states as field ids (verifier/codec.py)
     for fp, held in zip(fps, rows):
         s = codec.decode(held)
@@ -171,7 +171,7 @@ def own(job: Job, found: frozenset, level_dirs: list[Path], part: int, items):
                 best[fp] = (parent, nth, b, i)
     for directory in level_dirs[:-1]:    # every earlier level's fingerprints that this task owns
         path = directory / f"part-{part:05d}"
-        if best and path.exists():
+        if best:
             for fp in best.keys() & read_part(path, 1)[0]:
                 del best[fp]
     wanted: dict[int, list] = {}

@@ -60,10 +60,10 @@ def test_a_complete_run_matches_to_the_last_level(spark_session):
     same(spark_explore(spark_session, Model(cfg), I.REGISTRY, partitions=3), local(cfg))
 
 
-def test_spark_traces_are_the_same_run_after_run(spark_session):
+def test_spark_traces_are_the_same_run_after_run_and_with_any_partition_count(spark_session):
     cfg = small("pre-kip-966")
-    a, b = (spark_explore(spark_session, Model(cfg), I.REGISTRY, limits=Limits(max_depth=5), partitions=2)
-            for _ in range(2))
+    a, b = (spark_explore(spark_session, Model(cfg), I.REGISTRY, limits=Limits(max_depth=5), partitions=n)
+            for n in (2, 3))
     assert a.counterexamples and {n: t.steps for n, t in a.counterexamples.items()} == \
            {n: t.steps for n, t in b.counterexamples.items()}
 
