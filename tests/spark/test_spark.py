@@ -152,9 +152,10 @@ def test_an_interrupt_is_one_line_and_leaves_a_resumable_checkpoint(tmp_path, si
     summary = json.loads(next((tmp_path / "out").glob("spark-check-*/summary.json")).read_text())
     assert summary["result"] == "stopped" and summary["exit_code"] == 3
     want = local(small(lossy_crashes=0))
-    out = _spark_cli(*args, "--resume", "-q")
+    out = _spark_cli(*args, "--resume", "-q", "--partitions", "3")
     stdout, stderr = out.communicate(timeout=300)
     assert out.returncode == 0, stderr
+    assert "resuming with the run's 2 partitions, not 3" in stdout
     summaries = sorted((tmp_path / "out").glob("spark-check-*/summary.json"), key=lambda p: p.stat().st_mtime)
     counts = json.loads(summaries[-1].read_text())["counts"]
     assert (counts["distinct_states"], counts["states_per_level"], counts["transitions"]) == \

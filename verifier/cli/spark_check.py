@@ -41,14 +41,14 @@ def run(args: argparse.Namespace) -> int:
     if args.partitions is not None and args.partitions < 1:
         raise UsageError("--partitions must be >= 1")
     model = Model(cfg, symmetry=inputs.symmetry)
-    store = None
+    store, manifest = None, None
     if args.checkpoint_dir:
         identity = {"what": cfg.preset + (f" --mutant {cfg.mutant}" if cfg.mutant else ""),
                     "config": config_json(cfg), "symmetry": model.symmetric, "deadlock": inputs.deadlock,
                     "invariants": [inv.name for inv in invs]}
         try:
             store = LevelStore(args.checkpoint_dir, identity)
-            store.claim(args.resume)
+            manifest = store.claim(args.resume)
         except CheckpointError as exc:
             raise UsageError(str(exc)) from None
     try:
@@ -65,6 +65,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     from spark.explore import Progress, spark_explore
     partitions = args.partitions or spark.sparkContext.defaultParallelism
+    if manifest and manifest["partitions"] != partitions:     # owners are fp mod P: a run keeps its P
+        out.print(f"note: resuming with the run's {manifest['partitions']} partitions, not {partitions}",
+                  markup=False)
+        partitions = manifest["partitions"]
     out.print(f"spark: master={spark.sparkContext.master} partitions={partitions} "
               f"symmetry={'on' if model.symmetric else 'off'} "
               f"checkpoint={args.checkpoint_dir or '(temporary)'}{' (resuming)' if args.resume else ''}",
