@@ -47,7 +47,8 @@ def same(a, b) -> None:
 def test_spark_check_finds_what_check_finds(spark_session, preset, mutant):
     cfg = small(preset, mutant)
     want = local(cfg, DEPTH)
-    got = spark_explore(spark_session, Model(cfg), I.REGISTRY, limits=Limits(max_depth=DEPTH), partitions=2)
+    got = spark_explore(spark_session, Model(cfg), I.REGISTRY, limits=Limits(max_depth=DEPTH), partitions=2,
+                        driver_levels=0)
     same(got, want)
     for name, trace in got.counterexamples.items():     # a real run of the model, breaking that invariant
         inv = I.BY_NAME.get(name)
@@ -56,14 +57,15 @@ def test_spark_check_finds_what_check_finds(spark_session, preset, mutant):
 
 
 def test_a_complete_run_matches_to_the_last_level(spark_session):
+    """Levels of fewer than 40 states on the driver, the others on Spark: both in one run."""
     cfg = small(records=1, fences=1, lossy_crashes=0)
-    same(spark_explore(spark_session, Model(cfg), I.REGISTRY, partitions=3), local(cfg))
+    same(spark_explore(spark_session, Model(cfg), I.REGISTRY, partitions=3, driver_levels=40), local(cfg))
 
 
 def test_spark_traces_are_the_same_run_after_run_and_with_any_partition_count(spark_session):
     cfg = small("pre-kip-966")
-    a, b = (spark_explore(spark_session, Model(cfg), I.REGISTRY, limits=Limits(max_depth=5), partitions=n)
-            for n in (2, 3))
+    a, b = (spark_explore(spark_session, Model(cfg), I.REGISTRY, limits=Limits(max_depth=5), partitions=n,
+                          driver_levels=d) for n, d in ((2, 0), (3, 10**9)))     # on Spark, on the driver
     assert a.counterexamples and {n: t.steps for n, t in a.counterexamples.items()} == \
            {n: t.steps for n, t in b.counterexamples.items()}
 
@@ -77,13 +79,13 @@ def test_a_corrupted_or_partial_level_is_recomputed_not_trusted(spark_session, t
     limits = Limits(max_depth=9)
     want = local(cfg, 9)
     store = LevelStore(tmp_path / "ck", _identity(cfg))
-    spark_explore(spark_session, Model(cfg), I.REGISTRY, store, limits=limits, partitions=2)
+    spark_explore(spark_session, Model(cfg), I.REGISTRY, store, limits=limits, partitions=2, driver_levels=0)
     # corrupt level 5 (garbage in a part file) and make level 7 partial (a part missing)
     store.part_path(5, 0).write_bytes(b"not a part" * 10)
     store.part_path(7, 1).unlink()
     redone = []
     got = spark_explore(spark_session, Model(cfg), I.REGISTRY, store, resume=True, limits=limits, partitions=2,
-                        on_level=redone.append)
+                        on_level=redone.append, driver_levels=0)
     assert redone == [5, 6, 7, 8, 9]
     same(got, want)
 
@@ -107,7 +109,8 @@ def _spark_cli(*args, **kw):
 
 def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_counts(tmp_path):
     args = ["--brokers", "2", "--bound", "lossy_crashes=0", "--bound", "isr_shrinks=1", "--master", "local[2]",
-            "--partitions", "2", "--checkpoint-dir", str(tmp_path / "ck"), "--out", str(tmp_path / "out"), "-q"]
+            "--partitions", "2", "--driver-levels", "0", "--checkpoint-dir", str(tmp_path / "ck"),
+            "--out", str(tmp_path / "out"), "-q"]
     proc = _spark_cli(*args)
     manifest = tmp_path / "ck" / "manifest.json"
     deadline = time.monotonic() + 180
@@ -136,7 +139,8 @@ def test_an_interrupt_is_one_line_and_leaves_a_resumable_checkpoint(tmp_path, si
     """Ctrl-C reaches the whole foreground process group: the driver, its JVM and the Python
     workers. The run stops at a level boundary with a report and exit 3, no stack trace."""
     args = ["--brokers", "2", "--bound", "lossy_crashes=0", "--bound", "isr_shrinks=1", "--master", "local[2]",
-            "--partitions", "2", "--checkpoint-dir", str(tmp_path / "ck"), "--out", str(tmp_path / "out")]
+            "--partitions", "2", "--driver-levels", "0", "--checkpoint-dir", str(tmp_path / "ck"),
+            "--out", str(tmp_path / "out")]
     proc = _spark_cli(*args)
     manifest = tmp_path / "ck" / "manifest.json"
     deadline = time.monotonic() + 180
@@ -167,6 +171,7 @@ def test_an_interrupt_is_one_line_and_leaves_a_resumable_checkpoint(tmp_path, si
     (["--master", "mesos://x"], "--master mesos://x"),
     (["--resume"], "--resume needs --checkpoint-dir"),
     (["--partitions", "0"], "--partitions must be >= 1"),
+    (["--driver-levels", "-1"], "--driver-levels must be >= 0"),
 ])
 def test_bad_master_or_options_are_one_line_exit_2(cli, args, needle):
     out = cli("spark-check", *args)
@@ -200,7 +205,8 @@ def test_standalone_master_recipe(tmp_path, cli):
     url = standalone.start(port=7077)
     try:
         out = cli("spark-check", "--preset", "pre-kip-966", "--brokers", "2", "--bound", "lossy_crashes=1",
-                  "--bound", "isr_shrinks=1", "--max-depth", "5", "--master", url, "--out", str(tmp_path / "out"),
+                  "--bound", "isr_shrinks=1", "--max-depth", "5", "--master", url, "--driver-levels", "0",
+                  "--out", str(tmp_path / "out"),
                   "--junit", str(tmp_path / "j.xml"))
     finally:
         standalone.stop()

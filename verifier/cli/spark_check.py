@@ -14,6 +14,9 @@ def add_parser(sub) -> None:
     p.add_argument("--master", default="local[*]", help="Spark master URL (default local[*]; spark://HOST:PORT)")
     p.add_argument("--partitions", type=int, help="partitions of the frontier and visited set (default: cores)")
     p.add_argument("--executor-memory", help="Spark executor memory, e.g. 4g")
+    p.add_argument("--driver-levels", type=int, default=None, metavar="N",
+                   help="expand levels of fewer than N states on the driver, where a Spark job would cost more "
+                        "than their work (default 5000; 0: every level on Spark)")
     p.add_argument("--checkpoint-dir", help="keep every level here (part files + manifest) so a killed run can resume")
     p.add_argument("--resume", action="store_true",
                    help="continue the run in --checkpoint-dir from its last good level")
@@ -40,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--resume needs --checkpoint-dir")
     if args.partitions is not None and args.partitions < 1:
         raise UsageError("--partitions must be >= 1")
+    if args.driver_levels is not None and args.driver_levels < 0:
+        raise UsageError("--driver-levels must be >= 0")
     model = Model(cfg, symmetry=inputs.symmetry)
     store, manifest = None, None
     if args.checkpoint_dir:
@@ -63,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         spark = make_session(args.master, args.partitions, args.executor_memory, log=str(out_dir / "spark.log"))
     except SparkSetupError as exc:
         raise UsageError(str(exc)) from None
-    from spark.explore import Progress, spark_explore
+    from spark.explore import DRIVER_LEVELS, Progress, spark_explore
     partitions = args.partitions or spark.sparkContext.defaultParallelism
     if manifest and manifest["partitions"] != partitions:     # owners are fp mod P: a run keeps its P
         out.print(f"note: resuming with the run's {manifest['partitions']} partitions, not {partitions}",
@@ -74,5 +79,6 @@ def run(args: argparse.Namespace) -> int:
               f"checkpoint={args.checkpoint_dir or '(temporary)'}{' (resuming)' if args.resume else ''}",
               markup=False)
     result = spark_explore(spark, model, invs, store, args.resume, inputs.limits, not inputs.stop_at_first,
-                           inputs.deadlock, partitions, Progress(out, args.quiet))
+                           inputs.deadlock, partitions, Progress(out, args.quiet),
+                           driver_levels=DRIVER_LEVELS if args.driver_levels is None else args.driver_levels)
     return report_search(args, out, "spark", model, invs, result, run_id, out_dir)
