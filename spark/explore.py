@@ -24,11 +24,12 @@ from typing import Callable, Optional
 
 from spark.levels import LevelStore, meta_of
 from spark.session import Interrupts
-from spark.tasks import Job, expand, find_link, own, seed
+from spark.tasks import Job, expand, expand_to_inbox, find_link, own, read_inbox, seed
 from specs import Trace
 from verifier.fingerprint import Fingerprinter, collision_probability
 from verifier.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Limits, Result, concrete_trace
 
+INBOX = "inbox"           # in the level being written: the expand tasks' blocks, per owner
 DRIVER_LEVELS = 5000      # levels smaller than this are expanded on the driver (see spark_explore)
 
 
@@ -208,18 +209,26 @@ class _Run:
         return self._commit(level + 1, [p[0] for p in owned], state_events)
 
     def _on_spark(self, found: frozenset, frontier: list, dirs: list) -> list:
-        """expand -> shuffle to owners -> own, as one Spark job; one result per owner."""
-        job, n = self.job, self.job.partitions
-        owned = (self.spark.sparkContext.parallelize(range(n), n)
-                 .mapPartitionsWithIndex(lambda i, _: expand(job, found, Path(frontier[i]), i))
-                 .partitionBy(n, lambda owner: owner)
-                 .mapPartitionsWithIndex(lambda i, items: own(job, found, [Path(d) for d in dirs], i, items)))
+        """Two Spark jobs of P tasks: expand (blocks to the owners' inboxes in the next level's
+        directory), then own. One result per owner, the expand tasks' counts with owner 0's."""
+        job, n, sc = self.job, self.job.partitions, self.spark.sparkContext
+        inbox = str(Path(dirs[-1]) / INBOX)
         try:
-            return owned.collect()
+            stats = (sc.parallelize(range(n), n)
+                     .mapPartitionsWithIndex(lambda i, _: [expand_to_inbox(job, found, Path(frontier[i]), i,
+                                                                           Path(inbox))])
+                     .collect())
+            owned = (sc.parallelize(range(n), n)
+                     .mapPartitionsWithIndex(lambda i, _: own(job, found, [Path(d) for d in dirs], i,
+                                                              read_inbox(Path(inbox), i)))
+                     .collect())
         except Exception:
             if self.interrupts.signal is not None:      # the job was cancelled: not an error
                 raise _Interrupted() from None
             raise
+        shutil.rmtree(inbox, ignore_errors=True)
+        owned[0][3].extend(stats)
+        return owned
 
     def _on_driver(self, found: frozenset, frontier: list, dirs: list) -> list:
         """The same two stages in this process, for a small level."""

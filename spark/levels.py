@@ -8,6 +8,7 @@ mode, one machine, or a shared file system), as for any Spark output path.
 
     DIR/manifest.json
     DIR/levels/00000/part-00000 ... part-<P-1>   fingerprints | parent links | states
+    DIR/levels/NNNNN/inbox/to-<owner>/from-<task>-<chunk>   while level NNNNN is being made
 """
 from __future__ import annotations
 
