@@ -105,6 +105,46 @@ def per_level(checkpoint: Path) -> list[dict]:
     return rows
 
 
+def fit(levels: list[dict]) -> dict:
+    """Least squares over the levels run as Spark jobs (frontier of at least --driver-levels'
+    default, 5000 states), after the first (which also starts the Python workers): seconds =
+    fixed + per_frontier x (states of the level expanded) + per_new x (states written)."""
+    rows = [(1.0, levels[k - 1]["new"], levels[k]["new"], levels[k]["seconds"])
+            for k in range(1, len(levels)) if levels[k - 1]["new"] >= 5000][1:]
+    n = 3
+    m = [[sum(r[i] * r[j] for r in rows) for j in range(n)] + [sum(r[i] * r[n] for r in rows)] for i in range(n)]
+    for c in range(n):               # Gauss-Jordan on the normal equations
+        p = max(range(c, n), key=lambda r: abs(m[r][c]))
+        m[c], m[p] = m[p], m[c]
+        for r in range(n):
+            if r != c:
+                f = m[r][c] / m[c][c]
+                m[r] = [x - f * y for x, y in zip(m[r], m[c])]
+    fixed, frontier, new = (m[i][n] / m[i][i] for i in range(n))
+    worst = max(abs(fixed + frontier * r[1] + new * r[2] - r[3]) for r in rows)
+    return {"levels_fitted": len(rows), "fixed_seconds": round(fixed, 3),
+            "us_per_frontier_state": round(frontier * 1e6, 2), "us_per_new_state": round(new * 1e6, 2),
+            "worst_residual_seconds": round(worst, 3)}
+
+
+def visited_cost(states: int = 1_000_000) -> dict:
+    """What an owner pays per visited state and level: read the fingerprint frame of a part file
+    and intersect it with the candidates (here 200,000, half of them visited)."""
+    import random
+    from spark.tasks import read_part, write_part
+    rng = random.Random(1)
+    fps = [rng.getrandbits(128) for _ in range(states)]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "part-00000"
+        write_part(path, fps, [None] * states, [None] * states, [])
+        best = dict.fromkeys(fps[:100_000] + [rng.getrandbits(128) for _ in range(100_000)])
+        t0 = time.perf_counter()
+        hit = len(best.keys() & read_part(path, 1)[0])
+        seconds = time.perf_counter() - t0
+    return {"visited_states": states, "candidates": len(best), "visited_hits": hit,
+            "seconds": round(seconds, 3), "ns_per_visited_state": round(seconds / states * 1e9, 1)}
+
+
 def spark(args: list[str], master: str, work: Path, partitions: int | None = None) -> dict:
     ck = Path(tempfile.mkdtemp(dir=work, prefix="ck-"))
     extra = ["--master", master, "--checkpoint-dir", str(ck)]
@@ -112,29 +152,35 @@ def spark(args: list[str], master: str, work: Path, partitions: int | None = Non
         extra += ["--partitions", str(partitions)]
     row = cli("spark-check", args, work / "out", extra)
     row["levels"] = per_level(ck)
+    if sum(1 for level in row["levels"] if level["new"] >= 5000) >= 8:
+        row["per_level_fit"] = fit(row["levels"])
     return row
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json")
-    ap.add_argument("--only", choices=["overhead", "main", "large"], action="append",
-                    help="run only these parts (default: overhead and main)")
+    ap.add_argument("--only", choices=["overhead", "visited", "main", "large"], action="append",
+                    help="run only these parts (default: overhead, visited and main)")
     ap.add_argument("--large", nargs="*", default=["--brokers", "4"],
                     help="the config of the 'large' part (local[2] and check --workers 2): the driver's memory "
                          "against the main run's, and per-level time up to a larger visited set")
     args = ap.parse_args()
-    parts = args.only or ["overhead", "main"]
+    parts = args.only or ["overhead", "visited", "main"]
     results: dict = {"command": " ".join([Path(sys.argv[0]).as_posix()] + sys.argv[1:]), "cpu_count": os.cpu_count()}
     with tempfile.TemporaryDirectory(prefix="spark-bench-") as tmp:
         work = Path(tmp)
         (work / "out").mkdir()
         if "overhead" in parts:
-            row = spark(TINY, "local[2]", work)
-            levels = row["levels"][1:]
+            row = spark(TINY + ["--driver-levels", "0"], "local[2]", work)     # every level a Spark job
+            levels = row["levels"][2:]      # level 1's job also starts the Python workers
+            row["first_job_seconds"] = row["levels"][1]["seconds"]
             row["seconds_per_level"] = round(sum(r["seconds"] for r in levels) / len(levels), 3)
             results["overhead"] = row
             print(json.dumps({k: v for k, v in row.items() if k != "levels"}), flush=True)
+        if "visited" in parts:
+            results["visited"] = visited_cost()
+            print(json.dumps(results["visited"]), flush=True)
         if "main" in parts:
             runs = [("check --workers 1", lambda: cli("check", MAIN, work / "out", ["--workers", "1"])),
                     ("check --workers 2", lambda: cli("check", MAIN, work / "out", ["--workers", "2"])),
