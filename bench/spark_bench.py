@@ -162,12 +162,19 @@ def main() -> int:
     ap.add_argument("--json")
     ap.add_argument("--only", choices=["overhead", "visited", "main", "large"], action="append",
                     help="run only these parts (default: overhead, visited and main)")
-    ap.add_argument("--large", nargs="*", default=["--brokers", "4"],
-                    help="the config of the 'large' part (local[2] and check --workers 2): the driver's memory "
-                         "against the main run's, and per-level time up to a larger visited set")
+    ap.add_argument("--large", default="--brokers 4",
+                    help="the config of the 'large' part, as one argument (default '--brokers 4'), run by check "
+                         "--workers 2 and spark-check local[2]: the driver's memory against the main run's, and "
+                         "per-level time up to a larger visited set")
     args = ap.parse_args()
+    large = args.large.split()
     parts = args.only or ["overhead", "visited", "main"]
-    results: dict = {"command": " ".join([Path(sys.argv[0]).as_posix()] + sys.argv[1:]), "cpu_count": os.cpu_count()}
+    results: dict = {"note": "one invocation", "parts": {}}
+    parts_out = results["parts"]
+
+    def keep(name: str, result) -> None:
+        parts_out[name] = {"command": f".venv/bin/python bench/spark_bench.py --only {name}",
+                           "cpu_count": os.cpu_count(), "result": result}
     with tempfile.TemporaryDirectory(prefix="spark-bench-") as tmp:
         work = Path(tmp)
         (work / "out").mkdir()
@@ -176,22 +183,22 @@ def main() -> int:
             levels = row["levels"][2:]      # level 1's job also starts the Python workers
             row["first_job_seconds"] = row["levels"][1]["seconds"]
             row["seconds_per_level"] = round(sum(r["seconds"] for r in levels) / len(levels), 3)
-            results["overhead"] = row
+            keep("overhead", row)
             print(json.dumps({k: v for k, v in row.items() if k != "levels"}), flush=True)
         if "visited" in parts:
-            results["visited"] = visited_cost()
-            print(json.dumps(results["visited"]), flush=True)
+            keep("visited", visited_cost())
+            print(json.dumps(parts_out["visited"]["result"]), flush=True)
         if "main" in parts:
             runs = [("check --workers 1", lambda: cli("check", MAIN, work / "out", ["--workers", "1"])),
                     ("check --workers 2", lambda: cli("check", MAIN, work / "out", ["--workers", "2"])),
                     ("spark-check local[1]", lambda: spark(MAIN, "local[1]", work)),
                     ("spark-check local[2]", lambda: spark(MAIN, "local[2]", work)),
                     ("spark-check standalone", lambda: _standalone(MAIN, work))]
-            results["main"] = _side_by_side(runs)
+            keep("main", _side_by_side(runs))
         if "large" in parts:
-            runs = [("check --workers 2", lambda: cli("check", args.large, work / "out", ["--workers", "2"])),
-                    ("spark-check local[2]", lambda: spark(args.large, "local[2]", work))]
-            results["large"] = _side_by_side(runs)
+            runs = [("check --workers 2", lambda: cli("check", large, work / "out", ["--workers", "2"])),
+                    ("spark-check local[2]", lambda: spark(large, "local[2]", work))]
+            keep("large", _side_by_side(runs))
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)
