@@ -70,7 +70,14 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
         with Interrupts(spark, note) as interrupts:
             run = _Run(spark, model, job, store, progress, on_level, interrupts)
             run.driver_levels = driver_levels
-            return run.go(manifest, limits, keep_going, checked)
+            try:
+                return run.go(manifest, limits, keep_going, checked)
+            except Exception:
+                if interrupts.signal is None:
+                    raise
+                # cancelled outside a level (checking a resumed level, rebuilding a trace): no
+                # report to write, the checkpoint is as the last level left it
+                raise KeyboardInterrupt from None
     finally:
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
@@ -103,7 +110,8 @@ class _Run:
                 break
             self.levels.append(meta)
         if self.levels:
-            self.totals = totals = dict(self.levels[-1]["totals"])
+            self.totals = totals = {k: (dict(v) if isinstance(v, dict) else v)   # the level's record stays as saved
+                                    for k, v in self.levels[-1]["totals"].items()}
             store.drop_from(len(self.levels))
             self.start -= totals["seconds"]
         else:
