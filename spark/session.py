@@ -76,6 +76,11 @@ def make_session(master: str = "local[*]", partitions: Optional[int] = None,
                          .config("spark.default.parallelism", str(partitions))
     if executor_memory:
         builder = builder.config("spark.executor.memory", executor_memory)
+    # The JVM shares the driver's process group, so a SIGTERM meant for the run reaches it too
+    # and its shutdown hook would stop the SparkContext under the driver. Started with SIGTERM
+    # ignored (as PySpark starts it with SIGINT ignored), it keeps that, and lets the driver
+    # decide (Interrupts, below); it still exits when the driver does.
+    old_term = signal.signal(signal.SIGTERM, signal.SIG_IGN) if _main_thread() else None
     saved = None
     if log is not None:        # the JVM inherits fd 2 when it is launched, and keeps it
         sys.stderr.flush()
@@ -90,12 +95,18 @@ def make_session(master: str = "local[*]", partitions: Optional[int] = None,
         raise SparkSetupError(f"Spark did not start on {master}: "
                               f"{str(exc).strip().splitlines()[0][:200]}{where}") from None
     finally:
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
         if saved is not None:
             sys.stderr.flush()
             os.dup2(saved, 2)
             os.close(saved)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
 
 
 class Interrupts:
@@ -111,7 +122,7 @@ class Interrupts:
         self._old: dict = {}
 
     def __enter__(self) -> "Interrupts":
-        if threading.current_thread() is threading.main_thread():
+        if _main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self._old[sig] = signal.signal(sig, self._handle)
         return self
