@@ -120,6 +120,7 @@ class Interrupts:
         self.sc, self.note = spark.sparkContext, note
         self.signal: Optional[str] = None
         self._old: dict = {}
+        self._thread: Optional[threading.Thread] = None
 
     def __enter__(self) -> "Interrupts":
         if _main_thread():
@@ -141,9 +142,8 @@ class Interrupts:
 
     def settle(self) -> None:
         """Wait for the cancellation to be done, before running the jobs that write the report."""
-        thread = getattr(self, "_thread", None)
-        if thread is not None:
-            thread.join()
+        if self._thread is not None:
+            self._thread.join()
 
     def _cancel(self) -> None:
         try:
