@@ -23,6 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 from verifier.codec import codec_of, pack, pack_ids, unpack
+from verifier.files import write_atomic
 from verifier.result import DEADLOCK
 
 PROTOCOL = pickle.HIGHEST_PROTOCOL
@@ -41,24 +42,16 @@ def write_part(path: Path, fps: list, parents: list, labels: list, states: list)
     frames = [pickle.dumps(fps, PROTOCOL), pickle.dumps((parents, labels), PROTOCOL),
               pickle.dumps(pack(states), PROTOCOL)]
     data = _HEAD.pack(*(len(f) for f in frames)) + b"".join(frames)
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, data)
     return len(fps), sum(fps), hashlib.sha256(data).hexdigest()
 
 
-def read_part(path: Path, frames: int = 3, packed: bool = False) -> list:
+def read_part(path: Path, frames: int = 3) -> list:
     """The first `frames` frames of a part file: [fps], [fps, (parents, labels)], or all three
-    (the states as a list, or as verifier.codec.pack made them)."""
+    (the states as verifier.codec.pack made them)."""
     with open(path, "rb") as fh:
         sizes = _HEAD.unpack(fh.read(_HEAD.size))
-        out = [pickle.loads(fh.read(size)) for size in sizes[:frames]]
-    if frames == 3 and not packed:
-        out[2] = unpack(out[2])
-    return out
+        return [pickle.loads(fh.read(size)) for size in sizes[:frames]]
 
 
 def measure_part(path: Path) -> tuple[int, int, str] | None:
@@ -105,7 +98,7 @@ def expand(job: Job, found: frozenset, path: Path, part: int):
     enabled: Counter = Counter()
     events: dict = {}
     best: dict[int, tuple] = {}          # successor fp -> (parent fp, n-th successor, label, field ids)
-    fps, _, packed = read_part(path, packed=True)     # every level has all P parts, empty or not
+    fps, _, packed = read_part(path)     # every level has all P parts, empty or not
     codec, rows = codec_of(packed)       # the part's states as field ids (verifier/codec.py)
     for fp, held in zip(fps, rows):
         s = codec.decode(held)

@@ -119,7 +119,6 @@ class Level:
         return self.index[pos], tuple(self.flat[pos * w:(pos + 1) * w])
 
 
-
 def pack(states: list) -> tuple:
     """Many states as a value that pickles fast: per field, a table of its distinct values and
     a column of ids. Pickling state by state costs a Python-level call per NamedTuple (its

@@ -15,11 +15,13 @@ from typing import Union
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def write_atomic(path: PathLike, text: str) -> None:
+def write_atomic(path: PathLike, text: Union[str, bytes]) -> None:
+    """`text` as UTF-8 with LF line ends, or bytes as they are (spark-check's part files)."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+        binary = isinstance(text, bytes)
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="\n")) as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
