@@ -17,8 +17,8 @@ class SparkSetupError(Exception):
 
 
 # The JVMs only schedule tasks and carry small results (the states never enter them: see
-# spark/tasks.py), so their own compilers and parallel GC threads were the cost: on a run of
-# 14 small levels the driver JVM used 16.6 s of CPU with the defaults and 6.9 s with these.
+# spark/tasks.py), so their own optimising compiler and parallel GC threads cost CPU that the
+# Python workers need, for no gain.
 JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
