@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: check test replay mutants prove spark-check bench venv clean
+.PHONY: check test replay mutants prove availability spark-check bench venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ mutants: $(STAMP)
 
 prove: $(STAMP)
 	$(BIN)/kraft-verify prove
+
+# The availability table of docs/availability.md (500 seeded runs per variant, seconds).
+availability: $(STAMP)
+	$(BIN)/kraft-verify availability
 
 # The overnight default: a wider config on Spark, resumable from its checkpoint directory.
 # Rerun the same command after a crash: it resumes from the last complete level. Forecast

@@ -10,11 +10,11 @@ import sys
 from typing import Optional
 
 from specs import ConfigError
-from verifier.cli import check, fuzz, listing, prove, replay, spark_check
+from verifier.cli import availability, check, fuzz, listing, prove, replay, spark_check
 from verifier.cli.common import Parser, UsageError
 from verifier.exitcodes import EXIT_INPUT, EXIT_STOPPED
 
-COMMANDS = (replay, check, fuzz, spark_check, prove, listing)
+COMMANDS = (replay, check, fuzz, spark_check, prove, availability, listing)
 
 
 def parser() -> Parser:
@@ -31,7 +31,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         args = parser().parse_args(argv)
         args.argv = argv
         if not getattr(args, "command", None):
-            raise UsageError("a command is required (check, spark-check, fuzz, prove, mutants, replay, list)")
+            raise UsageError("a command is required (check, spark-check, fuzz, prove, mutants, replay, availability, "
+                             "list)")
         return args.func(args)
     except (UsageError, ConfigError) as exc:
         print(f"kraft-verify: error: {exc}", file=sys.stderr)

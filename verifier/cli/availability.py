@@ -1,0 +1,124 @@
+"""`kraft-verify availability`: seeded random fault schedules per protocol variant, measured
+(verifier/availability.py; docs/availability.md). A measurement, not a verdict: exit 0 when it
+completes, 3 when interrupted (the report it still writes says it is partial), 2 on bad input."""
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import time
+
+from specs import unknown
+from verifier.availability import DEFAULT_BOUNDS, VARIANTS, Measurement
+from verifier.availability_report import COLUMNS, DEFINITIONS, html, markdown, partial_note, row
+from verifier.cli.common import UsageError, console, run_dir
+from verifier.exitcodes import EXIT_OK, EXIT_STOPPED
+from verifier.files import write_atomic
+
+DEFAULTS = {"runs": 500, "seed": 0, "fault_steps": 20, "heal_steps": 40}
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("availability", help="measure leaderless time, recovery and data loss per variant")
+    p.add_argument("--runs", type=int, default=DEFAULTS["runs"], help=f"runs per variant (default {DEFAULTS['runs']})")
+    p.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="random seed (default 0)")
+    p.add_argument("--variant", action="append", metavar="NAME",
+                   help=f"measure only this variant (repeatable): {', '.join(VARIANTS)}")
+    p.add_argument("--fault-steps", type=int, default=DEFAULTS["fault_steps"], dest="fault_steps",
+                   help=f"steps of the fault phase at most (default {DEFAULTS['fault_steps']})")
+    p.add_argument("--heal-steps", type=int, default=DEFAULTS["heal_steps"], dest="heal_steps",
+                   help=f"steps of the healing phase (default {DEFAULTS['heal_steps']})")
+    p.add_argument("--bound", action="append", metavar="NAME=N",
+                   help="override one of the bounds every variant runs with, e.g. lossy_crashes=2")
+    p.add_argument("--brokers", type=int, help="replication factor N: replicas 1..N (default 3)")
+    p.add_argument("--min-isr", type=int, dest="min_isr", help="min.insync.replicas (default 2)")
+    p.add_argument("--out", default="reports", help="where run reports go (default reports/)")
+    p.set_defaults(func=run)
+
+
+def _options(args: argparse.Namespace) -> tuple[list[str], dict, list[str]]:
+    """(variants, bounds, the command that reproduces the numbers: every option but --out)."""
+    for name, least in (("runs", 1), ("fault_steps", 0), ("heal_steps", 0)):
+        if getattr(args, name) < least:
+            raise UsageError(f"--{name.replace('_', '-')} must be >= {least}, got {getattr(args, name)}")
+    if args.brokers is not None and not 1 <= args.brokers <= 7:
+        raise UsageError(f"--brokers must be between 1 and 7, got {args.brokers}")
+    variants = []
+    for name in args.variant or VARIANTS:
+        if name not in VARIANTS:
+            raise unknown("variant", name, VARIANTS)
+        if name not in variants:
+            variants.append(name)
+    bounds = dict(DEFAULT_BOUNDS)
+    extra = []
+    for text in args.bound or []:
+        name, _, value = text.partition("=")
+        try:
+            bounds[name.strip()] = int(value)
+        except ValueError:
+            raise UsageError(f"--bound takes NAME=N, got '{text}'") from None
+        extra += ["--bound", f"{name.strip()}={int(value)}"]
+    command = ["kraft-verify", "availability"]
+    for flag, key in (("--runs", "runs"), ("--seed", "seed"), ("--fault-steps", "fault_steps"),
+                      ("--heal-steps", "heal_steps")):
+        if getattr(args, key) != DEFAULTS[key]:
+            command += [flag, str(getattr(args, key))]
+    if args.variant:
+        command += [word for name in variants for word in ("--variant", name)]
+    for flag, value in (("--brokers", args.brokers), ("--min-isr", args.min_isr)):
+        if value is not None:
+            command += [flag, str(value)]
+    return variants, bounds, command + extra
+
+
+def run(args: argparse.Namespace) -> int:
+    variants, bounds, command = _options(args)
+    replicas = list(range(1, args.brokers + 1)) if args.brokers is not None else None
+    m = Measurement(variants, args.runs, args.seed, args.fault_steps, args.heal_steps, bounds,
+                    replicas=replicas, min_isr=args.min_isr)     # a bad bound or min ISR: ConfigError, exit 2
+    out = console()
+    _, out_dir = run_dir(args.out, "availability", m.configs[variants[0]])
+    start = time.monotonic()
+    requests: list[int] = []
+
+    def on_sigint(signum, frame):      # the first Ctrl-C ends the measurement after the current run
+        requests.append(signum)
+        if len(requests) > 1:
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    status = out.status("measuring", spinner="dots") if out.is_terminal else None
+    try:
+        out.print(f"kraft-verify availability: {len(variants)} variants x {args.runs} runs, seed {args.seed}, "
+                  f"fault steps {args.fault_steps}, heal steps {args.heal_steps}", markup=False)
+        if status:
+            status.start()
+        update = (lambda name, i: status.update(f"{name}: run {i} of {args.runs}")) if status else None
+        m.run(progress=update, stop=lambda: bool(requests))
+    except KeyboardInterrupt:
+        requests.append(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if status:
+            status.stop()
+    rep = m.report(" ".join(command))
+    rep["definitions"] = dict(DEFINITIONS)
+    _show(out, rep)
+    write_atomic(out_dir / "availability.json", json.dumps(rep, indent=1) + "\n")
+    write_atomic(out_dir / "report.md", markdown(rep))
+    write_atomic(out_dir / "availability.html", html(rep))
+    out.print(f"{time.monotonic() - start:.1f}s; report: {out_dir}", markup=False)
+    return EXIT_STOPPED if rep["partial"] else EXIT_OK
+
+
+def _show(out, rep: dict) -> None:
+    from rich.table import Table
+    table = Table(title="availability per variant" + (" (PARTIAL)" if rep["partial"] else ""))
+    for c in COLUMNS:
+        table.add_column(c, justify="left" if c == "variant" else "right", no_wrap=c in ("variant", "data loss"))
+    for v in rep["variants"]:
+        table.add_row(*row(v))
+    out.print(table)
+    note = partial_note(rep)
+    if note:
+        out.print(note, markup=False)
