@@ -10,7 +10,7 @@ breaks nothing fails at once, never silently at run time.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Mapping, NamedTuple, Optional
 
 from specs.rules import CATALOGUE, DEFAULT_RULES, Rules, check_value, outside_z3
 
@@ -19,12 +19,15 @@ class Preset(NamedTuple):
     name: str
     doc: str
     changes: Mapping[str, Any]     # rule fields that differ from Kafka trunk
+    bounds: Mapping[str, int] = {}  # bounds that differ from the defaults (a profile: rules plus bounds)
 
 
 class Mutant(NamedTuple):
     name: str
     description: str
     changes: Mapping[str, Any]     # the rule fields it replaces
+    needs: Optional[str] = None    # the preset in which the broken rule matters (None: any)
+    liveness: bool = False         # only a liveness check can see it
 
     def outside_z3(self) -> list[str]:
         """The reasons the z3 encoding cannot see this mutant (empty: it can)."""
@@ -53,9 +56,13 @@ def _catalogue(*entries) -> dict:
 
 
 PRESETS: dict[str, Preset] = _catalogue(
-    *(Preset(name, p["doc"], p["rules"]) for name, p in CATALOGUE["presets"].items()))
+    *(Preset(name, p["doc"], p["rules"], p.get("bounds", {})) for name, p in CATALOGUE["presets"].items()))
 MUTANTS: dict[str, Mutant] = _catalogue(
-    *(Mutant(name, m["description"], m["rules"]) for name, m in CATALOGUE["mutants"].items()))
+    *(Mutant(name, m["description"], m["rules"], m.get("needs"), m.get("liveness", False))
+      for name, m in CATALOGUE["mutants"].items()))
+for _m in MUTANTS.values():
+    if _m.needs is not None and _m.needs not in PRESETS:
+        raise ValueError(f"mutant {_m.name!r} needs unknown preset {_m.needs!r}")
 
 
 def preset_rules(name: str) -> Rules:

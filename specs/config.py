@@ -35,6 +35,14 @@ BUDGETS = ("records", "fences", "lossy_crashes", "crashes", "clean_shutdowns", "
            "admin_elections", "config_changes", "reassignments", "unclean_recoveries")
 BOUND_NAMES = tuple(f.name for f in fields(Bounds))
 assert set(BUDGETS) <= set(BOUND_NAMES), "every budget is a bound"
+for _p in PRESETS.values():
+    if not set(_p.bounds) <= set(BOUND_NAMES) or not all(isinstance(v, int) and v >= 0 for v in _p.bounds.values()):
+        raise ValueError(f"catalogue.toml: preset {_p.name}: bounds {dict(_p.bounds)} name an unknown bound or a bad value")
+
+
+def preset_bounds(preset: str) -> "Bounds":
+    """The bounds a preset starts from: the defaults, with a profile preset's own."""
+    return Bounds(**PRESETS[preset].bounds)
 
 
 @dataclass(frozen=True)
@@ -128,7 +136,7 @@ def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = N
     rules = replace(rules, **explicit)
     if mutant is not None and any(f in explicit and explicit[f] != v for f, v in MUTANTS[mutant].changes.items()):
         raise ConfigError(f"--flag undoes what mutant '{mutant}' breaks ({', '.join(MUTANTS[mutant].changes)})")
-    bound_values: dict[str, Any] = {}
+    bound_values: dict[str, Any] = dict(PRESETS[preset].bounds)
     for name, value in (bounds or {}).items():
         if name not in BOUND_NAMES:
             raise unknown("bound", name, BOUND_NAMES)
@@ -177,6 +185,20 @@ def with_mutant(cfg: Config, name: str) -> Config:
     return replace(cfg, rules=apply_mutant(cfg.rules, name), mutant=name)
 
 
+def mutant_config(base: Config, name: str) -> Config:
+    """Where a mutation gate runs mutant `name` from `base`: on `base`, unless the mutant
+    needs another preset to matter (a recovery rule needs recovery rounds); then on that
+    preset, with `base`'s cluster shape and the bounds `base` sets beyond its own preset's."""
+    needs = MUTANTS[name].needs
+    if needs is None or needs == base.preset:
+        return with_mutant(base, name)
+    own = preset_bounds(base.preset)
+    extra = {b: getattr(base.bounds, b) for b in BOUND_NAMES if getattr(base.bounds, b) != getattr(own, b)}
+    rules = replace(preset_rules(needs), **explicit_flags(base))
+    cfg = replace(base, preset=needs, rules=rules, bounds=replace(preset_bounds(needs), **extra))
+    return with_mutant(cfg, name)
+
+
 def with_bounds(cfg: Config, **changes: int) -> Config:
     return replace(cfg, bounds=replace(cfg.bounds, **changes))
 
@@ -197,7 +219,7 @@ def config_label(cfg: Config) -> str:
     (`kafka+hwm_requires_min_isr=false+records=2`)."""
     parts = [cfg.preset] + ([cfg.mutant] if cfg.mutant else [])
     parts += [f"{k}={str(v).lower()}" for k, v in explicit_flags(cfg).items()]
-    default = Bounds()
+    default = preset_bounds(cfg.preset)
     parts += [f"{b}={getattr(cfg.bounds, b)}" for b in BOUND_NAMES if getattr(cfg.bounds, b) != getattr(default, b)]
     if list(cfg.replicas) != [1, 2, 3]:
         parts.append("replicas=" + ",".join(map(str, cfg.replicas)))

@@ -169,6 +169,8 @@ def periodic_unclean_election(R, rules: Rules, ctrl, prefer=None) -> Outcome:
     """The controller's periodic task: unclean elections on leaderless partitions of topics
     with unclean.leader.election.enable."""
     p = ctrl.partition
+    if rules.unclean_recovery_strategy is not None:    # variant: recovery rounds replace it (KIP-966)
+        return Outcome(ctrl)
     return R.branch(R.all(ctrl.unclean_leader_election, R.is_none(p.leader)),
                     lambda: _change(R, rules, ctrl, p.isr, election=UNCLEAN, prefer=prefer),
                     lambda: Outcome(ctrl))
@@ -206,6 +208,7 @@ def unclean_recovery(R, rules: Rules, ctrl, strategy: str, log_info: Mapping[int
     """A KIP-966 unclean recovery round. `log_info` maps each replica that answered
     GetReplicaLogInfo to (last written leader epoch, log end offset). Concrete only: the z3
     encoding has no recovery rounds (rules.unclean_recovery_strategy is outside it)."""
+    log_info = dict(log_info)     # a mapping, or its items (hashable, so the round is memoised)
     p = ctrl.partition
     if p.leader != NO_LEADER:
         return Outcome(ctrl, ELECTION_NOT_NEEDED)
@@ -224,7 +227,10 @@ def unclean_recovery(R, rules: Rules, ctrl, strategy: str, log_info: Mapping[int
     answers = [(b, log_info[b]) for b in p.replicas if b in log_info and is_acceptable(R, ctrl, b)]
     if not answers:
         return Outcome(ctrl, ELIGIBLE_LEADERS_NOT_AVAILABLE)
-    best = max(answers, key=lambda a: (a[1][0], a[1][1], -p.replicas.index(a[0])))[0]
+    if not rules.recovery_round_elects:
+        return Outcome(ctrl, ELIGIBLE_LEADERS_NOT_AVAILABLE)
+    sign = 1 if rules.recovery_prefers_most_data else -1    # the most data: highest epoch, then longest log
+    best = max(answers, key=lambda a: (sign * a[1][0], sign * a[1][1], -p.replicas.index(a[0])))[0]
     return _change(R, rules, ctrl, p.isr, election=DESIGNATED, designated=best)
 
 

@@ -129,7 +129,8 @@ def _elect(R, rules, ctrl, replicas, target, elr, election, designated, prefer):
     """2. Leader election: (leader, unclean?, target ISR). The leader stays while valid: in the
     target ISR, or (target ISR empty) in ELR, and acceptable. Otherwise the first valid replica
     in replica order; then the acceptable last known leader (unclean); then, if unclean
-    elections are allowed, the first acceptable replica (unclean)."""
+    elections are allowed, the first acceptable replica (unclean). With a recovery strategy
+    neither unclean fallback runs: recovery rounds (specs/controller.py) take their place."""
     p = ctrl.partition
     from_elr = R.ite(R.is_empty(target), elr, R.empty) if rules.elr else R.empty
     if rules.elr_leader_must_be_unfenced:
@@ -148,13 +149,18 @@ def _elect(R, rules, ctrl, replicas, target, elr, election, designated, prefer):
         return chosen
 
     chosen = first(valid)
+    # Variant (KIP-966 unclean recovery): with a recovery strategy, recovery rounds replace the
+    # last-known-leader election and unclean.leader.election ("The unclean leader election will
+    # be replaced by the unclean recovery"); only an operator's election is unclean here.
+    rounds = rules.unclean_recovery_strategy is not None
     known = R.none
-    if rules.elr:
+    if rules.elr and not rounds:
         known = R.only(p.last_known_elr) if rules.use_last_known_leader else p.last_known_leader
         known = R.ite(R.all(R.is_empty(target), R.is_empty(elr), is_acceptable(R, ctrl, known)), known, R.none)
     fallback = R.ite(R.is_none(chosen), known, chosen)
     unclean = R.all(R.is_none(chosen), R.not_(R.is_none(known)))
-    allowed = ctrl.unclean_leader_election if election == ONLINE else (R.true if election == UNCLEAN else R.false)
+    online = R.false if rounds else ctrl.unclean_leader_election
+    allowed = online if election == ONLINE else (R.true if election == UNCLEAN else R.false)
     any_live = R.ite(allowed, first(acceptable(R, ctrl, replicas)), R.none)
     unclean = R.any(unclean, R.all(R.is_none(fallback), R.not_(R.is_none(any_live))))
     fallback = R.ite(R.is_none(fallback), any_live, fallback)

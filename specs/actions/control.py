@@ -115,7 +115,8 @@ class periodic_unclean_election:
     """The controller's periodic task: unclean elections where the topic enables them."""
 
     def enabled(cfg: Config, s: State):
-        if s.ctrl.unclean_leader_election and s.ctrl.partition.leader == NO_LEADER:
+        if (s.ctrl.unclean_leader_election and s.ctrl.partition.leader == NO_LEADER
+                and cfg.rules.unclean_recovery_strategy is None):   # variant: rounds replace it
             yield ()
 
     def effect(cfg: Config, s: State, prefer: Optional[int] = None) -> Result:
@@ -156,15 +157,20 @@ def log_info(cfg: Config, s: State) -> dict[int, tuple[int, int]]:
         z3=Outside("unclean recovery: the z3 encoding has no recovery rounds yet"))
 class unclean_recovery:
     """A KIP-966 unclean recovery round (variant): ask the replicas for their logs, elect the
-    one with the highest last leader epoch, then the longest log."""
+    one with the highest last leader epoch, then the longest log. Enabled when the strategy's
+    conditions hold, i.e. when a round elects: a round that must wait changes nothing."""
 
     def enabled(cfg: Config, s: State):
-        if cfg.rules.unclean_recovery_strategy is not None and s.ctrl.partition.leader == NO_LEADER:
-            yield (cfg.rules.unclean_recovery_strategy,)
+        strategy = cfg.rules.unclean_recovery_strategy
+        if strategy is not None and s.ctrl.partition.leader == NO_LEADER:
+            info = tuple(sorted(log_info(cfg, s).items()))
+            if event(cfg, C.unclean_recovery, s.ctrl, strategy, info).error is None:
+                yield (strategy,)
 
     def effect(cfg: Config, s: State, strategy: Optional[str]) -> Result:
         strategy = strategy or cfg.rules.unclean_recovery_strategy or "balanced"
-        return after_controller(cfg, s, C.unclean_recovery(CONCRETE, cfg.rules, s.ctrl, strategy, log_info(cfg, s)))
+        info = tuple(sorted(log_info(cfg, s).items()))
+        return after_controller(cfg, s, event(cfg, C.unclean_recovery, s.ctrl, strategy, info))
 
 
 # ---------------------------------------------------------------- requests only replay sends

@@ -392,8 +392,8 @@ def test_kip_mode_balanced_recovery_waits_for_all_last_known_elr():
 def test_unclean_recovery_with_logs_from_data_plane():
     """docs/protocol.md, "Controller events" (KIP-966 unclean recovery) with logs built by
     produce/fetch: after every replica restarted uncleanly, Aggressive picks the longest log (same
-    leader epoch); Balanced waits for the last known leader; unfencing it elects it (Kafka's
-    last-known-leader election, RECOVERING)."""
+    leader epoch); Balanced waits for the last known leader; unfencing it does NOT elect it (with
+    a strategy, rounds replace Kafka's last-known-leader election); the next round does."""
     def build(strategy):
         sim = Sim(conf(min_isr=2, unclean_recovery_strategy=strategy))
         sim.do(PRODUCE, fetch(2), fetch(3), PRODUCE, fetch(2))
@@ -411,4 +411,19 @@ def test_unclean_recovery_with_logs_from_data_plane():
     sim = build("balanced")
     assert sim.do(recover("balanced")) == "ELIGIBLE_LEADERS_NOT_AVAILABLE"
     sim.do(unfence(1))
+    expect(sim.s, leader=NO_LEADER, lke=[1], pe=3)
+    assert sim.do(recover("balanced")) is None
     expect(sim.s, leader=1, isr=[1], lke=[], rec="RECOVERING", le=2, pe=4)
+
+
+def test_recovery_strategy_replaces_the_unclean_fallbacks():
+    """docs/protocol.md, "Unclean recovery round": with a strategy, neither the last known
+    leader nor unclean.leader.election elects a leader on unfence; without one (Kafka) the last
+    known leader is elected uncleanly."""
+    def build(**flags):
+        sim = Sim(conf(min_isr=2, unclean_leader_election=True, **flags))
+        sim.do(crash(3), restart(3), crash(2), restart(2), crash(1), restart(1), unfence(1))
+        return sim
+    expect(build().s, leader=1, rec="RECOVERING")
+    for strategy in ("aggressive", "balanced", "none"):
+        expect(build(unclean_recovery_strategy=strategy).s, leader=NO_LEADER)

@@ -76,7 +76,10 @@ def test_presets_same_verdict_per_invariant_with_and_without_symmetry(preset):
     assert {n: len(t) for n, t in reduced.counterexamples.items()} == \
         {n: len(t) for n, t in full.counterexamples.items()}
     assert reduced.depth == full.depth
-    assert reduced.distinct_states < full.distinct_states
+    if Model(cfg).symmetric:
+        assert reduced.distinct_states < full.distinct_states
+    else:       # the recovery profile's admin elections and rounds read the replica order
+        assert preset == "recovery" and reduced.distinct_states == full.distinct_states
 
 
 def test_last_replica_standing_same_shortest_story_with_and_without_symmetry():
