@@ -2,6 +2,7 @@
 unclean."""
 from __future__ import annotations
 
+from invariants.completeness import within_tolerance
 from invariants.registry import step_invariant
 from specs.state import NO_LEADER
 
@@ -59,3 +60,26 @@ def one_leader_per_epoch(cfg, prev, label, s) -> bool:
     truncation rely on."""
     old, new = prev.ctrl.partition, s.ctrl.partition
     return new.leader == old.leader or new.leader_epoch > old.leader_epoch
+
+
+@step_invariant("RecoveryElectsAReplicaWithEveryAnsweredRecord", "election")
+def recovery_elects_a_replica_with_every_answered_record(cfg, prev, label, s) -> bool:
+    """KIP-966, "Unclean recovery": "The one with the highest leader epoch plus the longest log
+    end offset will be the new leader", i.e. the replica that "persisted the most data". So
+    while durability still holds (within KIP-966's tolerance before the round), the replica a
+    recovery round elects holds every acknowledged record that any replica that answered
+    GetReplicaLogInfo (running and an acceptable leader) holds: the round itself loses nothing
+    it was told about."""
+    if label[0] != "unclean_recovery" or not within_tolerance(cfg, prev):
+        return True
+    b = _new_leader(prev, s)
+    if b == NO_LEADER:
+        return True
+    chosen = {rec for _, rec in s.replicas[cfg.brokers.index(b)].log}
+    acked = set(prev.hist.acked)
+    for a in prev.ctrl.partition.replicas:
+        r = prev.replicas[cfg.brokers.index(a)] if a in cfg.brokers else None
+        if r is not None and r.alive and prev.ctrl.acceptable_leader(a):
+            if (acked & {rec for _, rec in r.log}) - chosen:
+                return False
+    return True

@@ -10,8 +10,8 @@ The z3 engine's seam is `specs.symbolic`.
 """
 from specs.catalogue import MUTANTS, PRESETS
 from specs.config import (BOUND_NAMES, BUDGETS, Bounds, Config, ConfigError, config_from_dict, config_label,
-                          config_summary, deep_bounds, explicit_flags, make_config, unknown, with_bounds,
-                          with_mutant)
+                          config_summary, deep_bounds, explicit_flags, make_config, mutant_config, unknown,
+                          with_bounds, with_mutant)
 from specs.model import Model
 from specs.rules import RULE_FIELDS, Rules, outside_z3, refused_by_z3, rule_doc
 from specs.scenario import ScenarioError, run_file, run_scenario
@@ -19,6 +19,7 @@ from specs.scenario import load as load_scenario
 from specs.trace import Trace
 
 __all__ = ["MUTANTS", "PRESETS", "BOUND_NAMES", "BUDGETS", "Bounds", "Config", "ConfigError", "config_from_dict",
-           "config_label", "config_summary", "deep_bounds", "explicit_flags", "make_config", "unknown", "with_bounds",
+           "config_label", "config_summary", "deep_bounds", "explicit_flags", "make_config", "mutant_config", "unknown",
+           "with_bounds",
            "with_mutant", "Model", "RULE_FIELDS", "Rules", "outside_z3", "refused_by_z3", "rule_doc", "ScenarioError",
            "run_file", "run_scenario", "load_scenario", "Trace"]

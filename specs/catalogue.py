@@ -65,8 +65,17 @@ for _m in MUTANTS.values():
         raise ValueError(f"mutant {_m.name!r} needs unknown preset {_m.needs!r}")
 
 
+def preset_parts(name: str) -> list[str]:
+    """A preset name, or presets joined by '+' (`pre-kip-966+recovery`: the old protocol with the
+    recovery profile on top; later parts override earlier ones)."""
+    return name.split("+")
+
+
 def preset_rules(name: str) -> Rules:
-    return replace(DEFAULT_RULES, **PRESETS[name].changes)
+    rules = DEFAULT_RULES
+    for part in preset_parts(name):
+        rules = replace(rules, **PRESETS[part].changes)
+    return rules
 
 
 def apply_mutant(rules: Rules, name: str) -> Rules:

@@ -6,12 +6,12 @@ building a `Config`, so every engine explores exactly what it is given. The mode
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, make_dataclass, replace
+from dataclasses import asdict, dataclass, field, fields, make_dataclass, replace
 from difflib import get_close_matches
 from functools import cached_property
 from typing import Any, Mapping, Optional
 
-from specs.catalogue import MUTANTS, PRESETS, apply_mutant, preset_rules
+from specs.catalogue import MUTANTS, PRESETS, apply_mutant, preset_parts, preset_rules
 from specs.rules import CATALOGUE, RULE_FIELDS, Rules, changed, check_value
 
 
@@ -37,12 +37,16 @@ BOUND_NAMES = tuple(f.name for f in fields(Bounds))
 assert set(BUDGETS) <= set(BOUND_NAMES), "every budget is a bound"
 for _p in PRESETS.values():
     if not set(_p.bounds) <= set(BOUND_NAMES) or not all(isinstance(v, int) and v >= 0 for v in _p.bounds.values()):
-        raise ValueError(f"catalogue.toml: preset {_p.name}: bounds {dict(_p.bounds)} name an unknown bound or a bad value")
+        raise ValueError(f"catalogue.toml: preset {_p.name}: bounds {dict(_p.bounds)} name an unknown bound "
+                         "or a bad value")
 
 
 def preset_bounds(preset: str) -> "Bounds":
     """The bounds a preset starts from: the defaults, with a profile preset's own."""
-    return Bounds(**PRESETS[preset].bounds)
+    bounds: dict = {}
+    for part in preset_parts(preset):
+        bounds.update(PRESETS[part].bounds)
+    return Bounds(**bounds)
 
 
 @dataclass(frozen=True)
@@ -118,8 +122,11 @@ def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = N
                 mutant: str | None = None) -> Config:
     """Build and validate a Config: the preset's rules, then the mutant's replacements, then
     the explicit rule values in `flags`. Every problem raises ConfigError naming the field."""
-    if not isinstance(preset, str) or preset not in PRESETS:
+    if not isinstance(preset, str):
         raise unknown("preset", str(preset), PRESETS)
+    for part in preset_parts(preset):
+        if part not in PRESETS:
+            raise unknown("preset", part, PRESETS)
     rules = preset_rules(preset)
     if mutant is not None:
         if not isinstance(mutant, str) or mutant not in MUTANTS:
@@ -136,7 +143,7 @@ def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = N
     rules = replace(rules, **explicit)
     if mutant is not None and any(f in explicit and explicit[f] != v for f, v in MUTANTS[mutant].changes.items()):
         raise ConfigError(f"--flag undoes what mutant '{mutant}' breaks ({', '.join(MUTANTS[mutant].changes)})")
-    bound_values: dict[str, Any] = dict(PRESETS[preset].bounds)
+    bound_values: dict[str, Any] = asdict(preset_bounds(preset))
     for name, value in (bounds or {}).items():
         if name not in BOUND_NAMES:
             raise unknown("bound", name, BOUND_NAMES)
@@ -190,12 +197,13 @@ def mutant_config(base: Config, name: str) -> Config:
     needs another preset to matter (a recovery rule needs recovery rounds); then on that
     preset, with `base`'s cluster shape and the bounds `base` sets beyond its own preset's."""
     needs = MUTANTS[name].needs
-    if needs is None or needs == base.preset:
+    if needs is None or needs in preset_parts(base.preset):
         return with_mutant(base, name)
+    preset = base.preset + "+" + needs
     own = preset_bounds(base.preset)
     extra = {b: getattr(base.bounds, b) for b in BOUND_NAMES if getattr(base.bounds, b) != getattr(own, b)}
-    rules = replace(preset_rules(needs), **explicit_flags(base))
-    cfg = replace(base, preset=needs, rules=rules, bounds=replace(preset_bounds(needs), **extra))
+    rules = replace(preset_rules(preset), **explicit_flags(base))
+    cfg = replace(base, preset=preset, rules=rules, bounds=replace(preset_bounds(preset), **extra))
     return with_mutant(cfg, name)
 
 
@@ -230,7 +238,6 @@ def config_label(cfg: Config) -> str:
 
 def config_summary(cfg: Config) -> dict[str, Any]:
     """The config as summary.json records it (docs/summary.md)."""
-    from dataclasses import asdict
     return {"preset": cfg.preset, "mutant": cfg.mutant, "replicas": list(cfg.replicas),
             "extra_brokers": list(cfg.extra_brokers), "min_isr": cfg.min_isr,
             "unclean_leader_election": cfg.unclean_leader_election, "flags": explicit_flags(cfg),

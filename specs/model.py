@@ -47,7 +47,12 @@ class Model:
         return next(A.successors(self.cfg, state, unbounded=True), None) is None
 
     def off_by_config(self) -> dict[str, str]:
+        """Action -> why no run of this config can enable it (coverage says "off by config")."""
         return A.off_by_config(self.cfg)
+
+    def enable_hint(self, action: str) -> str:
+        """What would enable an action that is on but was never enabled ("" if nothing known)."""
+        return A.enable_hints(self.cfg).get(action, "")
 
     # ---------------------------------------------------------------- fault targets (swarm testing)
     @property
@@ -65,6 +70,22 @@ class Model:
     def properties(self) -> tuple:
         import invariants as I
         return tuple(I.REGISTRY)
+
+    @property
+    def liveness(self) -> tuple:
+        """`premise ~> goal` properties under weak fairness of `fair_actions` (invariants/liveness.py)."""
+        from invariants.liveness import LIVENESS
+        return LIVENESS
+
+    @property
+    def fair_actions(self) -> tuple:
+        from invariants.liveness import FAIR_ACTIONS
+        return FAIR_ACTIONS
+
+    def enabled_actions(self, state, unbounded: bool = False) -> set:
+        """The actions with a step that changes `state`; `unbounded` ignores budgets and epoch
+        bounds (liveness tells a fair action the model disabled from one a bound blocked)."""
+        return {label[0] for label, _ in A.successors(self.cfg, state, unbounded=unbounded)}
 
     # ---------------------------------------------------------------- display hooks
     @staticmethod

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from specs import MUTANTS, with_mutant
+from specs import MUTANTS, mutant_config
 from verifier.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
 
 KILLED, SURVIVED, STOPPED, OUTSIDE = "killed", "survived", "stopped", "outside"
@@ -30,13 +30,22 @@ def gate_exit(rows: list[dict]) -> int:
 
 
 def run_gate(engine: str, base, names: list[str], run_one: Callable[[object], dict], console, title: str,
-             columns: tuple[str, ...] = ()) -> tuple[list[dict], int]:
-    """Run every named mutant on `base` (which names none); print each verdict as it comes and
-    the table at the end. `columns`: engine-specific row keys to show."""
+             columns: tuple[str, ...] = (), run_liveness: Optional[Callable[[object], dict]] = None
+             ) -> tuple[list[dict], int]:
+    """Run every named mutant on `base` (which names none), or on the preset the mutant needs
+    (specs.mutant_config); print each verdict as it comes and the table at the end. A mutant
+    only a liveness check can see goes to `run_liveness`, or is outside an engine without one.
+    `columns`: engine-specific row keys to show."""
     from rich.table import Table
     rows = []
     for name in names:
-        r = run_one(with_mutant(base, name))
+        cfg = mutant_config(base, name)
+        if not MUTANTS[name].liveness:
+            r = run_one(cfg)
+        elif run_liveness is not None:
+            r = run_liveness(cfg)
+        else:
+            r = row(name, OUTSIDE, reason="a liveness mutant: only check --liveness sees it")
         rows.append(r)
         console.print(f"{name}: {_verdict(r)}", markup=False)
     code = gate_exit(rows)

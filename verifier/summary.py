@@ -69,7 +69,9 @@ def coverage(model, result: Result) -> tuple[list[dict], list[str]]:
         elif taken == 0:
             status = "never taken"
             reason = "enabled but never reached a new state" if enabled else "never enabled"
-            warnings.append(f"action {name} was {reason}: properties never saw it happen")
+            hint = "" if enabled else model.enable_hint(name)
+            reason += f": {hint}" if hint else ""
+            warnings.append(f"action {name} was {reason} (properties never saw it happen)")
         else:
             status, reason = "ok", ""
         table.append({"action": name, "enabled": enabled, "new_states": taken, "status": status, "reason": reason})

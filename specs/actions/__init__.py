@@ -13,6 +13,7 @@ from specs import brokers as B
 # Declaration order is exploration order: the broker side's steps, then the controller's.
 from specs.actions import data  # noqa: F401,I001
 from specs.actions import control  # noqa: F401,E402
+from specs.actions import reach  # noqa: E402
 from specs.actions.declare import CONTROLLER, DATA, DECLARATIONS, REQUEST, Action, OpError
 from specs.actions.labels import ELECTED, describe, label_to_op, op_label, split_choice
 from specs.config import BUDGETS, Config
@@ -149,18 +150,12 @@ def _same_but_budgets(a: State, b: State) -> bool:
 
 def off_by_config(cfg: Config) -> dict[str, str]:
     """Actions the config switches off, so coverage can tell "off" from "never reached"."""
-    off = {}
-    for action in ACTIONS:
-        name = action.fixed_budget
-        if name is not None and getattr(cfg.bounds, name) == 0:
-            off[action.name] = f"bound {name} = 0"
-    if cfg.bounds.clean_shutdowns == 0:
-        off["clean_shutdown"] = "follows controlled_shutdown (bound clean_shutdowns = 0)"
-    if not cfg.unclean_leader_election and cfg.bounds.config_changes == 0:
-        off["periodic_unclean_election"] = "unclean.leader.election.enable is false and config_changes = 0"
-    if cfg.rules.unclean_recovery_strategy is None:
-        off["unclean_recovery"] = "flag unclean_recovery_strategy is not set"
-    return off
+    return reach.off_by_config(cfg, ACTIONS)
+
+
+def enable_hints(cfg: Config) -> dict[str, str]:
+    """What would enable an action that is on but no run enabled."""
+    return reach.enable_hints(cfg)
 
 
 def is_enabled(cfg: Config, s: State, label: Label) -> bool:
@@ -178,5 +173,5 @@ def symbolic_steps() -> tuple[str, ...]:
 
 __all__ = ["ACTIONS", "ACTIONS_BY_NAME", "ACTION_NAMES", "CONTROLLER", "DATA", "DECLARATIONS", "ELECTED",
            "ELECTING", "FAULTS", "OPS", "REQUEST", "Action", "Label", "OpError", "action_successors", "describe",
-           "init_state", "init_states", "is_enabled", "label_to_op", "off_by_config", "op_label", "split_choice",
-           "step", "successors", "symbolic_steps", "within_bounds"]
+           "enable_hints", "init_state", "init_states", "is_enabled", "label_to_op", "off_by_config", "op_label",
+           "split_choice", "step", "successors", "symbolic_steps", "within_bounds"]

@@ -33,6 +33,9 @@ def add_parser(sub) -> None:
     p.add_argument("--simulate", type=int, metavar="N", help="N random walks instead of exhaustive search")
     p.add_argument("--depth", type=int, default=100, metavar="D", help="steps per random walk (default 100)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed for --simulate (default 0)")
+    p.add_argument("--liveness", action="store_true",
+                   help="check the liveness properties under weak fairness on the whole state graph "
+                        "(lassos as table, replay scenario and ITF); --invariant picks among them")
     p.add_argument("--mutants", action="store_true", help="the mutation gate: check every mutant of the catalogue")
     p.add_argument("--only", action="append", metavar="NAME", help="with --mutants: only this mutant (repeatable)")
     p.add_argument("--estimate", type=float, nargs="?", const=20.0, metavar="SECONDS",
@@ -71,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
         return run_estimate(args)
     from verifier.bfs import Options, explore
     from verifier.simulate import simulate
+    if args.liveness:
+        return _liveness(args)
     inputs = search_inputs(args)
     cfg, invs, limits = inputs.cfg, inputs.invariants, inputs.limits
     if args.simulate is not None and (args.simulate < 1 or args.depth < 1):
@@ -119,6 +124,19 @@ def run(args: argparse.Namespace) -> int:
     elif args.compare_symmetry:
         out.print("--compare-symmetry: symmetry is off for this run, nothing to compare", markup=False)
     return report_search(args, out, engine, model, invs, result, run_id, out_dir, comparison)
+
+
+def _liveness(args: argparse.Namespace) -> int:
+    from verifier.cli import liveness
+    clash = [opt for opt, on in (("--simulate", args.simulate is not None), ("--checkpoint-dir", args.checkpoint_dir),
+                                 ("--dump-graph", args.dump_graph), ("--compare-symmetry", args.compare_symmetry),
+                                 ("--workers", args.workers not in (None, 1))) if on]
+    if clash:
+        raise UsageError(f"--liveness runs the one-process search of the whole graph; drop {', '.join(clash)}")
+    invariants, args.invariant = args.invariant, None     # liveness property names, not invariants
+    inputs = search_inputs(args)
+    args.invariant = invariants
+    return liveness.run(args, inputs)
 
 
 def run_estimate(args: argparse.Namespace) -> int:
@@ -242,9 +260,17 @@ def run_mutants(args: argparse.Namespace) -> int:
         return gate.row(cfg.mutant, status, trace.violated if trace else (), len(trace) if trace else None,
                         result.seconds, "" if status != gate.STOPPED else result.stop_reason,
                         states=result.distinct_states)
+    def run_liveness(cfg) -> dict:
+        from verifier import liveness as L
+        res = L.check(Model(cfg, symmetry=False), time_budget=args.time_budget)
+        bad = [v for v in res.verdicts if v.status == L.VIOLATED]
+        status = gate.KILLED if bad else (gate.SURVIVED if res.complete else gate.STOPPED)
+        return gate.row(cfg.mutant, status, [v.name for v in bad], len(bad[0].lasso.trace) if bad else None,
+                        res.seconds, res.stop_reason, states=res.distinct_states)
     run_id, out_dir = run_dir(args.out, "mutants", base)
     out.print(header_line("check --mutants", base), markup=False)
-    rows, code = gate.run_gate("bfs", base, names, run_one, out, "mutation gate (exhaustive search)", ("states",))
+    rows, code = gate.run_gate("bfs", base, names, run_one, out, "mutation gate (exhaustive search)", ("states",),
+                               run_liveness=run_liveness)
     write_run(gate_summary("bfs", base, run_id, "kraft-verify " + " ".join(args.argv), rows, code), out_dir,
               getattr(args, "junit", None), out)
     return code

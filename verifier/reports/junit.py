@@ -69,6 +69,9 @@ def _invariant(summary: dict, inv: dict, case: ET.Element) -> None:
     elif status == SAMPLED_STATUS and summary.get("result") != "stopped":
         _note(case, f"not violated in {summary.get('counts', {}).get('samples', '?')} sampled runs "
                     "(a sample, not a proof)")
+    elif status == "excepted" and summary.get("result") != "stopped":
+        _note(case, f"{inv['name']}: {inv.get('detail', 'a documented exception')} (lasso in "
+                    f"{(inv.get('counterexample') or {}).get('scenario', '-')})")
     elif status == UNKNOWN_STATUS:
         _outcome(case, "error", f"{inv['name']}: neither proved nor refuted", inv.get("detail", ""), "Unknown")
     else:

@@ -1,0 +1,327 @@
+"""Liveness under weak fairness on the explored state graph (TLC's liveness checking, for
+`premise ~> goal` properties).
+
+A run violates `P ~> G` when it reaches a state where P holds and G does not, and from there
+stays forever among states where G does not hold, while treating every fair action fairly:
+weak fairness of A means that A is not enabled forever without being taken. On a finite graph
+such a run is a lasso: a prefix to a state of the not-G subgraph, then a cycle in it. A cycle
+is fair when, for each fair action, some state on it has the action disabled or the cycle
+takes it; a single state where no fair action is enabled is a fair cycle by itself (the run
+stutters there). So: the not-G subgraph's strongly connected components that can host a fair
+cycle, and the not-G states that can reach one; any of those where P holds is a violation.
+
+Budgets and epoch bounds make a fair action look disabled where the unbounded model would
+enable it. Such a cycle is not reported as a violation: the property is `inconclusive` for
+that bound, and the run says which action the bound blocked. The engine knows the model only
+through `specs.Model` (its liveness properties, fair actions and enabled actions).
+"""
+from __future__ import annotations
+
+import time
+from array import array
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from specs import Trace
+from verifier.fingerprint import Fingerprinter
+from verifier.result import Progress
+
+HOLDS, VIOLATED, EXCEPTED, INCONCLUSIVE = "holds", "violated", "excepted", "inconclusive"
+
+
+@dataclass
+class Lasso:
+    trace: Trace                 # prefix and one turn of the cycle
+    loop: int                    # the state index (0 = initial) where the cycle starts
+    stutter: bool                # the cycle is the last state repeated (no fair action enabled)
+    reason: str = ""             # why the cycle is the documented behaviour (EXCEPTED), else ""
+
+
+@dataclass
+class Verdict:
+    name: str
+    quote: str
+    status: str
+    lasso: Optional[Lasso] = None
+    blocked: list[str] = field(default_factory=list)   # fair actions a bound kept from a cycle
+
+
+@dataclass
+class LivenessResult:
+    complete: bool
+    stop_reason: str
+    distinct_states: int
+    edges: int
+    seconds: float
+    verdicts: list[Verdict]
+
+
+class _Graph:
+    """The explored graph: per state its fingerprint, BFS parent, which premises and goals
+    hold, and (for states where some goal fails) the fair actions enabled with and without
+    bounds; edges are kept only from such states."""
+
+    def __init__(self, model, props, fair: tuple[str, ...]):
+        self.model, self.props, self.fair = model, props, fair
+        self.fair_bit = {a: 1 << i for i, a in enumerate(fair)}
+        self.action_index = {a: i for i, a in enumerate(model.action_names)}
+        self.ids: dict[int, int] = {}
+        self.fps: list[int] = []
+        self.parent = array("i")
+        self.flags = array("B")            # bit 2k: premise k, bit 2k+1: goal k
+        self.enabled: dict[int, tuple[int, int]] = {}       # id -> (bounded mask, unbounded mask)
+        self.out: dict[int, list[tuple[int, int]]] = {}     # id -> [(dst, action index)]
+
+    def add(self, fp: int, parent: int, state) -> int:
+        i = len(self.fps)
+        self.ids[fp] = i
+        self.fps.append(fp)
+        self.parent.append(parent)
+        cfg, bits = self.model.cfg, 0
+        for k, p in enumerate(self.props):
+            bits |= (p.premise(cfg, state) << (2 * k)) | (p.goal(cfg, state) << (2 * k + 1))
+        self.flags.append(bits)
+        return i
+
+    def goal(self, i: int, k: int) -> bool:
+        return bool(self.flags[i] >> (2 * k + 1) & 1)
+
+    def premise(self, i: int, k: int) -> bool:
+        return bool(self.flags[i] >> (2 * k) & 1)
+
+    def mask(self, names) -> int:
+        return sum(self.fair_bit[a] for a in set(names) if a in self.fair_bit)
+
+
+def explore(model, props, fair, max_states: Optional[int], time_budget: Optional[float],
+            progress: Optional[Callable[[Progress], None]] = None) -> tuple[_Graph, bool, str, int]:
+    """Breadth-first search of the whole graph; (graph, complete?, stop reason, edges)."""
+    g = _Graph(model, props, fair)
+    fpr = Fingerprinter()
+    start = time.monotonic()
+    frontier = deque()
+    for s in model.init_states():
+        fp = fpr(s)
+        if fp not in g.ids:
+            frontier.append((g.add(fp, -1, s), s))
+    edges, next_report = 0, start + 0.5
+    while frontier:
+        i, s = frontier.popleft()
+        succ = list(model.successors(s))
+        keep = any(not g.goal(i, k) for k in range(len(props)))
+        if keep:
+            g.enabled[i] = (g.mask(label[0] for label, _ in succ),
+                            g.mask(model.enabled_actions(s, unbounded=True)))
+            g.out[i] = []
+        for label, t in succ:
+            edges += 1
+            fp = fpr(t)
+            j = g.ids.get(fp)
+            if j is None:
+                j = g.add(fp, i, t)
+                frontier.append((j, t))
+            if keep and j != i:
+                g.out[i].append((j, g.action_index[label[0]]))
+        now = time.monotonic()
+        if max_states is not None and len(g.fps) >= max_states:
+            return g, False, f"state limit {max_states:,} reached", edges
+        if now >= next_report:
+            next_report = now + 0.5
+            if time_budget is not None and now - start > time_budget:
+                return g, False, f"time budget {time_budget:g}s spent", edges
+            if progress:
+                progress(Progress(edges, len(g.fps), 0, len(frontier), now - start))
+    return g, True, "", edges
+
+
+def _sccs(nodes: set[int], succ: Callable[[int], list[int]]) -> list[list[int]]:
+    """Tarjan's strongly connected components, iteratively, in a deterministic order."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on, stack, out = set(), [], []
+    for root in sorted(nodes):
+        if root in index:
+            continue
+        work = [(root, iter(succ(root)))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(succ(w))))
+                    break
+                if w in on:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    out.append(sorted(comp))
+    return out
+
+
+def _fair_targets(g: _Graph, k: int):
+    """For property k: {state: (cycle nodes or None for a stutter)} of fair cycles in the not-goal
+    subgraph, and the fair actions a bound kept from making a cycle fair."""
+    nodes = {i for i in g.out if not g.goal(i, k)}
+
+    def succ(i):
+        return [j for j, _ in g.out[i] if j in nodes]
+    fair_names = g.fair
+    targets: dict[int, Optional[list[int]]] = {}
+    blocked: set[str] = set()
+    for i in sorted(nodes):                          # stuttering: no fair action enabled at all
+        bounded, unbounded = g.enabled[i]
+        if unbounded == 0:
+            targets[i] = None
+        elif bounded == 0:
+            blocked |= {a for a in fair_names if unbounded & g.fair_bit[a]}
+    for comp in _sccs(nodes, succ):
+        members = set(comp)
+        if len(comp) == 1 and comp[0] not in {j for j, _ in g.out[comp[0]] if j in members}:
+            continue
+        taken = 0
+        for i in comp:
+            for j, a in g.out[i]:
+                if j in members:
+                    taken |= g.fair_bit.get(g.model.action_names[a], 0)
+        unfair = [a for a in fair_names if not taken & g.fair_bit[a]
+                  and all(g.enabled[i][1] & g.fair_bit[a] for i in comp)]
+        if not unfair:
+            for i in comp:
+                targets.setdefault(i, comp)
+        elif all(any(not g.enabled[i][0] & g.fair_bit[a] for i in comp) for a in unfair):
+            blocked |= set(unfair)
+    return nodes, targets, sorted(blocked)
+
+
+def check(model, max_states: Optional[int] = None, time_budget: Optional[float] = None,
+          progress: Optional[Callable[[Progress], None]] = None, names=None) -> LivenessResult:
+    props = [p for p in model.liveness if not names or p.name in names]
+    start = time.monotonic()
+    g, complete, reason, edges = explore(model, props, model.fair_actions, max_states, time_budget, progress)
+    verdicts = []
+    for k, prop in enumerate(props):
+        if not complete:
+            verdicts.append(Verdict(prop.name, prop.quote, INCONCLUSIVE, blocked=[]))
+            continue
+        nodes, targets, blocked = _fair_targets(g, k)
+        reach = _backward(g, nodes, set(targets))
+        bad = [i for i in sorted(reach) if g.premise(i, k)]
+        if not bad:
+            verdicts.append(Verdict(prop.name, prop.quote, INCONCLUSIVE if blocked else HOLDS, blocked=blocked))
+            continue
+        lasso = _lasso(g, k, nodes, targets, reach, min(bad, key=lambda i: (_depth(g, i), i)))
+        status = EXCEPTED if lasso.reason else VIOLATED
+        verdicts.append(Verdict(prop.name, prop.quote, status, lasso, blocked))
+    return LivenessResult(complete, reason, len(g.fps), edges, time.monotonic() - start, verdicts)
+
+
+def _depth(g: _Graph, i: int) -> int:
+    d = 0
+    while g.parent[i] >= 0:
+        i, d = g.parent[i], d + 1
+    return d
+
+
+def _backward(g: _Graph, nodes: set[int], targets: set[int]) -> set[int]:
+    preds: dict[int, list[int]] = {}
+    for i in nodes:
+        for j, _ in g.out[i]:
+            if j in nodes:
+                preds.setdefault(j, []).append(i)
+    seen, todo = set(targets), deque(sorted(targets))
+    while todo:
+        j = todo.popleft()
+        for i in preds.get(j, ()):
+            if i not in seen:
+                seen.add(i)
+                todo.append(i)
+    return seen
+
+
+def _path(g: _Graph, src: int, goal: Callable[[int], bool], allowed: set[int]) -> list[int]:
+    """Shortest path (ids, src first) inside `allowed` to a state where `goal` holds."""
+    back, todo = {src: -1}, deque([src])
+    while todo:
+        i = todo.popleft()
+        if goal(i):
+            out = [i]
+            while back[out[-1]] >= 0:
+                out.append(back[out[-1]])
+            return out[::-1]
+        for j, _ in g.out.get(i, ()):
+            if j in allowed and j not in back:
+                back[j] = i
+                todo.append(j)
+    raise AssertionError("no path inside the subgraph")
+
+
+def _lasso(g: _Graph, k: int, nodes, targets, reach, start: int) -> Lasso:
+    prefix = [start]
+    while g.parent[prefix[-1]] >= 0:
+        prefix.append(g.parent[prefix[-1]])
+    prefix.reverse()
+    to_loop = _path(g, start, lambda i: i in targets, reach)
+    loop_at = to_loop[-1]
+    ids = prefix + to_loop[1:]
+    comp = targets[loop_at]
+    stutter = comp is None
+    if not stutter:
+        members = set(comp)
+        ids += _cycle(g, loop_at, members)[1:]
+    trace = _rebuild(g, ids)
+    loop = len(prefix) + len(to_loop) - 2
+    cycle_states = [trace.initial] + [s for _, s in trace.steps]
+    cycle_states = cycle_states[loop:]
+    prop = g.props[k]
+    reasons = {prop.by_design(g.model.cfg, s) for s in cycle_states}
+    reason = reasons.pop() if len(reasons) == 1 and None not in reasons else ""
+    trace.violated = [prop.name]
+    return Lasso(trace, loop, stutter, reason or "")
+
+
+def _cycle(g: _Graph, at: int, members: set[int]) -> list[int]:
+    """A closed walk from `at` inside the component that takes every fair action the component
+    enables everywhere (so the cycle is fair), then returns to `at`."""
+    needed = [g.fair_bit[a] for a in g.fair if all(g.enabled[i][1] & g.fair_bit[a] for i in members)]
+    walk, here = [at], at
+    for bit in needed:
+        edge = next(((i, j) for i in sorted(members) for j, a in g.out[i]
+                     if j in members and g.fair_bit.get(g.model.action_names[a], 0) == bit), None)
+        if edge is None:
+            continue
+        walk += _path(g, here, lambda i, e=edge: i == e[0], members)[1:] + [edge[1]]
+        here = edge[1]
+    if len(walk) == 1:             # no fair action to take: any step inside, then back
+        here = next(j for j, _ in g.out[at] if j in members)
+        walk.append(here)
+    if here != at:
+        walk += _path(g, here, lambda i: i == at, members)[1:]
+    return walk
+
+
+def _rebuild(g: _Graph, ids: list[int]) -> Trace:
+    """The concrete run through `ids`, re-stepped from the initial state by matching fingerprints."""
+    model, fpr = g.model, Fingerprinter()
+    root = next(s for s in model.init_states() if fpr(s) == g.fps[ids[0]])
+    steps, s = [], root
+    for j in ids[1:]:
+        label, t = next((label, t) for label, t in model.successors(s) if fpr(t) == g.fps[j])
+        steps.append((label, t))
+        s = t
+    return Trace(model, root, steps, engine="liveness")
