@@ -55,6 +55,8 @@ def unfence(R, rules: Rules, ctrl, b, prefer=None) -> Outcome:
         p = c.partition
 
         def elect_if_leaderless():
+            if not rules.unfence_elects:
+                return Outcome(c)
             return R.branch(R.is_none(p.leader), lambda: _change(R, rules, c, p.isr, prefer=prefer),
                             lambda: Outcome(c))
         if not rules.unfence_adds_to_isr:

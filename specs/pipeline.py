@@ -64,7 +64,8 @@ def build(R, rules: Rules, ctrl, target_isr, *, election: str = ONLINE, designat
     if rules.elr_leader_joins_isr:
         from_elr = R.all(changed, R.not_(unclean), R.not_(R.member(leader, target)), R.member(leader, elr))
     new_isr = R.ite(R.any(unclean_now, from_elr), R.single(leader), target)
-    recovery = p.leader_recovery_state if target_recovery is None else target_recovery
+    recovery = p.leader_recovery_state if target_recovery is None or not rules.recovered_state_accepted \
+        else target_recovery
     recovery = R.ite(unclean_now, RECOVERING, recovery)
     elr = R.ite(unclean_now, R.empty, R.ite(from_elr, R.minus(elr, R.single(leader)), elr))
     lke = R.ite(unclean_now, R.empty, lke)

@@ -41,8 +41,12 @@ def test_old_bugs_are_found_shrunk_near_the_shortest_and_replay(preset):
 @pytest.mark.parametrize("brokers", [3, 5])
 def test_every_mutant_is_killed_on_the_ci_profile(brokers):
     survivors = []
-    for mutant in MUTANTS:
-        result = fuzz(Model(fuzz_config(brokers=brokers, mutant=mutant)), I.REGISTRY, "ci", hypothesis_shrink=False)
+    for mutant, m in MUTANTS.items():
+        if m.liveness:      # only check --liveness sees it (tests/verifier/test_liveness.py)
+            continue
+        preset = "kafka" + (f"+{m.needs}" if m.needs else "")     # where the broken rule matters
+        result = fuzz(Model(fuzz_config(preset, brokers=brokers, mutant=mutant)), I.REGISTRY, "ci",
+                      hypothesis_shrink=False)
         if result.status != "violation":
             survivors.append(mutant)
     assert survivors == []
@@ -93,3 +97,11 @@ def test_fuzz_cli_exit_codes_and_files(cli, tmp_path):
     assert r.returncode == 2 and "--examples must be >= 1" in r.stderr
     r = cli("fuzz", "--profile", "weekly")
     assert r.returncode == 2 and "invalid choice" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_the_recovery_profile_reaches_recovery_rounds_and_recovered_on_the_ci_profile():
+    """Issue: fuzz reaches unclean_recovery and complete_recovery on the recovery preset."""
+    result = fuzz(Model(fuzz_config("recovery")), I.REGISTRY, "ci", examples=1000)
+    assert result.status == "ok", result.trace and result.trace.violated
+    runs = result.recorder.rule_runs
+    assert runs["unclean_recovery"] > 0 and runs["complete_recovery"] > 0 and runs["elect"] > 0

@@ -147,3 +147,24 @@ def test_cli_liveness_refuses_what_it_cannot_do(cli, tmp_path):
     assert r.returncode == 2 and "--simulate" in r.stderr
     r = cli("check", "--liveness", "--invariant", "Nope", "--out", str(tmp_path))
     assert r.returncode == 2 and "unknown liveness property" in r.stderr
+
+
+# liveness property -> (preset, mutant, bounds) whose liveness check violates it
+KILLERS = {
+    "CompleteCandidateEventuallyLeads": ("kafka", "unfence-skips-election", {"isr_shrinks": 1}),
+    "LeaderlessEventuallyLeads": ("recovery", "recovery-never-elects", SMALL),
+    "RecoveringEventuallyRecovered": ("recovery", "recovered-never-accepted", SMALL),
+}
+
+
+def test_every_liveness_property_has_a_killer():
+    assert set(KILLERS) == {p.name for p in Model(make_config()).liveness}
+
+
+@pytest.mark.parametrize("name", sorted(KILLERS))
+def test_liveness_property_fails_on_a_broken_rule_and_holds_on_kafkas(name):
+    preset, mutant, bounds = KILLERS[name]
+    broken = L.check(Model(make_config(preset, mutant=mutant, bounds=bounds), symmetry=False), names={name})
+    assert broken.verdicts[0].status == L.VIOLATED
+    real = L.check(Model(make_config(preset, bounds=bounds), symmetry=False), names={name})
+    assert real.verdicts[0].status == L.HOLDS
