@@ -95,6 +95,16 @@ def test_strategy_none_never_does_better_than_kafka_and_the_others_recover(famil
         assert family[name]["summary"]["recovery"]["never"] == 0, name
 
 
+def test_strategy_none_waits_for_an_operator_and_loses_nothing_and_balanced_loses_least(family):
+    """With a strategy, rounds replace Kafka's last-known-leader election: None never elects
+    uncleanly, so some outages wait for an operator and no acknowledged record is lost; Balanced
+    waits for the last known leader and loses less than Kafka's own fallback."""
+    none = family["kafka+recovery=none"]["summary"]
+    assert none["recovery"]["never"] > 0 and none["runs_with_unclean_election"] == 0 and none["data_loss_runs"] == 0
+    balanced, kafka = family["kafka+recovery=balanced"]["summary"], family["kafka"]["summary"]
+    assert balanced["data_loss_runs"] < kafka["data_loss_runs"]
+
+
 def test_a_stopped_brokers_session_timeout_is_healing_not_a_fault():
     model = specs.Model(A.variant_config(A.VARIANTS["kafka"], A.DEFAULT_BOUNDS), symmetry=False)
     s = model.init_states()[0]
