@@ -171,7 +171,7 @@ def periodic_unclean_election(R, rules: Rules, ctrl, prefer=None) -> Outcome:
     """The controller's periodic task: unclean elections on leaderless partitions of topics
     with unclean.leader.election.enable."""
     p = ctrl.partition
-    if rules.unclean_recovery_strategy is not None:    # variant: recovery rounds replace it (KIP-966)
+    if R.epochs and rules.unclean_recovery_strategy is not None:   # variant: rounds replace it (KIP-966; z3: none)
         return Outcome(ctrl)
     return R.branch(R.all(ctrl.unclean_leader_election, R.is_none(p.leader)),
                     lambda: _change(R, rules, ctrl, p.isr, election=UNCLEAN, prefer=prefer),

@@ -17,7 +17,8 @@ import z3
 import invariants as I
 from invariants.symbolic import INVARIANTS, MORE_INVARIANTS
 from specs import actions as A
-from specs.catalogue import MUTANTS, PRESETS
+from specs.catalogue import MUTANTS, PRESETS, preset_rules
+from specs.rules import refused_by_z3
 from specs.config import make_config
 from specs.symbolic import ACTION_ID, Encoding, Params, popcount, selfcheck, sym_params, sym_state
 from specs.symbolic import abstract, equals
@@ -26,7 +27,10 @@ from tests.specs.helpers import random_runs
 
 # The matrix comes from the catalogue: every preset, every mutant the encoding can see, and
 # the one abstraction switch it encodes.
-VARIANTS = [(p, None, {}) for p in PRESETS] + [("kafka", None, {"any_candidate_elections": True})] + [
+# Presets that change a rule outside the encoding (the recovery profile's strategy) are refused
+# by prove, so they are not compared here.
+Z3_PRESETS = [p for p in PRESETS if not refused_by_z3(preset_rules(p))]
+VARIANTS = [(p, None, {}) for p in Z3_PRESETS] + [("kafka", None, {"any_candidate_elections": True})] + [
     ("kafka", m, {}) for m, mutant in MUTANTS.items() if not mutant.outside_z3()]
 
 
@@ -51,7 +55,7 @@ def test_the_self_check_sees_a_wrong_algebra(monkeypatch, op, broken):
 ROOMY = dict(records=3, fences=3, lossy_crashes=3, crashes=2, clean_shutdowns=2, isr_shrinks=4,
              admin_elections=2, config_changes=2, max_leader_epoch=30, max_partition_epoch=60)
 # Every preset and every mutant the encoding can see: the catalogue, not a hand-kept list.
-WALK_VARIANTS = [(p, None) for p in PRESETS] + [("kafka", m) for m, mutant in MUTANTS.items()
+WALK_VARIANTS = [(p, None) for p in Z3_PRESETS] + [("kafka", m) for m, mutant in MUTANTS.items()
                                                 if not mutant.outside_z3()]
 
 
