@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: check test replay mutants prove availability spark-check bench venv clean
+.PHONY: check test replay mutants prove prove-recovery availability spark-check bench venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ mutants: $(STAMP)
 
 prove: $(STAMP)
 	$(BIN)/kraft-verify prove
+
+# The z3 proofs with KIP-966 recovery rounds, one run per strategy (about a minute each).
+prove-recovery: $(STAMP)
+	for s in aggressive balanced none; do \
+	  $(BIN)/kraft-verify prove --preset recovery --flag unclean_recovery_strategy=$$s || exit $$?; done
 
 # The availability table of docs/availability.md (500 seeded runs per variant, seconds).
 availability: $(STAMP)

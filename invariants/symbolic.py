@@ -54,7 +54,8 @@ def leader_elected_registered_unfenced(enc: Encoding, s: Sym, p: Params, t: Sym)
     return z3.Or(z3.Not(new_leader), meets(t.leader, enc.acceptable(t)))
 
 
-OPERATOR_ELECTIONS = ("elect_preferred", "elect_unclean", "elect_designated", "periodic_unclean_election")
+OPERATOR_ELECTIONS = ("elect_preferred", "elect_unclean", "elect_designated", "periodic_unclean_election",
+                      "unclean_recovery")
 
 
 def unclean_election_only_after_min_isr_unclean_shutdowns(enc: Encoding, s: Sym, p: Params, t: Sym) -> z3.BoolRef:
@@ -63,6 +64,15 @@ def unclean_election_only_after_min_isr_unclean_shutdowns(enc: Encoding, s: Sym,
     by_operator = z3.Or(*(p.action == ACTION_ID[a] for a in OPERATOR_ELECTIONS))
     return z3.Or(z3.Not(p.unclean), by_operator, s.unclean_leader_election, s.lost,
                  z3.UGE(t.unclean_shutdowns, t.min_isr))
+
+
+def recovery_elects_a_replica_with_every_answered_record(enc: Encoding, s: Sym, p: Params, t: Sym) -> z3.BoolRef:
+    """As the concrete predicate, at the abstraction's grain: within KIP-966's tolerance, if
+    any replica that answered the round holds every committed record, the one it elects does."""
+    answered = s.alive & enc.acceptable(s)
+    new_leader = z3.And(t.leader != 0, t.leader != s.leader)
+    return z3.Or(p.action != ACTION_ID["unclean_recovery"], s.lost, z3.UGE(s.lossy_crashes, s.min_isr),
+                 z3.Not(new_leader), answered & s.complete == 0, meets(t.leader, s.complete))
 
 
 INVARIANTS = (
@@ -77,6 +87,8 @@ MORE_INVARIANTS = (
     SymbolicInvariant("LeaderElectedRegisteredUnfenced", "step", leader_elected_registered_unfenced),
     SymbolicInvariant("UncleanElectionOnlyAfterMinIsrUncleanShutdowns", "step",
                       unclean_election_only_after_min_isr_unclean_shutdowns),
+    SymbolicInvariant("RecoveryElectsAReplicaWithEveryAnsweredRecord", "step",
+                      recovery_elects_a_replica_with_every_answered_record),
 )
 
 LEMMAS = (

@@ -22,7 +22,11 @@ The operations, and what the rules may assume of them:
   was made) and `accepted(error)`; z3 keeps only whether a request was refused;
 - what only the concrete model keeps: `epochs` (False in z3: no leader or partition
   epochs), `next_epoch(e)`, `broker_epoch(ctrl, b)`, `stale_members(ctrl, req)`, `register(ctrl, b, epoch)`,
-  `has_duplicates(a)`, `effective_min_isr(ctrl)` (z3 stores min ISR already capped).
+  `has_duplicates(a)`, `effective_min_isr(ctrl)` (z3 stores min ISR already capped);
+- a recovery round's GetReplicaLogInfo replies: `answered(answers, replicas)` (who replied)
+  and `most_data(answers, candidates, replicas, most)` (the candidate with the highest last
+  leader epoch, then the longest log; `most=False`: the least). z3 keeps no logs: there the
+  choice is a variable that the encoding constrains (specs/symbolic/encoding.py).
 """
 from __future__ import annotations
 
@@ -143,6 +147,22 @@ class Concrete:
     def notice(name: str) -> str:
         """An error name returned with a change that was made (NEW_LEADER_ELECTED)."""
         return name
+
+    # ---------------------------------------------------------------- recovery rounds
+    @staticmethod
+    def answered(answers, replicas: tuple) -> tuple:
+        """`answers`: broker -> (last leader epoch, log end offset), as a mapping or its items."""
+        got = dict(answers)
+        return tuple(b for b in replicas if b in got)
+
+    @staticmethod
+    def most_data(answers, candidates: tuple, replicas: tuple, most: bool) -> int:
+        """Highest (last leader epoch, log end offset), ties to the first in replica order;
+        `most=False` (a fault rule) the lowest."""
+        if not candidates:
+            return NO_LEADER
+        got, sign = dict(answers), 1 if most else -1
+        return max(candidates, key=lambda b: (sign * got[b][0], sign * got[b][1], -replicas.index(b)))
 
     # ---------------------------------------------------------------- only the concrete model
     @staticmethod

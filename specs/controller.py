@@ -7,11 +7,11 @@ when the brokers make them happen. docs/protocol.md, "Controller events", states
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 from specs.pipeline import DESIGNATED, ONLINE, PREFERRED, UNCLEAN, acceptable, build, is_acceptable
 from specs.rules import Rules
-from specs.state import NO_EPOCH, NO_LEADER, RECOVERED, RECOVERING
+from specs.state import NO_EPOCH, RECOVERED, RECOVERING
 
 # Kafka's error names, as replies to AlterPartition and ElectLeaders.
 ERRORS = ("STALE_BROKER_EPOCH NOT_CONTROLLER FENCED_LEADER_EPOCH INVALID_REQUEST INVALID_UPDATE_VERSION "
@@ -171,7 +171,7 @@ def periodic_unclean_election(R, rules: Rules, ctrl, prefer=None) -> Outcome:
     """The controller's periodic task: unclean elections on leaderless partitions of topics
     with unclean.leader.election.enable."""
     p = ctrl.partition
-    if R.epochs and rules.unclean_recovery_strategy is not None:   # variant: rounds replace it (KIP-966; z3: none)
+    if rules.unclean_recovery_strategy is not None:   # variant: recovery rounds replace it (KIP-966)
         return Outcome(ctrl)
     return R.branch(R.all(ctrl.unclean_leader_election, R.is_none(p.leader)),
                     lambda: _change(R, rules, ctrl, p.isr, election=UNCLEAN, prefer=prefer),
@@ -206,34 +206,34 @@ def reassign(R, rules: Rules, ctrl, target: tuple) -> Outcome:
                    removing=removing)
 
 
-def unclean_recovery(R, rules: Rules, ctrl, strategy: str, log_info: Mapping[int, tuple[int, int]]) -> Outcome:
-    """A KIP-966 unclean recovery round. `log_info` maps each replica that answered
-    GetReplicaLogInfo to (last written leader epoch, log end offset). Concrete only: the z3
-    encoding has no recovery rounds (rules.unclean_recovery_strategy is outside it)."""
-    log_info = dict(log_info)     # a mapping, or its items (hashable, so the round is memoised)
+def unclean_recovery(R, rules: Rules, ctrl, strategy: str, answers) -> Outcome:
+    """A KIP-966 unclean recovery round. `answers` are the GetReplicaLogInfo replies in the
+    algebra's terms: `R.answered(answers, replicas)` is who replied, `R.most_data(...)` the
+    replica with the highest last leader epoch, then the longest log (concretely a mapping
+    broker -> (last leader epoch, log end offset); in z3 a chosen replica that the encoding
+    constrains, since z3 keeps no logs). A round that must wait is refused."""
     p = ctrl.partition
-    if p.leader != NO_LEADER:
-        return Outcome(ctrl, ELECTION_NOT_NEEDED)
-    if p.isr and any(is_acceptable(R, ctrl, b) for b in p.isr):
-        return Outcome(ctrl, ELIGIBLE_LEADERS_NOT_AVAILABLE)
-    live_elr = [b for b in p.elr if is_acceptable(R, ctrl, b)]
-    if live_elr or strategy == "none":
-        return Outcome(ctrl, ELIGIBLE_LEADERS_NOT_AVAILABLE)
-    if strategy == "balanced":
-        if p.elr or p.isr:
-            return Outcome(ctrl, ELIGIBLE_LEADERS_NOT_AVAILABLE)
-        waiting = p.last_known_elr if rules.use_last_known_leader else p.last_known_elr or (
-            (p.last_known_leader,) if p.last_known_leader != NO_LEADER else ())
-        if any(b not in log_info for b in waiting):
-            return Outcome(ctrl, ELIGIBLE_LEADERS_NOT_AVAILABLE)
-    answers = [(b, log_info[b]) for b in p.replicas if b in log_info and is_acceptable(R, ctrl, b)]
-    if not answers:
-        return Outcome(ctrl, ELIGIBLE_LEADERS_NOT_AVAILABLE)
-    if not rules.recovery_round_elects:
-        return Outcome(ctrl, ELIGIBLE_LEADERS_NOT_AVAILABLE)
-    sign = 1 if rules.recovery_prefers_most_data else -1    # the most data: highest epoch, then longest log
-    best = max(answers, key=lambda a: (sign * a[1][0], sign * a[1][1], -p.replicas.index(a[0])))[0]
-    return _change(R, rules, ctrl, p.isr, election=DESIGNATED, designated=best)
+    answered = R.answered(answers, p.replicas)
+    candidates = acceptable(R, ctrl, answered)
+    waiting = p.last_known_elr
+    if not rules.use_last_known_leader:       # the KIP text also waits for the last known leader
+        waiting = R.ite(R.is_empty(waiting), R.ite(R.is_none(p.last_known_leader), R.empty,
+                                                   R.single(p.last_known_leader)), waiting)
+    balanced_waits = R.any(R.not_(R.is_empty(p.elr)), R.not_(R.is_empty(p.isr)),
+                           R.not_(R.subset(waiting, answered)))
+    error = R.first_error([
+        (R.not_(R.is_none(p.leader)), ELECTION_NOT_NEEDED),
+        (R.not_(R.is_empty(acceptable(R, ctrl, p.isr))), ELIGIBLE_LEADERS_NOT_AVAILABLE),
+        (R.not_(R.is_empty(acceptable(R, ctrl, p.elr))), ELIGIBLE_LEADERS_NOT_AVAILABLE),
+        (strategy == "none", ELIGIBLE_LEADERS_NOT_AVAILABLE),
+        (R.all(strategy == "balanced", balanced_waits), ELIGIBLE_LEADERS_NOT_AVAILABLE),
+        (R.is_empty(candidates), ELIGIBLE_LEADERS_NOT_AVAILABLE),
+        (not rules.recovery_round_elects, ELIGIBLE_LEADERS_NOT_AVAILABLE),   # variant: the round never elects
+    ])
+    # Variant: recovery_prefers_most_data=false elects the least data (lowest epoch, shortest log).
+    best = R.most_data(answers, candidates, p.replicas, rules.recovery_prefers_most_data)
+    return R.branch(R.accepted(error), lambda: _change(R, rules, ctrl, p.isr, election=DESIGNATED, designated=best),
+                    lambda: Outcome(ctrl, error))
 
 
 __all__ = ["Outcome", "fence", "unfence", "controlled_shutdown", "register", "alter_partition",

@@ -153,9 +153,7 @@ def _elect(R, rules, ctrl, replicas, target, elr, election, designated, prefer):
     # Variant (KIP-966 unclean recovery): with a recovery strategy, recovery rounds replace the
     # last-known-leader election and unclean.leader.election ("The unclean leader election will
     # be replaced by the unclean recovery"); only an operator's election is unclean here.
-    # The z3 encoding (no epochs) has no rounds and refuses a config that sets a strategy
-    # (catalogue.toml: outside), so only the concrete model reads the rule.
-    rounds = R.epochs and rules.unclean_recovery_strategy is not None
+    rounds = rules.unclean_recovery_strategy is not None
     known = R.none
     if rules.elr and not rounds:
         known = R.only(p.last_known_elr) if rules.use_last_known_leader else p.last_known_leader

@@ -153,8 +153,7 @@ def log_info(cfg: Config, s: State) -> dict[int, tuple[int, int]]:
 
 
 @action(CONTROLLER, params=(Param("strategy", choice(*RECOVERY_STRATEGIES, optional=True), required=False),),
-        budget="unclean_recoveries", reads_replica_order=True,
-        z3=Outside("unclean recovery: the z3 encoding has no recovery rounds yet"))
+        budget="unclean_recoveries", reads_replica_order=True, z3=("unclean_recovery",))
 class unclean_recovery:
     """A KIP-966 unclean recovery round (variant): ask the replicas for their logs, elect the
     one with the highest last leader epoch, then the longest log. Enabled when the strategy's

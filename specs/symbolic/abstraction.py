@@ -11,7 +11,7 @@ import z3
 
 from specs import actions as A
 from specs.config import Config
-from specs.state import NO_EPOCH, NO_LEADER, FollowerState, State
+from specs.state import NO_EPOCH, NO_LEADER, RECOVERED, RECOVERING, FollowerState, State
 from specs.symbolic.state import SET_FIELDS, Sym
 
 
@@ -34,6 +34,7 @@ class Abstract(NamedTuple):
     lost: bool
     unclean_shutdowns: int
     lossy_crashes: int
+    recovering: bool = False
 
 
 def mask(cfg: Config, brokers) -> int:
@@ -68,7 +69,7 @@ def abstract(cfg: Config, s: State) -> Abstract:
                          if fs.leo >= 0 and fs.broker_epoch != ctrl.broker_epoch(b)]),
         min_isr=ctrl.effective_min_isr, unclean_leader_election=ctrl.unclean_leader_election,
         lost=s.hist.unclean_elections > 0, unclean_shutdowns=min(s.hist.unclean_shutdowns, 255),
-        lossy_crashes=min(s.hist.lossy_crashes, 255))
+        lossy_crashes=min(s.hist.lossy_crashes, 255), recovering=p.leader_recovery_state == RECOVERING)
 
 
 def equals(sym: Sym, value: Abstract) -> z3.BoolRef:
@@ -79,6 +80,7 @@ def equals(sym: Sym, value: Abstract) -> z3.BoolRef:
     eqs.append(sym.lost == z3.BoolVal(value.lost))
     eqs.append(sym.unclean_shutdowns == value.unclean_shutdowns)
     eqs.append(sym.lossy_crashes == value.lossy_crashes)
+    eqs.append(sym.recovering == z3.BoolVal(value.recovering))
     return z3.And(*eqs)
 
 
@@ -89,7 +91,8 @@ def evaluate(model: z3.ModelRef, sym: Sym) -> Abstract:
         return z3.is_true(model.eval(x, model_completion=True))
     return Abstract(*(bits(getattr(sym, f)) for f in SET_FIELDS), min_isr=bits(sym.min_isr),
                     unclean_leader_election=truth(sym.unclean_leader_election), lost=truth(sym.lost),
-                    unclean_shutdowns=bits(sym.unclean_shutdowns), lossy_crashes=bits(sym.lossy_crashes))
+                    unclean_shutdowns=bits(sym.unclean_shutdowns), lossy_crashes=bits(sym.lossy_crashes),
+                    recovering=truth(sym.recovering))
 
 
 def describe(cfg: Config, a: Abstract) -> dict:
@@ -102,6 +105,7 @@ def describe(cfg: Config, a: Abstract) -> dict:
     out["lost"] = a.lost
     out["unclean_shutdowns"] = a.unclean_shutdowns
     out["lossy_crashes"] = a.lossy_crashes
+    out["leader_recovery_state"] = "RECOVERING" if a.recovering else "RECOVERED"
     return out
 
 
@@ -114,7 +118,8 @@ def concretize(cfg: Config, a: Abstract, epoch: int = 1) -> State:
     committed = (1,) if a.complete != (1 << len(cfg.replicas)) - 1 else ()
     p = s.ctrl.partition._replace(
         isr=tuple(d["isr"]), elr=tuple(d["elr"]), last_known_elr=tuple(d["last_known_elr"]),
-        leader=d["leader"], last_known_leader=d["last_known_leader"], leader_epoch=epoch, partition_epoch=epoch)
+        leader=d["leader"], last_known_leader=d["last_known_leader"], leader_epoch=epoch, partition_epoch=epoch,
+        leader_recovery_state=RECOVERING if a.recovering else RECOVERED)
     ctrl = s.ctrl._replace(partition=p, fenced=tuple(d["fenced"]),
                            shutting_down=tuple(d["shutting_down"]),
                            min_isr=a.min_isr, unclean_leader_election=a.unclean_leader_election)

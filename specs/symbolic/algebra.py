@@ -10,7 +10,7 @@ of the ISR, and the reason a request was refused (only whether it was).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NamedTuple
 
 import z3
 
@@ -44,6 +44,14 @@ def _static(x: Any) -> bool:
 
 def _is_record(x: Any) -> bool:
     return isinstance(x, tuple) and hasattr(x, "_fields")
+
+
+class Answers(NamedTuple):
+    """A recovery round's GetReplicaLogInfo replies as z3 sees them: who answered, and the
+    replica the round chooses. z3 keeps no logs, so "highest last leader epoch, then longest
+    log" cannot be computed here; the encoding constrains `chosen` instead (Encoding.unclean_recovery)."""
+    answered: z3.BitVecRef
+    chosen: z3.BitVecRef
 
 
 class Symbolic:
@@ -167,6 +175,13 @@ class Symbolic:
 
     def notice(self, name: str):
         return None
+
+    # ---------------------------------------------------------------- recovery rounds
+    def answered(self, answers: Answers, replicas):
+        return answers.answered
+
+    def most_data(self, answers: Answers, candidates, replicas, most):
+        return answers.chosen
 
     # ---------------------------------------------------------------- what z3 does not keep
     def next_epoch(self, epoch):

@@ -26,6 +26,9 @@ def step_text(cfg: Config, step) -> str:
         return f"set_unclean value={str(step.flag).lower()}"
     if a == "advance_hwm":
         return f"advance_hwm (non-ISR replicas keeping up: {_names(cfg, step.members)})"
+    if a == "unclean_recovery":
+        chosen = members(cfg, step.pick)
+        return f"unclean_recovery round elects broker={chosen[0] if chosen else None}"
     if a == "fetch":
         return f"fetch by {_names(cfg, step.members)}"
     return a

@@ -16,10 +16,10 @@ from specs import controller as C
 from specs.actions import symbolic_steps
 from specs.config import Config
 from specs.pipeline import DESIGNATED, PREFERRED, UNCLEAN
-from specs.state import RECOVERED, AlterPartitionRequest
+from specs.state import AlterPartitionRequest
 from specs.symbolic import brokers as BR
-from specs.symbolic.algebra import Symbolic, one_hot, one_hot_or_zero
-from specs.symbolic.state import ACTION_BITS, Params, Sym, make_sym
+from specs.symbolic.algebra import Answers, Symbolic, one_hot, one_hot_or_zero
+from specs.symbolic.state import ACTION_BITS, RECOVERY_OFF, Params, Sym, is_recovering, make_sym
 
 
 class StepFormula(NamedTuple):
@@ -43,7 +43,7 @@ class Encoding:
             "controlled_shutdown": self.controlled_shutdown, "elect_preferred": self.elect_preferred,
             "elect_unclean": self.elect_unclean, "elect_designated": self.elect_designated,
             "periodic_unclean_election": self.periodic_unclean_election, "set_min_isr": self.set_min_isr,
-            "set_unclean": self.set_unclean,
+            "set_unclean": self.set_unclean, "unclean_recovery": self.unclean_recovery,
             **{name: (lambda s, p, f=fn: f(self, s, p)) for name, fn in BR.STEPS.items()}}
         missing = set(ACTIONS) ^ set(self.steps)
         assert not missing, f"symbolic actions without a step (or steps without an action): {missing}"
@@ -63,7 +63,7 @@ class Encoding:
                       s.alive == self.all, s.clean_file == 0, s.complete == self.all, s.fetched == 0, s.stale == 0,
                       s.min_isr == min(min_isr, self.n),
                       s.unclean_leader_election == z3.BoolVal(self.cfg.unclean_leader_election), z3.Not(s.lost),
-                      s.unclean_shutdowns == 0, s.lossy_crashes == 0)
+                      s.unclean_shutdowns == 0, s.lossy_crashes == 0, z3.Not(s.recovering))
 
     def acceptable(self, s: Sym) -> z3.BitVecRef:
         """Registered (always, here), unfenced, not in controlled shutdown."""
@@ -80,7 +80,8 @@ class Encoding:
             z3.If(moved, self.zero, broker.get("fetched", s.fetched)),
             z3.If(moved, self.zero, broker.get("stale", s.stale)),
             c.min_isr, c.unclean_leader_election, self.R.any(s.lost, out.unclean_election),
-            broker.get("unclean_shutdowns", s.unclean_shutdowns), broker.get("lossy_crashes", s.lossy_crashes))
+            broker.get("unclean_shutdowns", s.unclean_shutdowns), broker.get("lossy_crashes", s.lossy_crashes),
+            is_recovering(p.leader_recovery_state))
 
     def unchanged(self, s: Sym) -> C.Outcome:
         return C.Outcome(s.ctrl)
@@ -94,7 +95,7 @@ class Encoding:
         """An AlterPartition from the current leader in the current epochs, proposing any ISR;
         the broker abstraction says which proposals a leader can make."""
         req = AlterPartitionRequest(broker=s.leader, broker_epoch=0, leader_epoch=0, partition_epoch=0,
-                                    isr=p.members, member_epochs=(), leader_recovery_state=RECOVERED)
+                                    isr=p.members, member_epochs=(), leader_recovery_state=RECOVERY_OFF)
         out = C.alter_partition(self.R, self.rules, s.ctrl, req, prefer=self._pick(p))
         return self._done(self.R.all(self.R.accepted(out.error), BR.proposal_ok(self, s, p)), s, out)
 
@@ -131,6 +132,28 @@ class Encoding:
 
     def set_unclean(self, s: Sym, p: Params) -> StepFormula:
         return self._done(z3.BoolVal(self.config_changes), s, C.set_unclean(self.R, self.rules, s.ctrl, p.flag))
+
+    def unclean_recovery(self, s: Sym, p: Params) -> StepFormula:
+        """A KIP-966 recovery round (the controller's own rule), answered by every running
+        acceptable replica, electing `p.pick`. z3 keeps no logs, so the choice "highest last
+        leader epoch, then longest log" is abstracted to what it implies while durability
+        holds (no unclean election yet, fewer than min ISR lossy crashes of candidates):
+        every committed record is in the log of each leader elected so far, and a replica's
+        log is a prefix of the log of the leader of its last epoch, so a replica whose last
+        epoch is the highest holds every committed record whenever any answerer does; among
+        equal epochs the longest log does. So: a complete answerer if there is one. The
+        fault rule (least data) picks an incomplete answerer if there is one, by the same
+        argument. Outside that tolerance the choice is any answerer."""
+        strategy = self.rules.unclean_recovery_strategy
+        if strategy is None:
+            return StepFormula(z3.BoolVal(False), s, False)
+        answered = s.alive & self.acceptable(s)
+        out = C.unclean_recovery(self.R, self.rules, s.ctrl, strategy, Answers(answered, p.pick))
+        within = z3.And(z3.Not(s.lost), z3.ULT(s.lossy_crashes, s.min_isr))
+        wanted = s.complete if self.rules.recovery_prefers_most_data else ~s.complete
+        choice = z3.Or(z3.Not(within), answered & wanted == 0, self.R.member(p.pick, wanted))
+        guard = z3.And(one_hot(p.pick), self.R.member(p.pick, answered), choice)
+        return self._done(self.R.all(self.R.accepted(out.error), guard), s, out)
 
     def _pick(self, p: Params) -> Optional[z3.BitVecRef]:
         return p.pick if self.rules.any_candidate_elections else None

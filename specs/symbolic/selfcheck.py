@@ -21,7 +21,7 @@ from specs.actions import init_state
 from specs.algebra import CONCRETE
 from specs.config import Config
 from specs.pipeline import DESIGNATED, PREFERRED, UNCLEAN
-from specs.state import NO_LEADER, RECOVERED, AlterPartitionRequest, Controller
+from specs.state import NO_LEADER, RECOVERED, RECOVERING, AlterPartitionRequest, Controller
 from specs.symbolic.abstraction import mask, sized
 from specs.symbolic.encoding import ACTION_ID, Encoding
 from specs.symbolic.state import Params, Sym, sym_params, sym_state
@@ -29,7 +29,7 @@ from specs.symbolic.state import Params, Sym, sym_params, sym_state
 # The controller events, each with the symbolic step that makes it.
 EVENTS = ("alter_partition", "fence", "unfence", "controlled_shutdown", "register_clean", "register_unclean",
           "elect_preferred", "elect_unclean", "elect_designated", "periodic_unclean_election",
-          "set_min_isr", "set_unclean")
+          "set_min_isr", "set_unclean", "unclean_recovery")
 STEP_OF = {"register_clean": "restart", "register_unclean": "restart"}
 
 
@@ -51,7 +51,8 @@ def random_controller(rng: random.Random, cfg: Config) -> Controller:
     p = s.ctrl.partition._replace(
         isr=_subset(rng, ids), elr=_subset(rng, ids), last_known_elr=_subset(rng, ids),
         leader=NO_LEADER if rng.random() < 1 / 3 else rng.choice(ids), leader_epoch=3, partition_epoch=5,
-        last_known_leader=NO_LEADER if cfg.rules.use_last_known_leader else rng.choice(ids + (NO_LEADER,)))
+        last_known_leader=NO_LEADER if cfg.rules.use_last_known_leader else rng.choice(ids + (NO_LEADER,)),
+        leader_recovery_state=RECOVERING if rng.random() < 0.3 else RECOVERED)
     return s.ctrl._replace(partition=p, fenced=_subset(rng, ids), shutting_down=_subset(rng, ids),
                            min_isr=rng.randint(1, len(ids)), unclean_leader_election=rng.random() < 0.3)
 
@@ -66,7 +67,8 @@ def _pins(enc: Encoding, s: Sym, ctrl: Controller, alive: int, clean_file: int) 
     out += [(s.alive, bv(alive)), (s.clean_file, bv(clean_file)), (s.complete, bv((1 << n) - 1)),
             (s.fetched, bv(0)), (s.stale, bv(0)), (s.min_isr, z3.BitVecVal(ctrl.effective_min_isr, 8)),
             (s.unclean_leader_election, z3.BoolVal(ctrl.unclean_leader_election)), (s.lost, z3.BoolVal(False)),
-            (s.unclean_shutdowns, z3.BitVecVal(0, 8)), (s.lossy_crashes, z3.BitVecVal(0, 8))]
+            (s.unclean_shutdowns, z3.BitVecVal(0, 8)), (s.lossy_crashes, z3.BitVecVal(0, 8)),
+            (s.recovering, z3.BoolVal(p.leader_recovery_state == RECOVERING))]
     return out
 
 
@@ -112,6 +114,16 @@ def _event(rng, cfg: Config, ctrl: Controller, kind: str):
             out = C.Outcome(ctrl)       # a refused election changes nothing; the step is a no-op
     elif kind == "periodic_unclean_election":
         out = C.periodic_unclean_election(CONCRETE, rules, ctrl, prefer=pick)
+    elif kind == "unclean_recovery":
+        # Every running acceptable replica answers GetReplicaLogInfo (all run here); z3's
+        # choice is pinned to the concrete one, so the two differ only if the rules do.
+        info = {x: (rng.randint(0, 3), rng.randint(0, 3)) for x in ids if ctrl.acceptable_leader(x)}
+        candidates = tuple(x for x in ids if x in info)
+        pick = CONCRETE.most_data(info, candidates, ids, rules.recovery_prefers_most_data)
+        out = None
+        if rules.unclean_recovery_strategy is not None:
+            out = C.unclean_recovery(CONCRETE, rules, ctrl, rules.unclean_recovery_strategy, info)
+            out = out if out.error is None else None
     elif kind == "set_min_isr":
         value = rng.randint(1, len(ids))
         out = C.set_min_isr(CONCRETE, rules, ctrl, value)
@@ -158,6 +170,7 @@ def _compare(enc: Encoding, s: Sym, p: Params, step, kind: str, ctrl: Controller
             "last_known_leader": mask(cfg, [q.last_known_leader]), "leader": mask(cfg, [q.leader]),
             "fenced": mask(cfg, c.fenced), "shutting_down": mask(cfg, c.shutting_down),
             "min_isr": c.effective_min_isr, "unclean_leader_election": c.unclean_leader_election,
+            "recovering": q.leader_recovery_state == RECOVERING,
             "unclean_election": bool(out.unclean_election) if out is not None else False}
     terms = {f: getattr(step.succ, f) for f in want if f != "unclean_election"}
     terms["unclean_election"] = step.unclean

@@ -4,7 +4,8 @@ holding z3 terms, plus the broker-side abstraction and ghost variables.
 The controller rules (specs/pipeline.py, specs/controller.py) read and `_replace` the same
 `Controller` and `Partition` records whatever their values are, so the z3 encoding hands
 them records of z3 terms. Fields z3 does not keep hold constants: epochs are 0, every
-replica is registered, no reassignment is under way, the recovery state is RECOVERED.
+replica is registered, no reassignment is under way. The leader recovery state is kept, as
+the Bool `recovering` (the partition record holds it as a 1-bit vector, RECOVERING = 1).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import NamedTuple
 
 import z3
 
-from specs.state import RECOVERED, Controller, Partition
+from specs.state import RECOVERING, Controller, Partition
 from specs.symbolic.algebra import COUNT_BITS
 
 # The set-valued fields of a symbolic state, each an N-bit vector, in the order z3 names them.
@@ -32,6 +33,7 @@ class Sym(NamedTuple):
     lost: z3.BoolRef              # ghost: an unclean election happened
     unclean_shutdowns: z3.BitVecRef   # ghost: registrations judged unclean (saturating count)
     lossy_crashes: z3.BitVecRef   # ghost: lossy crashes of ISR/ELR members (saturating count)
+    recovering: z3.BoolRef        # leader_recovery_state is RECOVERING (an unclean leader's log is not settled)
 
     # The controller's fields under the names the invariants use.
     isr = property(lambda s: s.ctrl.partition.isr)
@@ -47,7 +49,7 @@ class Sym(NamedTuple):
     def variables(self) -> list:
         """Every term z3 keeps for this state, in a fixed order."""
         return [getattr(self, f) for f in SET_FIELDS] + [self.min_isr, self.unclean_leader_election, self.lost,
-                                                        self.unclean_shutdowns, self.lossy_crashes]
+                                                        self.unclean_shutdowns, self.lossy_crashes, self.recovering]
 
 
 class Params(NamedTuple):
@@ -64,14 +66,24 @@ class Params(NamedTuple):
 
 def make_sym(n: int, isr, elr, last_known_elr, last_known_leader, leader, fenced, shutting_down, alive,
              clean_file, complete, fetched, stale, min_isr, unclean_leader_election, lost,
-             unclean_shutdowns, lossy_crashes) -> Sym:
+             unclean_shutdowns, lossy_crashes, recovering) -> Sym:
     everyone = z3.BitVecVal((1 << n) - 1, n)
+    recovering = z3.BoolVal(recovering) if isinstance(recovering, bool) else recovering
     p = Partition(replicas=everyone, isr=isr, elr=elr, last_known_elr=last_known_elr, leader=leader,
-                  leader_epoch=0, partition_epoch=0, leader_recovery_state=RECOVERED, adding_replicas=(),
-                  removing_replicas=(), last_known_leader=last_known_leader)
+                  leader_epoch=0, partition_epoch=0, leader_recovery_state=z3.If(recovering, RECOVERY_ON, RECOVERY_OFF),
+                  adding_replicas=(), removing_replicas=(), last_known_leader=last_known_leader)
     ctrl = Controller(partition=p, registered=everyone, broker_epochs=(), fenced=fenced,
                       shutting_down=shutting_down, min_isr=min_isr, unclean_leader_election=unclean_leader_election)
-    return Sym(ctrl, alive, clean_file, complete, fetched, stale, lost, unclean_shutdowns, lossy_crashes)
+    return Sym(ctrl, alive, clean_file, complete, fetched, stale, lost, unclean_shutdowns, lossy_crashes, recovering)
+
+
+RECOVERY_ON, RECOVERY_OFF = z3.BitVecVal(RECOVERING, 1), z3.BitVecVal(1 - RECOVERING, 1)
+
+
+def is_recovering(state) -> z3.BoolRef:
+    """A leader_recovery_state the rules computed (a 1-bit vector, or a Python constant) as a Bool."""
+    out = state == RECOVERING
+    return z3.BoolVal(out) if isinstance(out, bool) else out
 
 
 def sym_state(n: int, tag: str) -> Sym:
@@ -79,7 +91,8 @@ def sym_state(n: int, tag: str) -> Sym:
     return make_sym(n, **sets, min_isr=z3.BitVec(f"min_isr_{tag}", COUNT_BITS),
                     unclean_leader_election=z3.Bool(f"unclean_leader_election_{tag}"), lost=z3.Bool(f"lost_{tag}"),
                     unclean_shutdowns=z3.BitVec(f"unclean_shutdowns_{tag}", COUNT_BITS),
-                    lossy_crashes=z3.BitVec(f"lossy_crashes_{tag}", COUNT_BITS))
+                    lossy_crashes=z3.BitVec(f"lossy_crashes_{tag}", COUNT_BITS),
+                    recovering=z3.Bool(f"recovering_{tag}"))
 
 
 def sym_params(n: int, tag: str) -> Params:

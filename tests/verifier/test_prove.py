@@ -150,7 +150,7 @@ def test_prove_cli_exit_codes_and_reports(cli, tmp_path):
     (["--mutant", "nope"], "unknown mutant"),
     (["--depth", "-1"], "--depth"),
     (["--mutant", "follower-no-truncate"], "prove cannot check this config: rule follower_truncates=False"),
-    (["--flag", "unclean_recovery_strategy=balanced"], "rule unclean_recovery_strategy=balanced"),
+    (["--flag", "leader_epoch_bump_on_isr_shrink=true"], "rule leader_epoch_bump_on_isr_shrink=True"),
 ])
 def test_prove_cli_bad_input_is_one_line_and_exit_2(cli, args, needle):
     run_cli = cli

@@ -91,6 +91,9 @@ def run(args: argparse.Namespace) -> int:
     from verifier.prove import prove
     from specs.symbolic import cti_trace, witness_trace
     cfg, _ = build_config(argparse.Namespace(**{**vars(args), "min_isr": None}))
+    if not args.invariant and cfg.rules.unclean_recovery_strategy is not None:
+        from specs.symbolic import BY_NAME      # with recovery rounds, also what a round elects
+        invariants.append(BY_NAME["RecoveryElectsAReplicaWithEveryAnsweredRecord"])
     out = console()
     run_id, out_dir = run_dir(args.out, "prove", cfg)
     out.print(header_line("prove", cfg, f"N=1..{args.max_brokers} BMC depth {args.depth} for "
