@@ -22,6 +22,7 @@ from verifier.checkpoint import CheckpointDir, digest
 from verifier.codec import Codec, Level
 from verifier.estimate import predict
 from verifier.fingerprint import collision_probability
+from verifier import stop
 from verifier.result import (COMPLETE, DEADLOCK, STOPPED, VIOLATION, Limits, Options, Progress, Result,  # noqa: F401
                              concrete_trace)
 from verifier.store import Store
@@ -200,6 +201,10 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
                         run.terminal -= 1
                         if record(i, [DEADLOCK]):
                             return finish(VIOLATION)
+                if stop.requested():
+                    if checkpoint is not None:
+                        checkpoint.save(run, elapsed())
+                    return finish(STOPPED, stop.reason(), cut=True)
                 now = time.monotonic()
                 if now >= next_report:
                     next_report = now + progress_every

@@ -22,6 +22,7 @@ from hypothesis.stateful import (RuleBasedStateMachine, get_state_machine_test, 
                                  precondition, rule)
 
 from specs import Trace
+from verifier import stop
 from verifier.bfs import DEADLOCK
 
 DATABASE_ROOT = Path(".hypothesis") / "kraft-verify"
@@ -100,6 +101,8 @@ def machine_for(model, invariants, recorder: Recorder) -> type[RuleBasedStateMac
             return self._enabled[name]
 
         def apply(self, label, new) -> None:
+            if stop.requested():     # a BaseException: Hypothesis passes it on without shrinking
+                raise stop.Interrupted(stop.requested())
             self.last = (self.state, label, new)
             self.state = new
             self.steps.append((label, new))

@@ -25,6 +25,7 @@ from specs import Trace
 from verifier.estimate import predict
 from verifier.fingerprint import Fingerprinter, collision_probability
 from verifier.parallel_worker import Worker, serve
+from verifier import stop
 from verifier.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Limits, Options, Progress, Result, concrete_trace
 
 
@@ -102,6 +103,9 @@ def explore_parallel(model, invariants, workers: int, limits: Limits = Limits(),
                 break
             if limits.time_budget is not None and time.monotonic() - start > limits.time_budget:
                 status, reason = STOPPED, f"time budget {limits.time_budget:g}s spent"
+                break
+            if stop.requested():            # between two levels: workers finish the one under way
+                status, reason = STOPPED, stop.reason()
                 break
             new = _level(pool, workers, res, found, len(res.states_per_level) - 1, frozenset(found))
             res.states_per_level.append(new)

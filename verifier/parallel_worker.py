@@ -10,6 +10,7 @@ from array import array
 from bisect import bisect_left
 from collections import Counter
 
+from verifier import stop
 from verifier.codec import Codec, Level
 from verifier.result import DEADLOCK, Options
 
@@ -174,6 +175,7 @@ class Worker:
 
 def serve(worker: Worker, conn) -> None:
     """Answer the coordinator's messages until it says stop."""
+    stop.ignore_in_worker()       # the coordinator stops the workers in order on an interrupt
     gc.freeze()                   # what the fork inherited is never garbage: keep the collector off it
     gc.set_threshold(50_000, 20, 20)
     while True:

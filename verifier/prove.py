@@ -22,6 +22,7 @@ import z3
 from specs import Config
 from specs.symbolic import (ACTIONS, INVARIANTS, LEMMAS, Abstract, Encoding, Params, Sym, SymbolicInvariant,
                             evaluate, sized, sym_params, sym_state)
+from verifier import stop
 
 PROVED = "proved"
 REFUTED = "refuted"
@@ -188,7 +189,7 @@ class Problem:
         if model is not None:
             return self._broken(model, invariants, None, None, states[0]), self._trace(model, states, params)
         for k in range(1, depth + 1):
-            if deadline is not None and time.monotonic() > deadline:
+            if (deadline is not None and time.monotonic() > deadline) or stop.requested():
                 return None, k - 1
             s, t, p = states[-1], sym_state(self.n, f"k{k}"), sym_params(self.n, f"k{k}")
             solver.add(self.enc.well_formed(t), self.enc.transition(s, t, p))
@@ -288,7 +289,7 @@ def prove(cfg: Config, max_brokers: int, min_isrs: Optional[list[int]], depth: i
     deadline = time.monotonic() + time_budget if time_budget else None
     results = []
     for n, m in sizes(max_brokers, min_isrs):
-        if deadline is not None and time.monotonic() > deadline:
+        if (deadline is not None and time.monotonic() > deadline) or stop.requested():
             return results, False
         bmc_depth = depth if bmc_max_brokers is None or n <= bmc_max_brokers else 0
         r = check_size(cfg, n, m, bmc_depth, deadline=deadline, **kw)

@@ -8,6 +8,7 @@ import random
 import time
 from typing import Callable, Optional
 
+from verifier import stop
 from verifier.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, Result, concrete_trace
 from specs import Trace
 from verifier.fingerprint import Fingerprinter, collision_probability
@@ -72,6 +73,8 @@ def simulate(model, invariants, walks: int, depth: int, seed: int, time_budget: 
                 return fail(root, labels, bad)
             s = t
         res.depth = max(res.depth, len(labels))
+        if stop.requested():
+            return finish(STOPPED, f"{stop.reason()} after {walk + 1} of {walks} walks")
         now = time.monotonic()
         if now >= next_report:
             next_report = now + progress_every

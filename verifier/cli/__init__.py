@@ -11,7 +11,8 @@ from typing import Optional
 
 from specs import ConfigError
 from verifier.cli import availability, check, fuzz, listing, prove, replay, spark_check
-from verifier.cli.common import Parser, UsageError
+from verifier import stop
+from verifier.cli.common import RUN, Parser, UsageError, abandon_run, begin_junit, write_interrupted
 from verifier.exitcodes import EXIT_INPUT, EXIT_STOPPED
 
 COMMANDS = (replay, check, fuzz, spark_check, prove, availability, listing)
@@ -26,21 +27,37 @@ def parser() -> Parser:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    stop.install()
+    RUN.clear()
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        argv = list(sys.argv[1:] if argv is None else argv)
         args = parser().parse_args(argv)
         args.argv = argv
         if not getattr(args, "command", None):
             raise UsageError("a command is required (check, spark-check, fuzz, prove, mutants, replay, availability, "
                              "list)")
+        begin_junit(getattr(args, "junit", None))
         return args.func(args)
     except (UsageError, ConfigError) as exc:
+        abandon_run()
         print(f"kraft-verify: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
-    except KeyboardInterrupt:
-        print("kraft-verify: interrupted", file=sys.stderr)
-        return EXIT_STOPPED
+    except Exception:
+        if not stop.requested():
+            raise
+        return _interrupted(stop.requested(), argv)    # e.g. z3 wraps the interrupt in its own error
+    except KeyboardInterrupt as exc:
+        return _interrupted(getattr(exc, "signal", "SIGINT"), argv)
 
+
+def _interrupted(name: str, argv: list[str]) -> int:
+    """One line on stderr, a report marked interrupted, exit 3."""
+    try:
+        where = write_interrupted(name, " ".join(["kraft-verify"] + argv))
+    except (KeyboardInterrupt, OSError):
+        where = None
+    print(f"kraft-verify: interrupted by {name}" + (f"; report: {where}" if where else ""), file=sys.stderr)
+    return EXIT_STOPPED
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -6,7 +6,7 @@ import argparse
 import os
 
 from specs import MUTANTS, Model
-from verifier import gate
+from verifier import gate, stop
 from specs import config_label
 from verifier.cli.common import (ProgressLine, UsageError, add_model_args, console, header_line, run_dir,
                                  write_run)
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         out.print(f"workers: {workers}" + (" (checkpoints and --dump-graph use the one-process search)"
                                            if workers == 1 and args.workers is None and os.cpu_count() != 1
                                            else ""), markup=False)
-    with ProgressLine(out, not args.quiet, walks=engine == "simulate") as progress:
+    with ProgressLine(out, not args.quiet, walks=engine == "simulate") as progress, stop.polled():
         if engine == "simulate":
             result = simulate(model, invs, args.simulate, args.depth, args.seed, limits.time_budget,
                               inputs.deadlock, progress)

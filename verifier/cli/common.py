@@ -117,6 +117,10 @@ def header_line(command: str, cfg, extra: str = "") -> str:
             + (f" {extra}" if extra else ""))
 
 
+# The run under way, so that an interrupt anywhere still leaves a report (write_interrupted).
+RUN: dict[str, Any] = {}
+
+
 def run_dir(base: str, kind: str, cfg) -> tuple[str, Path]:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     label = re.sub(r"[^A-Za-z0-9_.=+,-]", "_", config_label(cfg))[:120]
@@ -126,7 +130,50 @@ def run_dir(base: str, kind: str, cfg) -> tuple[str, Path]:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"--out {base}: cannot create the report directory ({exc.strerror})") from None
+    RUN.update(run_id=run_id, dir=path, kind=kind, cfg=cfg)
     return run_id, path
+
+
+def begin_junit(path: Optional[str]) -> None:
+    """Before any work: a JUnit file left at `path` by an earlier run is replaced by one that
+    says this run has not finished (an error), so CI never reads an old green result, even if
+    this run is killed. Also finds an unwritable path before the run, not after it."""
+    if not path:
+        return
+    from verifier.reports import write_junit
+    pending = {"engine": "?", "result": "stopped", "exit_code": 3, "invariants": [], "config": {},
+               "stop_reason": "the run has not finished (killed, or still running)"}
+    try:
+        if Path(path).is_dir():
+            raise UsageError(f"--junit {path}: is a directory")
+        write_junit(pending, path)
+    except OSError as exc:
+        raise UsageError(f"--junit {path}: cannot write it ({exc.strerror})") from None
+    RUN["junit"] = path
+
+
+def abandon_run() -> None:
+    """After a usage error: no placeholder JUnit and no empty run directory are left behind."""
+    junit, where = RUN.pop("junit", None), RUN.pop("dir", None)
+    for target, remove in ((junit, os.remove), (where, os.rmdir)):
+        try:
+            if target is not None:
+                remove(target)
+        except OSError:
+            pass        # not empty, or gone: nothing to take back
+
+
+def write_interrupted(name: str, command: str) -> Optional[Path]:
+    """An interrupt that reached the command line: the run's report says so (exit 3)."""
+    from verifier.summary import header
+    if "dir" not in RUN:
+        return None
+    summary = header(RUN["kind"], RUN["cfg"], RUN["run_id"], command)
+    summary.update(result="stopped", exit_code=3, invariants=[], violated=[], counterexamples={},
+                   counterexample=None, counts={}, warnings=[],
+                   stop_reason=f"interrupted by {name} before the run could report partial results")
+    write_run(summary, RUN["dir"], RUN.get("junit"), console())
+    return RUN["dir"]
 
 
 # ---------------------------------------------------------------- output
@@ -177,6 +224,7 @@ def write_run(summary: dict, out_dir: Path, junit: Optional[str], console_) -> N
     summary["report_dir"] = str(out_dir)
     write_report_md(summary, out_dir / "report.md")
     write_atomic(out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    junit = junit or RUN.get("junit")
     if junit:
         try:
             write_junit(summary, junit)

@@ -31,10 +31,12 @@ def _config(args):
 
 
 def _fuzz(args, model, invs, hypothesis_shrink=True):
+    from verifier import stop
     from verifier.fuzz import fuzz
     try:
-        return fuzz(model, invs, args.profile, args.examples, args.steps, args.seed,
-                    hypothesis_shrink=hypothesis_shrink)
+        with stop.polled():          # each step polls (verifier/fuzz.py), outside Hypothesis' own handling
+            return fuzz(model, invs, args.profile, args.examples, args.steps, args.seed,
+                        hypothesis_shrink=hypothesis_shrink)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 

@@ -7,7 +7,7 @@ import json
 import time
 
 from specs import MUTANTS, make_config, refused_by_z3
-from verifier import gate
+from verifier import gate, stop
 from verifier.cli.common import UsageError, build_config, console, header_line, run_dir, write_run
 from verifier.files import write_atomic
 
@@ -82,6 +82,13 @@ def footing(cfg, max_brokers: int, samples: int, config_changes: bool, out) -> d
 
 
 def run(args: argparse.Namespace) -> int:
+    """An interrupt is polled between solver calls (raising inside z3's C calls leaves its
+    objects half-built), so the run stops after the query under way with a report."""
+    with stop.polled():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     invariants = _validate(args)
     if args.mutants:
         if args.preset or args.mutant or args.flag:

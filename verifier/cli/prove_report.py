@@ -3,6 +3,7 @@ a story, and the summary (summary.json's schema, with the per-size results under
 from __future__ import annotations
 
 from specs.symbolic import describe, state_changes, step_text
+from verifier import stop
 from verifier.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
 from verifier.prove import PROVED, REFUTED, UNKNOWN
 from verifier.summary import (HOLDS, STOPPED_STATUS, UNKNOWN_STATUS, VIOLATED, counterexample_json, header,
@@ -88,7 +89,8 @@ def report(args, out, cfg, invariants, results, completed: bool, elapsed: float,
     out.print("solver time per N: " + ", ".join(f"N={n}: {s:.1f}s" for n, s in per_n.items()), markup=False)
     if not completed:
         full = [n for n in per_n if all(r.n != n or r.verdict == PROVED for r in results)]
-        out.print(f"stopped by the time budget ({args.time_budget:.0f}s) after {elapsed:.1f}s; "
+        why = stop.reason() if stop.requested() else f"the time budget ({args.time_budget:.0f}s)"
+        out.print(f"stopped by {why} after {elapsed:.1f}s; "
                   f"every min ISR proved up to N={max(full) if full else 0}", markup=False)
     refuted = [r for r in results if r.verdict == REFUTED]
     for r in refuted[:1]:
@@ -107,7 +109,8 @@ def report(args, out, cfg, invariants, results, completed: bool, elapsed: float,
     summary = header("z3", cfg, run_id, command)
     summary.update({
         "result": {EXIT_OK: "ok", EXIT_VIOLATION: "violation"}.get(code, "stopped"), "exit_code": code,
-        "stop_reason": "" if code != EXIT_STOPPED else ("time budget spent" if not completed else
+        "stop_reason": "" if code != EXIT_STOPPED else (
+            (stop.reason() if stop.requested() else "time budget spent") if not completed else
                                                         "an invariant is neither proved nor refuted"),
         "invariants": rows, "violated": sorted({n for r in refuted for n in r.violation}),
         "counts": {"sizes": len(results), "seconds": round(elapsed, 3),

@@ -1,0 +1,68 @@
+"""SIGINT and SIGTERM as a request to stop, so that every exit path writes a report.
+
+Why not Python's default: SIGINT raises KeyboardInterrupt wherever the program happens to be,
+and SIGTERM kills it outright, so an interrupted run left nothing behind (or, worse, an older
+green JUnit file at the same path). Here the first signal is recorded. An engine that polls
+(`requested()`, inside `polled()`) stops at its next consistent point and returns a result
+marked stopped, which the command reports like a budget stop (exit 3). Anywhere else the
+signal raises `Interrupted`, which the command turns into an "interrupted" report. A second
+signal always raises: a user who presses Ctrl-C twice gets out at once.
+"""
+from __future__ import annotations
+
+import signal
+from contextlib import contextmanager
+from typing import Iterator, Optional
+
+_requested: Optional[str] = None
+_polling = 0
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was interrupted by a signal (its name is `signal`)."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.signal = name
+
+
+def _handler(signum, frame) -> None:
+    global _requested
+    first = _requested is None
+    _requested = signal.Signals(signum).name
+    if not first or not _polling:
+        raise Interrupted(_requested)
+
+
+def install() -> None:
+    """Route SIGINT and SIGTERM here (the command line calls it once, at start)."""
+    global _requested
+    _requested = None
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _handler)
+
+
+def ignore_in_worker() -> None:
+    """Worker processes leave interrupts to the parent, which stops them in order."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+
+
+def requested() -> Optional[str]:
+    """The name of the signal that asked the run to stop, or None."""
+    return _requested
+
+
+def reason(name: Optional[str] = None) -> str:
+    return f"interrupted by {name or _requested or 'SIGINT'}"
+
+
+@contextmanager
+def polled() -> Iterator[None]:
+    """Within this block the engine polls `requested()`: the first signal does not raise."""
+    global _polling
+    _polling += 1
+    try:
+        yield
+    finally:
+        _polling -= 1
