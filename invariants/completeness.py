@@ -11,7 +11,7 @@ which Kafka trades durability for availability).
 """
 from __future__ import annotations
 
-from invariants.registry import state_invariant
+from invariants.registry import TOLERANCE, state_invariant
 from specs.state import NO_LEADER
 
 
@@ -46,7 +46,7 @@ def leader_candidates(s) -> set[int]:
     return set(p.isr) | {b for b in p.elr if b in ctrl.registered and b not in ctrl.fenced}
 
 
-@state_invariant("LeaderCandidateCompleteness", "elr")
+@state_invariant("LeaderCandidateCompleteness", "elr", TOLERANCE)
 def leader_candidate_completeness(cfg, s) -> bool:
     """Every leader candidate (an ISR member, or an unfenced ELR member) holds the whole
     committed log: the property ELR exists for (docs/protocol.md, "State"). KIP-966: "The
@@ -60,7 +60,7 @@ def leader_candidate_completeness(cfg, s) -> bool:
     return True
 
 
-@state_invariant("LeaderCompleteness", "data")
+@state_invariant("LeaderCompleteness", "data", TOLERANCE)
 def leader_completeness(cfg, s) -> bool:
     """The leader holds every acknowledged record. A leader that lacks committed records makes
     its followers truncate to its log, so one replica's loss becomes the partition's
@@ -72,7 +72,7 @@ def leader_completeness(cfg, s) -> bool:
     return all(rec in held for rec in s.hist.acked)
 
 
-@state_invariant("NoCommittedRecordLostGlobally", "data")
+@state_invariant("NoCommittedRecordLostGlobally", "data", TOLERANCE)
 def no_committed_record_lost_globally(cfg, s) -> bool:
     """KIP-966 Motivation: "This proposal solves this 'last replica standing' data loss issue
     in KRaft clusters, providing MinISR-1 tolerance to data loss unclean shutdown events."
@@ -83,7 +83,7 @@ def no_committed_record_lost_globally(cfg, s) -> bool:
     return all(rec in held for rec in s.hist.acked)
 
 
-@state_invariant("ConsumerHwmNeverBackward", "data")
+@state_invariant("ConsumerHwmNeverBackward", "data", TOLERANCE)
 def consumer_hwm_never_backward(cfg, s) -> bool:
     """KIP-966: "the HWM stored on broker 1 is lower than broker 2. This can cause HWM to move
     backward and impacts the consumers." Every record a consumer was shown below the HWM is

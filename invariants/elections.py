@@ -3,7 +3,7 @@ unclean."""
 from __future__ import annotations
 
 from invariants.completeness import within_tolerance
-from invariants.registry import step_invariant
+from invariants.registry import TOLERANCE, step_invariant
 from specs.state import NO_LEADER
 
 OPERATOR_ELECTIONS = ("elect", "periodic_unclean_election", "unclean_recovery")
@@ -62,7 +62,7 @@ def one_leader_per_epoch(cfg, prev, label, s) -> bool:
     return new.leader == old.leader or new.leader_epoch > old.leader_epoch
 
 
-@step_invariant("RecoveryElectsAReplicaWithEveryAnsweredRecord", "election")
+@step_invariant("RecoveryElectsAReplicaWithEveryAnsweredRecord", "election", TOLERANCE)
 def recovery_elects_a_replica_with_every_answered_record(cfg, prev, label, s) -> bool:
     """KIP-966, "Unclean recovery": "The one with the highest leader epoch plus the longest log
     end offset will be the new leader", i.e. the replica that "persisted the most data". So

@@ -15,6 +15,7 @@ class Invariant(NamedTuple):
     kind: str             # "state" or "step"
     check: Callable
     group: str            # "elr", "data", "election"
+    assumes: str = ""     # the fault assumption under which it is claimed (shown beside its verdict)
 
     @property
     def quote(self) -> str:
@@ -24,15 +25,19 @@ class Invariant(NamedTuple):
 REGISTRY: list[Invariant] = []
 
 
-def state_invariant(name: str, group: str):
+# KIP-966's durability promise has a stated limit; the properties that rely on it say so.
+TOLERANCE = "assumes < min ISR lossy crashes of candidates and no unclean election (KIP-966's tolerance)"
+
+
+def state_invariant(name: str, group: str, assumes: str = ""):
     def register(fn: Callable) -> Callable:
-        REGISTRY.append(Invariant(name, "state", fn, group))
+        REGISTRY.append(Invariant(name, "state", fn, group, assumes))
         return fn
     return register
 
 
-def step_invariant(name: str, group: str):
+def step_invariant(name: str, group: str, assumes: str = ""):
     def register(fn: Callable) -> Callable:
-        REGISTRY.append(Invariant(name, "step", fn, group))
+        REGISTRY.append(Invariant(name, "step", fn, group, assumes))
         return fn
     return register

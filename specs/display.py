@@ -50,6 +50,21 @@ def view(cfg: Config, s: State) -> dict[str, str]:
     return out
 
 
+def timeline(cfg: Config, s: State) -> dict[str, dict[str, str]]:
+    """Per broker, what a timeline row shows: role, ISR/ELR membership, process and controller
+    status, log and HWM (report.html draws one row per step, one column group per broker)."""
+    p, ctrl = s.ctrl.partition, s.ctrl
+    out = {}
+    for b, r in zip(cfg.brokers, s.replicas):
+        status = ["up" if r.alive else "down"] + (["fenced"] if b in ctrl.fenced else []) + (
+            ["shutting down"] if b in ctrl.shutting_down else [])
+        out[f"b{b}"] = {
+            "role": "leader" if b == p.leader else ("follower" if b in p.replicas else "spare"),
+            "member": "ISR" if b in p.isr else ("ELR" if b in p.elr else "-"),
+            "status": ", ".join(status), "log": _log(r.log), "hwm": str(r.hwm)}
+    return out
+
+
 START_FIELDS = ("leader", "isr", "elr", "leader_epoch", "partition_epoch")   # the table's first row
 
 

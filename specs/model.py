@@ -96,6 +96,15 @@ class Model:
         """The state's fields as short strings (a counterexample table shows what changed)."""
         return D.view(self.cfg, state)
 
+    def timeline(self, state) -> dict[str, dict[str, str]]:
+        """Per broker: role, ISR/ELR membership, status, log, HWM (report.html's timeline)."""
+        return D.timeline(self.cfg, state)
+
+    def explain(self, trace, name: str) -> str:
+        """Why property `name` fails at the trace's last step, in words."""
+        from invariants.explain import explain
+        return explain(self.cfg, trace.initial, trace.steps, name, self.describe)
+
     start_fields = D.START_FIELDS
     itf_vars = D.ITF_VARS
 

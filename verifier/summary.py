@@ -12,7 +12,7 @@ from specs import config_summary
 from verifier.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Result
 from verifier.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
 from verifier.fingerprint import BITS
-from verifier.trace import rows
+from verifier.trace import rows, timeline, why
 
 SCHEMA_VERSION = 1
 HOLDS = "holds"
@@ -44,7 +44,7 @@ def header(engine: str, cfg, run_id: str, command: str) -> dict[str, Any]:
 def counterexample_json(trace, scenario: Optional[str], itf: Optional[str] = None) -> dict[str, Any]:
     """One invariant's counterexample: its length, the table, and the files that hold it."""
     return {"length": len(trace), "violated": list(trace.violated), "rows": [list(r) for r in rows(trace)],
-            "scenario": scenario, "itf": itf}
+            "why": why(trace), "timeline": timeline(trace), "scenario": scenario, "itf": itf}
 
 
 def invariant_rows(invariants, counterexamples: dict, status_if_not_violated: str) -> list[dict]:
@@ -53,7 +53,7 @@ def invariant_rows(invariants, counterexamples: dict, status_if_not_violated: st
     for inv in invariants:
         cex = counterexamples.get(inv.name)
         out.append({"name": inv.name, "kind": inv.kind, "status": VIOLATED if cex else status_if_not_violated,
-                    "quote": inv.quote, "counterexample": cex})
+                    "quote": inv.quote, "assumes": getattr(inv, "assumes", ""), "counterexample": cex})
     return out
 
 

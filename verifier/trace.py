@@ -19,10 +19,40 @@ def rows(trace) -> list[Row]:
         diff = "; ".join(f"{k}={v}" for k, v in now.items() if prev.get(k) != v)
         out.append((i, model.describe(label), diff or "(no change)"))
         prev = now
+    if trace.violated and len(out) > 1:
+        n, action, diff = out[-1]
+        out[-1] = (n, f"{action}  << {', '.join(trace.violated)} breaks here", diff)
     return out
 
 
-def render(trace, console=None, title: Optional[str] = None) -> None:
+def why(trace) -> dict[str, str]:
+    """Per violated property, why it fails at the last step (the model's own words)."""
+    return {name: trace.model.explain(trace, name) for name in trace.violated}
+
+
+def timeline(trace) -> list[dict]:
+    """One entry per step: the action, every broker's timeline cells, and which changed."""
+    model = trace.model
+    prev = model.timeline(trace.initial)
+    out = [{"step": 0, "action": "initial", "brokers": prev, "changed": []}]
+    for i, (label, s) in enumerate(trace.steps, 1):
+        now = model.timeline(s)
+        changed = [f"{b}.{k}" for b, cells in now.items() for k, v in cells.items() if prev.get(b, {}).get(k) != v]
+        out.append({"step": i, "action": model.describe(label), "brokers": now, "changed": changed})
+        prev = now
+    return out
+
+
+def full_rows(trace) -> list[tuple[int, str, str]]:
+    """TLC's view: every field at every step."""
+    model = trace.model
+    states = [("initial", trace.initial)] + [(model.describe(label), s) for label, s in trace.steps]
+    return [(i, action, "; ".join(f"{k}={v}" for k, v in model.view(s).items()))
+            for i, (action, s) in enumerate(states)]
+
+
+def render(trace, console=None, title: Optional[str] = None, full: bool = False) -> None:
+    """The table (what changed per step, or with `full` every field), then why it fails."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -30,7 +60,13 @@ def render(trace, console=None, title: Optional[str] = None) -> None:
     table = Table(title=title or f"counterexample: {', '.join(trace.violated)} ({len(trace)} steps)")
     table.add_column("#", justify="right")
     table.add_column("action")
-    table.add_column("what changed")
-    for n, action, diff in rows(trace):
+    table.add_column("state" if full else "what changed")
+    shown = rows(trace)
+    if full:
+        marked = {n: action for n, action, _ in shown}
+        shown = [(n, marked[n], fields) for n, _, fields in full_rows(trace)]
+    for n, action, diff in shown:
         table.add_row(str(n), escape(action), escape(diff))
     console.print(table)
+    for name, text in why(trace).items():
+        console.print(f"why {escape(name)} fails: {escape(text)}")

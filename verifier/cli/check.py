@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 from specs import MUTANTS, Model
 from verifier import gate, stop
+from verifier.bfs import GRAPH_LIMIT
 from specs import config_label
 from verifier.cli.common import (ProgressLine, UsageError, add_model_args, console, header_line, run_dir,
                                  write_run)
@@ -49,6 +51,8 @@ def add_parser(sub) -> None:
     p.add_argument("--checkpoint-every", type=float, default=300.0, metavar="S",
                    help="seconds between checkpoints inside a long level (default 300)")
     p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report, one test case per invariant")
+    p.add_argument("--full-state", action="store_true",
+                   help="show every field of the state at each counterexample step (TLC's view), not only changes")
     p.add_argument("--dump-graph", metavar="FILE", help="write the state graph (.dot/.gv or .graphml; small runs)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     p.add_argument("--out", default="reports", help="where run reports go (default reports/)")
@@ -82,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--simulate N and --depth D must be >= 1")
     if args.dump_graph and not args.dump_graph.endswith((".dot", ".gv", ".graphml")):
         raise UsageError(f"--dump-graph {args.dump_graph}: file must end in .dot, .gv or .graphml")
+    if args.dump_graph:
+        limits = _graph_limits(args.dump_graph, limits)
     keep_going = args.keep_going or not inputs.stop_at_first
     model = Model(cfg, symmetry=inputs.symmetry and args.simulate is None)
     out = console()
@@ -123,7 +129,21 @@ def run(args: argparse.Namespace) -> int:
                   f"({plain.seconds:.1f}s without it); same verdict: {same}", markup=False)
     elif args.compare_symmetry:
         out.print("--compare-symmetry: symmetry is off for this run, nothing to compare", markup=False)
+    if args.dump_graph and result.stop_reason.startswith("max states") and result.distinct_states > GRAPH_LIMIT:
+        raise UsageError(f"--dump-graph: this config has more than {GRAPH_LIMIT:,} states, too many for a graph "
+                         f"file; stopped there (shrink it with --bound, or drop --dump-graph)")
     return report_search(args, out, engine, model, invs, result, run_id, out_dir, comparison)
+
+
+def _graph_limits(path: str, limits):
+    """--dump-graph: its file must be writable, and the search stops (exit 2) as soon as the
+    graph would be too large to write, instead of finding out after the whole run."""
+    from dataclasses import replace
+    target = Path(path)
+    if target.is_dir() or not target.parent.is_dir() or not os.access(target.parent, os.W_OK):
+        raise UsageError(f"--dump-graph {path}: cannot write there (no such directory, or not writable)")
+    cap = GRAPH_LIMIT + 1
+    return replace(limits, max_states=cap if limits.max_states is None else min(limits.max_states, cap))
 
 
 def _liveness(args: argparse.Namespace) -> int:

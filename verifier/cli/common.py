@@ -219,10 +219,11 @@ def save_counterexamples(out_dir: Path, counterexamples: dict, main, name: str, 
 
 
 def write_run(summary: dict, out_dir: Path, junit: Optional[str], console_) -> None:
-    """summary.json, report.md and (if asked) JUnit, every one written atomically."""
-    from verifier.reports import write_junit, write_report_md
+    """summary.json, report.md, report.html and (if asked) JUnit, every one written atomically."""
+    from verifier.reports import write_junit, write_report_html, write_report_md
     summary["report_dir"] = str(out_dir)
     write_report_md(summary, out_dir / "report.md")
+    write_report_html(summary, out_dir / "report.html")
     write_atomic(out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     junit = junit or RUN.get("junit")
     if junit:

@@ -85,7 +85,8 @@ def report_search(args, console, engine: str, model, invs, result, run_id: str, 
         table.add_column(col)
     for row in summary["invariants"]:
         style = {"violated": "bold red", "holds": "green"}.get(row["status"], "yellow")
-        table.add_row(row["name"], row["kind"], f"[{style}]{row['status']}[/]")
+        assumes = f" [dim]({row['assumes']})[/]" if row.get("assumes") and row["status"] != "violated" else ""
+        table.add_row(row["name"], row["kind"], f"[{style}]{row['status']}[/]{assumes}")
     if summary["deadlock"]["checked"]:
         table.add_row("Deadlock", "state", "[bold red]found[/]" if summary["deadlock"]["found"] else
                       ("[green]none[/]" if result.explored_all else "[yellow]not checked to completion[/]"))
@@ -103,7 +104,7 @@ def report_search(args, console, engine: str, model, invs, result, run_id: str, 
     for warning in summary["warnings"]:
         console.print(f"warning: {warning}", markup=False)
     if result.counterexample is not None:
-        render(result.counterexample, console)
+        render(result.counterexample, console, full=getattr(args, "full_state", False))
         console.print(f"counterexample: {out_dir / 'counterexample.json'} (replay it with `kraft-verify replay`), "
                       f"ITF: {out_dir / 'counterexample.itf.json'}", markup=False)
         for name, trace in result.counterexamples.items():

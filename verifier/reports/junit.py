@@ -36,8 +36,9 @@ def _replay_path(summary: dict, scenario: str) -> str:
 
 def cex_text(summary: dict, cex: dict) -> str:
     head = f"counterexample ({cex['length']} steps), violates {', '.join(cex.get('violated') or [])}"
+    reasons = "".join(f"\nwhy {name} fails: {text}" for name, text in (cex.get("why") or {}).items() if text)
     tail = f"\nreplay: kraft-verify replay {_replay_path(summary, cex['scenario'])}" if cex.get("scenario") else ""
-    return f"{head}\n{plain_table(tuple(r) for r in cex.get('rows') or [])}{tail}"
+    return f"{head}\n{plain_table(tuple(r) for r in cex.get('rows') or [])}{reasons}{tail}"
 
 
 def _case(suite: ET.Element, summary: dict, name: str, seconds: float) -> ET.Element:

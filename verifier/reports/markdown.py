@@ -69,8 +69,9 @@ def _md_counts(summary: dict) -> list[str]:
 
 
 def _md_invariants(summary: dict) -> list[str]:
-    body = [(i["name"], i.get("kind", "-"), i.get("status", "-")) for i in summary.get("invariants", [])]
-    return ["## Invariants", ""] + _md_table(["invariant", "kind", "result"], body) + [""]
+    body = [(i["name"], i.get("kind", "-"), i.get("status", "-"), i.get("assumes") or "-")
+            for i in summary.get("invariants", [])]
+    return ["## Invariants", ""] + _md_table(["invariant", "kind", "result", "fault assumption"], body) + [""]
 
 
 def _md_levels(summary: dict) -> list[str]:
@@ -102,6 +103,7 @@ def _md_counterexamples(summary: dict) -> list[str]:
         out += [f"## Counterexample: {', '.join(cex.get('violated') or []) or '(nothing recorded)'}", "",
                 f"{cex['length']} steps.", ""]
         out += _md_table(["#", "action", "what changed"], [tuple(r) for r in cex["rows"]])
+        out += [""] + [f"Why {name} fails: {text}" for name, text in (cex.get("why") or {}).items() if text]
         files = [f"replay scenario `{cex['scenario']}`" if cex.get("scenario") else "",
                  f"ITF trace `{cex['itf']}`" if cex.get("itf") else ""]
         files = [f for f in files if f]

@@ -61,6 +61,18 @@ def test_by_default_every_violated_invariant_gets_its_shortest_replayable_trace(
             continue
         replay = cli("replay", str(path))
         assert replay.returncode == 0 and "reproduces" in replay.stdout, path.name
+    # each JUnit failure carries ITS OWN length, story and replay path, as summary.json has them
+    summary = json.loads((run / "summary.json").read_text())
+    lengths = set()
+    for name, cex in summary["counterexamples"].items():
+        failure = cases[name].find("failure")
+        assert failure.get("message") == f"{name} violated in {cex['length']} steps"
+        assert f"why {name} fails: " in failure.text and f"kraft-verify replay {run}/{cex['scenario']}" in failure.text
+        assert (run / cex["scenario"]).exists()
+        lengths.add(cex["length"])
+    assert len(lengths) >= 2
+    story = summary["counterexamples"]["NoCommittedRecordLostGlobally"]["why"]["NoCommittedRecordLostGlobally"]
+    assert "was acknowledged at step" in story and "no replica holds it" in story
 
 
 def test_complete_run_exits_0_with_summary_coverage_and_junit(cli, tmp_path):
