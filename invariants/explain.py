@@ -43,7 +43,8 @@ def _record_story(cfg, states, labels, describe, rec, kind: str = "acknowledged"
     holders = [b for b in cfg.brokers if _holds(last, cfg, b, rec)]
     lost = [x for x in (_how_lost(cfg, states, labels, describe, b, rec) for b in cfg.replicas) if x]
     text = f"record r{rec} was {kind} at step {at}"
-    text += f"; after step {len(states) - 1} {('only ' + _ids(holders) + ' hold') if holders else 'no replica holds'} it"
+    who = f"only {_ids(holders)} hold" if holders else "no replica holds"
+    text += f"; after step {len(states) - 1} {who} it"
     return text + (": " + "; ".join(lost) if lost else "")
 
 

@@ -26,7 +26,7 @@ class Parser(argparse.ArgumentParser):
 
 # ---------------------------------------------------------------- config
 
-TOML_KEYS = {"preset", "mutant", "replicas", "min_isr", "unclean_leader_election", "brokers", "flags", "bounds",
+TOML_KEYS = {"preset", "mutant", "replicas", "min_isr", "unclean_leader_election", "spare_brokers", "flags", "bounds",
              "check"}
 
 
@@ -60,6 +60,9 @@ def read_toml(path: str) -> dict:
         raise UsageError(f"config file {path}: {exc}") from None
     except OSError as exc:
         raise UsageError(f"config file {path}: cannot read it ({exc.strerror})") from None
+    if "brokers" in data:
+        raise UsageError(f"config file {path}: 'brokers' is now 'spare_brokers' (registered brokers that are not "
+                         "replicas, the reassignment targets); the replicas themselves are 'replicas = [...]'")
     for key in data:
         if key not in TOML_KEYS:
             raise unknown(f"key in config file {path}:", key, sorted(TOML_KEYS))
@@ -97,7 +100,7 @@ def build_config(args: argparse.Namespace, default_bounds: Optional[dict] = None
     min_isr = args.min_isr if getattr(args, "min_isr", None) is not None else data.get("min_isr")
     return make_config(getattr(args, "preset", None) or data.get("preset", "kafka"), replicas=replicas,
                        min_isr=min_isr, unclean_leader_election=data.get("unclean_leader_election"),
-                       extra_brokers=data.get("brokers"), flags=flags, bounds=bounds,
+                       extra_brokers=data.get("spare_brokers"), flags=flags, bounds=bounds,
                        mutant=getattr(args, "mutant", None) or data.get("mutant")), data.get("check", {})
 
 

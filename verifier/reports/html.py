@@ -38,7 +38,8 @@ def _table(head: list[str], rows: list[list[Any]], cls: str = "") -> str:
 def _verdict(summary: dict) -> str:
     result = summary.get("result", "?")
     word = {"ok": "all checked properties hold", "violation": "a property is violated",
-            "stopped": "NOT COMPLETE: " + (summary.get("stop_reason") or "stopped before completion")}.get(result, result)
+            "stopped": "NOT COMPLETE: " + (summary.get("stop_reason") or "stopped before completion")
+            }.get(result, result)
     return (f'<p id="verdict" class="verdict {escape(result)}">{escape(word)} '
             f'(exit code {escape(str(summary.get("exit_code", "?")))})</p>')
 
