@@ -29,10 +29,14 @@ def check_master(master: str, timeout: float = 5.0) -> None:
     if master.startswith("spark://"):
         for hostport in master[len("spark://"):].split(","):
             url = urlparse("spark://" + hostport)
-            if not url.hostname or not url.port:
+            try:
+                port = url.port
+            except ValueError:         # urlparse refuses a port that is not a number
+                port = None
+            if not url.hostname or not port:
                 raise SparkSetupError(f"--master {master}: expected spark://HOST:PORT")
             try:
-                with socket.create_connection((url.hostname, url.port), timeout=timeout):
+                with socket.create_connection((url.hostname, port), timeout=timeout):
                     return
             except OSError as exc:
                 last = exc

@@ -113,7 +113,13 @@ def _broker_ids(name: str, ids: Any) -> tuple[int, ...]:
     for b in ids:
         if _check_type(name, b, int) < 0:
             raise ConfigError(f"config field '{name}': broker ids are >= 0, got {b}")
+        if b > MAX_INT:
+            raise ConfigError(f"config field '{name}': broker id {b} does not fit Kafka's int (max {MAX_INT})")
     return tuple(ids)
+
+
+MAX_INT = 2**31 - 1          # Kafka's broker ids and min.insync.replicas are Java ints
+MAX_BOUND = 1_000_000        # a bound beyond this is a typo: no search gets near it
 
 
 def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = None,
@@ -149,6 +155,8 @@ def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = N
             raise unknown("bound", name, BOUND_NAMES)
         if _check_type(name, value, int) < 0:
             raise ConfigError(f"bound '{name}' must be >= 0")
+        if value > MAX_BOUND:
+            raise ConfigError(f"bound '{name}' = {value} is beyond any search (at most {MAX_BOUND:,})")
         bound_values[name] = value
     cfg = Config(rules=rules, bounds=Bounds(**bound_values), preset=preset, mutant=mutant)
     if replicas is not None:
@@ -161,14 +169,14 @@ def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = N
             raise ConfigError("replication factor must be between 1 and 7")
         cfg = replace(cfg, replicas=replicas)
     if min_isr is not None:
-        if _check_type("min_isr", min_isr, int) < 1:
-            raise ConfigError("config field 'min_isr' must be >= 1")
+        if not 1 <= _check_type("min_isr", min_isr, int) <= MAX_INT:
+            raise ConfigError(f"config field 'min_isr' must be between 1 and {MAX_INT}, got {min_isr}")
         cfg = replace(cfg, min_isr=min_isr)
     if unclean_leader_election is not None:
         cfg = replace(cfg, unclean_leader_election=_check_type(
             "unclean_leader_election", unclean_leader_election, bool))
     if extra_brokers is not None:
-        extra = _broker_ids("brokers", extra_brokers)
+        extra = _broker_ids("spare_brokers", extra_brokers)
         cfg = replace(cfg, extra_brokers=tuple(sorted(set(extra) - set(cfg.replicas))))
     if cfg.rules.any_candidate_elections and list(cfg.replicas) != sorted(cfg.replicas):
         raise ConfigError("any_candidate_elections keeps replicas as a set: list them in id order")

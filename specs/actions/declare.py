@@ -37,9 +37,14 @@ class Kind(NamedTuple):
     to_json: Callable[[Any], Any] = lambda v: v
 
 
+JAVA_LONG = 2**63 - 1      # Kafka's widest integer field (a broker epoch)
+
+
 def _int(v, name):
     if not isinstance(v, int) or isinstance(v, bool):
         raise OpError(f"field '{name}' has the wrong type ({type(v).__name__})")
+    if not -JAVA_LONG - 1 <= v <= JAVA_LONG:
+        raise OpError(f"field '{name}' = {v} does not fit any Kafka integer field")
     return v
 
 
@@ -52,7 +57,7 @@ def _bool(v, name):
 def _ints(v, name):
     if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
         raise OpError(f"field '{name}' has the wrong type ({type(v).__name__})")
-    return tuple(v)
+    return tuple(_int(x, name) for x in v)
 
 
 def _brokers(v, name):

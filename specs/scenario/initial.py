@@ -15,7 +15,7 @@ from specs.actions import OpError
 from specs.actions.control import RECOVERY
 from specs.actions.declare import EPOCH_MAP, INT, INT_LIST, Kind
 from specs.config import Config
-from specs.state import NO_EPOCH, RECOVERED, Partition, State, sorted_tuple
+from specs.state import NO_EPOCH, NO_LEADER, RECOVERED, Partition, State, sorted_tuple
 
 
 def _get(d: Mapping[str, Any], name: str, kind: Kind, default: Any) -> Any:
@@ -82,6 +82,8 @@ def initial_state(cfg: Config, initial: Optional[Mapping[str, Any]],
         adding_replicas=_get(initial, "adding_replicas", INT_LIST, ()),
         removing_replicas=_get(initial, "removing_replicas", INT_LIST, ()),
     )
+    if p.leader != NO_LEADER and p.leader not in p.replicas:
+        raise OpError(f"initial leader {p.leader} is not one of the replicas {list(p.replicas)} (-1: no leader)")
     ctrl = s.ctrl._replace(partition=p, registered=registered,
                            broker_epochs=tuple(epochs.get(b, 100 + b) for b in registered),
                            fenced=sorted_tuple(fenced), shutting_down=sorted_tuple(shutting))

@@ -153,11 +153,16 @@ def load(path: str) -> dict:
         raise ScenarioError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
     except ValueError as exc:       # a duplicated key, or bytes that are not UTF-8
         raise ScenarioError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise ScenarioError(f"{path}: nested too deeply to be a scenario") from None
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read it ({exc.strerror})") from None
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a scenario must be a JSON object")
     return data
+
+
+TOP_KEYS = {"name", "source", "notes", "kind", "config", "initial", "steps", "check_invariants"}
 
 
 def run_scenario(data: dict, path: str = "<scenario>", *, preset: Optional[str] = None,
@@ -166,6 +171,12 @@ def run_scenario(data: dict, path: str = "<scenario>", *, preset: Optional[str] 
     for key in ("config", "steps"):
         if key not in data:
             raise ScenarioError(f"{path}: missing top-level field '{key}'")
+    for key in data:
+        if key not in TOP_KEYS:
+            raise ScenarioError(f"{path}: unknown top-level field '{key}' (known: {', '.join(sorted(TOP_KEYS))})")
+    for key in ("name", "source", "notes", "kind"):
+        if key in data and not isinstance(data[key], str):
+            raise ScenarioError(f"{path}: '{key}' must be a string")
     if not isinstance(data["steps"], list):
         raise ScenarioError(f"{path}: 'steps' must be a list")
     config = dict(data["config"]) if isinstance(data["config"], dict) else data["config"]

@@ -33,7 +33,7 @@ def add_parser(sub) -> None:
     p.add_argument("--continue", dest="keep_going", action="store_true",
                    help="explore on after a violation (the default; overrides check.stop_at_first)")
     p.add_argument("--simulate", type=int, metavar="N", help="N random walks instead of exhaustive search")
-    p.add_argument("--depth", type=int, default=100, metavar="D", help="steps per random walk (default 100)")
+    p.add_argument("--depth", type=int, metavar="D", help="steps per random walk (--simulate; default 100)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed for --simulate (default 0)")
     p.add_argument("--liveness", action="store_true",
                    help="check the liveness properties under weak fairness on the whole state graph "
@@ -48,7 +48,7 @@ def add_parser(sub) -> None:
                    help="keep the run's progress here (replaced atomically every level and every "
                         "--checkpoint-every seconds) so a killed run can --resume")
     p.add_argument("--resume", action="store_true", help="continue the run kept in --checkpoint-dir")
-    p.add_argument("--checkpoint-every", type=float, default=300.0, metavar="S",
+    p.add_argument("--checkpoint-every", type=float, metavar="S",
                    help="seconds between checkpoints inside a long level (default 300)")
     p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report, one test case per invariant")
     p.add_argument("--full-state", action="store_true",
@@ -68,6 +68,7 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    _early_checks(args)
     if args.mutants:
         if args.time_budget is None:
             args.time_budget = 600.0
@@ -226,6 +227,20 @@ def _workers(args) -> int:
     if args.checkpoint_dir or args.dump_graph or args.simulate is not None:
         return 1
     return max(os.cpu_count() or 1, 1)
+
+
+def _early_checks(args) -> None:
+    """Options that mean nothing without another one, checked before any work."""
+    if args.depth is not None and args.simulate is None:
+        raise UsageError("--depth is the length of a --simulate walk; without --simulate use --max-depth")
+    args.depth = 100 if args.depth is None else args.depth
+    if args.checkpoint_every is not None:
+        if not args.checkpoint_dir:
+            raise UsageError("--checkpoint-every needs --checkpoint-dir")
+        if not 0 < args.checkpoint_every < float("inf"):
+            raise UsageError(f"--checkpoint-every must be a positive finite number of seconds, "
+                             f"got {args.checkpoint_every}")
+    args.checkpoint_every = 300.0 if args.checkpoint_every is None else args.checkpoint_every
 
 
 def _checkpoint(args, model, invs, options, out):

@@ -58,6 +58,8 @@ def read_toml(path: str) -> dict:
         raise UsageError(f"config file {path}: no such file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"config file {path}: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"config file {path}: nested too deeply to be a config") from None
     except OSError as exc:
         raise UsageError(f"config file {path}: cannot read it ({exc.strerror})") from None
     if "brokers" in data:
@@ -86,6 +88,9 @@ def build_config(args: argparse.Namespace, default_bounds: Optional[dict] = None
         name, value = _parse_bound(text)
         bounds[name] = value
     replicas = data.get("replicas")
+    for opt in ("preset", "mutant", "replicas", "config"):
+        if getattr(args, opt, None) == "":
+            raise UsageError(f"--{opt} is empty")
     if getattr(args, "brokers", None) is not None and getattr(args, "replicas", None):
         raise UsageError("--brokers and --replicas both name the replicas: give one")
     if getattr(args, "brokers", None) is not None:

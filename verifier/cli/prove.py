@@ -47,8 +47,8 @@ def _validate(args) -> list:
     from specs.symbolic import BY_NAME
     if not 1 <= args.max_brokers <= 32:
         raise UsageError("--max-brokers must be between 1 and 32")
-    if args.depth < 0 or args.bmc_max_brokers < 0 or args.self_check_samples < 1:
-        raise UsageError("--depth and --bmc-max-brokers must be >= 0, --self-check-samples >= 1")
+    if args.depth < 0 or not 0 <= args.bmc_max_brokers <= 32 or args.self_check_samples < 1:
+        raise UsageError("--depth must be >= 0, --bmc-max-brokers between 0 and 32, --self-check-samples >= 1")
     for m in args.min_isr or []:
         if m < 1 or m > args.max_brokers:
             raise UsageError(f"--min-isr {m} is outside 1..{args.max_brokers}")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from specs import ScenarioError, run_file
 from verifier.cli.common import console
@@ -28,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             result = run_file(path, preset=args.preset, force_invariants=args.check_invariants)
         except ScenarioError as exc:
-            out.print(f"kraft-verify: error: {exc}", markup=False)
+            print(f"kraft-verify: error: {exc}", file=sys.stderr)
             worst = EXIT_INPUT
             continue
         if result.ok:

@@ -47,6 +47,8 @@ def limits_from(args, check_opts: dict):
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0
                                   or value != value or value == float("inf")):
             raise UsageError(f"{name.replace('_', '-')} must be a positive finite number, got {value!r}")
+        if name != "time_budget" and value is not None and not isinstance(value, int):
+            raise UsageError(f"{name.replace('_', '-')} must be a whole number, got {value!r}")
     return limits
 
 
