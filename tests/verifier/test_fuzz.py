@@ -88,7 +88,7 @@ def test_fuzz_cli_exit_codes_and_files(cli, tmp_path):
     assert r.returncode == 1, r.stdout + r.stderr
     run = next((tmp_path / "bug").iterdir())
     summary = json.loads((run / "summary.json").read_text())
-    assert {p.name for p in run.iterdir()} == {"summary.json", "report.md", "counterexample.json",
+    assert {p.name for p in run.iterdir()} == {"summary.json", "report.md", "report.html", "counterexample.json",
                                                "counterexample.itf.json"} | {
         f"counterexample-{name}.json" for name in summary["violated"]}
     assert summary["engine"] == "fuzz" and summary["counts"]["examples_to_failure"] >= 1

@@ -22,7 +22,7 @@ def test_violation_exits_1_and_writes_a_replayable_counterexample(cli, tmp_path)
     r = cli("check", "--preset", "pre-kip-966", "--stop-at-first", "--out", str(out), "--junit", str(junit))
     assert r.returncode == 1, r.stdout + r.stderr
     run = run_dir(out)
-    assert {p.name for p in run.iterdir()} == {"summary.json", "report.md", "counterexample.json",
+    assert {p.name for p in run.iterdir()} == {"summary.json", "report.md", "report.html", "counterexample.json",
                                                "counterexample.itf.json",
                                                "counterexample-LeaderCandidateCompleteness.json"}
     summary = json.loads((run / "summary.json").read_text())
