@@ -16,9 +16,10 @@ from verifier.fingerprint import Fingerprinter, collision_probability
 
 def simulate(model, invariants, walks: int, depth: int, seed: int, time_budget: Optional[float] = None,
              check_deadlock: bool = True, progress: Optional[Callable[[Progress], None]] = None,
-             progress_every: float = 0.5) -> Result:
+             progress_every: float = 0.5, shrink: bool = True) -> Result:
     """`walks` random walks of at most `depth` steps; each step picks a successor uniformly.
-    Stops at the first violation, whose trace is the walk so far (not necessarily shortest)."""
+    Stops at the first violation; its trace is the walk so far, shrunk by deleting steps while
+    the same property still fails (verifier/fuzz.py's shrinker): short, not necessarily shortest."""
     cfg = model.cfg
     state_invs = [inv for inv in invariants if inv.kind == "state"]
     step_invs = [inv for inv in invariants if inv.kind == "step"]
@@ -31,7 +32,11 @@ def simulate(model, invariants, walks: int, depth: int, seed: int, time_budget: 
     inits = model.init_states()
 
     def fail(root, labels, names) -> Result:
-        trace = Trace(model, root, concrete_trace(model, root, labels), names, engine="simulate")
+        steps = concrete_trace(model, root, labels)
+        if shrink and DEADLOCK not in names and steps:
+            from verifier.fuzz import shrink_steps      # the walk as found is long: shrink it as fuzz does
+            steps = shrink_steps(model, root, steps, names, invariants)
+        trace = Trace(model, root, steps, names, engine="simulate")
         res.counterexample = trace
         res.counterexamples = {n: trace for n in names}
         return finish(VIOLATION)
