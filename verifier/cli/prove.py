@@ -2,6 +2,8 @@
 checking its own footing: the z3 relation against the concrete controller for this config."""
 from __future__ import annotations
 
+from specs import unknown
+
 import argparse
 import json
 import time
@@ -54,7 +56,7 @@ def _validate(args) -> list:
             raise UsageError(f"--min-isr {m} is outside 1..{args.max_brokers}")
     for name in args.invariant or []:
         if name not in BY_NAME:
-            raise UsageError(f"unknown symbolic invariant '{name}' (known: {', '.join(BY_NAME)})")
+            raise unknown("symbolic invariant", name, list(BY_NAME))
     if args.time_budget is not None and not 0 < args.time_budget < float("inf"):
         raise UsageError("--time-budget must be a positive finite number")
     from specs.symbolic import INVARIANTS, MORE_INVARIANTS

@@ -2,6 +2,8 @@
 and how a finished search is reported (table, counterexamples, summary, JUnit)."""
 from __future__ import annotations
 
+from specs import unknown
+
 from typing import NamedTuple, Optional
 
 from specs import Model
@@ -32,7 +34,7 @@ def select(model: Model, names) -> tuple:
     by_name = {inv.name: inv for inv in model.properties}
     for n in names or []:
         if n not in by_name:
-            raise UsageError(f"unknown invariant '{n}' (known: {', '.join(by_name)})")
+            raise unknown("invariant", n, list(by_name))
     return tuple(by_name[n] for n in names) if names else model.properties
 
 
