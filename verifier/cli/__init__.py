@@ -36,6 +36,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         if not getattr(args, "command", None):
             raise UsageError("a command is required (check, spark-check, fuzz, prove, mutants, replay, availability, "
                              "list)")
+        empty = next((k for k, v in vars(args).items() if v == "" or (isinstance(v, list) and "" in v)), None)
+        if empty is not None:          # an empty name or path means nothing: never "the default"
+            raise UsageError("a file name is empty" if empty == "files" else f"--{empty.replace('_', '-')} is empty")
         begin_junit(getattr(args, "junit", None))
         return args.func(args)
     except (UsageError, ConfigError) as exc:

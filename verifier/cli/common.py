@@ -88,9 +88,6 @@ def build_config(args: argparse.Namespace, default_bounds: Optional[dict] = None
         name, value = _parse_bound(text)
         bounds[name] = value
     replicas = data.get("replicas")
-    for opt in ("preset", "mutant", "replicas", "config"):
-        if getattr(args, opt, None) == "":
-            raise UsageError(f"--{opt} is empty")
     if getattr(args, "brokers", None) is not None and getattr(args, "replicas", None):
         raise UsageError("--brokers and --replicas both name the replicas: give one")
     if getattr(args, "brokers", None) is not None:
