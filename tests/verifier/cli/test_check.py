@@ -202,3 +202,23 @@ def test_prove_refuses_a_mutant_it_cannot_see_and_the_gate_says_so(cli, tmp_path
     r = cli("prove", "--mutant", "leader-epoch-not-bumped", "--max-brokers", "2", "--out", str(tmp_path))
     assert r.returncode == 2 and "rule leader_change_bumps_leader_epoch=False" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_each_junit_failure_of_a_multi_invariant_violation_has_its_own_trace(cli, tmp_path):
+    """elr-not-cleared breaks five properties, in 1, 5, 8, 8 and 9 steps: each JUnit failure
+    says its own length and carries its own table, story and replay file."""
+    junit = tmp_path / "j.xml"
+    r = cli("check", "--mutant", "elr-not-cleared", "--out", str(tmp_path / "r"), "-q", "--junit", str(junit))
+    assert r.returncode == 1
+    run = run_dir(tmp_path / "r")
+    summary = json.loads((run / "summary.json").read_text())
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    lengths = {}
+    for name, cex in summary["counterexamples"].items():
+        failure = cases[name].find("failure")
+        assert failure.get("message") == f"{name} violated in {cex['length']} steps"
+        assert f"counterexample ({cex['length']} steps), violates {name}" in failure.text
+        assert failure.text.count("\n") >= cex["length"] + 2          # its own table, one row per step
+        assert f"{run}/counterexample-{name}.json" in failure.text and f"why {name} fails" in failure.text
+        lengths[name] = cex["length"]
+    assert sorted(lengths.values()) == [1, 5, 8, 8, 9]
