@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e . --config-settings editable_mode=compat
+	PYTHONWARNINGS=ignore $(BIN)/pip install -q -e .
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -90,6 +90,8 @@ def register(R, rules: Rules, ctrl, b, previous_broker_epoch, new_broker_epoch, 
     ctrl = ctrl._replace(fenced=R.as_set(R.union(ctrl.fenced, R.single(b))),
                          shutting_down=R.minus(ctrl.shutting_down, R.single(b)))
     p = ctrl.partition
+    if not rules.registration_judges_shutdown:     # variant (Kafka 3.9): not judged, ISR left as it is
+        return Outcome(ctrl)
 
     def unclean_registration():
         target = R.minus(p.isr, R.single(b)) if rules.unclean_registration_leaves_isr else p.isr

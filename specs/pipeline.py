@@ -157,7 +157,9 @@ def _elect(R, rules, ctrl, replicas, target, elr, election, designated, prefer):
     known = R.none
     if rules.elr and not rounds:
         known = R.only(p.last_known_elr) if rules.use_last_known_leader else p.last_known_leader
-        known = R.ite(R.all(R.is_empty(target), R.is_empty(elr), is_acceptable(R, ctrl, known)), known, R.none)
+        # Variant (Kafka 4.0, before KAFKA-19522): the last known leader need not be acceptable.
+        ok = is_acceptable(R, ctrl, known) if rules.last_known_leader_must_be_acceptable else R.not_(R.is_none(known))
+        known = R.ite(R.all(R.is_empty(target), R.is_empty(elr), ok), known, R.none)
     fallback = R.ite(R.is_none(chosen), known, chosen)
     unclean = R.all(R.is_none(chosen), R.not_(R.is_none(known)))
     online = R.false if rounds else ctrl.unclean_leader_election

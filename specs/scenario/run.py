@@ -162,6 +162,20 @@ def load(path: str) -> dict:
     return data
 
 
+def _under_preset(config: dict, preset: str) -> dict:
+    """The scenario's config under another preset: rule values that only restate the file's own
+    preset are dropped (exported scenarios spell some out), so the new preset's rules apply;
+    a rule the file sets away from its preset stays, being part of what the scenario says."""
+    from specs.catalogue import PRESETS, preset_parts, preset_rules
+    from specs.rules import RULE_FIELDS
+    own = config.get("preset", "kafka")
+    if not isinstance(own, str) or any(part not in PRESETS for part in preset_parts(own)):
+        return dict(config, preset=preset)
+    base = preset_rules(own)
+    kept = {k: v for k, v in config.items() if not (k in RULE_FIELDS and v == getattr(base, k))}
+    return dict(kept, preset=preset)
+
+
 TOP_KEYS = {"name", "source", "notes", "kind", "config", "initial", "steps", "check_invariants"}
 
 
@@ -181,7 +195,7 @@ def run_scenario(data: dict, path: str = "<scenario>", *, preset: Optional[str] 
         raise ScenarioError(f"{path}: 'steps' must be a list")
     config = dict(data["config"]) if isinstance(data["config"], dict) else data["config"]
     if preset is not None and isinstance(config, dict):
-        config["preset"] = preset
+        config = _under_preset(config, preset)
     try:
         cfg = config_from_dict(config)
     except ConfigError as exc:

@@ -32,6 +32,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"kraft-verify: error: {exc}", file=sys.stderr)
             worst = EXIT_INPUT
             continue
+        if args.preset:
+            worst = max(worst, _under_preset(result, path, args.preset, out))
+            continue
         if result.ok:
             note = ""
             if result.trace.violated:
@@ -56,3 +59,21 @@ def run(args: argparse.Namespace) -> int:
         if worst == EXIT_OK:
             worst = EXIT_VIOLATION
     return worst
+
+
+def _under_preset(result, path: str, preset: str, out) -> int:
+    """`replay --preset P`: does the scenario still happen under P? In words, not as a failed
+    expectation: exit 0 when it reproduces, 1 when it does not."""
+    if result.ok:
+        what = ", ".join(result.trace.violated) or "every expectation holds"
+        out.print(f"reproduces under {preset}: {path} ({result.name}: {what})", markup=False)
+        return EXIT_OK
+    failure = result.failure
+    if failure.diffs:
+        words = "; ".join(f"{name} is {json.dumps(got)}, not {json.dumps(want)}" for name, want, got in failure.diffs)
+    else:
+        words = failure.message
+    steps = result.trace.steps
+    after = f" (after {result.trace.model.describe(steps[-1][0])})" if steps else ""
+    out.print(f"does not reproduce under {preset}: {path}: step {failure.step}{after}: {words}", markup=False)
+    return EXIT_VIOLATION

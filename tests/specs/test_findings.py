@@ -1,0 +1,53 @@
+"""Each finding of docs/FINDINGS.md replays with "reproduces" under every release it names,
+and does not under the releases it says it does not apply to (specs/scenarios/findings/)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from specs import run_file
+
+ROOT = Path(__file__).resolve().parents[2]
+FINDINGS = (ROOT / "docs" / "FINDINGS.md").read_text()
+
+
+def _entries():
+    out = []
+    for block in re.split(r"^### ", FINDINGS, flags=re.M)[1:]:
+        key = block.split(".", 1)[0]
+        scenario = re.search(r"- scenario: `([^`]+)`", block).group(1)
+        yes = re.findall(r"`([^`]+)`", re.search(r"- reproduces under: (.*)", block).group(1))
+        no_line = re.search(r"- does not reproduce under: (.*)", block)
+        no = re.findall(r"`([^`]+)`", no_line.group(1)) if no_line else []
+        out += [(key, scenario, p, True) for p in yes] + [(key, scenario, p, False) for p in no]
+    return out
+
+
+CASES = _entries()
+
+
+def test_every_finding_has_a_scenario_and_releases():
+    keys = {k for k, *_ in CASES}
+    assert len(keys) >= 2 and len(keys) == len(re.findall(r"^### F\d+\.", FINDINGS, re.M))
+    files = {s for _, s, *_ in CASES}
+    assert files == {f"specs/scenarios/findings/{p.name}" for p in (ROOT / "specs/scenarios/findings").glob("*.json")}
+
+
+@pytest.mark.parametrize("key,scenario,preset,reproduces", CASES, ids=[f"{k}-{p}" for k, _, p, _ in CASES])
+def test_a_finding_replays_as_its_entry_says(key, scenario, preset, reproduces):
+    result = run_file(str(ROOT / scenario), preset=preset)
+    assert result.ok == reproduces, result.failure
+    if reproduces:
+        assert result.trace.violated
+
+
+def test_replay_preset_says_it_in_words(cli):
+    path = "specs/scenarios/findings/reassignment-leaves-elr-beside-a-full-isr.json"
+    yes = cli("replay", "--preset", "kafka-4.0", path)
+    assert yes.returncode == 0 and yes.stdout.startswith("reproduces under kafka-4.0:")
+    no = cli("replay", "--preset", "kafka-3.9", path)
+    assert no.returncode == 1
+    assert "does not reproduce under kafka-3.9:" in no.stdout and "step 5 (after deliver_alter_partition)" in no.stdout
+    assert "FAIL" not in no.stdout
