@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: check test replay mutants prove prove-recovery availability spark-check bench venv clean
+.PHONY: check test replay mutants prove prove-recovery matrix matrix-extended availability spark-check bench venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,3 +58,13 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# Every preset against every property under each bound set (docs/FINDINGS.md); rows whose
+# config and model did not change are reused from reports/matrix/matrix.json.
+matrix: $(STAMP)
+	$(BIN)/kraft-verify matrix
+
+# The same with the extended bound sets (admin elections + config changes, a reassignment):
+# hours, not minutes; a row that does not finish within its budget says "not reached".
+matrix-extended: $(STAMP)
+	$(BIN)/kraft-verify matrix --bound-sets default,admin+config,reassignment --row-budget 1800

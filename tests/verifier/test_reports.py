@@ -91,7 +91,8 @@ def test_report_md_has_config_counts_and_counterexample(trace, tmp_path):
     for needle in ("preset: `kafka`", "mutant: `elr-not-cleared`", "min_isr: 2", "elr=true",
                    "fences=1, records=1", "1234", "5678", "2.3e-30", "group size 6", "0:1, 1:8, 2:30"):
         assert needle in text, needle
-        inv_rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| (\w+) \| \w+ \| ([^|]+?) \| [^|]+ \|$", text, re.M)}
+        row = re.compile(r"^\| (\w+) \| \w+ \| ([^|]+?) \| [^|]+ \|$", re.M)
+        inv_rows = {m.group(1): m.group(2) for m in row.finditer(text)}
     assert inv_rows["LeaderInIsr"] == "violated"
     assert inv_rows["EpochMonotonic"] == "not checked to completion"
     for n, action, diff in rows(trace):

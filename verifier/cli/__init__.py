@@ -10,12 +10,12 @@ import sys
 from typing import Optional
 
 from specs import ConfigError
-from verifier.cli import availability, check, fuzz, listing, prove, replay, spark_check
+from verifier.cli import availability, check, fuzz, listing, matrix, prove, replay, spark_check
 from verifier import stop
 from verifier.cli.common import RUN, Parser, UsageError, abandon_run, begin_junit, write_interrupted
 from verifier.exitcodes import EXIT_INPUT, EXIT_STOPPED
 
-COMMANDS = (replay, check, fuzz, spark_check, prove, availability, listing)
+COMMANDS = (replay, check, fuzz, spark_check, prove, availability, matrix, listing)
 
 
 def parser() -> Parser:

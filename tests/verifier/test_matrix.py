@@ -1,0 +1,51 @@
+"""`kraft-verify matrix`: every (preset, bound set) row against every property; the four
+outputs; matrix.html opened in headless Chromium with every cell present; rows reused when
+neither config nor model changed, recomputed when the model did."""
+from __future__ import annotations
+
+import json
+
+from tests.verifier.test_report_html import _dump_dom
+from verifier import matrix as M
+
+ARGS = ["--presets", "kafka-trunk,pre-kip-966", "--bound-sets", "default", "--brokers", "2"]
+
+
+def test_matrix_writes_its_outputs_and_every_cell_is_in_the_page(cli, tmp_path):
+    out = tmp_path / "m"
+    r = cli("matrix", *ARGS, "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    for name in ("matrix.md", "matrix.json", "matrix.html"):
+        assert (out / name).exists(), name
+    matrix = json.loads((out / "matrix.json").read_text())
+    rows = {(x["preset"], x["bounds"]): x for x in matrix["rows"]}
+    assert set(rows) == {("kafka-trunk", "default"), ("pre-kip-966", "default")}
+    trunk, old = rows["kafka-trunk", "default"]["cells"], rows["pre-kip-966", "default"]["cells"]
+    assert all(c["status"] == "holds" for c in trunk.values())
+    assert old["LeaderCandidateCompleteness"]["status"] == "violated"
+    assert (out / old["LeaderCandidateCompleteness"]["scenario"]).exists()
+    replay = cli("replay", str(out / old["LeaderCandidateCompleteness"]["scenario"]))
+    assert replay.returncode == 0 and "reproduces LeaderCandidateCompleteness" in replay.stdout
+
+    dom = _dump_dom(out / "matrix.html", tmp_path / "profile")
+    cells = [el for el in dom.elements if el[0] == "td" and "cell" in el[1].get("class", "")]
+    want = {(p, b, name) for (p, b), row in rows.items() for name in row["cells"]}
+    got = {(el[1]["data-preset"], el[1]["data-bounds"], el[1]["data-property"]) for el in cells}
+    assert got == want and len(cells) == len(want)
+    violated = [el for el in cells if el[1]["data-preset"] == "pre-kip-966"
+                and el[1]["data-property"] == "LeaderCandidateCompleteness"]
+    assert "violated" in violated[0][1]["class"] and violated[0][2].startswith("violated (")
+
+
+def test_rows_are_reused_until_the_model_changes(cli, tmp_path, monkeypatch):
+    out = tmp_path / "m"
+    first = cli("matrix", *ARGS, "--out", str(out))
+    again = cli("matrix", *ARGS, "--out", str(out))
+    assert first.returncode == again.returncode == 0
+    assert again.stdout.count("reused (config and model unchanged)") == 2
+    matrix = json.loads((out / "matrix.json").read_text())
+    monkeypatch.setattr(M, "model_hash", lambda: "changed-model")
+    rows = [M.Row("kafka-trunk", "default")]
+    seen = []
+    M.build(rows, out, matrix["budget_seconds"], "test", 2, lambda entry, reused: seen.append(reused))
+    assert seen == [False]

@@ -1,0 +1,139 @@
+"""The variant matrix: every preset (releases, the KIP text, the pre-KIP variants) against every
+property, under several sets of bounds, each row one exhaustive search (verifier/bfs.py with
+every violation kept). A cell is holds, violated (with the counterexample's length, its replay
+scenario and the row's report) or "not reached" (the row's time budget ran out first).
+
+Rows are cached: a row's key is the hash of its config and of the model's source (specs/ and
+invariants/), so `make matrix` reuses every row whose config and model did not change and
+recomputes the rest (an interrupted matrix resumes where it stopped).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Callable, NamedTuple, Optional
+
+from specs import Model, config_label, make_config
+from verifier.bfs import Limits, Options, explore
+from verifier.files import write_atomic
+from verifier.reports import write_report_html, write_report_md
+from verifier.summary import counterexample_json, search_summary
+
+ROOT = Path(__file__).resolve().parents[1]
+RELEASES = ("kafka-trunk", "kafka-4.1", "kafka-4.0", "kafka-3.9", "kip-966", "pre-kip-966", "pre-kip-903")
+BOUND_SETS = {
+    "default": {},
+    "admin+config": {"admin_elections": 1, "config_changes": 1},
+    "reassignment": {"reassignments": 1},
+}
+HOLDS, VIOLATED, NOT_REACHED = "holds", "violated", "not reached"
+
+
+class Row(NamedTuple):
+    preset: str
+    bounds: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.preset}@{self.bounds}"
+
+
+def model_hash() -> str:
+    """The model's source: a row computed from other rules is never reused."""
+    h = hashlib.sha256()
+    for top in ("specs", "invariants"):
+        for path in sorted((ROOT / top).rglob("*")):
+            if path.is_file() and path.suffix in (".py", ".toml"):
+                h.update(str(path.relative_to(ROOT)).encode())
+                h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def row_config(row: Row, brokers: Optional[int] = None):
+    """The row's config: the preset's replicas (or 1..brokers), a spare broker for reassignment."""
+    n = brokers or 3
+    spare = [n + 1] if row.bounds == "reassignment" else None
+    return make_config(row.preset, replicas=list(range(1, n + 1)), bounds=dict(BOUND_SETS[row.bounds]),
+                       extra_brokers=spare)
+
+
+def row_key(cfg, budget: float, mhash: str) -> str:
+    text = json.dumps({"config": config_label(cfg), "replicas": list(cfg.replicas), "min_isr": cfg.min_isr,
+                       "extra": list(cfg.extra_brokers), "budget": budget, "model": mhash}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def run_row(row: Row, cfg, budget: float, out_dir: Path, command: str) -> dict:
+    """One exhaustive search with every violation kept; its report and scenarios under out_dir."""
+    model = Model(cfg)
+    invs = model.properties
+    result = explore(model, invs, Limits(time_budget=budget), Options(keep_going=True))
+    where = out_dir / row.id.replace("@", "_")
+    where.mkdir(parents=True, exist_ok=True)
+    cexes = {}
+    for name, trace in result.counterexamples.items():
+        scenario = f"counterexample-{name}.json"
+        write_atomic(where / scenario, json.dumps(model.scenario(trace, f"{row.id}-{name}", command), indent=2) + "\n")
+        cexes[name] = counterexample_json(trace, scenario)
+    summary = search_summary("bfs", model, invs, result, f"matrix-{row.id}", command, cexes)
+    summary["report_dir"] = str(where)
+    write_report_md(summary, where / "report.md")
+    write_report_html(summary, where / "report.html")
+    write_atomic(where / "summary.json", json.dumps(summary, indent=2) + "\n")
+    cells = {}
+    for inv in summary["invariants"]:
+        if inv["status"] == VIOLATED:
+            cex = inv["counterexample"]
+            cells[inv["name"]] = {"status": VIOLATED, "length": cex["length"],
+                                  "scenario": f"{where.name}/{cex['scenario']}", "report": f"{where.name}/report.html"}
+        else:
+            cells[inv["name"]] = {"status": HOLDS if result.explored_all else NOT_REACHED,
+                                  "report": f"{where.name}/report.html"}
+    return {"preset": row.preset, "bounds": row.bounds, "bound_values": BOUND_SETS[row.bounds],
+            "states": result.distinct_states, "seconds": round(result.seconds, 1), "complete": result.explored_all,
+            "stop_reason": result.stop_reason, "cells": cells}
+
+
+def build(rows: list[Row], out_dir: Path, budget: float, command: str, brokers: Optional[int] = None,
+          on_row: Optional[Callable[[dict, bool], None]] = None) -> dict:
+    """Every row, reusing the cached ones; matrix.json is rewritten after each row."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "matrix.json"
+    old = {}
+    if path.exists():
+        try:
+            old = {r["key"]: r for r in json.loads(path.read_text()).get("rows", [])}
+        except (ValueError, KeyError, TypeError):
+            old = {}             # a damaged file is recomputed, never trusted
+    mhash = model_hash()
+    done: list[dict] = []
+    started = time.monotonic()
+    for row in rows:
+        cfg = row_config(row, brokers)
+        key = row_key(cfg, budget, mhash)
+        reused = key in old
+        entry = old[key] if reused else dict(run_row(row, cfg, budget, out_dir, command), key=key)
+        done.append(entry)
+        matrix = {"model": mhash, "budget_seconds": budget, "command": command, "rows": done}
+        write_atomic(path, json.dumps(matrix, indent=2) + "\n")
+        if on_row:
+            on_row(entry, reused)
+    return {"model": mhash, "budget_seconds": budget, "command": command, "rows": done,
+            "seconds": round(time.monotonic() - started, 1)}
+
+
+def properties(matrix: dict) -> list[str]:
+    names: list[str] = []
+    for r in matrix["rows"]:
+        names += [n for n in r["cells"] if n not in names]
+    return names
+
+
+def cell_text(cell: Optional[dict]) -> str:
+    if cell is None:
+        return "-"
+    if cell["status"] == VIOLATED:
+        return f"violated ({cell['length']})"
+    return cell["status"]
