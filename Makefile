@@ -67,4 +67,4 @@ matrix: $(STAMP)
 # The same with the extended bound sets (admin elections + config changes, a reassignment):
 # hours, not minutes; a row that does not finish within its budget says "not reached".
 matrix-extended: $(STAMP)
-	$(BIN)/kraft-verify matrix --bound-sets default,admin+config,reassignment --row-budget 1800
+	$(BIN)/kraft-verify matrix --bound-sets default,recovery,admin+config,reassignment --row-budget 1800

@@ -1,7 +1,10 @@
 """The variant matrix: every preset (releases, the KIP text, the pre-KIP variants) against every
 property, under several sets of bounds, each row one exhaustive search (verifier/bfs.py with
-every violation kept). A cell is holds, violated (with the counterexample's length, its replay
-scenario and the row's report) or "not reached" (the row's time budget ran out first).
+every violation kept). A row the search cannot exhaust within its budget is then fuzzed
+(Hypothesis, verifier/fuzz.py) for the properties the search did not break. A cell is holds,
+violated (with the counterexample's length, the engine that found it, its replay scenario and
+the row's report) or "not reached" (neither the search within its budget nor the fuzzing broke
+it: not a proof).
 
 Rows are cached: a row's key is the hash of its config and of the model's source (specs/ and
 invariants/), so `make matrix` reuses every row whose config and model did not change and
@@ -27,7 +30,9 @@ BOUND_SETS = {
     "default": {},
     "admin+config": {"admin_elections": 1, "config_changes": 1},
     "reassignment": {"reassignments": 1},
+    "recovery": {},          # the preset composed with the recovery profile (rules and bounds)
 }
+FUZZ_EXAMPLES = 2500         # per fuzz round on a row the search could not exhaust (the ci profile's size)
 HOLDS, VIOLATED, NOT_REACHED = "holds", "violated", "not reached"
 
 
@@ -55,7 +60,8 @@ def row_config(row: Row, brokers: Optional[int] = None):
     """The row's config: the preset's replicas (or 1..brokers), a spare broker for reassignment."""
     n = brokers or 3
     spare = [n + 1] if row.bounds == "reassignment" else None
-    return make_config(row.preset, replicas=list(range(1, n + 1)), bounds=dict(BOUND_SETS[row.bounds]),
+    preset = f"{row.preset}+recovery" if row.bounds == "recovery" else row.preset
+    return make_config(preset, replicas=list(range(1, n + 1)), bounds=dict(BOUND_SETS[row.bounds]),
                        extra_brokers=spare)
 
 
@@ -73,7 +79,11 @@ def run_row(row: Row, cfg, budget: float, out_dir: Path, command: str) -> dict:
     where = out_dir / row.id.replace("@", "_")
     where.mkdir(parents=True, exist_ok=True)
     cexes = {}
-    for name, trace in result.counterexamples.items():
+    engines = {}
+    traces = dict(result.counterexamples)
+    if not result.explored_all:
+        engines.update(_fuzz_rest(model, invs, traces))
+    for name, trace in traces.items():
         scenario = f"counterexample-{name}.json"
         write_atomic(where / scenario, json.dumps(model.scenario(trace, f"{row.id}-{name}", command), indent=2) + "\n")
         cexes[name] = counterexample_json(trace, scenario)
@@ -87,6 +97,7 @@ def run_row(row: Row, cfg, budget: float, out_dir: Path, command: str) -> dict:
         if inv["status"] == VIOLATED:
             cex = inv["counterexample"]
             cells[inv["name"]] = {"status": VIOLATED, "length": cex["length"],
+                                  "engine": engines.get(inv["name"], "bfs"),
                                   "scenario": f"{where.name}/{cex['scenario']}", "report": f"{where.name}/report.html"}
         else:
             cells[inv["name"]] = {"status": HOLDS if result.explored_all else NOT_REACHED,
@@ -94,6 +105,24 @@ def run_row(row: Row, cfg, budget: float, out_dir: Path, command: str) -> dict:
     return {"preset": row.preset, "bounds": row.bounds, "bound_values": BOUND_SETS[row.bounds],
             "states": result.distinct_states, "seconds": round(result.seconds, 1), "complete": result.explored_all,
             "stop_reason": result.stop_reason, "cells": cells}
+
+
+def _fuzz_rest(model, invs, traces: dict) -> dict[str, str]:
+    """Fuzz a row the search could not finish, a round per violation found, for the properties
+    the search did not break; their traces join `traces`. Returns property -> "fuzz"."""
+    from verifier.fuzz import fuzz
+    found: dict[str, str] = {}
+    rest = [inv for inv in invs if inv.name not in traces]
+    while rest:
+        res = fuzz(model, rest, "ci", examples=FUZZ_EXAMPLES, seed=0, database=None)
+        new = [n for n in res.violated if n not in traces]
+        if res.status != "violation" or not new:
+            break
+        for name in new:
+            traces[name] = res.trace
+            found[name] = "fuzz"
+        rest = [inv for inv in rest if inv.name not in new]
+    return found
 
 
 def build(rows: list[Row], out_dir: Path, budget: float, command: str, brokers: Optional[int] = None,
@@ -135,5 +164,6 @@ def cell_text(cell: Optional[dict]) -> str:
     if cell is None:
         return "-"
     if cell["status"] == VIOLATED:
-        return f"violated ({cell['length']})"
+        by = " by fuzz" if cell.get("engine") == "fuzz" else ""
+        return f"violated ({cell['length']}{by})"
     return cell["status"]

@@ -49,3 +49,16 @@ def test_rows_are_reused_until_the_model_changes(cli, tmp_path, monkeypatch):
     seen = []
     M.build(rows, out, matrix["budget_seconds"], "test", 2, lambda entry, reused: seen.append(reused))
     assert seen == [False]
+
+
+def test_a_row_the_search_cannot_finish_is_fuzzed_and_says_so(cli, tmp_path):
+    out = tmp_path / "m"
+    r = cli("matrix", "--presets", "pre-kip-966", "--bound-sets", "default", "--row-budget", "0.5", "--out", str(out))
+    assert r.returncode == 3, r.stderr           # not every row complete: never a green matrix
+    row = json.loads((out / "matrix.json").read_text())["rows"][0]
+    assert not row["complete"] and "time budget" in row["stop_reason"]
+    cells = row["cells"]
+    assert cells["LeaderCandidateCompleteness"]["status"] == "violated"
+    assert any(c.get("engine") == "fuzz" for c in cells.values())
+    assert {c["status"] for c in cells.values()} <= {"violated", "not reached"}    # nothing "holds"
+    assert "holds" not in (out / "matrix.md").read_text()
