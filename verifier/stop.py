@@ -11,6 +11,7 @@ signal always raises: a user who presses Ctrl-C twice gets out at once.
 from __future__ import annotations
 
 import signal
+import threading
 from contextlib import contextmanager
 from typing import Iterator, Optional
 
@@ -38,6 +39,8 @@ def install() -> None:
     """Route SIGINT and SIGTERM here (the command line calls it once, at start)."""
     global _requested
     _requested = None
+    if threading.current_thread() is not threading.main_thread():
+        return                  # only the main thread may set handlers (an embedding caller's choice)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _handler)
 

@@ -88,6 +88,8 @@ def _args() -> list[Case]:
             Case("spark-check --partitions 0", ["spark-check", "--partitions", "0", "--out", "{dir}/r"], {}),
             Case("spark-check --master nope", ["spark-check", "--master", "nope", "--out", "{dir}/r"], {}),
             Case("list with an argument", ["list", "extra"], {}),
+            Case("check --estimate with --junit", ["check", "--estimate", "2", "--junit", "{dir}/j.xml",
+                                                   "--out", "{dir}/r"], {}),
             Case("replay a directory", ["replay", "{dir}"], {}),
             Case("replay --preset nope", ["replay", "--preset", "nope", "{dir}/s.json"],
                  {"s.json": json.dumps(GOOD_SCENARIO).encode()})]

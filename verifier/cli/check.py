@@ -169,6 +169,8 @@ def run_estimate(args: argparse.Namespace) -> int:
     from verifier.parallel import explore_parallel
     if not 0 < args.estimate < float("inf"):
         raise UsageError("--estimate takes a positive number of seconds")
+    if args.junit:
+        raise UsageError("--estimate writes a forecast (estimate.json), not a verdict: drop --junit")
     inputs = search_inputs(args)
     model = Model(inputs.cfg, symmetry=inputs.symmetry)
     workers = _workers(args)
