@@ -199,7 +199,8 @@ class restart:
 
     def enabled(cfg: Config, s: State):
         for b, r in zip(cfg.brokers, s.replicas):
-            if not r.alive:
+            # variant (Kafka 3.9 preset): only once the controller has fenced the old incarnation
+            if not r.alive and (cfg.rules.restart_before_fence or b in s.ctrl.fenced):
                 yield (b,)
 
     def effect(cfg: Config, s: State, broker: int, prefer: Optional[int] = None) -> Result:

@@ -69,7 +69,10 @@ def restart(enc, s, p):
                      prefer=enc._pick(p))
     counted = z3.If(z3.Or(z3.Not(_bool(out.unclean_shutdown)), s.unclean_shutdowns == 255),
                     s.unclean_shutdowns, s.unclean_shutdowns + 1)
-    return enc._done(z3.And(one_hot(b), z3.Not(enc.R.member(b, s.alive))), s, out,
+    guard = z3.And(one_hot(b), z3.Not(enc.R.member(b, s.alive)))
+    if not enc.rules.restart_before_fence:      # variant (Kafka 3.9 preset): only once fenced
+        guard = z3.And(guard, enc.R.member(b, s.fenced))
+    return enc._done(guard, s, out,
                      alive=s.alive | b, clean_file=s.clean_file & ~b, stale=s.stale | (s.fetched & b),
                      unclean_shutdowns=counted)
 

@@ -106,6 +106,8 @@ def _event(rng, cfg: Config, ctrl: Controller, kind: str):
         alive = everyone & ~mask(cfg, [b])
         clean_file = mask(cfg, [b]) if clean else 0
         out = C.register(CONCRETE, rules, ctrl, b, -1, ctrl.broker_epoch(b) + 1000, clean=clean, prefer=pick)
+        if not rules.restart_before_fence and b not in ctrl.fenced:
+            out = None                  # the restart waits for the fence (actions.data.restart)
     elif kind.startswith("elect_"):
         election = {"elect_preferred": PREFERRED, "elect_unclean": UNCLEAN, "elect_designated": DESIGNATED}[kind]
         out = C.elect(CONCRETE, rules, ctrl, election, b if election == DESIGNATED else None,
