@@ -296,6 +296,9 @@ def config_from_dict(data: Mapping[str, Any]) -> Config:
     bounds = data.get("bounds")
     if bounds is not None and not isinstance(bounds, Mapping):
         raise ConfigError("config field 'bounds' must be an object")
+    for key in ("min_isr", "unclean_leader_election"):     # null is no value: it would mean make_config's default
+        if key in data and data[key] is None:
+            raise ConfigError(f"config field '{key}' must be {'int' if key == 'min_isr' else 'bool'}, got null")
     return make_config(preset, replicas=data["replicas"], min_isr=data.get("min_isr", 1),
                        unclean_leader_election=data.get("unclean_leader_election"),
                        extra_brokers=data.get("brokers"), flags=flags, bounds=bounds,

@@ -13,13 +13,33 @@ from typing import Any, Mapping, Optional
 from specs import actions as A
 from specs.actions import OpError
 from specs.actions.control import RECOVERY
-from specs.actions.declare import EPOCH_MAP, INT, INT_LIST, Kind
+from specs.actions.declare import EPOCH_MAP, INT, INT_LIST, JAVA_LONG, Kind
 from specs.config import Config
+from specs.scenario.checks import broker_id
 from specs.state import NO_EPOCH, NO_LEADER, RECOVERED, Partition, State, sorted_tuple
 
 
 def _get(d: Mapping[str, Any], name: str, kind: Kind, default: Any) -> Any:
     return kind.parse(d[name], name) if name in d else default
+
+
+def _ids(d: Mapping[str, Any], name: str, distinct: bool = False) -> tuple[int, ...]:
+    """A list of broker ids: each a Java int >= 0 (a negative one would be a broker of its own);
+    a set-like field (ISR, ELR) names each broker once."""
+    ids = _get(d, name, INT_LIST, ())
+    problem = next(filter(None, (broker_id(b, name) for b in ids)), None)
+    if problem:
+        raise OpError(problem)
+    if distinct and len(set(ids)) != len(ids):
+        raise OpError(f"field '{name}' names a broker twice: {list(ids)}")
+    return ids
+
+
+def _count(d: Mapping[str, Any], name: str) -> int:
+    value = _get(d, name, INT, 0)
+    if value < 0:
+        raise OpError(f"field '{name}' is a count, >= 0, got {value}")
+    return value
 
 
 INITIAL_FIELDS = {"leader", "leader_epoch", "partition_epoch", "isr", "elr", "last_known_elr", "fenced",
@@ -63,24 +83,27 @@ def initial_state(cfg: Config, initial: Optional[Mapping[str, Any]],
     for key in initial:
         if key not in INITIAL_FIELDS | BROKER_FIELDS:
             raise OpError(f"unknown initial field '{key}'")
-    extra = _get(initial, "brokers", INT_LIST, ())
-    fenced = _get(initial, "fenced", INT_LIST, ())
-    shutting = _get(initial, "in_controlled_shutdown", INT_LIST, ())
+    extra = _ids(initial, "brokers")
+    fenced = _ids(initial, "fenced")
+    shutting = _ids(initial, "in_controlled_shutdown")
     epochs = dict(_get(initial, "broker_epochs", EPOCH_MAP, ()))
+    problem = next(filter(None, (broker_id(b, "broker_epochs") for b in epochs)), None)
+    if problem:
+        raise OpError(problem)
     registered = sorted_tuple(cfg.replicas + cfg.extra_brokers + extra + tuple(epochs) + fenced + shutting)
     cfg = replace(cfg, extra_brokers=tuple(sorted((set(registered) | set(universe)) - set(cfg.replicas))))
     s = A.init_state(cfg)
     p = Partition(
         replicas=cfg.replicas,
-        isr=_get(initial, "isr", INT_LIST, cfg.replicas),
-        elr=sorted_tuple(_get(initial, "elr", INT_LIST, ())),
-        last_known_elr=sorted_tuple(_get(initial, "last_known_elr", INT_LIST, ())),
+        isr=_ids(initial, "isr", distinct=True) if "isr" in initial else cfg.replicas,
+        elr=sorted_tuple(_ids(initial, "elr", distinct=True)),
+        last_known_elr=sorted_tuple(_ids(initial, "last_known_elr", distinct=True)),
         leader=_get(initial, "leader", INT, cfg.replicas[0]),
         leader_epoch=_get(initial, "leader_epoch", INT, 0),
         partition_epoch=_get(initial, "partition_epoch", INT, 0),
         leader_recovery_state=_get(initial, "leader_recovery_state", RECOVERY, RECOVERED),
-        adding_replicas=_get(initial, "adding_replicas", INT_LIST, ()),
-        removing_replicas=_get(initial, "removing_replicas", INT_LIST, ()),
+        adding_replicas=_ids(initial, "adding_replicas", distinct=True),
+        removing_replicas=_ids(initial, "removing_replicas", distinct=True),
     )
     if p.leader != NO_LEADER and p.leader not in p.replicas:
         raise OpError(f"initial leader {p.leader} is not one of the replicas {list(p.replicas)} (-1: no leader)")
@@ -95,9 +118,19 @@ def _per_broker(initial: Mapping[str, Any], name: str) -> dict[int, Any]:
     if not isinstance(value, Mapping):
         raise OpError(f"field '{name}' must map broker ids to values")
     try:
-        return {int(k): v for k, v in value.items()}
+        out = {int(k): v for k, v in value.items()}
     except ValueError:
         raise OpError(f"field '{name}' must map broker ids to values") from None
+    problem = next(filter(None, (broker_id(b, name) for b in out)), None)
+    if problem:
+        raise OpError(problem)
+    return out
+
+
+def _ints(value: Any, low: tuple[int, ...]) -> bool:
+    """A list of len(low) integers (not booleans), each at least its `low`."""
+    return (isinstance(value, list) and len(value) == len(low)
+            and all(isinstance(x, int) and not isinstance(x, bool) and x >= m for x, m in zip(value, low)))
 
 
 def _broker_side(cfg: Config, s: State, initial: Mapping[str, Any]) -> State:
@@ -109,26 +142,27 @@ def _broker_side(cfg: Config, s: State, initial: Mapping[str, Any]) -> State:
     logs = _per_broker(initial, "logs")
     files = _per_broker(initial, "clean_shutdown_files")
     fetched = _per_broker(initial, "fetched")
-    stopped = set(_get(initial, "stopped", INT_LIST, ()))
+    stopped = set(_ids(initial, "stopped"))
     committed = _get(initial, "committed", INT_LIST, ())
+    if any(r < 1 for r in committed):
+        raise OpError(f"field 'committed': record ids start at 1, got {list(committed)}")
     replicas, followers = [], []
     for b, r, fs in zip(cfg.brokers, s.replicas, s.followers):
         log = logs.get(b, [])
-        if not (isinstance(log, list) and all(isinstance(e, list) and len(e) == 2 and
-                                              all(isinstance(x, int) for x in e) for e in log)):
-            raise OpError(f"field 'logs' for broker {b} must be a list of [leader_epoch, record]")
+        if not (isinstance(log, list) and all(_ints(e, (0, 1)) for e in log)):
+            raise OpError(f"field 'logs' for broker {b} must be a list of [leader_epoch >= 0, record >= 1]")
         log = tuple((e[0], e[1]) for e in log)
         clean = files.get(b, NO_EPOCH)
-        if not isinstance(clean, int):
+        if not isinstance(clean, int) or isinstance(clean, bool):
             raise OpError(f"field 'clean_shutdown_files' for broker {b} must be an epoch")
         replicas.append(r._replace(alive=b not in stopped, log=log, flushed=len(log),
                                    hwm=min(len(log), len(committed)), clean_file=clean))
         f = fetched.get(b)
-        if f is not None and not (isinstance(f, list) and len(f) == 2 and all(isinstance(x, int) for x in f)):
-            raise OpError(f"field 'fetched' for broker {b} must be [leo, broker_epoch]")
+        if f is not None and not _ints(f, (0, -JAVA_LONG - 1)):
+            raise OpError(f"field 'fetched' for broker {b} must be [leo >= 0, broker_epoch]")
         followers.append(fs if f is None else fs._replace(leo=f[0], broker_epoch=f[1]))
     hist = s.hist._replace(produced=max(committed, default=0), acked=committed, visible=committed,
-                           unclean_elections=_get(initial, "unclean_elections", INT, 0),
-                           unclean_shutdowns=_get(initial, "unclean_shutdowns", INT, 0),
-                           lossy_crashes=_get(initial, "lossy_crashes", INT, 0))
+                           unclean_elections=_count(initial, "unclean_elections"),
+                           unclean_shutdowns=_count(initial, "unclean_shutdowns"),
+                           lossy_crashes=_count(initial, "lossy_crashes"))
     return s._replace(replicas=tuple(replicas), followers=tuple(followers), hist=hist)

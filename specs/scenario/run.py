@@ -21,6 +21,7 @@ from specs import actions as A
 from specs.actions import OpError
 from specs.config import ConfigError, config_from_dict
 from specs.model import Model
+from specs.scenario.checks import broker_id, op_values, surrogate, unreadable
 from specs.scenario.initial import broker_universe, initial_state
 from specs.state import RECOVERY_NAMES, State
 from specs.trace import Trace
@@ -96,9 +97,14 @@ def _check_expect(where: str, expect: Any) -> dict:
         if key in SET_FIELDS + LIST_FIELDS:
             if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
                 raise ScenarioError(f"{where}: expect field '{key}' must be a list of broker ids")
+            problem = next(filter(None, (broker_id(v, key) for v in value)), None)
+            if problem:
+                raise ScenarioError(f"{where}: expect {problem}")
         elif key in INT_FIELDS:
             if not isinstance(value, int) or isinstance(value, bool):
                 raise ScenarioError(f"{where}: expect field '{key}' must be an integer")
+            if key == "leader" and value != -1 and broker_id(value, key):     # -1: no leader
+                raise ScenarioError(f"{where}: expect {broker_id(value, key)} (or -1: no leader)")
         elif key == "leader_recovery_state":
             if value not in RECOVERY_NAMES:
                 raise ScenarioError(f"{where}: expect field 'leader_recovery_state' must be RECOVERED or RECOVERING")
@@ -144,6 +150,9 @@ def _no_duplicate_keys(pairs):
 
 
 def load(path: str) -> dict:
+    problem = unreadable(path)
+    if problem:
+        raise ScenarioError(f"{path}: {problem}")
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh, object_pairs_hook=_no_duplicate_keys)
@@ -159,6 +168,9 @@ def load(path: str) -> dict:
         raise ScenarioError(f"{path}: cannot read it ({exc.strerror})") from None
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a scenario must be a JSON object")
+    problem = surrogate(data)
+    if problem:
+        raise ScenarioError(f"{path}: {problem}")
     return data
 
 
@@ -209,7 +221,7 @@ def run_scenario(data: dict, path: str = "<scenario>", *, preset: Optional[str] 
         raise ScenarioError(f"{path}: initial: {exc}") from None
     checked = data.get("check_invariants")
     if isinstance(checked, list):
-        if not all(n in I.BY_NAME for n in checked):
+        if not all(isinstance(n, str) and n in I.BY_NAME for n in checked):
             raise ScenarioError(f"{path}: check_invariants must be true or a list of invariant names")
         watched = set(checked)
     elif checked is True or force_invariants:
@@ -235,6 +247,8 @@ def run_scenario(data: dict, path: str = "<scenario>", *, preset: Optional[str] 
                 A.op_label(fields)
             except OpError as exc:
                 raise ScenarioError(f"{where}: {exc}") from None
+            if op_values(fields):
+                raise ScenarioError(f"{where}: {op_values(fields)}")
         elif "expect" in st:
             _check_expect(where, st["expect"])
         elif "expect_not_enabled" in st:
@@ -246,11 +260,14 @@ def run_scenario(data: dict, path: str = "<scenario>", *, preset: Optional[str] 
                     raise ScenarioError(f"{where}: expect_not_enabled takes a data-plane operation")
             except OpError as exc:
                 raise ScenarioError(f"{where}: expect_not_enabled: {exc}") from None
+            if op_values(probe):
+                raise ScenarioError(f"{where}: expect_not_enabled: {op_values(probe)}")
         else:
             names = st["expect_violation"]
             if isinstance(names, str):
                 names = [names]
-            if not isinstance(names, list) or not all(n in I.BY_NAME for n in names):
+            if (not isinstance(names, list) or not names
+                    or not all(isinstance(n, str) and n in I.BY_NAME for n in names)):
                 raise ScenarioError(f"{where}: expect_violation must name invariants from: {', '.join(I.BY_NAME)}")
     name = data.get("name", Path(path).stem)
     last_error: Optional[str] = None

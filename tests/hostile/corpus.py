@@ -202,7 +202,35 @@ def _scenarios() -> list[Case]:
         "name a number": _scenario(name=3),
         "NaN value": b'{"config": {"replicas": [1], "min_isr": NaN}, "steps": []}',
         "Infinity value": b'{"config": {"replicas": [1], "min_isr": Infinity}, "steps": []}',
+        "min_isr null": _scenario(config={"replicas": [1, 2], "min_isr": None}),
+        "unclean_leader_election null": _scenario(config={"replicas": [1, 2], "unclean_leader_election": None}),
+        "unpaired surrogate": b'{"name": "\\ud800", "config": {"replicas": [1]}, "steps": []}',
+        "expect_violation of a list": _scenario(steps=[{"expect_violation": [["OneLeaderPerEpoch"]]}]),
+        "expect_violation of an object": _scenario(steps=[{"expect_violation": [{"a": 1}]}]),
+        "expect_violation empty": _scenario(steps=[{"expect_violation": []}]),
+        "check_invariants of a list": _scenario(check_invariants=[["OneLeaderPerEpoch"]]),
+        "expect leader beyond an int": _scenario(steps=[{"expect": {"leader": 2**40}}]),
+        "expect leader -2": _scenario(steps=[{"expect": {"leader": -2}}]),
+        "expect isr negative": _scenario(steps=[{"expect": {"isr": [-1]}}]),
     }
+    for op, fields in (("fence", {"broker": -1}), ("fence", {"broker": 2**40}), ("crash", {"broker": -3}),
+                       ("crash_lossy", {"broker": 1, "keep": -1}), ("elect", {"type": "designated", "leader": -7}),
+                       ("unfence", {"broker": 3, "elected": -1}), ("set_min_isr", {"value": 2**40}),
+                       ("reassign", {"replicas": [1, 2, -4]}), ("register", {"broker": -4}),
+                       ("alter_partition", {"broker": -9, "leader_epoch": 0, "partition_epoch": 0, "isr": [1]}),
+                       ("alter_partition", {"leader_epoch": 0, "partition_epoch": 0, "isr": [1, -1]}),
+                       ("alter_partition", {"leader_epoch": 0, "partition_epoch": 0, "isr": [1],
+                                            "broker_epochs": {"-1": 5}})):
+        bad[f"op {op} {json.dumps(fields)}"] = _scenario(steps=[{"op": op, **fields}])
+    bad["expect_not_enabled broker -1"] = _scenario(steps=[{"expect_not_enabled": {"op": "crash", "broker": -1}}])
+    for field, value in (("brokers", [-1]), ("brokers", [2**40]), ("fenced", [-3]), ("in_controlled_shutdown", [-3]),
+                         ("isr", [-1, 1]), ("isr", [1, 1]), ("elr", [-5]), ("last_known_elr", [2, 2]),
+                         ("adding_replicas", [-1]), ("removing_replicas", [3, 3]), ("stopped", [-2]),
+                         ("broker_epochs", {"-1": 5}), ("logs", {"-1": [[0, 1]]}), ("logs", {"1": [[True, 1]]}),
+                         ("logs", {"1": [[0, -1]]}), ("logs", {"1": [[-1, 1]]}), ("committed", [0]),
+                         ("fetched", {"1": [-5, 2]}), ("clean_shutdown_files", {"1": True}),
+                         ("unclean_elections", -1), ("lossy_crashes", -2)):
+        bad[f"initial {field} {json.dumps(value)}"] = _scenario(initial={field: value})
     return [Case(f"replay ({name})", ["replay", "{dir}/s.json"], {"s.json": content}) for name, content in bad.items()]
 
 
