@@ -20,8 +20,8 @@ def unreadable(path: str) -> Optional[str]:
         mode = os.stat(path).st_mode
     except OSError:
         return None                  # open() says why, in the caller's words
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or os.path.realpath(path) == os.devnull:
+        return None                  # /dev/null reads as an empty file, as ever
     kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
     return f"not a regular file ({kind})"
 

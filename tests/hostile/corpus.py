@@ -8,9 +8,10 @@ corpus can be run by hand against any build.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, Optional
 
 GOOD_SCENARIO = {"name": "ok", "config": {"replicas": [1, 2, 3], "min_isr": 2},
                  "steps": [{"op": "fence", "broker": 3}, {"expect": {"isr": [1, 2]}}]}
@@ -19,7 +20,7 @@ GOOD_SCENARIO = {"name": "ok", "config": {"replicas": [1, 2, 3], "min_isr": 2},
 class Case(NamedTuple):
     name: str
     argv: list[str]              # {dir} is replaced by the case's directory
-    files: dict[str, bytes]      # name -> content, written into that directory first
+    files: dict[str, Optional[bytes]]   # name -> content, written into that directory first; None: a FIFO
 
 
 def _args() -> list[Case]:
@@ -92,7 +93,18 @@ def _args() -> list[Case]:
                                                    "--out", "{dir}/r"], {}),
             Case("replay a directory", ["replay", "{dir}"], {}),
             Case("replay --preset nope", ["replay", "--preset", "nope", "{dir}/s.json"],
-                 {"s.json": json.dumps(GOOD_SCENARIO).encode()})]
+                 {"s.json": json.dumps(GOOD_SCENARIO).encode()}),
+            Case("replay a FIFO", ["replay", "{dir}/s.json"], {"s.json": None}),
+            Case("replay /dev/zero", ["replay", "/dev/zero"], {}),
+            Case("check --config a FIFO", ["check", "--config", "{dir}/c.toml", "--out", "{dir}/r"], {"c.toml": None}),
+            Case("check --config /dev/zero", ["check", "--config", "/dev/zero", "--out", "{dir}/r"], {}),
+            Case("replay two malformed files", ["replay", "{dir}/a.json", "{dir}/b.json"],
+                 {"a.json": b"{", "b.json": b"["}),
+            Case("replay a good file, then a malformed one", ["replay", "{dir}/a.json", "{dir}/b.json"],
+                 {"a.json": json.dumps(GOOD_SCENARIO).encode(), "b.json": b"{"}),
+            Case("check --out not UTF-8", ["check", "--brokers", "1", "--max-states", "20", "--out",
+                                           "{dir}/r\udcff"], {}),
+            Case("replay a file name not UTF-8", ["replay", "{dir}/s\udcff.json"], {})]
     return out
 
 
@@ -242,7 +254,10 @@ def materialize(case: Case, where: Path) -> list[str]:
     """Write the case's files under `where`; its argument list with {dir} filled in."""
     where.mkdir(parents=True, exist_ok=True)
     for name, content in case.files.items():
-        (where / name).write_bytes(content)
+        if content is None:
+            os.mkfifo(where / name)      # nothing ever writes to it: reading it would hang
+        else:
+            (where / name).write_bytes(content)
     return [a.replace("{dir}", str(where)) for a in case.argv]
 
 

@@ -31,6 +31,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     RUN.clear()
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        for arg in argv:      # bytes that are not UTF-8 arrive as surrogates, which no report can hold
+            if not _utf8(arg):
+                raise UsageError(f"argument {arg!r} is not valid UTF-8 (it would go into UTF-8 reports)")
         args = parser().parse_args(argv)
         args.argv = argv
         if not getattr(args, "command", None):
@@ -51,6 +54,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         return _interrupted(stop.requested(), argv)    # e.g. z3 wraps the interrupt in its own error
     except KeyboardInterrupt as exc:
         return _interrupted(getattr(exc, "signal", "SIGINT"), argv)
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _interrupted(name: str, argv: list[str]) -> int:

@@ -25,13 +25,14 @@ def run(args: argparse.Namespace) -> int:
     from verifier.trace import render
     out = console()
     worst = EXIT_OK
-    for path in args.files:
-        try:
-            result = run_file(path, preset=args.preset, force_invariants=args.check_invariants)
+    results = []
+    for path in args.files:       # every file is checked before any result is printed: one bad
+        try:                      # file is one line and exit 2, never a half-printed run
+            results.append((path, run_file(path, preset=args.preset, force_invariants=args.check_invariants)))
         except ScenarioError as exc:
             print(f"kraft-verify: error: {exc}", file=sys.stderr)
-            worst = EXIT_INPUT
-            continue
+            return EXIT_INPUT
+    for path, result in results:
         if args.preset:
             worst = max(worst, _under_preset(result, path, args.preset, out))
             continue
