@@ -104,7 +104,33 @@ def _args() -> list[Case]:
                  {"a.json": json.dumps(GOOD_SCENARIO).encode(), "b.json": b"{"}),
             Case("check --out not UTF-8", ["check", "--brokers", "1", "--max-states", "20", "--out",
                                            "{dir}/r\udcff"], {}),
-            Case("replay a file name not UTF-8", ["replay", "{dir}/s\udcff.json"], {})]
+            Case("replay a file name not UTF-8", ["replay", "{dir}/s\udcff.json"], {}),
+            Case("check --seed without --simulate", ["check", "--seed", "5", "--out", "{dir}/r"], {}),
+            Case("check --estimate --out inside a file", ["check", "--estimate", "1", "--out", "{dir}/f/r"],
+                 {"f": b"x"})]
+    # An option the chosen mode never reads would be silently ignored: refused instead.
+    unused = {"--mutants": [["--simulate", "2"], ["--liveness"], ["--estimate", "1"], ["--max-states", "5"],
+                            ["--max-depth", "2"], ["--invariant", "LeaderInIsr"], ["--workers", "2"],
+                            ["--checkpoint-dir", "{dir}/c"], ["--dump-graph", "{dir}/g.dot"],
+                            ["--compare-symmetry"], ["--time-budget", "nan"], ["--time-budget", "0"],
+                            ["--time-budget", "inf"]],
+              "--estimate=1": [["--liveness"], ["--simulate", "2"], ["--dump-graph", "{dir}/g.dot"],
+                               ["--checkpoint-dir", "{dir}/c"], ["--max-states", "5"], ["--max-depth", "2"],
+                               ["--time-budget", "5"], ["--compare-symmetry"]],
+              "--liveness": [["--max-depth", "3"], ["--stop-at-first"], ["--resume"]],
+              "--simulate=2": [["--max-depth", "3"], ["--max-states", "5"], ["--dump-graph", "{dir}/g.dot"],
+                               ["--workers", "2"]]}
+    for mode, extras in unused.items():
+        for extra in extras:
+            out.append(Case(f"check {mode} {' '.join(extra)}", ["check", mode, *extra, "--out", "{dir}/r"], {}))
+    for value in ("nan", "0", "inf", "-1"):
+        out.append(Case(f"mutants --time-budget {value}", ["mutants", "--time-budget", value, "--out", "{dir}/r"], {}))
+    for key, value in (("max_states", "true"), ("max_states", "inf"), ("max_depth", "2.5"), ("time_budget", "nan"),
+                       ("max_states", "{x = 1}")):
+        flag = "--" + key.replace("_", "-")
+        out.append(Case(f"check {flag} over a bad check.{key} = {value}",
+                        ["check", "--config", "{dir}/c.toml", flag, "5", "--out", "{dir}/r"],
+                        {"c.toml": f"[check]\n{key} = {value}\n".encode()}))
     return out
 
 

@@ -10,8 +10,8 @@ from specs import MUTANTS, Model
 from verifier import gate, stop
 from verifier.bfs import GRAPH_LIMIT
 from specs import config_label
-from verifier.cli.common import (ProgressLine, UsageError, add_model_args, console, header_line, run_dir,
-                                 write_run)
+from verifier.cli.common import (ProgressLine, UsageError, abandon_run, add_model_args, console, header_line,
+                                 run_dir, write_run)
 from verifier.exitcodes import EXIT_OK, EXIT_STOPPED
 from verifier.cli.search import report_search, search_inputs
 
@@ -34,7 +34,7 @@ def add_parser(sub) -> None:
                    help="explore on after a violation (the default; overrides check.stop_at_first)")
     p.add_argument("--simulate", type=int, metavar="N", help="N random walks instead of exhaustive search")
     p.add_argument("--depth", type=int, metavar="D", help="steps per random walk (--simulate; default 100)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed for --simulate (default 0)")
+    p.add_argument("--seed", type=int, metavar="S", help="random seed for --simulate (default 0)")
     p.add_argument("--liveness", action="store_true",
                    help="check the liveness properties under weak fairness on the whole state graph "
                         "(lassos as table, replay scenario and ITF); --invariant picks among them")
@@ -174,6 +174,7 @@ def run_estimate(args: argparse.Namespace) -> int:
     inputs = search_inputs(args)
     model = Model(inputs.cfg, symmetry=inputs.symmetry)
     workers = _workers(args)
+    run_id, out_dir = run_dir(args.out, "estimate", inputs.cfg)     # an unwritable --out before the sample
     out = console()
     out.print(header_line("check --estimate", inputs.cfg, f"workers={workers}"), markup=False)
     limits = Limits(time_budget=args.estimate)
@@ -197,6 +198,7 @@ def run_estimate(args: argparse.Namespace) -> int:
         if forecast is None:
             out.print(f"too early to forecast: {len(finished)} finished levels in {result.seconds:.0f}s "
                       f"(needs 6); run a longer --estimate", markup=False)
+            abandon_run()        # nothing to write: no empty run directory either
             return EXIT_STOPPED
         report.update(exact=False, states=forecast.states, states_low=forecast.low, states_high=forecast.high,
                       depth=forecast.depth, depth_low=forecast.depth_low, depth_high=forecast.depth_high,
@@ -212,7 +214,6 @@ def run_estimate(args: argparse.Namespace) -> int:
                   f"{report['seconds_high']:,}s) at the sampled speed", markup=False)
         out.print("a forecast from the trend of the level sizes, not a bound (docs: BENCHMARKS.md, estimates)",
                   markup=False)
-    run_id, out_dir = run_dir(args.out, "estimate", inputs.cfg)
     write_atomic(out_dir / "estimate.json", json.dumps(dict(report, run_id=run_id), indent=2) + "\n")
     out.print(f"report: {out_dir}", markup=False)
     return EXIT_OK
@@ -231,11 +232,36 @@ def _workers(args) -> int:
     return max(os.cpu_count() or 1, 1)
 
 
+# Options each mode of `check` never reads: given with it, they would be silently ignored.
+GIVEN = {"--simulate": lambda a: a.simulate is not None, "--liveness": lambda a: a.liveness,
+         "--estimate": lambda a: a.estimate is not None, "--max-depth": lambda a: a.max_depth is not None,
+         "--max-states": lambda a: a.max_states is not None, "--time-budget": lambda a: a.time_budget is not None,
+         "--invariant": lambda a: bool(a.invariant), "--workers": lambda a: a.workers not in (None, 1),
+         "--checkpoint-dir": lambda a: bool(a.checkpoint_dir), "--dump-graph": lambda a: bool(a.dump_graph),
+         "--compare-symmetry": lambda a: a.compare_symmetry, "--stop-at-first": lambda a: a.stop_at_first}
+UNUSED = {"--mutants": ("--simulate", "--liveness", "--estimate", "--max-depth", "--max-states", "--invariant",
+                        "--workers", "--checkpoint-dir", "--dump-graph", "--compare-symmetry"),
+          "--estimate": ("--simulate", "--liveness", "--max-depth", "--max-states", "--time-budget",
+                         "--checkpoint-dir", "--dump-graph", "--compare-symmetry"),
+          "--liveness": ("--max-depth", "--stop-at-first"),
+          "--simulate": ("--max-depth", "--max-states", "--dump-graph", "--workers")}
+
+
 def _early_checks(args) -> None:
-    """Options that mean nothing without another one, checked before any work."""
+    """Options that mean nothing without another one, or that the mode chosen would ignore,
+    checked before any work."""
     if args.depth is not None and args.simulate is None:
         raise UsageError("--depth is the length of a --simulate walk; without --simulate use --max-depth")
+    if args.seed is not None and args.simulate is None:
+        raise UsageError("--seed seeds the --simulate walks; the exhaustive search has nothing to seed")
+    if args.resume and not args.checkpoint_dir:
+        raise UsageError("--resume needs --checkpoint-dir")
+    mode = next((m for m in UNUSED if GIVEN.get(m, lambda a: a.mutants)(args)), None)
+    clash = [opt for opt in UNUSED.get(mode, ()) if GIVEN[opt](args)]
+    if clash:
+        raise UsageError(f"{mode} does not use {', '.join(clash)}: drop {'it' if len(clash) == 1 else 'them'}")
     args.depth = 100 if args.depth is None else args.depth
+    args.seed = 0 if args.seed is None else args.seed
     if args.checkpoint_every is not None:
         if not args.checkpoint_dir:
             raise UsageError("--checkpoint-every needs --checkpoint-dir")
@@ -276,6 +302,8 @@ def run_mutants(args: argparse.Namespace) -> int:
     from verifier.bfs import Limits, explore
     from verifier.cli.common import build_config
     from verifier.summary import gate_summary
+    if not 0 < args.time_budget < float("inf"):
+        raise UsageError(f"--time-budget must be a positive finite number of seconds, got {args.time_budget}")
     base, _ = build_config(args)
     if base.mutant:
         raise UsageError("the mutation gate runs every mutant; use --only NAME to pick some")

@@ -39,19 +39,21 @@ def select(model: Model, names) -> tuple:
 
 
 def limits_from(args, check_opts: dict):
+    """The flags win over the file's [check] table, but both are checked: a bad value in the file
+    is an error even when a flag overrides it this time."""
     from verifier.bfs import Limits
     def pick(name):
         value = getattr(args, name, None)
         return value if value is not None else check_opts.get(name)
-    limits = Limits(max_depth=pick("max_depth"), max_states=pick("max_states"), time_budget=pick("time_budget"))
     for name in ("max_depth", "max_states", "time_budget"):
-        value = getattr(limits, name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0
-                                  or value != value or value == float("inf")):
-            raise UsageError(f"{name.replace('_', '-')} must be a positive finite number, got {value!r}")
-        if name != "time_budget" and value is not None and not isinstance(value, int):
-            raise UsageError(f"{name.replace('_', '-')} must be a whole number, got {value!r}")
-    return limits
+        for value, where in ((check_opts.get(name), f"check.{name}"), (getattr(args, name, None), "")):
+            where = where or name.replace("_", "-")
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0
+                                      or value != value or value == float("inf")):
+                raise UsageError(f"{where} must be a positive finite number, got {value!r}")
+            if name != "time_budget" and value is not None and not isinstance(value, int):
+                raise UsageError(f"{where} must be a whole number, got {value!r}")
+    return Limits(max_depth=pick("max_depth"), max_states=pick("max_states"), time_budget=pick("time_budget"))
 
 
 def search_inputs(args) -> SearchInputs:
