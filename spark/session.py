@@ -4,6 +4,7 @@ trace, and interruptible: Ctrl-C or SIGTERM stops the run at a level boundary wi
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import sys
@@ -23,8 +24,12 @@ JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 def check_master(master: str, timeout: float = 5.0) -> None:
-    """local[...] needs nothing; spark://host:port must accept a TCP connection."""
+    """local[...] needs nothing but a thread count Spark accepts (local[0] or local[abc] would
+    start a JVM only to fail in it); spark://host:port must accept a TCP connection."""
     if master == "local" or master.startswith("local["):
+        if master != "local" and not re.fullmatch(r"local\[(\*|[1-9][0-9]*)(\s*,\s*[1-9][0-9]*)?\]", master):
+            raise SparkSetupError(f"--master {master}: expected local, local[*], local[N] or local[N,F] "
+                                  "with N and F >= 1")
         return
     if master.startswith("spark://"):
         for hostport in master[len("spark://"):].split(","):

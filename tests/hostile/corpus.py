@@ -105,6 +105,10 @@ def _args() -> list[Case]:
             Case("check --out not UTF-8", ["check", "--brokers", "1", "--max-states", "20", "--out",
                                            "{dir}/r\udcff"], {}),
             Case("replay a file name not UTF-8", ["replay", "{dir}/s\udcff.json"], {}),
+            *[Case(f"spark-check {opt} {value}", ["spark-check", opt, value, "--out", "{dir}/r"], {})
+              for opt, value in (("--master", "local[0]"), ("--master", "local[abc]"), ("--master", "local[2,0]"),
+                                 ("--master", "local[]"), ("--executor-memory", "abc"), ("--executor-memory", "0g"),
+                                 ("--executor-memory", "1.5g"), ("--executor-memory", "4 g"))],
             Case("check --seed without --simulate", ["check", "--seed", "5", "--out", "{dir}/r"], {}),
             Case("check --estimate --out inside a file", ["check", "--estimate", "1", "--out", "{dir}/f/r"],
                  {"f": b"x"})]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 from specs import Model
 from verifier.cli.common import UsageError, add_model_args, console, header_line, run_dir
@@ -45,6 +46,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--partitions must be >= 1")
     if args.driver_levels is not None and args.driver_levels < 0:
         raise UsageError("--driver-levels must be >= 0")
+    # Spark's own size syntax (JavaUtils.byteStringAs), checked here: Spark would find it in the JVM
+    if args.executor_memory is not None and not re.fullmatch(r"[1-9][0-9]*([kmgtp]b?|b)?", args.executor_memory,
+                                                             re.IGNORECASE):
+        raise UsageError(f"--executor-memory {args.executor_memory}: expected a size such as 512m or 4g")
+    try:
+        if not under_spark_submit():     # before the checkpoint directory is claimed
+            check_master(args.master)
+    except SparkSetupError as exc:
+        raise UsageError(str(exc)) from None
     model = Model(cfg, symmetry=inputs.symmetry)
     store, manifest = None, None
     if args.checkpoint_dir:
@@ -56,11 +66,6 @@ def run(args: argparse.Namespace) -> int:
             manifest = store.claim(args.resume)
         except CheckpointError as exc:
             raise UsageError(str(exc)) from None
-    try:
-        if not under_spark_submit():
-            check_master(args.master)
-    except SparkSetupError as exc:
-        raise UsageError(str(exc)) from None
     out = console()
     run_id, out_dir = run_dir(args.out, "spark-check", cfg)
     out.print(header_line("spark-check", cfg), markup=False)
