@@ -125,6 +125,10 @@ def _fuzz_rest(model, invs, traces: dict) -> dict[str, str]:
     return found
 
 
+# What a cached row must hold to be reused (anything less is a damaged file, recomputed).
+ROW_FIELDS = {"key", "preset", "bounds", "bound_values", "states", "seconds", "complete", "stop_reason", "cells"}
+
+
 def build(rows: list[Row], out_dir: Path, budget: float, command: str, brokers: Optional[int] = None,
           on_row: Optional[Callable[[dict, bool], None]] = None) -> dict:
     """Every row, reusing the cached ones; matrix.json is rewritten after each row."""
@@ -133,8 +137,9 @@ def build(rows: list[Row], out_dir: Path, budget: float, command: str, brokers: 
     old = {}
     if path.exists():
         try:
-            old = {r["key"]: r for r in json.loads(path.read_text()).get("rows", [])}
-        except (ValueError, KeyError, TypeError):
+            old = {r["key"]: r for r in json.loads(path.read_text()).get("rows", [])
+                   if isinstance(r, dict) and ROW_FIELDS <= set(r)}
+        except (ValueError, KeyError, TypeError, AttributeError):
             old = {}             # a damaged file is recomputed, never trusted
     mhash = model_hash()
     done: list[dict] = []

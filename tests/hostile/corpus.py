@@ -109,6 +109,9 @@ def _args() -> list[Case]:
               for opt, value in (("--master", "local[0]"), ("--master", "local[abc]"), ("--master", "local[2,0]"),
                                  ("--master", "local[]"), ("--executor-memory", "abc"), ("--executor-memory", "0g"),
                                  ("--executor-memory", "1.5g"), ("--executor-memory", "4 g"))],
+            Case("matrix --out inside a file", ["matrix", "--presets", "kafka", "--out", "{dir}/f/m"], {"f": b"x"}),
+            Case("matrix --out holding a directory matrix.json", ["matrix", "--presets", "kafka", "--out", "{dir}/m"],
+                 {"m/matrix.json/x": b""}),
             Case("check --seed without --simulate", ["check", "--seed", "5", "--out", "{dir}/r"], {}),
             Case("check --estimate --out inside a file", ["check", "--estimate", "1", "--out", "{dir}/f/r"],
                  {"f": b"x"})]
@@ -284,6 +287,7 @@ def materialize(case: Case, where: Path) -> list[str]:
     """Write the case's files under `where`; its argument list with {dir} filled in."""
     where.mkdir(parents=True, exist_ok=True)
     for name, content in case.files.items():
+        (where / name).parent.mkdir(parents=True, exist_ok=True)
         if content is None:
             os.mkfifo(where / name)      # nothing ever writes to it: reading it would hang
         else:

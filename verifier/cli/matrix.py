@@ -55,6 +55,13 @@ def run(args: argparse.Namespace) -> int:
     out, out_dir = console(), Path(args.out)
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out {args.out}: not a directory")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {args.out}: cannot create it ({exc.strerror})") from None
+    cache = out_dir / "matrix.json"
+    if (cache.exists() or cache.is_symlink()) and not cache.is_file():
+        raise UsageError(f"--out {args.out}: matrix.json there is not a file (it is rewritten after every row)")
     command = " ".join(["kraft-verify"] + args.argv)
 
     def on_row(entry, reused):
