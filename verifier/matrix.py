@@ -26,12 +26,21 @@ from verifier.summary import counterexample_json, search_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASES = ("kafka-trunk", "kafka-4.1", "kafka-4.0", "kafka-3.9", "kip-966", "pre-kip-966", "pre-kip-903")
+# name -> bounds over the preset's. The first four are sized to be exhausted in seconds to
+# minutes per row (the default `kraft-verify matrix`); the last two are `make matrix-extended`.
 BOUND_SETS = {
     "default": {},
+    "recovery": {},          # the preset composed with the recovery profile (rules and bounds)
+    # a min.insync.replicas or unclean.leader.election change; one ISR shrink keeps it small
+    "config": {"config_changes": 1, "isr_shrinks": 1},
+    # min ISR above the replication factor (Kafka caps the effective min ISR) with a
+    # reassignment to a spare broker; no lossy crash keeps it small
+    "min-isr-above-rf": {"reassignments": 1, "isr_shrinks": 1, "lossy_crashes": 0},
     "admin+config": {"admin_elections": 1, "config_changes": 1},
     "reassignment": {"reassignments": 1},
-    "recovery": {},          # the preset composed with the recovery profile (rules and bounds)
 }
+DEFAULT_SETS = ("default", "recovery", "config", "min-isr-above-rf")
+SPARE_BROKER = ("reassignment", "min-isr-above-rf")      # sets that add a reassignment target
 FUZZ_EXAMPLES = 2500         # per fuzz round on a row the search could not exhaust (the ci profile's size)
 HOLDS, VIOLATED, NOT_REACHED = "holds", "violated", "not reached"
 
@@ -57,12 +66,14 @@ def model_hash() -> str:
 
 
 def row_config(row: Row, brokers: Optional[int] = None):
-    """The row's config: the preset's replicas (or 1..brokers), a spare broker for reassignment."""
+    """The row's config: replicas 1..brokers (default 3), a spare broker for the sets that
+    reassign, min ISR one above the replication factor for min-isr-above-rf."""
     n = brokers or 3
-    spare = [n + 1] if row.bounds == "reassignment" else None
+    spare = [n + 1] if row.bounds in SPARE_BROKER else None
+    min_isr = n + 1 if row.bounds == "min-isr-above-rf" else None
     preset = f"{row.preset}+recovery" if row.bounds == "recovery" else row.preset
     return make_config(preset, replicas=list(range(1, n + 1)), bounds=dict(BOUND_SETS[row.bounds]),
-                       extra_brokers=spare)
+                       extra_brokers=spare, min_isr=min_isr)
 
 
 def row_key(cfg, budget: float, mhash: str) -> str:
@@ -103,6 +114,7 @@ def run_row(row: Row, cfg, budget: float, out_dir: Path, command: str) -> dict:
             cells[inv["name"]] = {"status": HOLDS if result.explored_all else NOT_REACHED,
                                   "report": f"{where.name}/report.html"}
     return {"preset": row.preset, "bounds": row.bounds, "bound_values": BOUND_SETS[row.bounds],
+            "shape": {"replicas": list(cfg.replicas), "spare_brokers": list(cfg.extra_brokers), "min_isr": cfg.min_isr},
             "states": result.distinct_states, "seconds": round(result.seconds, 1), "complete": result.explored_all,
             "stop_reason": result.stop_reason, "cells": cells}
 

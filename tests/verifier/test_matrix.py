@@ -14,7 +14,7 @@ ARGS = ["--presets", "kafka-trunk,pre-kip-966", "--bound-sets", "default", "--br
 def test_matrix_writes_its_outputs_and_every_cell_is_in_the_page(cli, tmp_path):
     out = tmp_path / "m"
     r = cli("matrix", *ARGS, "--out", str(out))
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr          # a violated cell (pre-kip-966): the house code for a violation
     for name in ("matrix.md", "matrix.json", "matrix.html"):
         assert (out / name).exists(), name
     matrix = json.loads((out / "matrix.json").read_text())
@@ -35,13 +35,34 @@ def test_matrix_writes_its_outputs_and_every_cell_is_in_the_page(cli, tmp_path):
     violated = [el for el in cells if el[1]["data-preset"] == "pre-kip-966"
                 and el[1]["data-property"] == "LeaderCandidateCompleteness"]
     assert "violated" in violated[0][1]["class"] and violated[0][2].startswith("violated (")
+    info = [el for el in dom.elements if el[0] == "th" and el[2].endswith("@ default")]
+    assert len(info) == 2                       # the rows table: one line per row, with its config
+
+
+def test_exit_code_is_0_only_when_every_cell_holds_and_every_row_is_exhausted(cli, tmp_path):
+    r = cli("matrix", "--presets", "kafka-trunk", "--bound-sets", "default", "--brokers", "2",
+            "--out", str(tmp_path / "m"))
+    assert r.returncode == 0, r.stderr
+    cells = json.loads((tmp_path / "m" / "matrix.json").read_text())["rows"][0]["cells"]
+    assert {c["status"] for c in cells.values()} == {"holds"}
+
+
+def test_the_min_isr_above_rf_set_finds_the_reassignment_finding_on_trunk(cli, tmp_path):
+    """docs/FINDINGS.md F2: min ISR above the replication factor, a reassignment, and the removed
+    replica stays in ELR beside a full ISR; the row is small enough for the default matrix."""
+    r = cli("matrix", "--presets", "kafka-trunk", "--bound-sets", "min-isr-above-rf", "--out", str(tmp_path / "m"))
+    assert r.returncode == 1, r.stderr
+    (row,) = json.loads((tmp_path / "m" / "matrix.json").read_text())["rows"]
+    assert row["complete"] and row["shape"] == {"replicas": [1, 2, 3], "spare_brokers": [4], "min_isr": 4}
+    assert row["cells"]["ElrOnlyBelowMinIsr"] == dict(row["cells"]["ElrOnlyBelowMinIsr"], status="violated", length=4)
+    assert row["cells"]["NoCommittedRecordLostGlobally"]["status"] == "holds"
 
 
 def test_rows_are_reused_until_the_model_changes(cli, tmp_path, monkeypatch):
     out = tmp_path / "m"
     first = cli("matrix", *ARGS, "--out", str(out))
     again = cli("matrix", *ARGS, "--out", str(out))
-    assert first.returncode == again.returncode == 0
+    assert first.returncode == again.returncode == 1
     assert again.stdout.count("reused (config and model unchanged)") == 2
     matrix = json.loads((out / "matrix.json").read_text())
     monkeypatch.setattr(M, "model_hash", lambda: "changed-model")
@@ -54,7 +75,7 @@ def test_rows_are_reused_until_the_model_changes(cli, tmp_path, monkeypatch):
 def test_a_row_the_search_cannot_finish_is_fuzzed_and_says_so(cli, tmp_path):
     out = tmp_path / "m"
     r = cli("matrix", "--presets", "pre-kip-966", "--bound-sets", "default", "--row-budget", "0.5", "--out", str(out))
-    assert r.returncode == 3, r.stderr           # not every row complete: never a green matrix
+    assert r.returncode == 1, r.stderr           # a violation outranks a row cut short (as in check)
     row = json.loads((out / "matrix.json").read_text())["rows"][0]
     assert not row["complete"] and "time budget" in row["stop_reason"]
     cells = row["cells"]
@@ -62,3 +83,12 @@ def test_a_row_the_search_cannot_finish_is_fuzzed_and_says_so(cli, tmp_path):
     assert any(c.get("engine") == "fuzz" for c in cells.values())
     assert {c["status"] for c in cells.values()} <= {"violated", "not reached"}    # nothing "holds"
     assert "holds" not in (out / "matrix.md").read_text()
+
+
+def test_a_row_cut_short_with_nothing_violated_is_exit_3_and_never_holds(cli, tmp_path):
+    out = tmp_path / "m"
+    r = cli("matrix", "--presets", "kafka-trunk", "--bound-sets", "default", "--row-budget", "0.5",
+            "--out", str(out))
+    assert r.returncode == 3, r.stderr
+    cells = json.loads((out / "matrix.json").read_text())["rows"][0]["cells"]
+    assert {c["status"] for c in cells.values()} == {"not reached"}
