@@ -112,6 +112,12 @@ def _args() -> list[Case]:
             Case("matrix --out inside a file", ["matrix", "--presets", "kafka", "--out", "{dir}/f/m"], {"f": b"x"}),
             Case("matrix --out holding a directory matrix.json", ["matrix", "--presets", "kafka", "--out", "{dir}/m"],
                  {"m/matrix.json/x": b""}),
+            # A report is renamed over its path: over a FIFO or a device (--junit /dev/null as root) it would
+            # replace the thing itself. A FIFO stands for them here: the corpus never points at /dev.
+            *[Case(f"{command} --junit a FIFO", [command, "--junit", "{dir}/j.xml", "--out", "{dir}/r"],
+                   {"j.xml": None}) for command in ("check", "mutants", "fuzz", "prove", "spark-check")],
+            Case("check --dump-graph a FIFO", ["check", "--dump-graph", "{dir}/g.dot", "--out", "{dir}/r"],
+                 {"g.dot": None}),
             Case("check --seed without --simulate", ["check", "--seed", "5", "--out", "{dir}/r"], {}),
             Case("check --estimate --out inside a file", ["check", "--estimate", "1", "--out", "{dir}/f/r"],
                  {"f": b"x"})]

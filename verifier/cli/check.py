@@ -11,7 +11,7 @@ from verifier import gate, stop
 from verifier.bfs import GRAPH_LIMIT
 from specs import config_label
 from verifier.cli.common import (ProgressLine, UsageError, abandon_run, add_model_args, console, header_line,
-                                 run_dir, write_run)
+                                 replaceable, run_dir, write_run)
 from verifier.exitcodes import EXIT_OK, EXIT_STOPPED
 from verifier.cli.search import report_search, search_inputs
 
@@ -140,6 +140,7 @@ def _graph_limits(path: str, limits):
     """--dump-graph: its file must be writable, and the search stops (exit 2) as soon as the
     graph would be too large to write, instead of finding out after the whole run."""
     from dataclasses import replace
+    replaceable("--dump-graph", path)
     target = Path(path)
     if target.is_dir() or not target.parent.is_dir() or not os.access(target.parent, os.W_OK):
         raise UsageError(f"--dump-graph {path}: cannot write there (no such directory, or not writable)")

@@ -152,6 +152,7 @@ def begin_junit(path: Optional[str]) -> None:
     from verifier.reports import write_junit
     pending = {"engine": "?", "result": "stopped", "exit_code": 3, "invariants": [], "config": {},
                "stop_reason": "the run has not finished (killed, or still running)"}
+    replaceable("--junit", path)
     try:
         if Path(path).is_dir():
             raise UsageError(f"--junit {path}: is a directory")
@@ -159,6 +160,14 @@ def begin_junit(path: Optional[str]) -> None:
     except OSError as exc:
         raise UsageError(f"--junit {path}: cannot write it ({exc.strerror})") from None
     RUN["junit"] = path
+
+
+def replaceable(option: str, path: str) -> None:
+    """A report file is written beside its path and renamed over it (verifier/files.py). Over
+    anything but a regular file that would replace the thing itself: --junit /dev/null, run
+    as root, would make /dev/null a regular file; /dev/stdout (a symlink) would lose its link."""
+    if os.path.lexists(path) and not os.path.isdir(path) and not os.path.isfile(path):
+        raise UsageError(f"{option} {path}: not a regular file (a report replaces its file; give a file name)")
 
 
 def abandon_run() -> None:
