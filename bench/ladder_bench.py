@@ -66,10 +66,9 @@ def _tree_rss_kb(pid: int) -> int:
 def check(args: list[str], workers: int, budget: float, estimate: float | None = None) -> dict:
     """One `kraft-verify check` process: its summary (or estimate) and its peak memory."""
     with tempfile.TemporaryDirectory() as out:
-        cmd = [sys.executable, "-m", "verifier.cli", "check", "-q", "--out", out, "--workers", str(workers),
-               "--time-budget", str(budget), *args]
-        if estimate is not None:
-            cmd += ["--estimate", str(estimate)]
+        cmd = [sys.executable, "-m", "verifier.cli", "check", "-q", "--out", out, "--workers", str(workers), *args]
+        # a forecast takes its own sampling time; check refuses a budget beside --estimate
+        cmd += ["--estimate", str(estimate)] if estimate is not None else ["--time-budget", str(budget)]
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         peak = [0]
 
