@@ -102,6 +102,8 @@ def row_shape(r: dict) -> str:
         parts.append(f"spare {shape['spare_brokers']}")
     if "min_isr" in shape:
         parts.append(f"min ISR {shape['min_isr']}")
+    if r["bounds"] == "recovery":
+        parts.append("the recovery profile's rules and bounds (kraft-verify list)")
     parts += [f"{k}={v}" for k, v in r["bound_values"].items()]
     return ", ".join(parts) or "-"
 
