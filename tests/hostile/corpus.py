@@ -118,6 +118,15 @@ def _args() -> list[Case]:
                    {"j.xml": None}) for command in ("check", "mutants", "fuzz", "prove", "spark-check")],
             Case("check --dump-graph a FIFO", ["check", "--dump-graph", "{dir}/g.dot", "--out", "{dir}/r"],
                  {"g.dot": None}),
+            # Input quoted in a message is shown escaped: a newline in it must not make a second line.
+            Case("check --preset with a newline", ["check", "--preset", "a\nb", "--out", "{dir}/r"], {}),
+            Case("check --flag with a line separator", ["check", "--flag", "elr=a\u2028b", "--out", "{dir}/r"], {}),
+            Case("check --invariant with a CR", ["check", "--invariant", "Nope\r\nx", "--out", "{dir}/r"], {}),
+            Case("replay a missing file named with a newline", ["replay", "{dir}/a\nb.json"], {}),
+            Case("replay a field named with a newline", ["replay", "{dir}/s.json"],
+                 {"s.json": b'{"config": {"replicas": [1]}, "steps": [], "a\\nb": 1}'}),
+            Case("check --config key with a vertical tab", ["check", "--config", "{dir}/c.toml", "--out", "{dir}/r"],
+                 {"c.toml": b'"a\\u000bb" = 1\n'}),
             Case("check --seed without --simulate", ["check", "--seed", "5", "--out", "{dir}/r"], {}),
             Case("check --estimate --out inside a file", ["check", "--estimate", "1", "--out", "{dir}/f/r"],
                  {"f": b"x"})]

@@ -12,7 +12,7 @@ from typing import Optional
 from specs import ConfigError
 from verifier.cli import availability, check, fuzz, listing, matrix, prove, replay, spark_check
 from verifier import stop
-from verifier.cli.common import RUN, Parser, UsageError, abandon_run, begin_junit, write_interrupted
+from verifier.cli.common import RUN, Parser, UsageError, abandon_run, begin_junit, one_line, write_interrupted
 from verifier.exitcodes import EXIT_INPUT, EXIT_STOPPED
 
 COMMANDS = (replay, check, fuzz, spark_check, prove, availability, matrix, listing)
@@ -46,7 +46,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         return args.func(args)
     except (UsageError, ConfigError) as exc:
         abandon_run()
-        print(f"kraft-verify: error: {exc}", file=sys.stderr)
+        print(f"kraft-verify: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_INPUT
     except Exception:
         if not stop.requested():

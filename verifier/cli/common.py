@@ -19,6 +19,12 @@ class UsageError(Exception):
     """Bad command-line input: one line on stderr and exit 2."""
 
 
+def one_line(text: str) -> str:
+    """An error message is one line, whatever the user's input it quotes: a newline, a line or
+    paragraph separator or an escape sequence in a name is shown escaped, never acted on."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:   # one line, exit 2, no usage dump
         raise UsageError(message)

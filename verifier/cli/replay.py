@@ -6,7 +6,7 @@ import json
 import sys
 
 from specs import ScenarioError, run_file
-from verifier.cli.common import console
+from verifier.cli.common import console, one_line
 from verifier.exitcodes import EXIT_INPUT, EXIT_OK, EXIT_VIOLATION
 
 
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
         try:                      # file is one line and exit 2, never a half-printed run
             results.append((path, run_file(path, preset=args.preset, force_invariants=args.check_invariants)))
         except ScenarioError as exc:
-            print(f"kraft-verify: error: {exc}", file=sys.stderr)
+            print(f"kraft-verify: error: {one_line(exc)}", file=sys.stderr)
             return EXIT_INPUT
     for path, result in results:
         if args.preset:
