@@ -92,3 +92,10 @@ def test_a_row_cut_short_with_nothing_violated_is_exit_3_and_never_holds(cli, tm
     assert r.returncode == 3, r.stderr
     cells = json.loads((out / "matrix.json").read_text())["rows"][0]["cells"]
     assert {c["status"] for c in cells.values()} == {"not reached"}
+
+
+def test_a_preset_or_bound_set_named_twice_is_a_usage_error(cli, tmp_path):
+    for args in (["--presets", "kafka-trunk,kafka-3.9,kafka-trunk"], ["--bound-sets", "default,config,default"]):
+        r = cli("matrix", *args, "--out", str(tmp_path / "m"))
+        assert r.returncode == 2 and "more than once" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "m" / "matrix.json").exists()

@@ -35,6 +35,10 @@ def _rows(args):
     from verifier.matrix import BOUND_SETS, Row
     presets = [p.strip() for p in args.presets.split(",")]
     sets = [b.strip() for b in args.bound_sets.split(",")]
+    for option, names in (("--presets", presets), ("--bound-sets", sets)):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:              # a row twice would be searched twice and shown as two columns
+            raise UsageError(f"{option} names {', '.join(twice)} more than once")
     for p in presets:
         if p not in PRESETS:
             from specs import unknown
