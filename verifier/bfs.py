@@ -78,8 +78,10 @@ class Checkpointer:
     def load(self, manifest: dict) -> Optional[Search]:
         """The saved Search, or None if its data is missing, torn or altered (then the run
         starts over: a checkpoint is never trusted beyond its checksum)."""
-        path = self.dir.root / str(manifest.get("data", DATA))
-        if not path.exists() or digest(path) != manifest.get("sha256"):
+        name = str(manifest.get("data", DATA))
+        path = self.dir.root / name
+        # only a regular file of the directory itself: "" (the directory), "../x" or a FIFO is altered
+        if Path(name).name != name or not path.is_file() or digest(path) != manifest.get("sha256"):
             return None
         try:
             with open(path, "rb") as fh:

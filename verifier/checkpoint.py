@@ -56,10 +56,14 @@ class CheckpointDir:
         path = self.root / MANIFEST
         if not path.exists():
             return None
+        if not path.is_file():       # a FIFO would hang the read
+            raise CheckpointError(f"--checkpoint-dir {self.root}: unreadable manifest (not a regular file)")
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
             raise CheckpointError(f"--checkpoint-dir {self.root}: unreadable manifest ({exc})") from None
+        except RecursionError:
+            raise CheckpointError(f"--checkpoint-dir {self.root}: unreadable manifest (nested too deeply)") from None
         kind = data.get("kind", "spark-check") if isinstance(data, dict) else None
         if not isinstance(data, dict) or data.get("version") != self.version or kind != self.kind:
             raise CheckpointError(f"--checkpoint-dir {self.root}: not a kraft-verify {self.kind} checkpoint")

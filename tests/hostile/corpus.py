@@ -127,6 +127,12 @@ def _args() -> list[Case]:
                  {"s.json": b'{"config": {"replicas": [1]}, "steps": [], "a\\nb": 1}'}),
             Case("check --config key with a vertical tab", ["check", "--config", "{dir}/c.toml", "--out", "{dir}/r"],
                  {"c.toml": b'"a\\u000bb" = 1\n'}),
+            *[Case(f"{command} --checkpoint-dir with a {what} manifest",
+                   [command, "--checkpoint-dir", "{dir}/c", "--resume", "--out", "{dir}/r"],
+                   {"c/manifest.json": content})
+              for command in ("check", "spark-check")
+              for what, content in (("FIFO", None), ("deeply nested", b"[" * 100000 + b"]" * 100000),
+                                    ("list", b"[]"), ("binary", b"\xff\xfe"))],
             Case("check --seed without --simulate", ["check", "--seed", "5", "--out", "{dir}/r"], {}),
             Case("check --estimate --out inside a file", ["check", "--estimate", "1", "--out", "{dir}/f/r"],
                  {"f": b"x"})]
