@@ -1,11 +1,18 @@
 """Every malformed input of the corpus (tests/hostile/corpus.py, at least 200 cases): exit 2,
 one line on stderr naming the problem, no traceback, and no report under a final name.
-The command line runs in this process (`verifier.cli.main`), so the corpus costs seconds."""
+The command line runs in this process (`verifier.cli.main`), so the corpus costs seconds; two
+hostile environments (a deleted working directory, a console that is not UTF-8) follow it."""
 from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from tests.hostile.corpus import CASES, materialize
+from tests.hostile.corpus import CASES, GOOD_SCENARIO, materialize
 from verifier.cli import main
 
 REPORT_NAMES = ("summary.json", "report.md", "report.html", "junit.xml", "counterexample.json")
@@ -28,3 +35,26 @@ def test_malformed_input_is_one_line_and_exit_2(case, tmp_path, capsys):
     assert len(err.splitlines()) == 1 and err.startswith("kraft-verify: error:"), err
     left = [p for p in tmp_path.rglob("*") if p not in before and p.name in REPORT_NAMES]
     assert not left, left
+
+
+# Two hostile environments the corpus's argument lists cannot carry.
+
+def test_a_deleted_working_directory_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()                 # Hypothesis' database asked os.getcwd() for it: a FileNotFoundError traceback
+    code = main(["fuzz", "--examples", "1", "--steps", "1", "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and err.startswith("kraft-verify: error:"), err
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_console_that_is_not_utf8_gets_escapes_not_a_traceback(tmp_path):
+    scenario = dict(GOOD_SCENARIO, name="caf\u00e9")
+    (tmp_path / "s.json").write_text(json.dumps(scenario))
+    env = dict(os.environ, PYTHONIOENCODING="ascii")
+    r = subprocess.run([sys.executable, "-m", "verifier.cli", "replay", "-v", str(tmp_path / "s.json")],
+                       capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[2])
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-300:]
+    assert "caf\\xe9" in r.stdout

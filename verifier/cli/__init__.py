@@ -6,6 +6,7 @@ error (one line, no traceback), 3 = stopped by a bound, budget or interrupt befo
 """
 from __future__ import annotations
 
+import os
 import sys
 from typing import Optional
 
@@ -30,7 +31,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     stop.install()
     RUN.clear()
     argv = list(sys.argv[1:] if argv is None else argv)
+    _tolerant_streams()
     try:
+        try:
+            os.getcwd()       # relative paths (reports/, Hypothesis' database) need a working directory
+        except FileNotFoundError:
+            raise UsageError("the working directory no longer exists (it was deleted): cd to one that does") from None
         for arg in argv:      # bytes that are not UTF-8 arrive as surrogates, which no report can hold
             if not _utf8(arg):
                 raise UsageError(f"argument {arg!r} is not valid UTF-8 (it would go into UTF-8 reports)")
@@ -54,6 +60,16 @@ def main(argv: Optional[list[str]] = None) -> int:
         return _interrupted(stop.requested(), argv)    # e.g. z3 wraps the interrupt in its own error
     except KeyboardInterrupt as exc:
         return _interrupted(getattr(exc, "signal", "SIGINT"), argv)
+
+
+def _tolerant_streams() -> None:
+    """A console that is not UTF-8 (LC_ALL=C without coercion, PYTHONIOENCODING=ascii) gets
+    unencodable characters escaped, not a UnicodeEncodeError after the run."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass              # not a text stream we may change (a test's capture): leave it
 
 
 def _utf8(text: str) -> bool:
