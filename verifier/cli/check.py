@@ -308,7 +308,7 @@ def run_mutants(args: argparse.Namespace) -> int:
     base, _ = build_config(args)
     if base.mutant:
         raise UsageError("the mutation gate runs every mutant; use --only NAME to pick some")
-    names = args.only or list(MUTANTS)
+    names = list(dict.fromkeys(args.only or MUTANTS))     # a mutant named twice runs once
     for name in names:
         if name not in MUTANTS:
             raise UsageError(f"unknown mutant '{name}' (known: {', '.join(MUTANTS)})")

@@ -47,6 +47,9 @@ def add_parser(sub) -> None:
 
 def _validate(args) -> list:
     from specs.symbolic import BY_NAME
+    for name in ("min_isr", "invariant"):       # repeated: checked and reported once
+        if getattr(args, name):
+            setattr(args, name, list(dict.fromkeys(getattr(args, name))))
     if not 1 <= args.max_brokers <= 32:
         raise UsageError("--max-brokers must be between 1 and 32")
     if args.depth < 0 or not 0 <= args.bmc_max_brokers <= 32 or args.self_check_samples < 1:

@@ -35,6 +35,7 @@ def select(model: Model, names) -> tuple:
     for n in names or []:
         if n not in by_name:
             raise unknown("invariant", n, list(by_name))
+    names = list(dict.fromkeys(names or []))      # a name given twice is checked and reported once
     return tuple(by_name[n] for n in names) if names else model.properties
 
 

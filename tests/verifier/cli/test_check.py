@@ -222,3 +222,16 @@ def test_each_junit_failure_of_a_multi_invariant_violation_has_its_own_trace(cli
         assert f"{run}/counterexample-{name}.json" in failure.text and f"why {name} fails" in failure.text
         lengths[name] = cex["length"]
     assert sorted(lengths.values()) == [1, 5, 8, 8, 9]
+
+
+def test_a_repeated_invariant_or_mutant_is_checked_and_reported_once(cli, tmp_path):
+    r = cli("check", "--brokers", "1", "--max-states", "50", "-q", "--invariant", "LeaderInIsr",
+            "--invariant", "LeaderInIsr", "--out", str(tmp_path / "a"), "--junit", str(tmp_path / "j.xml"))
+    assert r.returncode == 3, r.stderr
+    summary = json.loads((run_dir(tmp_path / "a") / "summary.json").read_text())
+    assert [i["name"] for i in summary["invariants"]] == ["LeaderInIsr"]
+    assert len(list(ET.parse(tmp_path / "j.xml").getroot().iter("testcase"))) == 2     # it and Deadlock
+    r = cli("mutants", "--brokers", "1", "--only", "elr-not-cleared", "--only", "elr-not-cleared",
+            "--out", str(tmp_path / "b"))
+    summary = json.loads((run_dir(tmp_path / "b") / "summary.json").read_text())
+    assert [row["mutant"] for row in summary["mutants"]] == ["elr-not-cleared"], r.stderr
