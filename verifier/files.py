@@ -18,7 +18,8 @@ PathLike = Union[str, "os.PathLike[str]"]
 def write_atomic(path: PathLike, text: Union[str, bytes]) -> None:
     """`text` as UTF-8 with LF line ends, or bytes as they are (spark-check's part files)."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    # the temporary name is the target's, cut short: a long but valid name must not overflow it
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:64]}.", suffix=".tmp", dir=path.parent or ".")
     try:
         binary = isinstance(text, bytes)
         with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="\n")) as fh:

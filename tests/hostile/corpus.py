@@ -133,6 +133,8 @@ def _args() -> list[Case]:
               for command in ("check", "spark-check")
               for what, content in (("FIFO", None), ("deeply nested", b"[" * 100000 + b"]" * 100000),
                                     ("list", b"[]"), ("binary", b"\xff\xfe"))],
+            *[Case(f"check {opt} a name too long", ["check", "--out", "{dir}/r", opt, "{dir}/" + "n" * 260 + suffix],
+                   {}) for opt, suffix in (("--dump-graph", ".dot"), ("--junit", ".xml"), ("--out", ""))],
             Case("check --seed without --simulate", ["check", "--seed", "5", "--out", "{dir}/r"], {}),
             Case("check --estimate --out inside a file", ["check", "--estimate", "1", "--out", "{dir}/f/r"],
                  {"f": b"x"})]

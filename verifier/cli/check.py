@@ -142,8 +142,16 @@ def _graph_limits(path: str, limits):
     from dataclasses import replace
     replaceable("--dump-graph", path)
     target = Path(path)
-    if target.is_dir() or not target.parent.is_dir() or not os.access(target.parent, os.W_OK):
-        raise UsageError(f"--dump-graph {path}: cannot write there (no such directory, or not writable)")
+    try:
+        if target.is_dir() or not target.parent.is_dir() or not os.access(target.parent, os.W_OK):
+            raise UsageError(f"--dump-graph {path}: cannot write there (no such directory, or not writable)")
+        existed = target.exists()
+        with open(target, "a"):     # the name itself too (a name too long failed after the whole run)
+            pass
+        if not existed:
+            target.unlink()
+    except OSError as exc:
+        raise UsageError(f"--dump-graph {path}: cannot write there ({exc.strerror})") from None
     cap = GRAPH_LIMIT + 1
     return replace(limits, max_states=cap if limits.max_states is None else min(limits.max_states, cap))
 
