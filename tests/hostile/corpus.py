@@ -135,6 +135,9 @@ def _args() -> list[Case]:
                                     ("list", b"[]"), ("binary", b"\xff\xfe"))],
             *[Case(f"check {opt} a name too long", ["check", "--out", "{dir}/r", opt, "{dir}/" + "n" * 260 + suffix],
                    {}) for opt, suffix in (("--dump-graph", ".dot"), ("--junit", ".xml"), ("--out", ""))],
+            *[Case(f"prove --mutants {' '.join(extra)}", ["prove", "--mutants", *extra, "--out", "{dir}/r"], {})
+              for extra in (["--invariant", "LeaderInIsr"], ["--fixed-config"], ["--time-budget", "5"],
+                            ["--stop-at-first"], ["--no-witness"], ["--min-isr", "1", "--min-isr", "2"])],
             Case("check --seed without --simulate", ["check", "--seed", "5", "--out", "{dir}/r"], {}),
             Case("check --estimate --out inside a file", ["check", "--estimate", "1", "--out", "{dir}/f/r"],
                  {"f": b"x"})]

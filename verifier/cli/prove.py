@@ -98,6 +98,13 @@ def _run(args: argparse.Namespace) -> int:
     if args.mutants:
         if args.preset or args.mutant or args.flag:
             raise UsageError("prove --mutants runs every mutant on the kafka preset; drop --preset/--mutant/--flag")
+        unused = [opt for opt, on in (("--invariant", args.invariant), ("--fixed-config", args.fixed_config),
+                                      ("--time-budget", args.time_budget is not None),
+                                      ("--stop-at-first", args.stop_at_first), ("--no-witness", args.no_witness),
+                                      ("a second --min-isr", len(args.min_isr or []) > 1)) if on]
+        if unused:           # the gate's own choices (every invariant, fixed topic config): else silently ignored
+            raise UsageError(f"prove --mutants does not use {', '.join(unused)}: "
+                             f"drop {'it' if len(unused) == 1 else 'them'}")
         return run_mutants(args)
     from verifier.cli.prove_report import report
     from verifier.prove import prove
