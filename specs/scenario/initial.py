@@ -107,6 +107,8 @@ def initial_state(cfg: Config, initial: Optional[Mapping[str, Any]],
     )
     if p.leader != NO_LEADER and p.leader not in p.replicas:
         raise OpError(f"initial leader {p.leader} is not one of the replicas {list(p.replicas)} (-1: no leader)")
+    if p.leader != NO_LEADER and not p.isr:     # the leader's HWM is the least LEO of an empty set
+        raise OpError(f"initial ISR is empty but broker {p.leader} leads (set 'leader': -1, or name the ISR)")
     ctrl = s.ctrl._replace(partition=p, registered=registered,
                            broker_epochs=tuple(epochs.get(b, 100 + b) for b in registered),
                            fenced=sorted_tuple(fenced), shutting_down=sorted_tuple(shutting))

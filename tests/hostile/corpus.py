@@ -302,6 +302,8 @@ def _scenarios() -> list[Case]:
                          ("fetched", {"1": [-5, 2]}), ("clean_shutdown_files", {"1": True}),
                          ("unclean_elections", -1), ("lossy_crashes", -2)):
         bad[f"initial {field} {json.dumps(value)}"] = _scenario(initial={field: value})
+    bad["initial ISR empty under a leader"] = _scenario(config={"replicas": [1, 2, 3], "preset": "pre-kip-966"},
+                                                        initial={"isr": []}, steps=[{"op": "advance_hwm"}])
     return [Case(f"replay ({name})", ["replay", "{dir}/s.json"], {"s.json": content}) for name, content in bad.items()]
 
 
