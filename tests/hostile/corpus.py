@@ -138,6 +138,15 @@ def _args() -> list[Case]:
             *[Case(f"prove --mutants {' '.join(extra)}", ["prove", "--mutants", *extra, "--out", "{dir}/r"], {})
               for extra in (["--invariant", "LeaderInIsr"], ["--fixed-config"], ["--time-budget", "5"],
                             ["--stop-at-first"], ["--no-witness"], ["--min-isr", "1", "--min-isr", "2"])],
+            # An output named like an input: the input must survive (--junit c.toml used to destroy c.toml).
+            *[Case(f"{command} --junit names the --config file", [command, "--config", "{dir}/c.toml", "--junit",
+                                                                 "{dir}/c.toml", "--out", "{dir}/r"],
+                   {"c.toml": b'preset = "kafka"\n'}) for command in ("check", "mutants", "fuzz", "spark-check")],
+            Case("check --dump-graph names the --config file", ["check", "--config", "{dir}/c.dot", "--dump-graph",
+                                                                "{dir}/c.dot", "--out", "{dir}/r"],
+                 {"c.dot": b'preset = "kafka"\n'}),
+            Case("check --junit and --dump-graph name one file", ["check", "--junit", "{dir}/g.dot", "--dump-graph",
+                                                                  "{dir}/g.dot", "--out", "{dir}/r"], {}),
             Case("check --seed without --simulate", ["check", "--seed", "5", "--out", "{dir}/r"], {}),
             Case("check --estimate --out inside a file", ["check", "--estimate", "1", "--out", "{dir}/f/r"],
                  {"f": b"x"})]

@@ -1,5 +1,6 @@
 """Every malformed input of the corpus (tests/hostile/corpus.py, at least 200 cases): exit 2,
-one line on stderr naming the problem, no traceback, and no report under a final name.
+one line on stderr naming the problem, no traceback, no report under a final name, and the
+case's own files as they were.
 The command line runs in this process (`verifier.cli.main`), so the corpus costs seconds; two
 hostile environments (a deleted working directory, a console that is not UTF-8) follow it."""
 from __future__ import annotations
@@ -35,6 +36,9 @@ def test_malformed_input_is_one_line_and_exit_2(case, tmp_path, capsys):
     assert len(err.splitlines()) == 1 and err.startswith("kraft-verify: error:"), err
     left = [p for p in tmp_path.rglob("*") if p not in before and p.name in REPORT_NAMES]
     assert not left, left
+    changed = [name for name, content in case.files.items() if content is not None
+               and (not (tmp_path / name).is_file() or (tmp_path / name).read_bytes() != content)]
+    assert not changed, f"the user's files were changed or removed: {changed}"
 
 
 # Two hostile environments the corpus's argument lists cannot carry.

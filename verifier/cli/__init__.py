@@ -13,7 +13,8 @@ from typing import Optional
 from specs import ConfigError
 from verifier.cli import availability, check, fuzz, listing, matrix, prove, replay, spark_check
 from verifier import stop
-from verifier.cli.common import RUN, Parser, UsageError, abandon_run, begin_junit, one_line, write_interrupted
+from verifier.cli.common import (RUN, Parser, UsageError, abandon_run, begin_junit, distinct_paths, one_line,
+                                 write_interrupted)
 from verifier.exitcodes import EXIT_INPUT, EXIT_STOPPED
 
 COMMANDS = (replay, check, fuzz, spark_check, prove, availability, matrix, listing)
@@ -48,6 +49,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         empty = next((k for k, v in vars(args).items() if v == "" or (isinstance(v, list) and "" in v)), None)
         if empty is not None:          # an empty name or path means nothing: never "the default"
             raise UsageError("a file name is empty" if empty == "files" else f"--{empty.replace('_', '-')} is empty")
+        distinct_paths(args)
         begin_junit(getattr(args, "junit", None))
         return args.func(args)
     except (UsageError, ConfigError) as exc:

@@ -176,6 +176,21 @@ def replaceable(option: str, path: str) -> None:
         raise UsageError(f"{option} {path}: not a regular file (a report replaces its file; give a file name)")
 
 
+def distinct_paths(args: argparse.Namespace) -> None:
+    """An output named like an input or another output: --junit c.toml with --config c.toml
+    replaced the config with a placeholder before reading it, then removed it on the error."""
+    named = [(opt, getattr(args, attr, None)) for opt, attr in
+             (("--config", "config"), ("--junit", "junit"), ("--dump-graph", "dump_graph"))]
+    seen: dict[str, str] = {}
+    for opt, path in named:
+        if not path:
+            continue
+        real = os.path.realpath(path)
+        if real in seen:
+            raise UsageError(f"{seen[real]} and {opt} name the same file ({path}): the report would replace it")
+        seen[real] = opt
+
+
 def abandon_run() -> None:
     """After a usage error: no placeholder JUnit and no empty run directory are left behind."""
     junit, where = RUN.pop("junit", None), RUN.pop("dir", None)
