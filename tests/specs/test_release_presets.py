@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from specs import run_file
+from specs import Model, make_config, run_file
+from specs.algebra import NO_LEADER
 
 ROOT = Path(__file__).resolve().parents[2]
 TRUNK = sorted(p for p in (ROOT / "specs/scenarios").glob("*.json")
@@ -47,3 +48,41 @@ def test_trunk_scenarios_under_trunk_4_1_and_4_0(preset, path):
 def test_scenarios_without_elr_replay_under_3_9(path):
     result = run_file(str(path), preset="kafka-3.9")
     assert result.ok, result.failure
+
+
+def _last_known_elr_4_0(p, new) -> tuple:
+    """Kafka 4.0's maybeUpdateLastKnownLeader on one record, in the record's terms: a record
+    that writes an empty ISR sets [old leader] (unless it already holds exactly that); else a
+    record after which the partition has a leader clears it. (Trunk: [old leader] when the
+    record makes the partition leaderless and the field is empty; cleared by a new leader.)"""
+    lke = tuple(p.last_known_elr)
+    if len(new.isr) == 0 and len(p.isr) != 0 and lke != (p.leader,):
+        return (p.leader,)
+    if new.leader != NO_LEADER and lke:
+        return ()
+    return lke
+
+
+@pytest.mark.parametrize("bounds", [{}, {"config_changes": 1, "isr_shrinks": 1}], ids=["default", "config"])
+def test_the_4_0_last_known_elr_rule_agrees_with_trunks_on_every_record_the_model_makes(bounds, monkeypatch):
+    """docs/protocol.md, 4.0: the kafka-4.0 preset keeps trunk's last_known_elr rule. Every
+    partition change of an exhaustive kafka-4.0 search is recomputed with 4.0's rule; no
+    record tells them apart at these bounds (nor, run by hand, with admin elections, crashes
+    or clean shutdowns), so the preset's verdicts do not depend on the choice."""
+    import specs.controller as C
+    from verifier.bfs import Limits, Options, explore
+    build, seen, differ = C.build, [0], []
+
+    def both(R, rules, ctrl, target_isr, **kw):
+        change = build(R, rules, ctrl, target_isr, **kw)
+        p, new = ctrl.partition, change.partition
+        if R.epochs and new is not p:
+            seen[0] += 1
+            if set(_last_known_elr_4_0(p, new)) != set(new.last_known_elr):
+                differ.append((p, new))
+        return change
+    monkeypatch.setattr(C, "build", both)
+    model = Model(make_config("kafka-4.0", bounds=bounds))
+    result = explore(model, model.properties, Limits(), Options(keep_going=True))
+    assert result.explored_all and seen[0] > 1000
+    assert not differ, differ[:3]
