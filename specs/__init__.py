@@ -5,7 +5,8 @@ Engines, writers and the command line use what this module exports and nothing d
 - `Trace`: a run of the model, as engines report it;
 - configs: `make_config`, `Config`, `ConfigError`, `with_mutant`, `with_bounds`, and the
   catalogue (`PRESETS`, `MUTANTS`) and rule fields (`RULE_FIELDS`) they are built from;
-- scenarios: `load_scenario`, `run_scenario`, `ScenarioError`.
+- scenarios: `load_scenario`, `run_scenario`, `ScenarioError`, and `unreadable` (an input file
+  that is not a regular file: a FIFO would hang its reader), which config files use too.
 The z3 engine's seam is `specs.symbolic`.
 """
 from specs.catalogue import MUTANTS, PRESETS
@@ -16,10 +17,11 @@ from specs.model import Model
 from specs.rules import RULE_FIELDS, Rules, outside_z3, refused_by_z3, rule_doc
 from specs.scenario import ScenarioError, run_file, run_scenario
 from specs.scenario import load as load_scenario
+from specs.scenario.checks import unreadable
 from specs.trace import Trace
 
 __all__ = ["MUTANTS", "PRESETS", "BOUND_NAMES", "BUDGETS", "Bounds", "Config", "ConfigError", "config_from_dict",
            "config_label", "config_summary", "deep_bounds", "explicit_flags", "make_config", "mutant_config", "unknown",
            "with_bounds",
            "with_mutant", "Model", "RULE_FIELDS", "Rules", "outside_z3", "refused_by_z3", "rule_doc", "ScenarioError",
-           "run_file", "run_scenario", "load_scenario", "Trace"]
+           "run_file", "run_scenario", "load_scenario", "unreadable", "Trace"]

@@ -57,7 +57,7 @@ def _parse_flag(text: str) -> tuple[str, Any]:
 
 
 def read_toml(path: str) -> dict:
-    from specs.scenario.checks import unreadable
+    from specs import unreadable
     problem = unreadable(path)          # a FIFO would hang the open, /dev/zero the read
     if problem:
         raise UsageError(f"config file {path}: {problem}")
