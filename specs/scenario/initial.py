@@ -60,7 +60,11 @@ def broker_universe(cfg: Config, initial: Mapping[str, Any], steps: list) -> tup
         if isinstance(v, list):
             ids.update(x for x in v if isinstance(x, int) and not isinstance(x, bool))
     if isinstance(initial.get("broker_epochs"), dict):
-        ids.update(int(k) for k in initial["broker_epochs"] if str(k).lstrip("-").isdigit())
+        for k in initial["broker_epochs"]:
+            try:
+                ids.add(int(k))
+            except ValueError:       # not an id, or 5000 digits: initial_state says which
+                pass
     for st in steps:
         if isinstance(st, dict):
             for key in ("broker", "leader"):

@@ -225,6 +225,8 @@ def _tomls() -> list[Case]:
         "strategy unknown": b"[flags]\nunclean_recovery_strategy = \"fast\"\n",
         "mutant unknown": b"mutant = \"nope\"\n",
         "mutant a table": b"[mutant]\nx = 1\n",
+        "an integer of 5000 digits": b"min_isr = " + b"9" * 5000 + b"\n",
+        "a bound of 5000 digits": b"[bounds]\nrecords = " + b"1" * 5000 + b"\n",
     }
     return [Case(f"check --config ({name})", ["check", "--config", "{dir}/c.toml", "--out", "{dir}/r"],
                  {"c.toml": content}) for name, content in bad.items()]
@@ -311,6 +313,8 @@ def _scenarios() -> list[Case]:
                          ("fetched", {"1": [-5, 2]}), ("clean_shutdown_files", {"1": True}),
                          ("unclean_elections", -1), ("lossy_crashes", -2)):
         bad[f"initial {field} {json.dumps(value)}"] = _scenario(initial={field: value})
+    bad["initial broker_epochs key of 5000 digits"] = _scenario(initial={"broker_epochs": {"9" * 5000: 1}})
+    bad["min_isr of 5000 digits"] = b'{"config": {"replicas": [1], "min_isr": ' + b"9" * 5000 + b'}, "steps": []}'
     bad["initial ISR empty under a leader"] = _scenario(config={"replicas": [1, 2, 3], "preset": "pre-kip-966"},
                                                         initial={"isr": []}, steps=[{"op": "advance_hwm"}])
     return [Case(f"replay ({name})", ["replay", "{dir}/s.json"], {"s.json": content}) for name, content in bad.items()]

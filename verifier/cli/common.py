@@ -66,7 +66,7 @@ def read_toml(path: str) -> dict:
             data = tomllib.load(fh)
     except FileNotFoundError:
         raise UsageError(f"config file {path}: no such file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except ValueError as exc:     # TOMLDecodeError, UnicodeDecodeError, an integer of 5000 digits
         raise UsageError(f"config file {path}: {exc}") from None
     except RecursionError:
         raise UsageError(f"config file {path}: nested too deeply to be a config") from None
