@@ -7,6 +7,9 @@
 - a directory holding another config's run is refused (exit 2), and so is one holding this
   config's run without `--resume`;
 - a manifest that cannot be read, or is not kraft-verify's, is refused;
+- a fresh run clears what an earlier run left, so a directory with no manifest is used only
+  when it is empty or carries the mark (DIR/.kraft-verify-checkpoint) of a run that died
+  before its first manifest: never the user's own files;
 - data whose size or checksum is not the manifest's (a torn or altered write) is never
   trusted: the engine recomputes it.
 """
@@ -21,6 +24,7 @@ from typing import Any, Optional
 from verifier.files import write_atomic
 
 MANIFEST = "manifest.json"
+MARK = ".kraft-verify-checkpoint"    # written when a run claims the directory: its files are ours
 
 
 class CheckpointError(Exception):
@@ -73,11 +77,23 @@ class CheckpointDir:
         return data
 
     def claim(self, resume: bool) -> Optional[dict]:
-        """The manifest to resume from: refuses this config's run without `resume`."""
+        """The manifest to resume from: refuses this config's run without `resume`. A fresh
+        run clears what an earlier run left, so a directory with neither a manifest nor the
+        mark of an earlier run that died before its first one is refused unless it is empty:
+        a wrong --checkpoint-dir must never cost the user's files."""
         manifest = self.load()
         if manifest is not None and not resume:
             raise CheckpointError(f"--checkpoint-dir {self.root} holds a run of this config: "
                                   "pass --resume to continue it, or use a fresh directory")
+        if manifest is None and not (self.root / MARK).exists():
+            others = sorted(p.name for p in self.root.iterdir())
+            if others:
+                raise CheckpointError(f"--checkpoint-dir {self.root}: not empty and not a kraft-verify checkpoint "
+                                      f"(it holds {others[0]!r}); give a new or empty directory")
+        try:
+            write_atomic(self.root / MARK, f"kraft-verify {self.kind} checkpoint\n")
+        except OSError as exc:
+            raise CheckpointError(f"--checkpoint-dir {self.root}: cannot write there ({exc.strerror})") from None
         return manifest if resume else None
 
     def save(self, data: dict) -> None:

@@ -96,3 +96,29 @@ def test_another_configs_or_an_unresumed_checkpoint_is_refused(cli, tmp_path):
     (tmp_path / "junk" / "manifest.json").write_text("{not json")
     junk = cli("check", "-q", "--out", str(tmp_path / "o"), "--checkpoint-dir", str(tmp_path / "junk"), "--resume")
     assert junk.returncode == 2 and "unreadable manifest" in junk.stderr
+
+
+@pytest.mark.parametrize("engine", ["check", "spark-check"])
+def test_a_directory_that_is_not_a_checkpoint_is_never_cleared(cli, tmp_path, engine):
+    """A fresh run clears what an earlier run left; pointed at the user's own directory (here
+    one with a `levels/` folder, the name spark-check keeps its levels under) it must refuse
+    before Spark starts, and leave every file as it was."""
+    user = tmp_path / "mine"
+    (user / "levels").mkdir(parents=True)
+    (user / "levels" / "notes.txt").write_text("precious")
+    for resume in ([], ["--resume"]):
+        r = cli(engine, "--brokers", "2", "-q", "--out", str(tmp_path / "o"), "--checkpoint-dir", str(user), *resume)
+        assert r.returncode == 2 and "not a kraft-verify checkpoint" in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+    assert (user / "levels" / "notes.txt").read_text() == "precious"
+    assert sorted(p.name for p in user.iterdir()) == ["levels"]
+
+
+def test_a_run_that_died_before_its_first_manifest_starts_over(cli, tmp_path):
+    ck = tmp_path / "ck"
+    ck.mkdir()
+    (ck / ".kraft-verify-checkpoint").write_text("kraft-verify check checkpoint\n")
+    (ck / "search.pickle.tmp").write_bytes(b"torn")          # what a killed first save leaves
+    r = cli("check", "--brokers", "2", "-q", "--out", str(tmp_path / "o"), "--checkpoint-dir", str(ck))
+    assert r.returncode == 0, r.stderr
+    assert (ck / "manifest.json").exists()
