@@ -87,6 +87,7 @@ def _args() -> list[Case]:
             Case("fuzz --profile nope", ["fuzz", "--profile", "nope", "--out", "{dir}/r"], {}),
             Case("availability --runs 0", ["availability", "--runs", "0", "--out", "{dir}/r"], {}),
             Case("spark-check --partitions 0", ["spark-check", "--partitions", "0", "--out", "{dir}/r"], {}),
+            Case("spark-check --partitions huge", ["spark-check", "--partitions", "99999999999", "--out", "{dir}/r"], {}),
             Case("spark-check --master nope", ["spark-check", "--master", "nope", "--out", "{dir}/r"], {}),
             Case("list with an argument", ["list", "extra"], {}),
             Case("check --estimate with --junit", ["check", "--estimate", "2", "--junit", "{dir}/j.xml",

@@ -9,6 +9,9 @@ from verifier.cli.common import UsageError, add_model_args, console, header_line
 from verifier.cli.search import report_search, search_inputs
 
 
+MAX_PARTITIONS = 10_000
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("spark-check", help="the exhaustive check sharded over Spark executors (overnight runs)")
     add_model_args(p)
@@ -42,8 +45,9 @@ def run(args: argparse.Namespace) -> int:
     cfg, invs = inputs.cfg, inputs.invariants
     if args.resume and not args.checkpoint_dir:
         raise UsageError("--resume needs --checkpoint-dir")
-    if args.partitions is not None and args.partitions < 1:
-        raise UsageError("--partitions must be >= 1")
+    if args.partitions is not None and not 1 <= args.partitions <= MAX_PARTITIONS:
+        # each partition is a part file per level and an inbox block per owner and chunk
+        raise UsageError(f"--partitions must be between 1 and {MAX_PARTITIONS}, got {args.partitions}")
     if args.driver_levels is not None and args.driver_levels < 0:
         raise UsageError("--driver-levels must be >= 0")
     # Spark's own size syntax (JavaUtils.byteStringAs), checked here: Spark would find it in the JVM
