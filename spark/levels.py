@@ -33,7 +33,12 @@ class LevelStore(CheckpointDir):
 
     def __init__(self, root: str | Path, identity: dict[str, Any]):
         super().__init__(root, identity, "spark-check", VERSION)
+
+    def claim(self, resume: bool) -> Optional[dict]:
+        """As every checkpoint directory; `levels/` is made only once the directory is ours."""
+        manifest = super().claim(resume)
         (self.root / "levels").mkdir(parents=True, exist_ok=True)
+        return manifest
 
     def level_path(self, level: int) -> Path:
         return self.root / "levels" / f"{level:05d}"
