@@ -131,6 +131,8 @@ def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = N
     if not isinstance(preset, str):
         raise unknown("preset", str(preset), PRESETS)
     for part in preset_parts(preset):
+        if not part and len(preset_parts(preset)) > 1:
+            raise ConfigError(f"preset {preset!r}: an empty name beside a '+' (compose as pre-kip-966+recovery)")
         if part not in PRESETS:
             raise unknown("preset", part, PRESETS)
     rules = preset_rules(preset)
