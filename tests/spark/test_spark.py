@@ -170,7 +170,8 @@ def test_an_interrupt_is_one_line_and_leaves_a_resumable_checkpoint(tmp_path, si
     (["--master", "spark://127.0.0.1:1"], "cannot reach Spark master spark://127.0.0.1:1"),
     (["--master", "mesos://x"], "--master mesos://x"),
     (["--resume"], "--resume needs --checkpoint-dir"),
-    (["--partitions", "0"], "--partitions must be >= 1"),
+    (["--partitions", "0"], "--partitions must be between 1 and 10000, got 0"),
+    (["--partitions", "99999999999"], "--partitions must be between 1 and 10000"),
     (["--driver-levels", "-1"], "--driver-levels must be >= 0"),
 ])
 def test_bad_master_or_options_are_one_line_exit_2(cli, args, needle):
