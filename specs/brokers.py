@@ -131,6 +131,14 @@ def fetch(cfg: Config, s: State, follower: int) -> State:
     return s._replace(followers=s.followers[:i] + (fs,) + s.followers[i + 1:])
 
 
+def stop_cleanly(cfg: Config, s: State, b: int) -> State:
+    """A clean stop: the log is flushed and the clean-shutdown file holds the broker epoch."""
+    r = replica_of(cfg, s, b)
+    epoch = s.ctrl.broker_epoch(b)
+    return set_replica(cfg, s, b, r._replace(alive=False, flushed=len(r.log),
+                                             clean_file=NO_EPOCH if epoch is None else epoch))
+
+
 def crash(cfg: Config, s: State, b: int, survivors: tuple) -> State:
     """Unclean shutdown: the process stops, the clean-shutdown file is absent, and the log is
     what reached the disk."""

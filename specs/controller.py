@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Optional
 
-from specs.pipeline import DESIGNATED, ONLINE, PREFERRED, UNCLEAN, acceptable, build, is_acceptable
+from specs.pipeline import DESIGNATED, ONLINE, PREFERRED, UNCLEAN, acceptable, build, is_acceptable, written_again
 from specs.rules import Rules
 from specs.state import NO_EPOCH, RECOVERED, RECOVERING
 
@@ -68,12 +68,18 @@ def unfence(R, rules: Rules, ctrl, b, prefer=None) -> Outcome:
 
 
 def controlled_shutdown(R, rules: Rules, ctrl, b, prefer=None) -> Outcome:
-    """b stays unfenced but is no longer an acceptable leader nor eligible for any ISR."""
+    """An unfenced b asks to shut down (BrokerHeartbeatManager.calculateNextBrokerState): while
+    it leads the partition it enters controlled shutdown, stays unfenced but is no longer an
+    acceptable leader nor eligible for any ISR; a broker that leads nothing is told to shut
+    down at once (SHUTDOWN_NOW), which fences it."""
     def shutting_down():
         c = ctrl._replace(shutting_down=R.as_set(R.union(ctrl.shutting_down, R.single(b))))
         return _remove_from_isr(R, rules, c, b, prefer)
+
+    def asked():
+        return R.branch(R.eq(ctrl.partition.leader, b), shutting_down, lambda: fence(R, rules, ctrl, b, prefer))
     return R.branch(R.all(R.member(b, ctrl.registered), R.not_(R.member(b, ctrl.shutting_down))),
-                    shutting_down, lambda: Outcome(ctrl))
+                    asked, lambda: Outcome(ctrl))
 
 
 def register(R, rules: Rules, ctrl, b, previous_broker_epoch, new_broker_epoch, clean=None,
@@ -94,10 +100,22 @@ def register(R, rules: Rules, ctrl, b, previous_broker_epoch, new_broker_epoch, 
         return Outcome(ctrl)
 
     def unclean_registration():
+        # ReplicationControlManager.handleBrokerShutdown: one pass over the partitions whose ISR
+        # holds b, one over the entries b has in the ELR index, each computing its record from
+        # the state before them all, so a partition listed k times gets the same record k times.
+        # The index keeps an entry for a broker a ClearElrRecord removed from ELR, and a second
+        # one when it joins again (concrete only: z3 keeps no index; there the ELR stands for it).
         target = R.minus(p.isr, R.single(b)) if rules.unclean_registration_leaves_isr else p.isr
-        return R.branch(R.member(b, R.union(p.isr, p.elr)),
-                        lambda: _change(R, rules, ctrl, target, unclean_shutdown=R.single(b), prefer=prefer),
-                        lambda: Outcome(ctrl))
+        in_isr = R.member(b, p.isr)
+        in_index = R.member(b, p.elr_index) if R.epochs else R.member(b, p.elr)
+
+        def passes():
+            out = _change(R, rules, ctrl, target, unclean_shutdown=R.single(b), prefer=prefer)
+            if R.epochs:
+                again = in_isr + p.elr_index.count(b) - 1
+                out = out._replace(ctrl=out.ctrl._replace(partition=written_again(p, out.ctrl.partition, again)))
+            return out
+        return R.branch(R.any(in_isr, in_index), passes, lambda: Outcome(ctrl))
     if rules.elr:
         out = R.branch(clean, lambda: _remove_from_isr(R, rules, ctrl, b, prefer), unclean_registration)
     else:
@@ -158,6 +176,9 @@ def elect(R, rules: Rules, ctrl, kind: str, leader=None, prefer=None) -> Outcome
             return unless_unchanged(_change(R, rules, ctrl, p.isr, election=UNCLEAN, prefer=prefer),
                                     ELIGIBLE_LEADERS_NOT_AVAILABLE)
     elif kind == DESIGNATED:
+        if not rules.designated_elections:    # variant: only the unclean-recovery tool's proposal has it
+            return Outcome(ctrl, R.refusal(INVALID_REQUEST))
+
         def leaderless():
             ok = R.all(R.member(leader, p.replicas), is_acceptable(R, ctrl, leader))
             return R.branch(ok, lambda: unless_unchanged(_change(R, rules, ctrl, p.isr, election=DESIGNATED,
@@ -181,11 +202,14 @@ def periodic_unclean_election(R, rules: Rules, ctrl, prefer=None) -> Outcome:
 
 
 def set_min_isr(R, rules: Rules, ctrl, value) -> Outcome:
-    """Kafka clears ELR and last_known_elr on any min.insync.replicas change, even to the same
-    value; the KIP text only when the new min ISR <= |ISR|."""
+    """Kafka clears ELR and last_known_elr on any min.insync.replicas change of the topic; the
+    KIP text only when the new min ISR <= |ISR|. Setting the value the topic already has writes
+    no ConfigRecord, so nothing is cleared (ConfigurationControlManager writes a topic config
+    record only when its value changes)."""
+    same = R.eq(value, ctrl.min_isr)
     ctrl = ctrl._replace(min_isr=value)
     p = ctrl.partition
-    clears = R.not_(R.all(R.is_empty(p.elr), R.is_empty(p.last_known_elr)))
+    clears = R.all(R.not_(same), R.not_(R.all(R.is_empty(p.elr), R.is_empty(p.last_known_elr))))
     if not rules.min_isr_change_always_clears_elr:
         clears = R.all(clears, R.not_(R.gt(R.cap_min_isr(value, p.replicas), R.size(p.isr))))
     cleared = p._replace(elr=R.empty, last_known_elr=R.empty, partition_epoch=R.next_epoch(p.partition_epoch))

@@ -41,6 +41,18 @@ class Model:
         """The state after `label` (no guard checked): traces are rebuilt with it."""
         return A.step(self.cfg, state, label)[0]
 
+    def apply(self, state, label: tuple):
+        """(the state after `label`, the error the controller answered or None): what the
+        conform engine compares with Kafka's answer. No guard is checked here."""
+        return A.step(self.cfg, state, label)
+
+    def allows(self, state, label: tuple) -> bool:
+        """Whether `label` may be taken in `state`: its guard holds (budgets and bounds aside);
+        a raw controller request (a scenario's register or alter_partition) always may."""
+        if label[0] not in A.ACTIONS_BY_NAME:
+            return label[0] in A.OPS
+        return A.is_enabled(self.cfg, state, label)
+
     def stuck(self, state) -> bool:
         """A deadlock: no action changes the state even with unlimited budgets. A state that
         has no successor only because a budget or epoch bound is spent is terminal, not stuck."""

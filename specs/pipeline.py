@@ -78,6 +78,8 @@ def build(R, rules: Rules, ctrl, target_isr, *, election: str = ONLINE, designat
     new = p._replace(replicas=replicas, isr=new_isr, elr=R.as_set(elr), last_known_elr=R.as_set(lke),
                      leader=leader, leader_recovery_state=recovery, adding_replicas=adding,
                      removing_replicas=removing, last_known_leader=lkl)
+    if R.epochs:          # the ELR index: concrete only (z3 keeps none; docs/protocol.md)
+        new = new._replace(elr_index=elr_index(p.elr_index, p.elr, new.elr))
     wrote = R.ne(new, p)
     if not R.epochs:
         return Change(new, R.all(unclean, wrote))
@@ -92,13 +94,38 @@ def build(R, rules: Rules, ctrl, target_isr, *, election: str = ONLINE, designat
                                partition_epoch=p.partition_epoch + 1), unclean)
 
 
+def elr_index(index: tuple, old: tuple, new: tuple) -> tuple:
+    """BrokersToElrs.update for one partition: an entry more for each broker that joined the
+    ELR, one fewer for each that left it (its add appends without looking; for partition 0 its
+    remove keeps one entry of several); any other entry stays, stale or not."""
+    out = list(index)
+    for b in old:
+        if b not in new and b in out:
+            out.remove(b)
+    out += [b for b in new if b not in old]
+    return tuple(sorted(out))
+
+
+def written_again(before, after, times: int):
+    """The partition after the same PartitionChangeRecord is replayed `times` more times: the
+    same fields, the partition epoch up once more each time, the leader epoch too if the record
+    set the leader."""
+    if after == before or times <= 0:
+        return after
+    return after._replace(partition_epoch=after.partition_epoch + times,
+                          leader_epoch=after.leader_epoch + times * (after.leader_epoch != before.leader_epoch))
+
+
 def _complete_reassignment(R, rules, ctrl, replicas, target, adding, removing, elr):
-    """A reassignment completes once the ISR without the removing replicas covers the final
-    replicas (the KIP text also asks |ISR| >= min ISR and keeps only final replicas in ELR).
-    Outside the z3 encoding: its partitions have no reassignment, so this never runs there."""
+    """A reassignment completes once the ISR without the removing replicas is not empty and
+    holds every adding replica, and, when it removes more replicas than it adds, every final
+    replica (PartitionReassignmentReplicas.maybeCompleteReassignment); the KIP text also asks
+    |ISR| >= min ISR and keeps only final replicas in ELR. Outside the z3 encoding: its
+    partitions have no reassignment, so this never runs there."""
     final = R.minus(replicas, removing)
     final_isr = R.minus(target, removing)
-    allowed = not R.is_empty(final_isr) and not R.is_empty(final) and R.subset(final, final_isr)
+    allowed = (not R.is_empty(final_isr) and not R.is_empty(final) and R.subset(adding, final_isr)
+               and (R.size(adding) >= R.size(removing) or R.subset(final, final_isr)))
     if allowed and rules.reassignment_requires_min_isr:
         allowed = R.ge(R.size(final_isr), R.cap_min_isr(ctrl.min_isr, final))
     if not allowed:

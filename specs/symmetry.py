@@ -62,7 +62,7 @@ def permute(cfg: Config, s: State, to: Mapping[int, int]) -> State:
     p = p._replace(
         replicas=tuple(m(r) for r in p.replicas) if ordered else ids(p.replicas),
         isr=tuple(m(r) for r in p.isr) if ordered else ids(p.isr),
-        elr=ids(p.elr), last_known_elr=ids(p.last_known_elr),
+        elr=ids(p.elr), last_known_elr=ids(p.last_known_elr), elr_index=tuple(sorted(m(x) for x in p.elr_index)),
         leader=m(p.leader) if p.leader != NO_LEADER else NO_LEADER,
         adding_replicas=ids(p.adding_replicas), removing_replicas=ids(p.removing_replicas),
         last_known_leader=m(p.last_known_leader) if p.last_known_leader != NO_LEADER else NO_LEADER)

@@ -53,7 +53,9 @@ class unfence:
 @action(CONTROLLER, params=(BROKER,), budget="clean_shutdowns", elects=True, fault=True,
         z3=("controlled_shutdown",))
 class controlled_shutdown:
-    """A broker asks for controlled shutdown: no longer an acceptable leader nor in any ISR."""
+    """A broker asks to shut down: while it leads, it enters controlled shutdown (no longer an
+    acceptable leader nor in any ISR); a broker that leads nothing is told to shut down at once,
+    is fenced, and stops cleanly (it flushes and writes its clean-shutdown file)."""
 
     def enabled(cfg: Config, s: State):
         for b in s.ctrl.registered:
@@ -61,7 +63,10 @@ class controlled_shutdown:
                 yield (b,)
 
     def effect(cfg: Config, s: State, broker: int, prefer: Optional[int] = None) -> Result:
-        return after_controller(cfg, s, event(cfg, C.controlled_shutdown, s.ctrl, broker, prefer=prefer))
+        out = event(cfg, C.controlled_shutdown, s.ctrl, broker, prefer=prefer)
+        if broker in out.ctrl.fenced and broker not in s.ctrl.fenced:     # SHUTDOWN_NOW: it stops
+            s = B.stop_cleanly(cfg, s, broker)
+        return after_controller(cfg, s, out)
 
 
 @action(CONTROLLER, params=(Param("type", choice("preferred", "unclean", "designated")),
@@ -76,8 +81,9 @@ class elect:
         yield ("preferred", None)
         if s.ctrl.partition.leader == NO_LEADER:
             yield ("unclean", None)
-            for b in s.ctrl.partition.replicas:
-                yield ("designated", b)
+            if cfg.rules.designated_elections:
+                for b in s.ctrl.partition.replicas:
+                    yield ("designated", b)
 
     def check(type: str, leader: Optional[int]) -> None:
         if type == "designated" and leader is None:
@@ -89,11 +95,12 @@ class elect:
 
 @action(CONTROLLER, params=(Param("value", at_least(1)),), budget="config_changes", z3=("set_min_isr",))
 class set_min_isr:
-    """A min.insync.replicas change (Kafka clears ELR on any change)."""
+    """A min.insync.replicas change of the topic (Kafka clears ELR on any change)."""
 
     def enabled(cfg: Config, s: State):
         for v in range(1, len(s.ctrl.partition.replicas) + 1):
-            yield (v,)
+            if v != s.ctrl.min_isr:
+                yield (v,)
 
     def effect(cfg: Config, s: State, value: int) -> Result:
         return after_controller(cfg, s, event(cfg, C.set_min_isr, s.ctrl, value))

@@ -221,9 +221,6 @@ class clean_shutdown:
                 yield (b,)
 
     def effect(cfg: Config, s: State, broker: int, prefer: Optional[int] = None) -> Result:
-        r = B.replica_of(cfg, s, broker)
-        epoch = s.ctrl.broker_epoch(broker)
-        s = B.set_replica(cfg, s, broker, r._replace(alive=False, flushed=len(r.log),
-                                                     clean_file=NO_EPOCH if epoch is None else epoch))
+        s = B.stop_cleanly(cfg, s, broker)
         return after_controller(cfg, s, event(cfg, C.fence, s.ctrl, broker, prefer=prefer))
 

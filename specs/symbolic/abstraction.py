@@ -119,6 +119,7 @@ def concretize(cfg: Config, a: Abstract, epoch: int = 1) -> State:
     p = s.ctrl.partition._replace(
         isr=tuple(d["isr"]), elr=tuple(d["elr"]), last_known_elr=tuple(d["last_known_elr"]),
         leader=d["leader"], last_known_leader=d["last_known_leader"], leader_epoch=epoch, partition_epoch=epoch,
+        elr_index=tuple(sorted(d["elr"])),
         leader_recovery_state=RECOVERING if a.recovering else RECOVERED)
     ctrl = s.ctrl._replace(partition=p, fenced=tuple(d["fenced"]),
                            shutting_down=tuple(d["shutting_down"]),

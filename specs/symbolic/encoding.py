@@ -110,9 +110,12 @@ class Encoding:
                           s, out)
 
     def controlled_shutdown(self, s: Sym, p: Params) -> StepFormula:
+        """A broker that leads nothing is fenced at once (SHUTDOWN_NOW) and stops cleanly."""
         out = C.controlled_shutdown(self.R, self.rules, s.ctrl, p.broker, self._pick(p))
+        now = s.leader != p.broker
         return self._done(z3.And(one_hot(p.broker), self.R.member(p.broker, s.alive & ~s.fenced & ~s.shutting_down)),
-                          s, out)
+                          s, out, alive=z3.If(now, s.alive & ~p.broker, s.alive),
+                          clean_file=z3.If(now, s.clean_file | p.broker, s.clean_file))
 
     def elect_preferred(self, s: Sym, p: Params) -> StepFormula:
         return self._done(True, s, C.elect(self.R, self.rules, s.ctrl, PREFERRED))

@@ -48,8 +48,9 @@ def _subset(rng, ids):
 def random_controller(rng: random.Random, cfg: Config) -> Controller:
     ids = cfg.replicas
     s = init_state(cfg)
+    elr = _subset(rng, ids)
     p = s.ctrl.partition._replace(
-        isr=_subset(rng, ids), elr=_subset(rng, ids), last_known_elr=_subset(rng, ids),
+        isr=_subset(rng, ids), elr=elr, elr_index=tuple(sorted(elr)), last_known_elr=_subset(rng, ids),
         leader=NO_LEADER if rng.random() < 1 / 3 else rng.choice(ids), leader_epoch=3, partition_epoch=5,
         last_known_leader=NO_LEADER if cfg.rules.use_last_known_leader else rng.choice(ids + (NO_LEADER,)),
         leader_recovery_state=RECOVERING if rng.random() < 0.3 else RECOVERED)

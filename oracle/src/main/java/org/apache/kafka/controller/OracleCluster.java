@@ -1,0 +1,449 @@
+/*
+ * kraft-verify's oracle: one Kafka release's controller managers on one SnapshotRegistry,
+ * driven synchronously the way Kafka's own ReplicationControlManagerTest drives them, with
+ * one topic of one partition.
+ *
+ * Every op calls the manager method the QuorumController calls for that request or periodic
+ * task, then replays the records it returns into the managers in order (the QuorumController's
+ * replay dispatch), counting one offset per record as the metadata log would. Broker epochs
+ * are those offsets, as in Kafka: a registration's epoch is the offset its batch starts at.
+ * Version differences in the managers' APIs are kept in OracleCompat (one per API generation,
+ * oracle/src/gen-*).
+ */
+package org.apache.kafka.controller;
+
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.message.AlterPartitionRequestData;
+import org.apache.kafka.common.message.AlterPartitionResponseData;
+import org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData;
+import org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData;
+import org.apache.kafka.common.message.BrokerHeartbeatRequestData;
+import org.apache.kafka.common.message.BrokerRegistrationRequestData;
+import org.apache.kafka.common.message.CreateTopicsRequestData;
+import org.apache.kafka.common.message.CreateTopicsResponseData;
+import org.apache.kafka.common.message.ElectLeadersRequestData;
+import org.apache.kafka.common.message.ElectLeadersResponseData;
+import org.apache.kafka.common.metadata.BrokerRegistrationChangeRecord;
+import org.apache.kafka.common.metadata.PartitionRecord;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.ApiError;
+import org.apache.kafka.common.utils.LogContext;
+import org.apache.kafka.metadata.BrokerRegistration;
+import org.apache.kafka.metadata.LeaderRecoveryState;
+import org.apache.kafka.metadata.PartitionRegistration;
+import org.apache.kafka.server.common.ApiMessageAndVersion;
+import org.apache.kafka.timeline.SnapshotRegistry;
+
+import java.util.AbstractMap.SimpleImmutableEntry;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+final class OracleCluster {
+    static final String TOPIC = "kraft-verify";
+    static final String MIN_ISR = "min.insync.replicas";
+    static final String UNCLEAN = "unclean.leader.election.enable";
+    static final long SESSION_TIMEOUT_NS = 9_000_000_000L;
+
+    final ManualTime time = new ManualTime();
+    final LogContext logContext = new LogContext();
+    final SnapshotRegistry snapshotRegistry = new SnapshotRegistry(logContext);
+    final FeatureControlManager featureControl;
+    final ClusterControlManager clusterControl;
+    final ConfigurationControlManager configurationControl;
+    final ReplicationControlManager replicationControl;
+    final String clusterId = Uuid.randomUuid().toString();
+    private final Map<Integer, Uuid> logDirs = new HashMap<>();
+    private long nextOffset = 0;
+    private Uuid topicId;
+    // The stated mapping between the model's broker epochs and Kafka's (record offsets): a
+    // bijection fixed at each registration. An epoch no registration produced maps to a value
+    // above any offset, distinct per value, so it equals no registered epoch, as in the model.
+    private final Map<Long, Long> toKafka = new HashMap<>();
+    private final Map<Long, Long> toModel = new HashMap<>();
+    private long unknownEpochs = 1L << 50;
+    private String mappingConflict = null;
+    private final List<String> written = new ArrayList<>();
+    private int incarnations = 0;
+
+    @SuppressWarnings("unchecked")
+    OracleCluster(Map<String, Object> init) {
+        featureControl = OracleCompat.featureControl(snapshotRegistry, logContext);
+        replay(OracleCompat.bootstrapFeatures(bool(init, "elr"), bool(init, "isr_shrink_bumps_leader_epoch")));
+        ReplicationControlManager[] rcm = new ReplicationControlManager[1];
+        clusterControl = OracleCompat.clusterControl(logContext, clusterId, time, snapshotRegistry,
+            SESSION_TIMEOUT_NS, featureControl, (brokerId, clean, records) -> OracleCompat.handleBrokerShutdown(
+                rcm[0], brokerId, clean, records));
+        configurationControl = OracleCompat.configurationControl(logContext, snapshotRegistry, featureControl);
+        replicationControl = OracleCompat.replicationControl(logContext, snapshotRegistry, configurationControl,
+            clusterControl, featureControl);
+        rcm[0] = replicationControl;
+        clusterControl.activate();
+
+        // Every broker registers (a first registration, version 3) and heartbeats until unfenced.
+        List<Integer> brokers = ints(init.get("brokers"));
+        Map<String, Object> epochs = (Map<String, Object>) init.get("epochs");
+        for (int b : brokers) {
+            String error = register(b, -1L, ((Number) epochs.get(Integer.toString(b))).longValue(), true);
+            if (error != null) throw new IllegalStateException("initial registration of " + b + ": " + error);
+            error = heartbeat(b, false, false);
+            if (error != null) throw new IllegalStateException("initial heartbeat of " + b + ": " + error);
+        }
+        createTopic(ints(init.get("replicas")), ((Number) init.get("min_isr")).intValue(), bool(init, "unclean"));
+        Map<String, Object> partition = (Map<String, Object>) init.get("partition");
+        if (partition != null) overridePartition(partition);
+        for (int b : ints(init.getOrDefault("fenced", List.of()))) {
+            setRegistration(b, true, null);
+        }
+        for (int b : ints(init.getOrDefault("shutting_down", List.of()))) {
+            setRegistration(b, null, true);
+        }
+        written.clear();
+    }
+
+    // ------------------------------------------------------------------ records
+
+    void replay(List<ApiMessageAndVersion> records) {
+        for (ApiMessageAndVersion record : records) {
+            ApiMessage message = record.message();
+            OracleCompat.replay(this, message, nextOffset);
+            written.add(message.getClass().getSimpleName());
+            nextOffset++;
+        }
+    }
+
+    long lastOffset() {
+        return nextOffset - 1;
+    }
+
+    // ------------------------------------------------------------------ requests
+
+    /** The Kafka epoch for a model epoch (see toKafka). */
+    long kafkaEpoch(long modelEpoch) {
+        if (modelEpoch == -1L) return -1L;
+        Long k = toKafka.get(modelEpoch);
+        if (k == null) {
+            k = unknownEpochs++;
+            toKafka.put(modelEpoch, k);
+        }
+        return k;
+    }
+
+    private void bind(long modelEpoch, long kafkaEpoch) {
+        Long k = toKafka.get(modelEpoch);
+        Long m = toModel.get(kafkaEpoch);
+        if ((k != null && k != kafkaEpoch && k < (1L << 50)) || (m != null && m != modelEpoch)) {
+            mappingConflict = "model epoch " + modelEpoch + " and Kafka epoch " + kafkaEpoch +
+                " cannot both be bound (" + k + ", " + m + ")";
+            return;
+        }
+        toKafka.put(modelEpoch, kafkaEpoch);
+        toModel.put(kafkaEpoch, modelEpoch);
+    }
+
+    /** BrokerRegistration from a new incarnation of b; `previousEpoch` (a model epoch) from its
+     * clean-shutdown file; `modelEpoch` is the epoch the model gives the new incarnation. */
+    String register(int broker, long previousEpoch, long modelEpoch, boolean cleanShutdownDetection) {
+        BrokerRegistration existing = clusterControl.brokerRegistrations().get(broker);
+        if (existing != null) {
+            // The old incarnation stopped heartbeating: its session has lapsed (a registration
+            // while it is valid is refused with DUPLICATE_BROKER_REGISTRATION).
+            OracleCompat.expireSession(clusterControl, broker, existing.epoch(), time, SESSION_TIMEOUT_NS);
+        }
+        Uuid dir = logDirs.computeIfAbsent(broker, b -> Uuid.randomUuid());
+        BrokerRegistrationRequestData request = new BrokerRegistrationRequestData().
+            setBrokerId(broker).
+            setClusterId(clusterId).
+            setIncarnationId(new Uuid(broker + 1L, ++incarnations)).
+            setRack(null).
+            setPreviousBrokerEpoch(kafkaEpoch(previousEpoch)).
+            setLogDirs(List.of(dir));
+        OracleCompat.addFeatures(request, featureControl);
+        try {
+            ControllerResult<?> result = OracleCompat.registerBroker(clusterControl, featureControl, request,
+                nextOffset, cleanShutdownDetection);
+            replay(result.records());
+            bind(modelEpoch, clusterControl.brokerRegistrations().get(broker).epoch());
+            return null;
+        } catch (RuntimeException e) {
+            return errorName(e);
+        }
+    }
+
+    /** A heartbeat from b's current incarnation, caught up with the metadata log. */
+    String heartbeat(int broker, boolean wantFence, boolean wantShutDown) {
+        BrokerRegistration registration = clusterControl.brokerRegistrations().get(broker);
+        long epoch = registration == null ? -1L : registration.epoch();
+        BrokerHeartbeatRequestData request = new BrokerHeartbeatRequestData().
+            setBrokerId(broker).
+            setBrokerEpoch(epoch).
+            setCurrentMetadataOffset(lastOffset()).
+            setWantFence(wantFence).
+            setWantShutDown(wantShutDown);
+        try {
+            clusterControl.checkBrokerEpoch(broker, epoch);
+            clusterControl.trackBrokerHeartbeat(broker, epoch);
+            long registerOffset = clusterControl.registerBrokerRecordOffset(broker).orElse(Long.MAX_VALUE);
+            replay(OracleCompat.heartbeat(replicationControl, request, registerOffset).records());
+            return null;
+        } catch (RuntimeException e) {
+            return errorName(e);
+        }
+    }
+
+    /** b's session lapses (it stopped heartbeating, or is cut off from the controller) and the
+     * controller's stale-broker task fences it. */
+    String expire(int broker) {
+        BrokerRegistration registration = clusterControl.brokerRegistrations().get(broker);
+        if (registration == null) return null;
+        OracleCompat.expireSession(clusterControl, broker, registration.epoch(), time, SESSION_TIMEOUT_NS);
+        while (true) {
+            ControllerResult<Boolean> result = replicationControl.maybeFenceOneStaleBroker();
+            replay(result.records());
+            if (!result.response()) return null;
+        }
+    }
+
+    String alterPartition(Map<String, Object> op) {
+        AlterPartitionRequestData.PartitionData data = new AlterPartitionRequestData.PartitionData().
+            setPartitionIndex(0).
+            setLeaderEpoch(integer(op, "leader_epoch")).
+            setPartitionEpoch(integer(op, "partition_epoch")).
+            setLeaderRecoveryState((byte) integer(op, "recovery"));
+        List<AlterPartitionRequestData.BrokerState> isr = new ArrayList<>();
+        for (Object member : (List<?>) op.get("isr")) {
+            List<?> pair = (List<?>) member;
+            isr.add(new AlterPartitionRequestData.BrokerState().
+                setBrokerId(((Number) pair.get(0)).intValue()).
+                setBrokerEpoch(kafkaEpoch(((Number) pair.get(1)).longValue())));
+        }
+        data.setNewIsrWithEpochs(isr);
+        AlterPartitionRequestData request = new AlterPartitionRequestData().
+            setBrokerId(integer(op, "broker")).
+            setBrokerEpoch(kafkaEpoch(((Number) op.get("broker_epoch")).longValue()));
+        AlterPartitionRequestData.TopicData topicData = new AlterPartitionRequestData.TopicData().setTopicId(topicId);
+        topicData.partitions().add(data);
+        request.topics().add(topicData);
+        try {
+            ControllerResult<AlterPartitionResponseData> result = OracleCompat.alterPartition(replicationControl,
+                request, (short) integer(op, "version"));
+            replay(result.records());
+            return code(result.response().topics().get(0).partitions().get(0).errorCode());
+        } catch (RuntimeException e) {
+            return errorName(e);
+        }
+    }
+
+    String elect(String type) {
+        ElectLeadersRequestData request = new ElectLeadersRequestData().
+            setElectionType((byte) (type.equals("unclean") ? 1 : 0));
+        ElectLeadersRequestData.TopicPartitions tp = new ElectLeadersRequestData.TopicPartitions().setTopic(TOPIC);
+        tp.partitions().add(0);
+        request.topicPartitions().add(tp);
+        try {
+            ControllerResult<ElectLeadersResponseData> result = replicationControl.electLeaders(request);
+            replay(result.records());
+            return code(result.response().replicaElectionResults().get(0).partitionResult().get(0).errorCode());
+        } catch (RuntimeException e) {
+            return errorName(e);
+        }
+    }
+
+    String alterConfig(String name, String value) {
+        Map<String, Map.Entry<org.apache.kafka.clients.admin.AlterConfigOp.OpType, String>> ops = new HashMap<>();
+        ops.put(name, new SimpleImmutableEntry<>(value == null
+            ? org.apache.kafka.clients.admin.AlterConfigOp.OpType.DELETE
+            : org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET, value));
+        Map<ConfigResource, Map<String, Map.Entry<org.apache.kafka.clients.admin.AlterConfigOp.OpType, String>>> changes =
+            new HashMap<>();
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, TOPIC);
+        changes.put(resource, ops);
+        try {
+            ControllerResult<Map<ConfigResource, ApiError>> result =
+                OracleCompat.incrementalAlterConfigs(configurationControl, changes);
+            ApiError error = result.response().get(resource);
+            if (error != null && error.isFailure()) return error.error().name();
+            replay(result.records());
+            return null;
+        } catch (RuntimeException e) {
+            return errorName(e);
+        }
+    }
+
+    String reassign(List<Integer> replicas) {
+        AlterPartitionReassignmentsRequestData request = new AlterPartitionReassignmentsRequestData();
+        AlterPartitionReassignmentsRequestData.ReassignableTopic topic =
+            new AlterPartitionReassignmentsRequestData.ReassignableTopic().setName(TOPIC);
+        topic.partitions().add(new AlterPartitionReassignmentsRequestData.ReassignablePartition().
+            setPartitionIndex(0).setReplicas(replicas));
+        request.topics().add(topic);
+        try {
+            ControllerResult<AlterPartitionReassignmentsResponseData> result =
+                replicationControl.alterPartitionReassignments(request);
+            replay(result.records());
+            return code(result.response().responses().get(0).partitions().get(0).errorCode());
+        } catch (RuntimeException e) {
+            return errorName(e);
+        }
+    }
+
+    String periodicUncleanElection() {
+        replay(replicationControl.maybeElectUncleanLeaders().records());
+        return null;
+    }
+
+    String periodicPreferredElection() {
+        replay(replicationControl.maybeBalancePartitionLeaders().records());
+        return null;
+    }
+
+    Map<String, Object> apply(Map<String, Object> op) {
+        written.clear();
+        String kind = (String) op.get("op");
+        String error;
+        switch (kind) {
+            case "noop": error = null; break;
+            case "register": error = register(integer(op, "broker"), ((Number) op.get("previous_epoch")).longValue(),
+                ((Number) op.get("epoch")).longValue(), bool(op, "clean_detection")); break;
+            case "heartbeat": error = heartbeat(integer(op, "broker"), bool(op, "want_fence"),
+                bool(op, "want_shutdown")); break;
+            case "expire": error = expire(integer(op, "broker")); break;
+            case "alter_partition": error = alterPartition(op); break;
+            case "elect": error = elect((String) op.get("type")); break;
+            case "config": error = alterConfig((String) op.get("name"), (String) op.get("value")); break;
+            case "reassign": error = reassign(ints(op.get("replicas"))); break;
+            case "periodic_unclean": error = periodicUncleanElection(); break;
+            case "periodic_preferred": error = periodicPreferredElection(); break;
+            default: throw new IllegalArgumentException("unknown op " + kind);
+        }
+        return dump(error);
+    }
+
+    // ------------------------------------------------------------------ setup
+
+    private void createTopic(List<Integer> replicas, int minIsr, boolean unclean) {
+        CreateTopicsRequestData.CreatableTopic topic = new CreateTopicsRequestData.CreatableTopic().
+            setName(TOPIC).setNumPartitions(-1).setReplicationFactor((short) -1);
+        topic.assignments().add(new CreateTopicsRequestData.CreatableReplicaAssignment().
+            setPartitionIndex(0).setBrokerIds(replicas));
+        topic.configs().add(new CreateTopicsRequestData.CreatableTopicConfig().
+            setName(MIN_ISR).setValue(Integer.toString(minIsr)));
+        topic.configs().add(new CreateTopicsRequestData.CreatableTopicConfig().
+            setName(UNCLEAN).setValue(Boolean.toString(unclean)));
+        CreateTopicsRequestData request = new CreateTopicsRequestData();
+        request.topics().add(topic);
+        ControllerResult<CreateTopicsResponseData> result = OracleCompat.createTopics(replicationControl, request);
+        CreateTopicsResponseData.CreatableTopicResult created = result.response().topics().find(TOPIC);
+        if (created.errorCode() != 0) {
+            throw new IllegalStateException("CreateTopics: " + Errors.forCode(created.errorCode()) + " " +
+                created.errorMessage());
+        }
+        replay(result.records());
+        topicId = created.topicId();
+    }
+
+    /** A scenario that starts from another partition state: the record a snapshot would hold. */
+    private void overridePartition(Map<String, Object> p) {
+        PartitionRegistration current = replicationControl.getPartition(topicId, 0);
+        List<Integer> replicas = ints(p.get("replicas"));
+        List<Uuid> dirs = new ArrayList<>();
+        for (int r : replicas) dirs.add(current.directory(r).equals(Uuid.ZERO_UUID)
+            ? logDirs.getOrDefault(r, Uuid.ZERO_UUID) : current.directory(r));
+        PartitionRecord record = new PartitionRecord().
+            setTopicId(topicId).setPartitionId(0).
+            setReplicas(replicas).
+            setDirectories(OracleCompat.directoriesSupported(featureControl) ? dirs : null).
+            setIsr(ints(p.get("isr"))).
+            setEligibleLeaderReplicas(ints(p.get("elr"))).
+            setLastKnownElr(ints(p.get("last_known_elr"))).
+            setAddingReplicas(ints(p.get("adding"))).
+            setRemovingReplicas(ints(p.get("removing"))).
+            setLeader(integer(p, "leader")).
+            setLeaderEpoch(integer(p, "leader_epoch")).
+            setPartitionEpoch(integer(p, "partition_epoch")).
+            setLeaderRecoveryState((byte) integer(p, "recovery"));
+        replay(List.of(new ApiMessageAndVersion(record, (short) 2)));
+    }
+
+    private void setRegistration(int broker, Boolean fenced, Boolean shuttingDown) {
+        BrokerRegistration r = clusterControl.brokerRegistrations().get(broker);
+        BrokerRegistrationChangeRecord change = new BrokerRegistrationChangeRecord().
+            setBrokerId(broker).setBrokerEpoch(r.epoch());
+        if (fenced != null) change.setFenced((byte) (fenced ? 1 : -1));
+        if (shuttingDown != null) change.setInControlledShutdown((byte) (shuttingDown ? 1 : 0));
+        replay(List.of(new ApiMessageAndVersion(change, (short) 1)));
+        if (Boolean.TRUE.equals(fenced)) {
+            OracleCompat.forgetSession(clusterControl, broker);
+        }
+    }
+
+    // ------------------------------------------------------------------ the state report
+
+    Map<String, Object> dump(String error) {
+        Map<String, Object> state = new LinkedHashMap<>();
+        PartitionRegistration p = replicationControl.getPartition(topicId, 0);
+        Map<String, Object> part = new LinkedHashMap<>();
+        part.put("replicas", p.replicas);
+        part.put("isr", p.isr);
+        part.put("elr", p.elr);
+        part.put("last_known_elr", p.lastKnownElr);
+        part.put("leader", p.leader);
+        part.put("leader_epoch", p.leaderEpoch);
+        part.put("partition_epoch", p.partitionEpoch);
+        part.put("recovery", p.leaderRecoveryState == LeaderRecoveryState.RECOVERING ? 1 : 0);
+        part.put("adding", p.addingReplicas);
+        part.put("removing", p.removingReplicas);
+        state.put("partition", part);
+        Map<String, Object> brokers = new TreeMap<>();
+        for (BrokerRegistration r : clusterControl.brokerRegistrations().values()) {
+            Long model = toModel.get(r.epoch());
+            List<Object> row = new ArrayList<>();
+            row.add(model);
+            row.add(r.fenced());
+            row.add(r.inControlledShutdown());
+            row.add(r.epoch());
+            brokers.put(Integer.toString(r.id()), row);
+        }
+        state.put("brokers", brokers);
+        state.put("min_isr", configurationControl.getTopicConfig(TOPIC, MIN_ISR).value());
+        state.put("unclean", configurationControl.uncleanLeaderElectionEnabledForTopic(TOPIC));
+        state.put("error", error);
+        state.put("records", new ArrayList<>(written));
+        if (mappingConflict != null) state.put("epoch_mapping", mappingConflict);
+        return state;
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    static String errorName(RuntimeException e) {
+        Errors error = Errors.forException(e);
+        return error == Errors.UNKNOWN_SERVER_ERROR ? "UNKNOWN_SERVER_ERROR(" + e + ")" : error.name();
+    }
+
+    static String code(short code) {
+        Errors error = Errors.forCode(code);
+        return error == Errors.NONE ? null : error.name();
+    }
+
+    static int integer(Map<String, Object> m, String key) {
+        Object v = m.get(key);
+        if (!(v instanceof Number)) throw new IllegalArgumentException("field '" + key + "' must be an integer");
+        return ((Number) v).intValue();
+    }
+
+    static boolean bool(Map<String, Object> m, String key) {
+        return Boolean.TRUE.equals(m.get(key));
+    }
+
+    static List<Integer> ints(Object v) {
+        List<Integer> out = new ArrayList<>();
+        if (v == null) return out;
+        for (Object x : (List<?>) v) out.add(((Number) x).intValue());
+        return out;
+    }
+}
