@@ -9,7 +9,7 @@ Engines, writers and the command line use what this module exports and nothing d
   that is not a regular file: a FIFO would hang its reader), which config files use too.
 The z3 engine's seam is `specs.symbolic`.
 """
-from specs.catalogue import MUTANTS, PRESETS
+from specs.catalogue import ALIASES, MUTANTS, NEWEST_RELEASE, PRESETS, RELEASES, Release, release
 from specs.config import (BOUND_NAMES, BUDGETS, Bounds, Config, ConfigError, config_from_dict, config_label,
                           config_summary, deep_bounds, explicit_flags, make_config, mutant_config, unknown,
                           with_bounds, with_mutant)
@@ -20,7 +20,7 @@ from specs.scenario import load as load_scenario
 from specs.scenario.checks import unreadable
 from specs.trace import Trace
 
-__all__ = ["MUTANTS", "PRESETS", "BOUND_NAMES", "BUDGETS", "Bounds", "Config", "ConfigError", "config_from_dict",
+__all__ = ["ALIASES", "MUTANTS", "NEWEST_RELEASE", "PRESETS", "RELEASES", "Release", "release", "BOUND_NAMES", "BUDGETS", "Bounds", "Config", "ConfigError", "config_from_dict",
            "config_label", "config_summary", "deep_bounds", "explicit_flags", "make_config", "mutant_config", "unknown",
            "with_bounds",
            "with_mutant", "Model", "RULE_FIELDS", "Rules", "outside_z3", "refused_by_z3", "rule_doc", "ScenarioError",

@@ -85,6 +85,11 @@ class Concrete:
         return next((r for r in order if r in a), NO_LEADER)
 
     @staticmethod
+    def entry(x: int) -> tuple:
+        """A one-member list holding x even when x is NONE (Kafka 4.0 can write [-1])."""
+        return (x,)
+
+    @staticmethod
     def only(a: tuple) -> int:
         return a[0] if len(a) == 1 else NO_LEADER
 
@@ -188,6 +193,11 @@ class Concrete:
         i = registered.index(b)
         return ctrl._replace(registered=registered,
                              broker_epochs=ctrl.broker_epochs[:i] + (epoch,) + ctrl.broker_epochs[i:])
+
+    @staticmethod
+    def add_entries(entries: tuple, members: tuple) -> tuple:
+        """Index entries: one more for each member (a multiset, sorted)."""
+        return tuple(sorted(entries + tuple(members)))
 
     @staticmethod
     def has_duplicates(a: tuple) -> bool:

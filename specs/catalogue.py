@@ -65,6 +65,42 @@ for _m in MUTANTS.values():
         raise ValueError(f"mutant {_m.name!r} needs unknown preset {_m.needs!r}")
 
 
+class Release(NamedTuple):
+    """A Kafka release `kraft-verify conform` runs against its own controller code."""
+    version: str                   # as Maven Central names it: 4.4.0
+    preset: str                    # its rules
+    api: str                       # the oracle driver's API generation (oracle/src/gen-<api>)
+    read: str                      # how its rules were read (a -sources jar, or class files)
+
+    @property
+    def line(self) -> str:
+        return ".".join(self.version.split(".")[:2])
+
+
+RELEASES: dict[str, Release] = {}
+for _v, _r in CATALOGUE.get("releases", {}).items():
+    if _r.get("preset") not in PRESETS or set(_r) != {"preset", "api", "read"}:
+        raise ValueError(f"catalogue.toml: release {_v}: needs a known preset, api and read")
+    RELEASES[_v] = Release(_v, _r["preset"], _r["api"], _r["read"])
+NEWEST_RELEASE = max(RELEASES, key=lambda v: tuple(int(x) for x in v.split(".")))
+ALIASES: dict[str, str] = dict(CATALOGUE.get("aliases", {}))
+for _a, _p in ALIASES.items():
+    if _p not in PRESETS or _a in PRESETS:
+        raise ValueError(f"catalogue.toml: alias {_a!r} must name a known preset and not be one")
+
+
+def release(text: str) -> Optional[Release]:
+    """The release `text` names: an exact version (4.1.0), a line (4.1, 4.1.x: its newest
+    patch), or None."""
+    if text in RELEASES:
+        return RELEASES[text]
+    line = text[:-2] if text.endswith(".x") else text
+    patches = [v for v in RELEASES if RELEASES[v].line == line]
+    if not patches:
+        return None
+    return RELEASES[max(patches, key=lambda v: tuple(int(x) for x in v.split(".")))]
+
+
 def preset_parts(name: str) -> list[str]:
     """A preset name, or presets joined by '+' (`pre-kip-966+recovery`: the old protocol with the
     recovery profile on top; later parts override earlier ones)."""

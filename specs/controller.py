@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Optional
 
-from specs.pipeline import DESIGNATED, ONLINE, PREFERRED, UNCLEAN, acceptable, build, is_acceptable, written_again
+from specs.pipeline import CLEAN, DESIGNATED, ONLINE, PREFERRED, UNCLEAN, acceptable, build, is_acceptable, written_again
 from specs.rules import Rules
 from specs.state import NO_EPOCH, RECOVERED, RECOVERING
 
@@ -101,18 +101,18 @@ def register(R, rules: Rules, ctrl, b, previous_broker_epoch, new_broker_epoch, 
 
     def unclean_registration():
         # ReplicationControlManager.handleBrokerShutdown: one pass over the partitions whose ISR
-        # holds b, one over the entries b has in the ELR index, each computing its record from
-        # the state before them all, so a partition listed k times gets the same record k times.
-        # The index keeps an entry for a broker a ClearElrRecord removed from ELR, and a second
-        # one when it joins again (concrete only: z3 keeps no index; there the ELR stands for it).
+        # holds b, one over the entries b has in the ELR index (its ELR membership and the
+        # entries ClearElrRecords left, `cleared_elr`), each computing its record from the state
+        # before them all, so a partition listed k times gets the same record k times (z3 keeps
+        # no epochs, so there only whether a pass runs matters).
         target = R.minus(p.isr, R.single(b)) if rules.unclean_registration_leaves_isr else p.isr
         in_isr = R.member(b, p.isr)
-        in_index = R.member(b, p.elr_index) if R.epochs else R.member(b, p.elr)
+        in_index = R.member(b, R.union(p.elr, p.cleared_elr))
 
         def passes():
             out = _change(R, rules, ctrl, target, unclean_shutdown=R.single(b), prefer=prefer)
             if R.epochs:
-                again = in_isr + p.elr_index.count(b) - 1
+                again = in_isr + (b in p.elr) + p.cleared_elr.count(b) - 1
                 out = out._replace(ctrl=out.ctrl._replace(partition=written_again(p, out.ctrl.partition, again)))
             return out
         return R.branch(R.any(in_isr, in_index), passes, lambda: Outcome(ctrl))
@@ -212,7 +212,9 @@ def set_min_isr(R, rules: Rules, ctrl, value) -> Outcome:
     clears = R.all(R.not_(same), R.not_(R.all(R.is_empty(p.elr), R.is_empty(p.last_known_elr))))
     if not rules.min_isr_change_always_clears_elr:
         clears = R.all(clears, R.not_(R.gt(R.cap_min_isr(value, p.replicas), R.size(p.isr))))
-    cleared = p._replace(elr=R.empty, last_known_elr=R.empty, partition_epoch=R.next_epoch(p.partition_epoch))
+    # ClearElrRecord: the ELR index keeps the entries of the members it removes (cleared_elr).
+    cleared = p._replace(elr=R.empty, last_known_elr=R.empty, cleared_elr=R.add_entries(p.cleared_elr, p.elr),
+                         partition_epoch=R.next_epoch(p.partition_epoch))
     return R.branch(clears, lambda: Outcome(ctrl._replace(partition=cleared)), lambda: Outcome(ctrl))
 
 
@@ -228,8 +230,9 @@ def reassign(R, rules: Rules, ctrl, target: tuple) -> Outcome:
     p = ctrl.partition
     adding = R.as_set(R.minus(target, p.replicas))
     removing = R.as_set(R.minus(p.replicas, target))
+    # changePartitionReassignment never sets Election.UNCLEAN, whatever the topic config.
     return _change(R, rules, ctrl, p.isr, target_replicas=R.union(tuple(target), removing), adding=adding,
-                   removing=removing)
+                   removing=removing, election=CLEAN)
 
 
 def unclean_recovery(R, rules: Rules, ctrl, strategy: str, answers) -> Outcome:

@@ -13,7 +13,8 @@ from typing import Any, NamedTuple
 from specs.rules import Rules
 from specs.state import RECOVERING
 
-ONLINE = "online"
+ONLINE = "online"            # unclean too when the topic enables unclean.leader.election
+CLEAN = "clean"              # never unclean (Kafka's ONLINE election where no handler sets UNCLEAN)
 PREFERRED = "preferred"
 UNCLEAN = "unclean"
 DESIGNATED = "designated"
@@ -74,36 +75,26 @@ def build(R, rules: Rules, ctrl, target_isr, *, election: str = ONLINE, designat
     if rules.any_candidate_elections:
         new_isr = R.as_set(new_isr)
 
-    lke, lkl = _update_last_known(R, rules, p, leader, changed, lke)
+    # The record sets the leader field when the leader changes, when a reassignment removes
+    # replicas, and (metadata before 3.6) when the ISR shrinks: each bumps the leader epoch.
+    leader_set = R.true if bump_leader_epoch else R.ne(leader, p.leader)
+    if rules.leader_epoch_bump_on_isr_shrink:
+        leader_set = R.any(leader_set, R.not_(R.subset(p.isr, new_isr)))
+    lke, lkl = _update_last_known(R, rules, p, leader, leader_set, new_isr, lke)
     new = p._replace(replicas=replicas, isr=new_isr, elr=R.as_set(elr), last_known_elr=R.as_set(lke),
                      leader=leader, leader_recovery_state=recovery, adding_replicas=adding,
                      removing_replicas=removing, last_known_leader=lkl)
-    if R.epochs:          # the ELR index: concrete only (z3 keeps none; docs/protocol.md)
-        new = new._replace(elr_index=elr_index(p.elr_index, p.elr, new.elr))
+
     wrote = R.ne(new, p)
     if not R.epochs:
         return Change(new, R.all(unclean, wrote))
-    bump = leader != p.leader or bump_leader_epoch
-    if rules.leader_epoch_bump_on_isr_shrink and not R.subset(p.isr, new_isr):
-        bump = True
+    bump = leader_set
     if not rules.leader_change_bumps_leader_epoch:
         bump = False
     if not wrote and not bump:
         return Change(p, False)
     return Change(new._replace(leader_epoch=p.leader_epoch + (1 if bump else 0),
                                partition_epoch=p.partition_epoch + 1), unclean)
-
-
-def elr_index(index: tuple, old: tuple, new: tuple) -> tuple:
-    """BrokersToElrs.update for one partition: an entry more for each broker that joined the
-    ELR, one fewer for each that left it (its add appends without looking; for partition 0 its
-    remove keeps one entry of several); any other entry stays, stale or not."""
-    out = list(index)
-    for b in old:
-        if b not in new and b in out:
-            out.remove(b)
-    out += [b for b in new if b not in old]
-    return tuple(sorted(out))
 
 
 def written_again(before, after, times: int):
@@ -119,13 +110,18 @@ def written_again(before, after, times: int):
 def _complete_reassignment(R, rules, ctrl, replicas, target, adding, removing, elr):
     """A reassignment completes once the ISR without the removing replicas is not empty and
     holds every adding replica, and, when it removes more replicas than it adds, every final
-    replica (PartitionReassignmentReplicas.maybeCompleteReassignment); the KIP text also asks
+    replica (PartitionReassignmentReplicas.maybeCompleteReassignment; before Kafka 4.3, every
+    final replica in any case); the KIP text also asks
     |ISR| >= min ISR and keeps only final replicas in ELR. Outside the z3 encoding: its
     partitions have no reassignment, so this never runs there."""
     final = R.minus(replicas, removing)
     final_isr = R.minus(target, removing)
-    allowed = (not R.is_empty(final_isr) and not R.is_empty(final) and R.subset(adding, final_isr)
-               and (R.size(adding) >= R.size(removing) or R.subset(final, final_isr)))
+    allowed = not R.is_empty(final_isr) and not R.is_empty(final)
+    if rules.reassignment_completes_once_adding_in_isr:
+        allowed = allowed and R.subset(adding, final_isr) and (R.size(adding) >= R.size(removing)
+                                                               or R.subset(final, final_isr))
+    else:        # variant (Kafka 4.2 and earlier): every final replica must be in the ISR
+        allowed = allowed and R.subset(final, final_isr)
     if allowed and rules.reassignment_requires_min_isr:
         allowed = R.ge(R.size(final_isr), R.cap_min_isr(ctrl.min_isr, final))
     if not allowed:
@@ -189,8 +185,8 @@ def _elect(R, rules, ctrl, replicas, target, elr, election, designated, prefer):
         known = R.ite(R.all(R.is_empty(target), R.is_empty(elr), ok), known, R.none)
     fallback = R.ite(R.is_none(chosen), known, chosen)
     unclean = R.all(R.is_none(chosen), R.not_(R.is_none(known)))
-    online = R.false if rounds else ctrl.unclean_leader_election
-    allowed = online if election == ONLINE else (R.true if election == UNCLEAN else R.false)
+    online = R.false if rounds or election == CLEAN else ctrl.unclean_leader_election
+    allowed = online if election in (ONLINE, CLEAN) else (R.true if election == UNCLEAN else R.false)
     any_live = R.ite(allowed, first(acceptable(R, ctrl, replicas)), R.none)
     unclean = R.any(unclean, R.all(R.is_none(fallback), R.not_(R.is_none(any_live))))
     fallback = R.ite(R.is_none(fallback), any_live, fallback)
@@ -210,17 +206,28 @@ def _elect(R, rules, ctrl, replicas, target, elr, election, designated, prefer):
     return leader, unclean, target
 
 
-def _update_last_known(R, rules, p, leader, changed, lke):
-    """3. last_known_elr. Kafka: [old leader] when the partition becomes leaderless and it was
-    empty; cleared when a leader is elected. The KIP text keeps a separate last known leader."""
+def _update_last_known(R, rules, p, leader, leader_set, new_isr, lke):
+    """3. last_known_elr (maybeUpdateLastKnownLeader), from what the record writes. Kafka (4.1.1
+    and later): [old leader] when the record sets the leader to -1 and it was empty; cleared
+    when the record sets a leader. Kafka 4.0 and 4.1.0 (`last_known_elr_set_by_empty_isr`):
+    [current leader] when the record writes an empty ISR, unless it holds exactly that; cleared
+    while the partition keeps or gets a leader. The KIP text keeps a separate last known leader."""
     lkl = p.last_known_leader
     if not rules.elr:
         return lke, lkl
-    went_leaderless = R.all(R.is_none(leader), R.not_(R.is_none(p.leader)))
-    if rules.use_last_known_leader:
+    sets_leader = R.all(leader_set, R.not_(R.is_none(leader)))
+    if rules.use_last_known_leader and rules.last_known_elr_set_by_empty_isr:   # variant (Kafka 4.0, 4.1.0)
+        empties_isr = R.all(R.is_empty(new_isr), R.not_(R.is_empty(p.isr)))
+        keeps_or_gets = R.any(sets_leader, R.all(R.not_(R.is_none(p.leader)),
+                                                 R.not_(R.all(leader_set, R.is_none(leader)))))
+        lke = R.ite(R.all(empties_isr, R.ne(p.last_known_elr, R.entry(p.leader))), R.entry(p.leader),
+                    R.ite(R.all(R.not_(R.is_empty(p.last_known_elr)), keeps_or_gets), R.empty, lke))
+    elif rules.use_last_known_leader:
+        went_leaderless = R.all(leader_set, R.is_none(leader))
         lke = R.ite(went_leaderless, R.ite(R.is_empty(p.last_known_elr), R.single(p.leader), lke),
-                    R.ite(changed, R.empty, lke))
+                    R.ite(sets_leader, R.empty, lke))
     else:
+        went_leaderless = R.all(R.is_none(leader), R.not_(R.is_none(p.leader)))
         lkl = R.ite(went_leaderless, p.leader, lkl)
+    changed = R.all(R.ne(leader, p.leader), R.not_(R.is_none(leader)))
     return lke, R.ite(changed, R.none, lkl)
-

@@ -162,6 +162,8 @@ def view(s: State, error: Optional[str]) -> dict[str, Any]:
                       "removing": sorted(p.removing_replicas)},
         "brokers": {str(b): [ctrl.broker_epoch(b), b in ctrl.fenced, b in ctrl.shutting_down]
                     for b in ctrl.registered},
+        "elr_index": {str(b): (b in p.elr) + p.cleared_elr.count(b)
+                      for b in sorted(set(p.elr) | set(p.cleared_elr))},
         "min_isr": str(ctrl.min_isr),
         "unclean": ctrl.unclean_leader_election,
         "error": error,

@@ -29,13 +29,13 @@ class Partition(NamedTuple):
     adding_replicas: tuple[int, ...] = ()
     removing_replicas: tuple[int, ...] = ()
     last_known_leader: int = NO_LEADER   # only the KIP-text variant keeps it apart from last_known_elr
-    # The controller's ELR index for this partition (ReplicationControlManager's BrokersToElrs):
-    # a broker once per entry that lists the partition, sorted. Every partition change adds an
-    # entry for each broker that joins the ELR and drops one for each that leaves it; a
-    # ClearElrRecord empties the ELR without touching the index, so a broker can keep an entry
-    # after leaving the ELR, and get a second one when it joins again (docs/protocol.md,
-    # "Registration").
-    elr_index: tuple[int, ...] = ()
+    # Entries a ClearElrRecord left in the controller's ELR index (ReplicationControlManager's
+    # BrokersToElrs), a broker once per entry, sorted. A partition change adds an index entry
+    # for each broker that joins the ELR and drops one for each that leaves it; a ClearElrRecord
+    # empties the ELR without touching the index, so each broker it removed keeps an entry for
+    # good: the index lists the partition (ELR membership + these) times for a broker
+    # (docs/protocol.md, "Registration").
+    cleared_elr: tuple[int, ...] = ()
 
 
 class Controller(NamedTuple):

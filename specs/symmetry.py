@@ -62,7 +62,8 @@ def permute(cfg: Config, s: State, to: Mapping[int, int]) -> State:
     p = p._replace(
         replicas=tuple(m(r) for r in p.replicas) if ordered else ids(p.replicas),
         isr=tuple(m(r) for r in p.isr) if ordered else ids(p.isr),
-        elr=ids(p.elr), last_known_elr=ids(p.last_known_elr), elr_index=tuple(sorted(m(x) for x in p.elr_index)),
+        elr=ids(p.elr), last_known_elr=tuple(sorted(m(x) if x != NO_LEADER else x for x in p.last_known_elr)),
+        cleared_elr=tuple(sorted(m(x) for x in p.cleared_elr)),
         leader=m(p.leader) if p.leader != NO_LEADER else NO_LEADER,
         adding_replicas=ids(p.adding_replicas), removing_replicas=ids(p.removing_replicas),
         last_known_leader=m(p.last_known_leader) if p.last_known_leader != NO_LEADER else NO_LEADER)

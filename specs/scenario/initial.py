@@ -109,7 +109,6 @@ def initial_state(cfg: Config, initial: Optional[Mapping[str, Any]],
         adding_replicas=_ids(initial, "adding_replicas", distinct=True),
         removing_replicas=_ids(initial, "removing_replicas", distinct=True),
     )
-    p = p._replace(elr_index=p.elr)
     if p.leader != NO_LEADER and p.leader not in p.replicas:
         raise OpError(f"initial leader {p.leader} is not one of the replicas {list(p.replicas)} (-1: no leader)")
     if p.leader != NO_LEADER and not p.isr:     # the leader's HWM is the least LEO of an empty set

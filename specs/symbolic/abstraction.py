@@ -19,6 +19,7 @@ class Abstract(NamedTuple):
     """A symbolic state's value: bit masks over replica order, min ISR, lost."""
     isr: int
     elr: int
+    cleared_elr: int
     last_known_elr: int
     last_known_leader: int
     leader: int
@@ -58,7 +59,8 @@ def abstract(cfg: Config, s: State) -> Abstract:
     p, ctrl = s.ctrl.partition, s.ctrl
     reps = {b: r for b, r in zip(cfg.brokers, s.replicas)}
     return Abstract(
-        isr=mask(cfg, p.isr), elr=mask(cfg, p.elr), last_known_elr=mask(cfg, p.last_known_elr),
+        isr=mask(cfg, p.isr), elr=mask(cfg, p.elr), cleared_elr=mask(cfg, p.cleared_elr),
+        last_known_elr=mask(cfg, p.last_known_elr),
         last_known_leader=mask(cfg, [p.last_known_leader]), leader=mask(cfg, [p.leader]),
         fenced=mask(cfg, ctrl.fenced), shutting_down=mask(cfg, ctrl.shutting_down),
         alive=mask(cfg, [b for b in cfg.replicas if reps[b].alive]),
@@ -119,7 +121,7 @@ def concretize(cfg: Config, a: Abstract, epoch: int = 1) -> State:
     p = s.ctrl.partition._replace(
         isr=tuple(d["isr"]), elr=tuple(d["elr"]), last_known_elr=tuple(d["last_known_elr"]),
         leader=d["leader"], last_known_leader=d["last_known_leader"], leader_epoch=epoch, partition_epoch=epoch,
-        elr_index=tuple(sorted(d["elr"])),
+        cleared_elr=tuple(sorted(d["cleared_elr"])),
         leader_recovery_state=RECOVERING if a.recovering else RECOVERED)
     ctrl = s.ctrl._replace(partition=p, fenced=tuple(d["fenced"]),
                            shutting_down=tuple(d["shutting_down"]),

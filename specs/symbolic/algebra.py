@@ -70,6 +70,15 @@ class Symbolic:
     def single(self, x):
         return x
 
+    def add_entries(self, entries, members):
+        """Index entries as z3 keeps them: who has one (no counts; z3 keeps no epochs)."""
+        return entries | members
+
+    def entry(self, x):
+        """[x]; z3 has no NONE member, so [NONE] is the empty set (docs/protocol.md says why
+        that loses nothing)."""
+        return x
+
     def union(self, a, b):
         return a | b
 

@@ -58,7 +58,7 @@ class Encoding:
     def initial(self, s: Sym, min_isr: int) -> z3.BoolRef:
         """The concrete initial state: every replica running, unfenced, in the ISR; replicas[0]
         leads; nothing committed yet, so every replica is complete."""
-        return z3.And(s.isr == self.all, s.elr == 0, s.last_known_elr == 0, s.last_known_leader == 0,
+        return z3.And(s.isr == self.all, s.elr == 0, s.cleared_elr == 0, s.last_known_elr == 0, s.last_known_leader == 0,
                       s.leader == self.first_replica, s.fenced == 0, s.shutting_down == 0,
                       s.alive == self.all, s.clean_file == 0, s.complete == self.all, s.fetched == 0, s.stale == 0,
                       s.min_isr == min(min_isr, self.n),
@@ -75,7 +75,7 @@ class Encoding:
         c, p = out.ctrl, out.ctrl.partition
         moved = p.leader != s.leader
         return make_sym(
-            self.n, p.isr, p.elr, p.last_known_elr, p.last_known_leader, p.leader, c.fenced, c.shutting_down,
+            self.n, p.isr, p.elr, p.cleared_elr, p.last_known_elr, p.last_known_leader, p.leader, c.fenced, c.shutting_down,
             broker.get("alive", s.alive), broker.get("clean_file", s.clean_file), broker.get("complete", s.complete),
             z3.If(moved, self.zero, broker.get("fetched", s.fetched)),
             z3.If(moved, self.zero, broker.get("stale", s.stale)),

@@ -48,9 +48,8 @@ def _subset(rng, ids):
 def random_controller(rng: random.Random, cfg: Config) -> Controller:
     ids = cfg.replicas
     s = init_state(cfg)
-    elr = _subset(rng, ids)
     p = s.ctrl.partition._replace(
-        isr=_subset(rng, ids), elr=elr, elr_index=tuple(sorted(elr)), last_known_elr=_subset(rng, ids),
+        isr=_subset(rng, ids), elr=_subset(rng, ids), cleared_elr=_subset(rng, ids), last_known_elr=_subset(rng, ids),
         leader=NO_LEADER if rng.random() < 1 / 3 else rng.choice(ids), leader_epoch=3, partition_epoch=5,
         last_known_leader=NO_LEADER if cfg.rules.use_last_known_leader else rng.choice(ids + (NO_LEADER,)),
         leader_recovery_state=RECOVERING if rng.random() < 0.3 else RECOVERED)
@@ -62,7 +61,8 @@ def _pins(enc: Encoding, s: Sym, ctrl: Controller, alive: int, clean_file: int) 
     cfg, n = enc.cfg, enc.n
     p = ctrl.partition
     bv = lambda bits: z3.BitVecVal(bits, n)  # noqa: E731
-    sets = {"isr": p.isr, "elr": p.elr, "last_known_elr": p.last_known_elr, "last_known_leader": [p.last_known_leader],
+    sets = {"isr": p.isr, "elr": p.elr, "cleared_elr": p.cleared_elr, "last_known_elr": p.last_known_elr,
+            "last_known_leader": [p.last_known_leader],
             "leader": [p.leader], "fenced": ctrl.fenced, "shutting_down": ctrl.shutting_down}
     out = [(getattr(s, f), bv(mask(cfg, v))) for f, v in sets.items()]
     out += [(s.alive, bv(alive)), (s.clean_file, bv(clean_file)), (s.complete, bv((1 << n) - 1)),

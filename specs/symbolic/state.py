@@ -17,7 +17,7 @@ from specs.state import RECOVERING, Controller, Partition
 from specs.symbolic.algebra import COUNT_BITS
 
 # The set-valued fields of a symbolic state, each an N-bit vector, in the order z3 names them.
-SET_FIELDS = ("isr", "elr", "last_known_elr", "last_known_leader", "leader", "fenced",
+SET_FIELDS = ("isr", "elr", "cleared_elr", "last_known_elr", "last_known_leader", "leader", "fenced",
               "shutting_down", "alive", "clean_file", "complete", "fetched", "stale")
 ACTION_BITS = 5
 
@@ -38,6 +38,7 @@ class Sym(NamedTuple):
     # The controller's fields under the names the invariants use.
     isr = property(lambda s: s.ctrl.partition.isr)
     elr = property(lambda s: s.ctrl.partition.elr)
+    cleared_elr = property(lambda s: s.ctrl.partition.cleared_elr)   # brokers with an ELR index entry a ClearElrRecord left
     last_known_elr = property(lambda s: s.ctrl.partition.last_known_elr)
     last_known_leader = property(lambda s: s.ctrl.partition.last_known_leader)
     leader = property(lambda s: s.ctrl.partition.leader)
@@ -64,12 +65,12 @@ class Params(NamedTuple):
     unclean: z3.BoolRef           # out: this step elected uncleanly
 
 
-def make_sym(n: int, isr, elr, last_known_elr, last_known_leader, leader, fenced, shutting_down, alive,
+def make_sym(n: int, isr, elr, cleared_elr, last_known_elr, last_known_leader, leader, fenced, shutting_down, alive,
              clean_file, complete, fetched, stale, min_isr, unclean_leader_election, lost,
              unclean_shutdowns, lossy_crashes, recovering) -> Sym:
     everyone = z3.BitVecVal((1 << n) - 1, n)
     recovering = z3.BoolVal(recovering) if isinstance(recovering, bool) else recovering
-    p = Partition(replicas=everyone, isr=isr, elr=elr, last_known_elr=last_known_elr, leader=leader,
+    p = Partition(replicas=everyone, isr=isr, elr=elr, cleared_elr=cleared_elr, last_known_elr=last_known_elr, leader=leader,
                   leader_epoch=0, partition_epoch=0, leader_recovery_state=z3.If(recovering, RECOVERY_ON, RECOVERY_OFF),
                   adding_replicas=(), removing_replicas=(), last_known_leader=last_known_leader)
     ctrl = Controller(partition=p, registered=everyone, broker_epochs=(), fenced=fenced,

@@ -40,6 +40,8 @@ def diff(model: dict[str, Any], kafka: dict[str, Any]) -> list[Diff]:
             out.append(Diff(f"broker {b} fenced", m_fenced, k_fenced))
         if m_down != k_down:
             out.append(Diff(f"broker {b} in controlled shutdown", m_down, k_down))
+    if model["elr_index"] != kafka["elr_index"]:
+        out.append(Diff("ELR index entries", model["elr_index"], kafka["elr_index"]))
     for name in ("min_isr", "unclean", "error"):
         if model[name] != kafka[name]:
             out.append(Diff(name, model[name], kafka[name]))

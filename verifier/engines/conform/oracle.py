@@ -27,11 +27,17 @@ class OracleError(Exception):
     """The oracle could not be built or run; str() is the one line to print."""
 
 
+def family(generation: str) -> str:
+    """The source tree shared by a major version's generations (oracle/src/kafka3, kafka4)."""
+    return "kafka" + generation.split(".")[0]
+
+
 def _sources_digest(generation: str) -> str:
     """What the build depends on: the pom and the driver's sources for this generation."""
     h = hashlib.sha256()
     files = [ORACLE / "pom.xml"] + sorted((ORACLE / "src/main").rglob("*.java")) + \
-        sorted((ORACLE / f"src/gen-{generation}").rglob("*.java"))
+        sorted((ORACLE / f"src/gen-{generation}").rglob("*.java")) + \
+        sorted((ORACLE / f"src/{family(generation)}").rglob("*.java"))
     for f in files:
         h.update(str(f.relative_to(ORACLE)).encode())
         h.update(f.read_bytes())
@@ -73,7 +79,8 @@ def build(version: str, generation: str, *, quiet: bool = True) -> list[str]:
             if shutil.which("java") is None:
                 raise OracleError("the oracle needs Java 17 (java): install a JDK")
             cmd = ["mvn", "-B", "-q" if quiet else "-ntp", "-f", str(ORACLE / "pom.xml"),
-                   f"-Dkafka.version={version}", f"-Doracle.gen={generation}", "package"]
+                   f"-Dkafka.version={version}", f"-Doracle.gen={generation}",
+                   f"-Doracle.family={family(generation)}", "package"]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0 or not jar.exists():
                 raise OracleError(_maven_failure(proc.stdout + proc.stderr, version))

@@ -26,22 +26,28 @@ import org.apache.kafka.common.message.ElectLeadersRequestData;
 import org.apache.kafka.common.message.ElectLeadersResponseData;
 import org.apache.kafka.common.metadata.BrokerRegistrationChangeRecord;
 import org.apache.kafka.common.metadata.PartitionRecord;
+import org.apache.kafka.common.message.RequestHeaderData;
+import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.ApiError;
-import org.apache.kafka.common.utils.LogContext;
 import org.apache.kafka.metadata.BrokerRegistration;
+import org.apache.kafka.server.common.TopicIdPartition;
 import org.apache.kafka.metadata.LeaderRecoveryState;
 import org.apache.kafka.metadata.PartitionRegistration;
 import org.apache.kafka.server.common.ApiMessageAndVersion;
+import org.apache.kafka.server.common.MetadataVersion;
 import org.apache.kafka.timeline.SnapshotRegistry;
 
 import java.util.AbstractMap.SimpleImmutableEntry;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.TreeMap;
 
 final class OracleCluster {
@@ -51,8 +57,7 @@ final class OracleCluster {
     static final long SESSION_TIMEOUT_NS = 9_000_000_000L;
 
     final ManualTime time = new ManualTime();
-    final LogContext logContext = new LogContext();
-    final SnapshotRegistry snapshotRegistry = new SnapshotRegistry(logContext);
+    final SnapshotRegistry snapshotRegistry = OracleCompat.snapshotRegistry();
     final FeatureControlManager featureControl;
     final ClusterControlManager clusterControl;
     final ConfigurationControlManager configurationControl;
@@ -73,15 +78,14 @@ final class OracleCluster {
 
     @SuppressWarnings("unchecked")
     OracleCluster(Map<String, Object> init) {
-        featureControl = OracleCompat.featureControl(snapshotRegistry, logContext);
-        replay(OracleCompat.bootstrapFeatures(bool(init, "elr"), bool(init, "isr_shrink_bumps_leader_epoch")));
+        featureControl = OracleManagers.featureControl(snapshotRegistry);
+        replay(OracleManagers.bootstrapFeatures(bool(init, "elr"), bool(init, "isr_shrink_bumps_leader_epoch")));
         ReplicationControlManager[] rcm = new ReplicationControlManager[1];
-        clusterControl = OracleCompat.clusterControl(logContext, clusterId, time, snapshotRegistry,
-            SESSION_TIMEOUT_NS, featureControl, (brokerId, clean, records) -> OracleCompat.handleBrokerShutdown(
-                rcm[0], brokerId, clean, records));
-        configurationControl = OracleCompat.configurationControl(logContext, snapshotRegistry, featureControl);
-        replicationControl = OracleCompat.replicationControl(logContext, snapshotRegistry, configurationControl,
-            clusterControl, featureControl);
+        clusterControl = OracleManagers.clusterControl(clusterId, time, snapshotRegistry, SESSION_TIMEOUT_NS,
+            featureControl, rcm);
+        configurationControl = OracleManagers.configurationControl(snapshotRegistry, featureControl);
+        replicationControl = OracleManagers.replicationControl(snapshotRegistry, configurationControl,
+            clusterControl, featureControl, bool(init, "elr"));
         rcm[0] = replicationControl;
         clusterControl.activate();
 
@@ -111,7 +115,7 @@ final class OracleCluster {
     void replay(List<ApiMessageAndVersion> records) {
         for (ApiMessageAndVersion record : records) {
             ApiMessage message = record.message();
-            OracleCompat.replay(this, message, nextOffset);
+            OracleManagers.replay(this, message, nextOffset);
             written.add(message.getClass().getSimpleName());
             nextOffset++;
         }
@@ -153,7 +157,7 @@ final class OracleCluster {
         if (existing != null) {
             // The old incarnation stopped heartbeating: its session has lapsed (a registration
             // while it is valid is refused with DUPLICATE_BROKER_REGISTRATION).
-            OracleCompat.expireSession(clusterControl, broker, existing.epoch(), time, SESSION_TIMEOUT_NS);
+            OracleManagers.expireSession(clusterControl, broker, existing.epoch(), time, SESSION_TIMEOUT_NS);
         }
         Uuid dir = logDirs.computeIfAbsent(broker, b -> Uuid.randomUuid());
         BrokerRegistrationRequestData request = new BrokerRegistrationRequestData().
@@ -163,9 +167,9 @@ final class OracleCluster {
             setRack(null).
             setPreviousBrokerEpoch(kafkaEpoch(previousEpoch)).
             setLogDirs(List.of(dir));
-        OracleCompat.addFeatures(request, featureControl);
+        OracleManagers.addFeatures(request);
         try {
-            ControllerResult<?> result = OracleCompat.registerBroker(clusterControl, featureControl, request,
+            ControllerResult<?> result = OracleManagers.registerBroker(clusterControl, featureControl, request,
                 nextOffset, cleanShutdownDetection);
             replay(result.records());
             bind(modelEpoch, clusterControl.brokerRegistrations().get(broker).epoch());
@@ -187,9 +191,9 @@ final class OracleCluster {
             setWantShutDown(wantShutDown);
         try {
             clusterControl.checkBrokerEpoch(broker, epoch);
-            clusterControl.trackBrokerHeartbeat(broker, epoch);
+            OracleManagers.trackHeartbeat(clusterControl, broker, epoch);
             long registerOffset = clusterControl.registerBrokerRecordOffset(broker).orElse(Long.MAX_VALUE);
-            replay(OracleCompat.heartbeat(replicationControl, request, registerOffset).records());
+            replay(replicationControl.processBrokerHeartbeat(request, registerOffset).records());
             return null;
         } catch (RuntimeException e) {
             return errorName(e);
@@ -201,12 +205,9 @@ final class OracleCluster {
     String expire(int broker) {
         BrokerRegistration registration = clusterControl.brokerRegistrations().get(broker);
         if (registration == null) return null;
-        OracleCompat.expireSession(clusterControl, broker, registration.epoch(), time, SESSION_TIMEOUT_NS);
-        while (true) {
-            ControllerResult<Boolean> result = replicationControl.maybeFenceOneStaleBroker();
-            replay(result.records());
-            if (!result.response()) return null;
-        }
+        OracleManagers.expireSession(clusterControl, broker, registration.epoch(), time, SESSION_TIMEOUT_NS);
+        OracleManagers.fenceStaleBrokers(replicationControl, this);
+        return null;
     }
 
     String alterPartition(Map<String, Object> op) {
@@ -230,8 +231,8 @@ final class OracleCluster {
         topicData.partitions().add(data);
         request.topics().add(topicData);
         try {
-            ControllerResult<AlterPartitionResponseData> result = OracleCompat.alterPartition(replicationControl,
-                request, (short) integer(op, "version"));
+            ControllerResult<AlterPartitionResponseData> result = replicationControl.alterPartition(
+                context(ApiKeys.ALTER_PARTITION, (short) integer(op, "version")), request);
             replay(result.records());
             return code(result.response().topics().get(0).partitions().get(0).errorCode());
         } catch (RuntimeException e) {
@@ -337,7 +338,8 @@ final class OracleCluster {
             setName(UNCLEAN).setValue(Boolean.toString(unclean)));
         CreateTopicsRequestData request = new CreateTopicsRequestData();
         request.topics().add(topic);
-        ControllerResult<CreateTopicsResponseData> result = OracleCompat.createTopics(replicationControl, request);
+        ControllerResult<CreateTopicsResponseData> result = OracleCompat.createTopics(replicationControl,
+            context(ApiKeys.CREATE_TOPICS, ApiKeys.CREATE_TOPICS.latestVersion()), request);
         CreateTopicsResponseData.CreatableTopicResult created = result.response().topics().find(TOPIC);
         if (created.errorCode() != 0) {
             throw new IllegalStateException("CreateTopics: " + Errors.forCode(created.errorCode()) + " " +
@@ -357,7 +359,7 @@ final class OracleCluster {
         PartitionRecord record = new PartitionRecord().
             setTopicId(topicId).setPartitionId(0).
             setReplicas(replicas).
-            setDirectories(OracleCompat.directoriesSupported(featureControl) ? dirs : null).
+            setDirectories(metadataVersion().isDirectoryAssignmentSupported() ? dirs : null).
             setIsr(ints(p.get("isr"))).
             setEligibleLeaderReplicas(ints(p.get("elr"))).
             setLastKnownElr(ints(p.get("last_known_elr"))).
@@ -378,7 +380,7 @@ final class OracleCluster {
         if (shuttingDown != null) change.setInControlledShutdown((byte) (shuttingDown ? 1 : 0));
         replay(List.of(new ApiMessageAndVersion(change, (short) 1)));
         if (Boolean.TRUE.equals(fenced)) {
-            OracleCompat.forgetSession(clusterControl, broker);
+            OracleManagers.forgetSession(clusterControl, broker);
         }
     }
 
@@ -410,6 +412,18 @@ final class OracleCluster {
             brokers.put(Integer.toString(r.id()), row);
         }
         state.put("brokers", brokers);
+        // The controller's ELR index: how many entries list this partition, per broker.
+        Map<String, Object> index = new TreeMap<>();
+        for (BrokerRegistration r : clusterControl.brokerRegistrations().values()) {
+            int entries = 0;
+            Iterator<TopicIdPartition> it = replicationControl.brokersToElrs().partitionsWithBrokerInElr(r.id());
+            while (it.hasNext()) {
+                TopicIdPartition tp = it.next();
+                if (tp.topicId().equals(topicId) && tp.partitionId() == 0) entries++;
+            }
+            if (entries > 0) index.put(Integer.toString(r.id()), entries);
+        }
+        state.put("elr_index", index);
         state.put("min_isr", configurationControl.getTopicConfig(TOPIC, MIN_ISR).value());
         state.put("unclean", configurationControl.uncleanLeaderElectionEnabledForTopic(TOPIC));
         state.put("error", error);
@@ -419,6 +433,16 @@ final class OracleCluster {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    MetadataVersion metadataVersion() {
+        return MetadataVersion.fromFeatureLevel(featureControl.finalizedFeatures(Long.MAX_VALUE).
+            versionOrDefault(MetadataVersion.FEATURE_NAME, (short) 0));
+    }
+
+    static ControllerRequestContext context(ApiKeys api, short version) {
+        return new ControllerRequestContext(new RequestHeaderData().setRequestApiKey(api.id).
+            setRequestApiVersion(version), KafkaPrincipal.ANONYMOUS, OptionalLong.empty());
+    }
 
     static String errorName(RuntimeException e) {
         Errors error = Errors.forException(e);
