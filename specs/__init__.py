@@ -15,7 +15,7 @@ from specs.config import (BOUND_NAMES, BUDGETS, Bounds, Config, ConfigError, con
                           with_bounds, with_mutant)
 from specs.model import Model
 from specs.rules import RULE_FIELDS, Rules, outside_z3, refused_by_z3, rule_doc
-from specs.scenario import ScenarioError, run_file, run_scenario
+from specs.scenario import ScenarioError, run_file, run_operations, run_scenario
 from specs.scenario import load as load_scenario
 from specs.scenario.checks import unreadable
 from specs.trace import Trace
@@ -24,4 +24,4 @@ __all__ = ["ALIASES", "MUTANTS", "NEWEST_RELEASE", "PRESETS", "RELEASES", "Relea
            "config_label", "config_summary", "deep_bounds", "explicit_flags", "make_config", "mutant_config", "unknown",
            "with_bounds",
            "with_mutant", "Model", "RULE_FIELDS", "Rules", "outside_z3", "refused_by_z3", "rule_doc", "ScenarioError",
-           "run_file", "run_scenario", "load_scenario", "unreadable", "Trace"]
+           "run_file", "run_operations", "run_scenario", "load_scenario", "unreadable", "Trace"]

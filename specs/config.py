@@ -6,12 +6,13 @@ building a `Config`, so every engine explores exactly what it is given. The mode
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass, field, fields, make_dataclass, replace
 from difflib import get_close_matches
 from functools import cached_property
 from typing import Any, Mapping, Optional
 
-from specs.catalogue import MUTANTS, PRESETS, apply_mutant, preset_parts, preset_rules
+from specs.catalogue import ALIASES, MUTANTS, NEWEST_RELEASE, PRESETS, apply_mutant, preset_parts, preset_rules
 from specs.rules import CATALOGUE, RULE_FIELDS, Rules, changed, check_value
 
 
@@ -122,6 +123,18 @@ MAX_INT = 2**31 - 1          # Kafka's broker ids and min.insync.replicas are Ja
 MAX_BOUND = 1_000_000        # a bound beyond this is a typo: no search gets near it
 
 
+class PresetRenamed(UserWarning):
+    """A preset asked for by an old name (the command line prints it as one warning line)."""
+
+
+def _alias(name: str) -> str:
+    if name in ALIASES:
+        warnings.warn(PresetRenamed(f"preset {name} is now called {ALIASES[name]} (Kafka {NEWEST_RELEASE}, the "
+                                    f"newest release); the old name will go"), stacklevel=3)
+        return ALIASES[name]
+    return name
+
+
 def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = None,
                 unclean_leader_election: Any = None, extra_brokers: Any = None,
                 flags: Mapping[str, Any] | None = None, bounds: Mapping[str, Any] | None = None,
@@ -130,6 +143,7 @@ def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = N
     the explicit rule values in `flags`. Every problem raises ConfigError naming the field."""
     if not isinstance(preset, str):
         raise unknown("preset", str(preset), PRESETS)
+    preset = "+".join(_alias(part) for part in preset_parts(preset))
     for part in preset_parts(preset):
         if not part and len(preset_parts(preset)) > 1:
             raise ConfigError(f"preset {preset!r}: an empty name beside a '+' (compose as pre-kip-966+recovery)")

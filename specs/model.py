@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from specs import actions as A
 from specs import display as D
+from specs import projection as P
 from specs import symmetry as S
 from specs.config import Config
 
@@ -98,6 +99,31 @@ class Model:
         """The actions with a step that changes `state`; `unbounded` ignores budgets and epoch
         bounds (liveness tells a fair action the model disabled from one a bound blocked)."""
         return {label[0] for label, _ in A.successors(self.cfg, state, unbounded=unbounded)}
+
+    # ---------------------------------------------------------------- Kafka's side (the conform engine)
+    def kafka_start(self, state) -> dict:
+        """The oracle's starting point for a run from `state` (specs/projection.py)."""
+        return P.initial(self.cfg, state)
+
+    def kafka_request(self, state, label: tuple, after) -> dict:
+        """The controller request (or periodic task, or nothing) that the step causes."""
+        return P.project(self.cfg, state, label, after)
+
+    @staticmethod
+    def kafka_view(state, error) -> dict:
+        """The controller's state and answer, in the oracle's report vocabulary."""
+        return P.view(state, error)
+
+    kafka_set_fields = P.SET_FIELDS       # view fields compared as sets
+
+    @staticmethod
+    def kafka_lacks(label: tuple):
+        """Why no Kafka release can take this step (None: a release can)."""
+        return P.unsupported(label)
+
+    def outside_release(self, preset: str):
+        """Why this config is not one Kafka's release `preset` can run (None: it is)."""
+        return P.outside_release(self.cfg, preset)
 
     # ---------------------------------------------------------------- display hooks
     @staticmethod

@@ -78,7 +78,7 @@ def build(R, rules: Rules, ctrl, target_isr, *, election: str = ONLINE, designat
     # The record sets the leader field when the leader changes, when a reassignment removes
     # replicas, and (metadata before 3.6) when the ISR shrinks: each bumps the leader epoch.
     leader_set = R.true if bump_leader_epoch else R.ne(leader, p.leader)
-    if rules.leader_epoch_bump_on_isr_shrink:
+    if R.epochs and rules.leader_epoch_bump_on_isr_shrink:      # outside z3: it keeps no epochs
         leader_set = R.any(leader_set, R.not_(R.subset(p.isr, new_isr)))
     lke, lkl = _update_last_known(R, rules, p, leader, leader_set, new_isr, lke)
     new = p._replace(replicas=replicas, isr=new_isr, elr=R.as_set(elr), last_known_elr=R.as_set(lke),

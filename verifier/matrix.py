@@ -38,9 +38,11 @@ BOUND_SETS = {
     "min-isr-above-rf": {"reassignments": 1, "isr_shrinks": 1, "lossy_crashes": 0},
     "admin+config": {"admin_elections": 1, "config_changes": 1},
     "reassignment": {"reassignments": 1},
+    # admin elections with a reassignment to a spare broker (conform's fourth set)
+    "admin+reassignment": {"admin_elections": 1, "reassignments": 1},
 }
 DEFAULT_SETS = ("default", "recovery", "config", "min-isr-above-rf")
-SPARE_BROKER = ("reassignment", "min-isr-above-rf")      # sets that add a reassignment target
+SPARE_BROKER = ("reassignment", "min-isr-above-rf", "admin+reassignment")   # sets that add a reassignment target
 FUZZ_EXAMPLES = 2500         # per fuzz round on a row the search could not exhaust (the ci profile's size)
 HOLDS, VIOLATED, NOT_REACHED = "holds", "violated", "not reached"
 

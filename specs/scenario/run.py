@@ -328,3 +328,29 @@ def run_scenario(data: dict, path: str = "<scenario>", *, preset: Optional[str] 
 
 def run_file(path: str, **kw) -> Result:
     return run_scenario(load(path), path, **kw)
+
+
+def run_operations(data: dict, path: str = "<scenario>", *, preset: Optional[str] = None):
+    """Every operation of a valid scenario run through the model, its expectations aside (the
+    conform engine compares each step with Kafka instead): (model, initial state, steps as
+    (label, state after, error), why the run stops early or None). A data-plane step whose guard
+    does not hold ends the run there. Raises ScenarioError if the file is malformed."""
+    run_scenario(data, path, preset=preset)          # the whole file is checked first
+    config = dict(data["config"])
+    if preset is not None:
+        config = _under_preset(config, preset)
+    cfg = config_from_dict(config)
+    initial = data.get("initial")
+    cfg, s = initial_state(cfg, initial, broker_universe(cfg, initial if isinstance(initial, dict) else {},
+                                                          data["steps"]))
+    start, steps = s, []
+    for i, st in enumerate(data["steps"], 1):
+        if "op" not in st:
+            continue
+        try:
+            nxt, error, label = apply_op(cfg, s, {k: v for k, v in st.items() if k not in STEP_NOTE_KEYS})
+        except NotEnabled as exc:
+            return Model(cfg, symmetry=False), start, steps, f"step {i}: {exc}"
+        steps.append((label, nxt, error))
+        s = nxt
+    return Model(cfg, symmetry=False), start, steps, None

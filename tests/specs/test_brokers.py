@@ -187,17 +187,20 @@ def test_restart_after_clean_shutdown_registers_clean():
     fencing: 3 stays in ELR). The file is deleted on restart, so a crash after it is unclean
     again."""
     sim = Sim(conf(min_isr=3))
-    sim.do(PRODUCE, fetch(3), cshut(3))
-    expect(sim.s, isr=[1, 2], elr=[3], shutting_down=[3])
-    sim.do(clean_shutdown(3))
-    assert sim.replica(3).clean_file == 103 and sim.replica(3).flushed == 1
-    expect(sim.s, fenced=[3], elr=[3])
+    sim.do(PRODUCE, fetch(3), cshut(3))        # 3 leads nothing: told to shut down at once
+    assert sim.replica(3).clean_file == 103 and sim.replica(3).flushed == 1 and not sim.replica(3).alive
+    expect(sim.s, isr=[1, 2], elr=[3], fenced=[3], shutting_down=[])
     sim.do(restart(3))
     expect(sim.s, isr=[1, 2], elr=[3], fenced=[3], shutting_down=[], pe=1)
     assert sim.s.hist.unclean_shutdowns == 0
+    sim.do(unfence(3), cshut(1))               # the leader enters controlled shutdown, then stops
+    expect(sim.s, isr=[2], elr=[1, 3], leader=2, shutting_down=[1], fenced=[])
+    sim.do(clean_shutdown(1))
+    assert sim.replica(1).clean_file == 101 and not sim.replica(1).alive
+    expect(sim.s, fenced=[1], shutting_down=[1])
     assert sim.s.ctrl.broker_epoch(3) == 1103
     sim.do(crash(3), restart(3))
-    expect(sim.s, elr=[], fenced=[3], pe=2)
+    expect(sim.s, elr=[1], fenced=[1, 3])
     assert sim.s.hist.unclean_shutdowns == 1
 
 
@@ -297,7 +300,7 @@ LEADERLESS = {"leader": -1, "isr": [], "elr": [], "leader_epoch": 3, "partition_
 
 
 def recovery_sim(initial, logs, preset="kafka", strategy="balanced"):
-    sim = Sim(conf(min_isr=2, preset=preset, unclean_recovery_strategy=strategy), initial)
+    sim = Sim(conf(min_isr=2, preset=preset, unclean_recovery_strategy=strategy, designated_elections=True), initial)
     for b, log in logs.items():
         sim.set_log(b, log)
     return sim

@@ -1,10 +1,13 @@
-"""Release presets replay the scenarios that apply to them (specs/scenarios/, the trunk ones:
-Kafka's own controller tests and the project's ELR walk-throughs):
-- kafka-trunk and kafka-4.1 (trunk's rules): every one;
-- kafka-4.0: every one but the two that test KAFKA-19522 (a fenced last known leader is not
-  elected), which 4.0 predates: there it IS elected, and the test says so;
-- kafka-3.9: every one that uses no ELR feature (no ELR or last_known_elr member, no clean or
-  unclean shutdown judgement), since 3.9 runs without ELR."""
+"""Release presets (specs/catalogue.toml, docs/protocol.md "Release differences") replay the
+scenarios written for the newest Kafka (specs/scenarios/, Kafka's own controller tests and the
+project's walk-throughs), and differ exactly where their release's code does:
+- kafka-4.4, -4.3, -4.2, -4.1 (and `kafka`): every one;
+- kafka-4.1.0 and kafka-4.0 keep 4.0's last_known_elr rule (written when a record empties the
+  ISR), which two of Kafka's PartitionChangeBuilder tests, written for the newer rule, tell apart;
+- kafka-4.0 also elects a fenced last known leader (before KAFKA-19522): two more;
+- kafka-3.9: every one that uses no ELR feature, since 3.9 cannot run ELR.
+`kraft-verify conform` checks each preset against its release's own controller code
+(tests/verifier/test_conform.py); this file checks the presets' rules without a JVM."""
 from __future__ import annotations
 
 import json
@@ -13,14 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from specs import Model, make_config, run_file
-from specs.algebra import NO_LEADER
+from specs import NEWEST_RELEASE, PRESETS, RELEASES, make_config, release, run_file
 
 ROOT = Path(__file__).resolve().parents[2]
 TRUNK = sorted(p for p in (ROOT / "specs/scenarios").glob("*.json")
                if json.loads(p.read_text())["config"].get("preset", "kafka") == "kafka")
 KAFKA_19522 = {"kafka-pcbt-elr-elect-last-known-leader-on-unfence.json",
                "kafka-pcbt-elr-not-eligible-last-known-leader.json"}
+LKE_RULE = {"kafka-pcbt-elr-isr-expand-above-min-isr-default-mode.json",
+            "kafka-pcbt-elr-lke-populated-when-no-leader.json"}
+DIFFERS = {"kafka-4.1.0": LKE_RULE, "kafka-4.0": LKE_RULE | KAFKA_19522}
 
 
 def _uses_elr(path: Path) -> bool:
@@ -28,20 +33,33 @@ def _uses_elr(path: Path) -> bool:
     return bool(re.search(r'"(elr|last_known_elr)": \[\d', text)) or "clean_shutdown" in text
 
 
+def test_every_release_is_a_preset_and_kafka_is_the_newest():
+    assert set(RELEASES) == {"3.9.2", "4.0.2", "4.1.0", "4.1.2", "4.2.2", "4.3.1", "4.4.0"}
+    assert NEWEST_RELEASE == "4.4.0"
+    assert {r.preset for r in RELEASES.values()} == {p for p in PRESETS if p.startswith("kafka-")}
+    assert make_config("kafka").rules == make_config(RELEASES[NEWEST_RELEASE].preset).rules
+    assert release("4.1").version == "4.1.2" and release("4.1.x").version == "4.1.2"
+    assert release("4.1.0").preset == "kafka-4.1.0" and release("4.5") is None and release("3.8.1") is None
+
+
 def test_the_trunk_scenarios_include_kafkas_own_tests():
     assert sum(p.name.startswith("kafka-") for p in TRUNK) >= 30
 
 
-@pytest.mark.parametrize("preset", ["kafka-trunk", "kafka-4.1", "kafka", "kafka-4.0"])
+@pytest.mark.parametrize("preset", ["kafka", "kafka-4.4", "kafka-4.3", "kafka-4.2", "kafka-4.1", "kafka-4.1.0",
+                                    "kafka-4.0"])
 @pytest.mark.parametrize("path", TRUNK, ids=[p.stem for p in TRUNK])
-def test_trunk_scenarios_under_trunk_4_1_and_4_0(preset, path):
+def test_trunk_scenarios_under_the_4_x_releases(preset, path):
     result = run_file(str(path), preset=preset)
-    if preset == "kafka-4.0" and path.name in KAFKA_19522:
-        # 4.0 elects the fenced last known leader where trunk leaves the partition leaderless
-        assert not result.ok
-        assert any(name == "leader" and want == -1 and got != -1 for name, want, got in result.failure.diffs)
-    else:
+    if path.name not in DIFFERS.get(preset, ()):
         assert result.ok, (preset, path.name, result.failure)
+        return
+    assert not result.ok
+    diffs = {name: (want, got) for name, want, got in result.failure.diffs}
+    if path.name in KAFKA_19522:      # 4.0 elects the fenced last known leader; newer releases wait
+        assert diffs["leader"][0] == -1 and diffs["leader"][1] != -1
+    else:                             # 4.0's rule writes no last_known_elr where 4.1.1's writes one
+        assert set(diffs) == {"last_known_elr"} and diffs["last_known_elr"][1] == []
 
 
 @pytest.mark.parametrize("path", [p for p in TRUNK if not _uses_elr(p)], ids=lambda p: p.stem)
@@ -50,39 +68,14 @@ def test_scenarios_without_elr_replay_under_3_9(path):
     assert result.ok, result.failure
 
 
-def _last_known_elr_4_0(p, new) -> tuple:
-    """Kafka 4.0's maybeUpdateLastKnownLeader on one record, in the record's terms: a record
-    that writes an empty ISR sets [old leader] (unless it already holds exactly that); else a
-    record after which the partition has a leader clears it. (Trunk: [old leader] when the
-    record makes the partition leaderless and the field is empty; cleared by a new leader.)"""
-    lke = tuple(p.last_known_elr)
-    if len(new.isr) == 0 and len(p.isr) != 0 and lke != (p.leader,):
-        return (p.leader,)
-    if new.leader != NO_LEADER and lke:
-        return ()
-    return lke
-
-
-@pytest.mark.parametrize("bounds", [{}, {"config_changes": 1, "isr_shrinks": 1}], ids=["default", "config"])
-def test_the_4_0_last_known_elr_rule_agrees_with_trunks_on_every_record_the_model_makes(bounds, monkeypatch):
-    """docs/protocol.md, 4.0: the kafka-4.0 preset keeps trunk's last_known_elr rule. Every
-    partition change of an exhaustive kafka-4.0 search is recomputed with 4.0's rule; no
-    record tells them apart at these bounds (nor, run by hand, with admin elections, crashes
-    or clean shutdowns), so the preset's verdicts do not depend on the choice."""
-    import specs.controller as C
-    from verifier.bfs import Limits, Options, explore
-    build, seen, differ = C.build, [0], []
-
-    def both(R, rules, ctrl, target_isr, **kw):
-        change = build(R, rules, ctrl, target_isr, **kw)
-        p, new = ctrl.partition, change.partition
-        if R.epochs and new is not p:
-            seen[0] += 1
-            if set(_last_known_elr_4_0(p, new)) != set(new.last_known_elr):
-                differ.append((p, new))
-        return change
-    monkeypatch.setattr(C, "build", both)
-    model = Model(make_config("kafka-4.0", bounds=bounds))
-    result = explore(model, model.properties, Limits(), Options(keep_going=True))
-    assert result.explored_all and seen[0] > 1000
-    assert not differ, differ[:3]
+def test_the_release_rules_read_from_the_code():
+    """What each release changes, as the catalogue states it (docs/protocol.md gives the
+    classes and methods each was read from)."""
+    rules = {p: make_config(p).rules for p in ("kafka-3.9", "kafka-4.0", "kafka-4.1.0", "kafka-4.1", "kafka-4.2",
+                                               "kafka-4.3", "kafka-4.4")}
+    assert [p for p, r in rules.items() if r.reassignment_completes_once_adding_in_isr] == ["kafka-4.3", "kafka-4.4"]
+    assert [p for p, r in rules.items() if r.last_known_elr_set_by_empty_isr] == ["kafka-3.9", "kafka-4.0",
+                                                                                   "kafka-4.1.0"]
+    assert [p for p, r in rules.items() if not r.last_known_leader_must_be_acceptable] == ["kafka-3.9", "kafka-4.0"]
+    assert [p for p, r in rules.items() if not r.elr] == ["kafka-3.9"]
+    assert not any(r.designated_elections or r.unclean_recovery_strategy for r in rules.values())

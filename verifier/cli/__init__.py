@@ -11,13 +11,13 @@ import sys
 from typing import Optional
 
 from specs import ConfigError
-from verifier.cli import availability, check, fuzz, listing, matrix, prove, replay, spark_check
+from verifier.cli import availability, check, conform, fuzz, listing, matrix, prove, replay, spark_check
 from verifier import stop
 from verifier.cli.common import (RUN, Parser, UsageError, abandon_run, begin_junit, distinct_paths, one_line,
                                  write_interrupted)
 from verifier.exitcodes import EXIT_INPUT, EXIT_STOPPED
 
-COMMANDS = (replay, check, fuzz, spark_check, prove, availability, matrix, listing)
+COMMANDS = (replay, check, fuzz, spark_check, prove, conform, availability, matrix, listing)
 
 
 def parser() -> Parser:
@@ -28,7 +28,14 @@ def parser() -> Parser:
     return top
 
 
+def _warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A model warning (an old preset name) is one line, not Python's two with a source line."""
+    print(f"kraft-verify: warning: {one_line(message)}", file=sys.stderr)
+
+
 def main(argv: Optional[list[str]] = None) -> int:
+    import warnings
+    warnings.showwarning = _warning
     stop.install()
     RUN.clear()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -44,8 +51,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         args = parser().parse_args(argv)
         args.argv = argv
         if not getattr(args, "command", None):
-            raise UsageError("a command is required (check, spark-check, fuzz, prove, mutants, replay, availability, "
-                             "list)")
+            raise UsageError("a command is required (check, spark-check, fuzz, prove, conform, mutants, replay, "
+                             "availability, list)")
         empty = next((k for k, v in vars(args).items() if v == "" or (isinstance(v, list) and "" in v)), None)
         if empty is not None:          # an empty name or path means nothing: never "the default"
             raise UsageError("a file name is empty" if empty == "files" else f"--{empty.replace('_', '-')} is empty")

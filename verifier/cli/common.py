@@ -110,9 +110,16 @@ def build_config(args: argparse.Namespace, default_bounds: Optional[dict] = None
         except ValueError:
             raise UsageError(f"--replicas takes a comma-separated list of broker ids, got '{args.replicas}'") from None
     min_isr = args.min_isr if getattr(args, "min_isr", None) is not None else data.get("min_isr")
+    spare = data.get("spare_brokers")
+    if getattr(args, "spare_brokers", None):
+        try:
+            spare = [int(x) for x in args.spare_brokers.split(",")]
+        except ValueError:
+            raise UsageError(f"--spare-brokers takes a comma-separated list of broker ids, "
+                             f"got '{args.spare_brokers}'") from None
     return make_config(getattr(args, "preset", None) or data.get("preset", "kafka"), replicas=replicas,
                        min_isr=min_isr, unclean_leader_election=data.get("unclean_leader_election"),
-                       extra_brokers=data.get("spare_brokers"), flags=flags, bounds=bounds,
+                       extra_brokers=spare, flags=flags, bounds=bounds,
                        mutant=getattr(args, "mutant", None) or data.get("mutant")), data.get("check", {})
 
 

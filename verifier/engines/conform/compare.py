@@ -1,10 +1,10 @@
-"""Field-by-field comparison of the model's controller view with Kafka's report (specs/projection.py
-names the fields; broker epochs arrive from the oracle already translated to the model's)."""
+"""Field-by-field comparison of the model's controller view with Kafka's report (the model's
+kafka_view names the fields; broker epochs arrive from the oracle already translated to the
+model's, docs/conform.md)."""
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from specs.projection import SET_FIELDS
 
 
 class Diff(NamedTuple):
@@ -13,13 +13,14 @@ class Diff(NamedTuple):
     kafka: Any
 
 
-def diff(model: dict[str, Any], kafka: dict[str, Any]) -> list[Diff]:
-    """Every field where the two disagree, in a fixed order (partition, brokers, config, error)."""
+def diff(model: dict[str, Any], kafka: dict[str, Any], set_fields=frozenset()) -> list[Diff]:
+    """Every field where the two disagree, in a fixed order (partition, brokers, config, error);
+    the partition fields in `set_fields` are compared as sets."""
     out: list[Diff] = []
     mp, kp = model["partition"], kafka["partition"]
     for name, want in mp.items():
         got = kp[name]
-        if name in SET_FIELDS:
+        if name in set_fields:
             if sorted(want) != sorted(got):
                 out.append(Diff(name, sorted(want), sorted(got)))
         elif want != got:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from specs import Model
-from specs import projection as P
 from verifier.engines.conform.compare import Diff, diff
 
 
@@ -57,15 +56,15 @@ def replay(model: Model, initial, labels: list[tuple]) -> Optional[list[tuple]]:
 
 def check(oracle, case: Case) -> tuple[Optional[Divergence], int]:
     """(the first divergence or None, steps compared)."""
-    cfg = case.model.cfg
+    model = case.model
     ops, before = [], case.initial
     for label, after, _ in case.steps:
-        ops.append(P.project(cfg, before, label, after))
+        ops.append(model.kafka_request(before, label, after))
         before = after
-    states = oracle.run(P.initial(cfg, case.initial), ops)
-    views = [P.view(case.initial, None)] + [P.view(after, error) for _, after, error in case.steps]
+    states = oracle.run(model.kafka_start(case.initial), ops)
+    views = [model.kafka_view(case.initial, None)] + [model.kafka_view(after, error) for _, after, error in case.steps]
     for i, (mine, theirs) in enumerate(zip(views, states)):
-        found = diff(mine, theirs)
+        found = diff(mine, theirs, model.kafka_set_fields)
         if found:
             return Divergence(case, i, found, theirs.get("records", []), theirs), i
     return None, len(case.steps)

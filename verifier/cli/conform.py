@@ -1,0 +1,223 @@
+"""`kraft-verify conform --kafka VERSION`: the model against one Kafka release's own controller
+code (docs/conform.md). Scenario files and seeded random walks of the model run through both;
+the first step after which any controller field or answer differs is a divergence, shrunk and
+written as a scenario file (exit 1). Everything agrees: exit 0. A release, file or config conform
+cannot compare is one line and exit 2; a run cut by its time budget or a signal, exit 3."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from specs import PRESETS, RELEASES, Model, ScenarioError, Trace, load_scenario, release, run_operations
+from verifier.cli.common import (UsageError, add_model_args, build_config, console, header_line, run_dir,
+                                 write_run)
+from verifier.engines.conform.engine import Case
+from verifier.exitcodes import EXIT_INPUT, EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
+from verifier.files import write_atomic
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "specs" / "scenarios"
+PROPERTY = "ControllerAgreesWithKafka"
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("conform", help="the model against a Kafka release's own controller code")
+    p.add_argument("files", nargs="*", metavar="FILE", help="scenario files to compare")
+    p.add_argument("--kafka", required=True, metavar="VERSION",
+                   help=f"the release: {', '.join(RELEASES)} (a line, 4.1 or 4.1.x, means its newest patch)")
+    p.add_argument("--scenarios", action="store_true",
+                   help="compare every scenario file of specs/scenarios that applies to the release")
+    add_model_args(p)
+    p.add_argument("--spare-brokers", dest="spare_brokers", metavar="IDS",
+                   help="comma-separated registered brokers that are not replicas (reassignment targets)")
+    p.add_argument("--bound-set", dest="bound_set", metavar="NAME",
+                   help="the matrix's bound set: default, config, min-isr-above-rf, admin+reassignment, ... "
+                        "(its bounds, spare broker and min ISR; other model options are then refused)")
+    p.add_argument("--walks", type=int, help="seeded random walks of the model (default 1000 without files)")
+    p.add_argument("--steps", type=int, default=0,
+                   help="walk on until this many walk steps were compared (beside --walks)")
+    p.add_argument("--depth", type=int, default=50, help="steps per walk at most (default 50)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--time-budget", type=float, dest="time_budget", metavar="SECONDS")
+    p.add_argument("--junit", metavar="FILE")
+    p.add_argument("--out", default="reports")
+    p.set_defaults(func=run)
+
+
+def _release(text: str):
+    found = release(text)
+    if found is None:
+        raise UsageError(f"--kafka {text}: not a release conform knows (known: {', '.join(RELEASES)}; "
+                         "a line such as 4.1 or 4.1.x means its newest patch)")
+    return found
+
+
+def _refuse_model(model: Model, rel) -> None:
+    """A model whose steps no release can take cannot be compared with one."""
+    cfg = model.cfg
+    if cfg.rules.designated_elections and cfg.bounds.admin_elections > 0:
+        raise UsageError(f"the config lets the model take designated leader elections, which no Kafka release "
+                         f"has (Kafka {rel.version} refuses them): set admin_elections=0 or "
+                         "--flag designated_elections=false")
+    if cfg.rules.unclean_recovery_strategy is not None and cfg.bounds.unclean_recoveries > 0:
+        raise UsageError("the config lets the model take KIP-966 unclean recovery rounds, which shipped in no "
+                         "Kafka release: set unclean_recoveries=0 or drop the recovery preset")
+    if cfg.rules.elr and PRESETS[rel.preset].changes.get("elr", True) is False:
+        raise UsageError(f"Kafka {rel.version} cannot run ELR (it needs metadata 4.0, unstable in {rel.line}): "
+                         "--flag elr=false, or another release")
+    if cfg.rules.elr and cfg.rules.leader_epoch_bump_on_isr_shrink:
+        raise UsageError("ELR needs metadata 4.0-IV1, which no longer bumps the leader epoch on an ISR shrink: "
+                         "leader_epoch_bump_on_isr_shrink=true needs --flag elr=false")
+
+
+def _bound_set(args):
+    """The config of one of the matrix's bound sets (verifier/matrix.py) under the preset."""
+    from dataclasses import replace
+    from verifier.matrix import BOUND_SETS, Row, row_config
+    if args.bound_set not in BOUND_SETS or args.bound_set == "recovery":
+        raise UsageError(f"--bound-set {args.bound_set}: unknown (known: "
+                         f"{', '.join(b for b in BOUND_SETS if b != 'recovery')})")
+    given = [o for o in ("config", "replicas", "brokers", "min_isr", "bound", "flag", "spare_brokers")
+             if getattr(args, o, None)]
+    if given:
+        raise UsageError(f"--bound-set gives the whole config: drop --{given[0].replace('_', '-')}")
+    cfg = row_config(Row(args.preset, args.bound_set))
+    if args.mutant:
+        from specs import with_mutant
+        cfg = with_mutant(cfg, args.mutant)
+    return replace(cfg)
+
+
+def _file_case(path: str, rel, preset, strict: bool):
+    """(Case, None) for a scenario file that applies to the release, else (None, why not); a file
+    named on the command line that does not apply is a usage error (strict)."""
+    try:
+        data = load_scenario(path)
+        model, start, steps, cut = run_operations(data, path, preset=preset)
+    except ScenarioError as exc:
+        raise UsageError(str(exc)) from None
+    why = model.outside_release(rel.preset) if preset == rel.preset else None
+    lacks = next(((i, model.kafka_lacks(label)) for i, (label, _, _) in enumerate(steps, 1)
+                  if model.kafka_lacks(label)), None)
+    if lacks:
+        why = f"step {lacks[0]} ({model.describe(steps[lacks[0] - 1][0])}): {lacks[1]}"
+    if why:
+        if strict:
+            raise UsageError(f"{path}: cannot be compared with Kafka {rel.version}: {why}")
+        return None, why
+    case = Case(path, model, start, steps)
+    case.cut = cut
+    return case, None
+
+
+def run(args: argparse.Namespace) -> int:
+    from verifier.engines.conform.oracle import OracleError
+    from verifier.engines.conform.run import conform
+    rel = _release(args.kafka)
+    for name in ("walks", "depth", "steps"):
+        value = getattr(args, name)
+        if value is not None and value < 0 or (name == "depth" and value == 0):
+            raise UsageError(f"--{name} must be >= {1 if name == 'depth' else 0}, got {value}")
+    if args.time_budget is not None and not args.time_budget > 0:
+        raise UsageError(f"--time-budget must be > 0 seconds, got {args.time_budget}")
+    args.preset = args.preset or rel.preset
+    cfg = _bound_set(args) if args.bound_set else build_config(args)[0]
+    model = Model(cfg, symmetry=False)
+    _refuse_model(model, rel)
+    preset = cfg.preset
+    cases, skipped = [], []
+    for path in args.files:
+        cases.append(_file_case(path, rel, preset, strict=True)[0])
+    if args.scenarios:
+        for path in sorted(SCENARIOS.glob("*.json")) + sorted(SCENARIOS.glob("findings/*.json")):
+            case, why = _file_case(str(path), rel, preset, strict=False)
+            (cases.append(case) if case else skipped.append((str(path.relative_to(SCENARIOS.parents[1])), why)))
+    walks = args.walks if args.walks is not None else (0 if cases or args.scenarios or args.steps else 1000)
+    out = console()
+    out.print(header_line("conform", cfg, f"kafka={rel.version} walks={walks} depth={args.depth} seed={args.seed}"),
+              markup=False)
+    run_id, out_dir = run_dir(args.out, f"conform-{rel.version}", cfg)
+    try:
+        result = conform(rel.version, rel.api, preset, cases=cases, model=model, walks=walks, steps=args.steps,
+                         depth=args.depth, seed=args.seed, time_budget=args.time_budget)
+    except OracleError as exc:
+        raise UsageError(str(exc)) from None
+    return _report(args, rel, cfg, model, result, skipped, run_id, out_dir, out)
+
+
+def _report(args, rel, cfg, model, result, skipped, run_id, out_dir, out) -> int:
+    from verifier.summary import SAMPLED_STATUS, VIOLATED, counterexample_json, header
+    d = result.divergence
+    code = EXIT_VIOLATION if d else (EXIT_STOPPED if result.stopped else EXIT_OK)
+    cex, divergence = None, None
+    if d:
+        divergence = _write_divergence(d, rel, out_dir, " ".join(["kraft-verify"] + args.argv))
+        trace = Trace(d.case.model, d.case.initial, [(label, after) for label, after, _ in d.case.steps[:d.step]],
+                      engine="conform")
+        cex = counterexample_json(trace, "divergence.json")
+    off = model.off_by_config()
+    never = [a for a in model.action_names if result.walks and a not in result.ops and a not in off]
+    summary = header("conform", cfg, run_id, " ".join(["kraft-verify"] + args.argv))
+    summary.update(
+        result="violation" if d else ("stopped" if result.stopped else "ok"), exit_code=code,
+        stop_reason=result.stopped, violated=[PROPERTY] if d else [],
+        invariants=[{"name": PROPERTY, "kind": "conformance", "status": VIOLATED if d else SAMPLED_STATUS,
+                     "quote": f"after every step, the model's controller state and answer equal those of Kafka "
+                              f"{rel.version}'s own controller code", "assumes": "", "counterexample": cex,
+                     "detail": divergence["summary"] if divergence else ""}],
+        counterexamples={PROPERTY: cex} if cex else {}, counterexample=cex,
+        counts={"samples": result.cases, "steps_compared": result.steps, "walks": result.walks,
+                "walk_steps": result.walk_steps, "scenario_files": len(result.files),
+                "seconds": round(result.seconds, 2), "steps_per_second": round(result.steps_per_second)},
+        warnings=[f"action {a} was never compared with Kafka in {result.walks:,} walks" for a in never],
+        details={"kafka": rel.version, "read": rel.read, "model_preset": cfg.preset,
+                 "files": [{"path": p, "steps": n, "cut_short": c} for p, n, c in result.files],
+                 "not_applicable": [{"path": p, "why": w} for p, w in skipped], "steps_per_action": result.ops,
+                 "divergence": divergence})
+    write_atomic(out_dir / "conform.json", json.dumps(summary, indent=2) + "\n")
+    _print(out, rel, cfg, result, skipped, divergence, summary["warnings"])
+    write_run(summary, out_dir, args.junit, out)
+    return code
+
+
+def _write_divergence(d, rel, out_dir: Path, command: str) -> dict:
+    """The shrunk divergence as a replay scenario: the model's own values at the divergent step
+    are its last expectation (replay passes while the model says so), Kafka's are in the notes."""
+    steps = d.case.steps[:d.step]
+    trace = Trace(d.case.model, d.case.initial, [(label, after) for label, after, _ in steps], engine="conform")
+    where = f"step {d.step} ({d.case.model.describe(d.label)})" if d.step else "the start"
+    fields = "; ".join(f"{x.field}: model {json.dumps(x.model)}, Kafka {json.dumps(x.kafka)}" for x in d.diffs)
+    text = f"diverges from Kafka {rel.version}'s controller after {where}: {fields}"
+    scenario = d.case.model.scenario(trace, f"conform-{rel.version}-divergence", command)
+    scenario.update(kind="conform divergence", notes=text + f" (Kafka wrote: {', '.join(d.records) or 'nothing'}; "
+                    f"found from {d.case.name}). Reproduce: kraft-verify conform --kafka {rel.version} FILE")
+    scenario.pop("check_invariants", None)
+    write_atomic(out_dir / "divergence.json", json.dumps(scenario, indent=2) + "\n")
+    return {"summary": text, "step": d.step, "label": d.case.model.describe(d.label) if d.step else None,
+            "fields": [{"field": x.field, "model": x.model, "kafka": x.kafka} for x in d.diffs],
+            "kafka_records": d.records, "found_from": d.case.name, "scenario": "divergence.json",
+            "steps": [d.case.model.describe(label) for label, _, _ in steps]}
+
+
+def _print(out, rel, cfg, result, skipped, divergence, warnings) -> None:
+    from rich.table import Table
+    for path, n, cut in result.files:
+        out.print(f"  {path}: {n} steps" + (f" (the model stops at {cut})" if cut else ""), markup=False)
+    for path, why in skipped:
+        out.print(f"  not applicable: {path}: {why}", markup=False)
+    verdict = (f"DIVERGES from Kafka {rel.version}" if divergence else
+               f"STOPPED ({result.stopped})" if result.stopped else f"agrees with Kafka {rel.version}")
+    out.print(f"{verdict}: {result.cases:,} traces ({len(result.files)} scenario files, {result.walks:,} walks), "
+              f"{result.steps:,} steps compared in {result.seconds:.1f}s ({result.steps_per_second:,.0f} steps/s)",
+              markup=False)
+    if divergence:
+        table = Table(title=f"shrunk divergence ({len(divergence['steps'])} steps)")
+        table.add_column("step", justify="right")
+        table.add_column("action")
+        for i, label in enumerate(divergence["steps"], 1):
+            table.add_row(str(i), label)
+        out.print(table)
+        out.print(divergence["summary"], markup=False)
+        out.print(f"Kafka wrote: {', '.join(divergence['kafka_records']) or 'nothing'}", markup=False)
+    for w in warnings:
+        out.print(f"warning: {w}", markup=False)
