@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: check test replay mutants prove prove-recovery matrix matrix-extended availability spark-check bench venv clean
+.PHONY: check test oracle conform replay mutants prove prove-recovery matrix matrix-extended availability spark-check bench venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,8 +18,20 @@ venv: $(STAMP)
 check: $(STAMP)
 	$(BIN)/kraft-verify check
 
-test: $(STAMP)
+# The conform engine's driver of Kafka's controller, built once per release against its jars
+# from Maven Central (oracle/, docs/conform.md). `make test` builds it first: a machine that
+# cannot reach Maven Central fails here with one line, never with a test suite that skipped.
+oracle: $(STAMP)
+	$(BIN)/python -m verifier.engines.conform.oracle
+
+test: $(STAMP) oracle
 	$(BIN)/python -m pytest
+
+# Every release against its own controller code at the full budgets: the scenario files that
+# apply and 100,000 walk steps over each of four bound sets per release (minutes; the table
+# goes to bench/results/conform.json, BENCHMARKS.md has the figures). Exit 1 on a divergence.
+conform: $(STAMP) oracle
+	$(BIN)/python bench/conform_bench.py --steps 100000 --json bench/results/conform.json
 
 replay: $(STAMP)
 	$(BIN)/kraft-verify replay specs/scenarios/*.json

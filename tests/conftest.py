@@ -9,9 +9,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_cli(*args, cwd=ROOT):
-    """Run `kraft-verify ARGS` in a subprocess; returns CompletedProcess."""
-    env = dict(os.environ, COLUMNS="200")
+def run_cli(*args, cwd=ROOT, env=None):
+    """Run `kraft-verify ARGS` in a subprocess (`env`: variables to add); returns CompletedProcess."""
+    env = dict(os.environ, COLUMNS="200", **(env or {}))
     return subprocess.run([sys.executable, "-m", "verifier.cli", *args], cwd=cwd, capture_output=True,
                           text=True, env=env)
 

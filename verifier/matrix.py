@@ -25,7 +25,8 @@ from verifier.reports import write_report_html, write_report_md
 from verifier.summary import counterexample_json, search_summary
 
 ROOT = Path(__file__).resolve().parents[1]
-RELEASES = ("kafka-trunk", "kafka-4.1", "kafka-4.0", "kafka-3.9", "kip-966", "pre-kip-966", "pre-kip-903")
+RELEASES = ("kafka-4.4", "kafka-4.3", "kafka-4.2", "kafka-4.1", "kafka-4.1.0", "kafka-4.0", "kafka-3.9", "kip-966",
+            "pre-kip-966", "pre-kip-903")
 # name -> bounds over the preset's. The first four are sized to be exhausted in seconds to
 # minutes per row (the default `kraft-verify matrix`); the last two are `make matrix-extended`.
 BOUND_SETS = {

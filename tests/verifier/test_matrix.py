@@ -8,7 +8,7 @@ import json
 from tests.verifier.test_report_html import _dump_dom
 from verifier import matrix as M
 
-ARGS = ["--presets", "kafka-trunk,pre-kip-966", "--bound-sets", "default", "--brokers", "2"]
+ARGS = ["--presets", "kafka-4.4,pre-kip-966", "--bound-sets", "default", "--brokers", "2"]
 
 
 def test_matrix_writes_its_outputs_and_every_cell_is_in_the_page(cli, tmp_path):
@@ -19,8 +19,8 @@ def test_matrix_writes_its_outputs_and_every_cell_is_in_the_page(cli, tmp_path):
         assert (out / name).exists(), name
     matrix = json.loads((out / "matrix.json").read_text())
     rows = {(x["preset"], x["bounds"]): x for x in matrix["rows"]}
-    assert set(rows) == {("kafka-trunk", "default"), ("pre-kip-966", "default")}
-    trunk, old = rows["kafka-trunk", "default"]["cells"], rows["pre-kip-966", "default"]["cells"]
+    assert set(rows) == {("kafka-4.4", "default"), ("pre-kip-966", "default")}
+    trunk, old = rows["kafka-4.4", "default"]["cells"], rows["pre-kip-966", "default"]["cells"]
     assert all(c["status"] == "holds" for c in trunk.values())
     assert old["LeaderCandidateCompleteness"]["status"] == "violated"
     assert (out / old["LeaderCandidateCompleteness"]["scenario"]).exists()
@@ -40,7 +40,7 @@ def test_matrix_writes_its_outputs_and_every_cell_is_in_the_page(cli, tmp_path):
 
 
 def test_exit_code_is_0_only_when_every_cell_holds_and_every_row_is_exhausted(cli, tmp_path):
-    r = cli("matrix", "--presets", "kafka-trunk", "--bound-sets", "default", "--brokers", "2",
+    r = cli("matrix", "--presets", "kafka-4.4", "--bound-sets", "default", "--brokers", "2",
             "--out", str(tmp_path / "m"))
     assert r.returncode == 0, r.stderr
     cells = json.loads((tmp_path / "m" / "matrix.json").read_text())["rows"][0]["cells"]
@@ -50,7 +50,7 @@ def test_exit_code_is_0_only_when_every_cell_holds_and_every_row_is_exhausted(cl
 def test_the_min_isr_above_rf_set_finds_the_reassignment_finding_on_trunk(cli, tmp_path):
     """docs/FINDINGS.md F2: min ISR above the replication factor, a reassignment, and the removed
     replica stays in ELR beside a full ISR; the row is small enough for the default matrix."""
-    r = cli("matrix", "--presets", "kafka-trunk", "--bound-sets", "min-isr-above-rf", "--out", str(tmp_path / "m"))
+    r = cli("matrix", "--presets", "kafka-4.4", "--bound-sets", "min-isr-above-rf", "--out", str(tmp_path / "m"))
     assert r.returncode == 1, r.stderr
     (row,) = json.loads((tmp_path / "m" / "matrix.json").read_text())["rows"]
     assert row["complete"] and row["shape"] == {"replicas": [1, 2, 3], "spare_brokers": [4], "min_isr": 4}
@@ -66,7 +66,7 @@ def test_rows_are_reused_until_the_model_changes(cli, tmp_path, monkeypatch):
     assert again.stdout.count("reused (config and model unchanged)") == 2
     matrix = json.loads((out / "matrix.json").read_text())
     monkeypatch.setattr(M, "model_hash", lambda: "changed-model")
-    rows = [M.Row("kafka-trunk", "default")]
+    rows = [M.Row("kafka-4.4", "default")]
     seen = []
     M.build(rows, out, matrix["budget_seconds"], "test", 2, lambda entry, reused: seen.append(reused))
     assert seen == [False]
@@ -87,7 +87,7 @@ def test_a_row_the_search_cannot_finish_is_fuzzed_and_says_so(cli, tmp_path):
 
 def test_a_row_cut_short_with_nothing_violated_is_exit_3_and_never_holds(cli, tmp_path):
     out = tmp_path / "m"
-    r = cli("matrix", "--presets", "kafka-trunk", "--bound-sets", "default", "--row-budget", "0.5",
+    r = cli("matrix", "--presets", "kafka-4.4", "--bound-sets", "default", "--row-budget", "0.5",
             "--out", str(out))
     assert r.returncode == 3, r.stderr
     cells = json.loads((out / "matrix.json").read_text())["rows"][0]["cells"]

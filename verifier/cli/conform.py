@@ -9,7 +9,8 @@ import argparse
 import json
 from pathlib import Path
 
-from specs import PRESETS, RELEASES, Model, ScenarioError, Trace, load_scenario, release, run_operations
+from specs import (PRESETS, RELEASES, Model, ScenarioError, Trace, load_scenario, release, run_operations,
+                   run_scenario)
 from verifier.cli.common import (UsageError, add_model_args, build_config, console, header_line, run_dir,
                                  write_run)
 from verifier.engines.conform.engine import Case
@@ -55,13 +56,13 @@ def _release(text: str):
 def _refuse_model(model: Model, rel) -> None:
     """A model whose steps no release can take cannot be compared with one."""
     cfg = model.cfg
+    if cfg.rules.unclean_recovery_strategy is not None and cfg.bounds.unclean_recoveries > 0:
+        raise UsageError("the config lets the model take KIP-966 unclean recovery rounds, which shipped in no "
+                         "Kafka release: set unclean_recoveries=0 or drop the recovery preset")
     if cfg.rules.designated_elections and cfg.bounds.admin_elections > 0:
         raise UsageError(f"the config lets the model take designated leader elections, which no Kafka release "
                          f"has (Kafka {rel.version} refuses them): set admin_elections=0 or "
                          "--flag designated_elections=false")
-    if cfg.rules.unclean_recovery_strategy is not None and cfg.bounds.unclean_recoveries > 0:
-        raise UsageError("the config lets the model take KIP-966 unclean recovery rounds, which shipped in no "
-                         "Kafka release: set unclean_recoveries=0 or drop the recovery preset")
     if cfg.rules.elr and PRESETS[rel.preset].changes.get("elr", True) is False:
         raise UsageError(f"Kafka {rel.version} cannot run ELR (it needs metadata 4.0, unstable in {rel.line}): "
                          "--flag elr=false, or another release")
@@ -107,6 +108,9 @@ def _file_case(path: str, rel, preset, strict: bool):
         return None, why
     case = Case(path, model, start, steps)
     case.cut = cut
+    replayed = run_scenario(data, path, preset=preset)
+    case.violates = (list(replayed.trace.violated), len(replayed.trace)) if replayed.ok and replayed.trace.violated \
+        else None
     return case, None
 
 
@@ -142,10 +146,10 @@ def run(args: argparse.Namespace) -> int:
                          depth=args.depth, seed=args.seed, time_budget=args.time_budget)
     except OracleError as exc:
         raise UsageError(str(exc)) from None
-    return _report(args, rel, cfg, model, result, skipped, run_id, out_dir, out)
+    return _report(args, rel, cfg, model, result, cases, skipped, run_id, out_dir, out)
 
 
-def _report(args, rel, cfg, model, result, skipped, run_id, out_dir, out) -> int:
+def _report(args, rel, cfg, model, result, cases, skipped, run_id, out_dir, out) -> int:
     from verifier.summary import SAMPLED_STATUS, VIOLATED, counterexample_json, header
     d = result.divergence
     code = EXIT_VIOLATION if d else (EXIT_STOPPED if result.stopped else EXIT_OK)
@@ -171,11 +175,12 @@ def _report(args, rel, cfg, model, result, skipped, run_id, out_dir, out) -> int
                 "seconds": round(result.seconds, 2), "steps_per_second": round(result.steps_per_second)},
         warnings=[f"action {a} was never compared with Kafka in {result.walks:,} walks" for a in never],
         details={"kafka": rel.version, "read": rel.read, "model_preset": cfg.preset,
-                 "files": [{"path": p, "steps": n, "cut_short": c} for p, n, c in result.files],
+                 "files": [{"path": p, "steps": n, "cut_short": c, "model_violates": (case.violates or [None])[0]}
+                           for (p, n, c), case in zip(result.files, cases)],
                  "not_applicable": [{"path": p, "why": w} for p, w in skipped], "steps_per_action": result.ops,
                  "divergence": divergence})
     write_atomic(out_dir / "conform.json", json.dumps(summary, indent=2) + "\n")
-    _print(out, rel, cfg, result, skipped, divergence, summary["warnings"])
+    _print(out, rel, cfg, result, cases, skipped, divergence, summary["warnings"])
     write_run(summary, out_dir, args.junit, out)
     return code
 
@@ -199,10 +204,14 @@ def _write_divergence(d, rel, out_dir: Path, command: str) -> dict:
             "steps": [d.case.model.describe(label) for label, _, _ in steps]}
 
 
-def _print(out, rel, cfg, result, skipped, divergence, warnings) -> None:
+def _print(out, rel, cfg, result, cases, skipped, divergence, warnings) -> None:
     from rich.table import Table
-    for path, n, cut in result.files:
+    for (path, n, cut), case in zip(result.files, cases):
         out.print(f"  {path}: {n} steps" + (f" (the model stops at {cut})" if cut else ""), markup=False)
+        if case.violates and not divergence:
+            names, step = case.violates
+            out.print(f"    the model violates {', '.join(names)} after step {step} in states Kafka "
+                      f"{rel.version}'s controller agrees with at every step", markup=False)
     for path, why in skipped:
         out.print(f"  not applicable: {path}: {why}", markup=False)
     verdict = (f"DIVERGES from Kafka {rel.version}" if divergence else

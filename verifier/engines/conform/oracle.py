@@ -20,24 +20,27 @@ from pathlib import Path
 from typing import Any, Optional
 
 ROOT = Path(__file__).resolve().parents[3]
-ORACLE = ROOT / "oracle"
+# The driver's Maven module; KRAFT_VERIFY_ORACLE points at another copy (the tests build a broken
+# one), KRAFT_VERIFY_MAVEN_ARGS adds Maven options (a settings file naming a mirror, say).
+ORACLE = Path(os.environ.get("KRAFT_VERIFY_ORACLE") or ROOT / "oracle")
+MAVEN_ARGS = os.environ.get("KRAFT_VERIFY_MAVEN_ARGS", "").split()
 
 
 class OracleError(Exception):
     """The oracle could not be built or run; str() is the one line to print."""
 
 
-def family(generation: str) -> str:
-    """The source tree shared by a major version's generations (oracle/src/kafka3, kafka4)."""
-    return "kafka" + generation.split(".")[0]
+def family(version: str) -> str:
+    """The managers' source tree of a Kafka major version (oracle/src/kafka3, kafka4)."""
+    return "kafka" + version.split(".")[0]
 
 
-def _sources_digest(generation: str) -> str:
+def _sources_digest(version: str, generation: str) -> str:
     """What the build depends on: the pom and the driver's sources for this generation."""
     h = hashlib.sha256()
     files = [ORACLE / "pom.xml"] + sorted((ORACLE / "src/main").rglob("*.java")) + \
         sorted((ORACLE / f"src/gen-{generation}").rglob("*.java")) + \
-        sorted((ORACLE / f"src/{family(generation)}").rglob("*.java"))
+        sorted((ORACLE / f"src/{family(version)}").rglob("*.java"))
     for f in files:
         h.update(str(f.relative_to(ORACLE)).encode())
         h.update(f.read_bytes())
@@ -70,7 +73,7 @@ def build(version: str, generation: str, *, quiet: bool = True) -> list[str]:
     """Build the driver for one release if needed; return the JVM classpath."""
     out = target(version)
     stamp = out / "sources.sha256"
-    digest = _sources_digest(generation)
+    digest = _sources_digest(version, generation)
     jar, classpath = out / "kraft-verify-oracle.jar", out / "classpath.txt"
     with _BUILD_LOCK:
         if not (jar.exists() and classpath.exists() and stamp.exists() and stamp.read_text() == digest):
@@ -78,9 +81,9 @@ def build(version: str, generation: str, *, quiet: bool = True) -> list[str]:
                 raise OracleError("the oracle needs Maven (mvn) to fetch Kafka's jars: install maven")
             if shutil.which("java") is None:
                 raise OracleError("the oracle needs Java 17 (java): install a JDK")
-            cmd = ["mvn", "-B", "-q" if quiet else "-ntp", "-f", str(ORACLE / "pom.xml"),
+            cmd = ["mvn", "-B", "-q" if quiet else "-ntp", *MAVEN_ARGS, "-f", str(ORACLE / "pom.xml"),
                    f"-Dkafka.version={version}", f"-Doracle.gen={generation}",
-                   f"-Doracle.family={family(generation)}", "package"]
+                   f"-Doracle.family={family(version)}", "package"]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0 or not jar.exists():
                 raise OracleError(_maven_failure(proc.stdout + proc.stderr, version))
@@ -139,6 +142,9 @@ class Oracle:
             err = self.proc.stderr.read() if self.proc.poll() is not None else ""
             raise OracleError(f"the Kafka {self.version} oracle stopped: {err.strip().splitlines()[-1:] or 'no output'}")
         answer = json.loads(line)
+        if answer.get("kafka", self.version) != self.version:
+            raise OracleError(f"the oracle built for Kafka {self.version} runs Kafka {answer['kafka']}'s classes: "
+                              f"remove {target(self.version)} to rebuild it")
         if "fatal" in answer:
             raise OracleFault(answer["fatal"], answer.get("states", []))
         return answer["states"]
@@ -152,3 +158,29 @@ class OracleFault(OracleError):
         super().__init__(message.splitlines()[0] if message else "oracle fault")
         self.detail = message
         self.states = states
+
+
+def main(argv: Optional[list] = None) -> int:
+    """`python -m verifier.engines.conform.oracle [VERSION...]`: build the driver for the given
+    releases (default: every one conform knows), one line each; exit 2 with one line if one
+    cannot be built (`make oracle`, which `make test` runs first)."""
+    import sys
+    from specs import RELEASES, release
+    names = list(sys.argv[1:] if argv is None else argv) or list(RELEASES)
+    for name in names:
+        rel = release(name)
+        if rel is None:
+            print(f"kraft-verify: error: {name}: not a release conform knows (known: {', '.join(RELEASES)})",
+                  file=sys.stderr)
+            return 2
+        try:
+            build(rel.version, rel.api)
+        except OracleError as exc:
+            print(f"kraft-verify: error: {exc}", file=sys.stderr)
+            return 2
+        print(f"oracle for Kafka {rel.version} built ({target(rel.version).relative_to(ROOT)})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,8 +1,8 @@
 /*
- * kraft-verify's oracle: what differs in the controller managers' API of Kafka 3.9 (one API
- * generation; oracle/src/gen-* holds one per generation and the Maven build compiles the one
- * oracle.gen names, oracle/pom.xml). Each call is the one QuorumController makes, with the
- * arguments it passes.
+ * kraft-verify's oracle: the calls whose signatures differ between Kafka's controller APIs, for
+ * Kafka 3.9 to 4.2 (one API generation; oracle/src/gen-* holds one per generation and the Maven build
+ * compiles the one oracle.gen names, oracle/pom.xml). Each call is the one QuorumController
+ * makes, with the arguments it passes.
  */
 package org.apache.kafka.controller;
 
@@ -11,23 +11,12 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsResponseData;
 import org.apache.kafka.common.requests.ApiError;
-import org.apache.kafka.common.utils.AppInfoParser;
-import org.apache.kafka.common.utils.LogContext;
-import org.apache.kafka.timeline.SnapshotRegistry;
 
 import java.util.Map;
 import java.util.Set;
 
 final class OracleCompat {
     private OracleCompat() {
-    }
-
-    static String kafkaVersion() {
-        return AppInfoParser.getVersion();
-    }
-
-    static SnapshotRegistry snapshotRegistry() {
-        return new SnapshotRegistry(new LogContext());
     }
 
     static ControllerResult<CreateTopicsResponseData> createTopics(ReplicationControlManager rcm,

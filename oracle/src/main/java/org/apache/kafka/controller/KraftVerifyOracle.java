@@ -33,7 +33,7 @@ public final class KraftVerifyOracle {
 
     public static void main(String[] args) throws Exception {
         if (args.length == 1 && args[0].equals("--version")) {
-            System.out.println(OracleCompat.kafkaVersion());
+            System.out.println(OracleCluster.kafkaVersion());
             return;
         }
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -74,6 +74,10 @@ public final class KraftVerifyOracle {
             return answer;
         }
         answer.put("states", states);
+        answer.put("kafka", VERSION);
         return answer;
     }
+
+    /** The release whose classes answer (checked by the caller against the one it asked for). */
+    static final String VERSION = OracleCluster.kafkaVersion();
 }

@@ -57,7 +57,7 @@ final class OracleCluster {
     static final long SESSION_TIMEOUT_NS = 9_000_000_000L;
 
     final ManualTime time = new ManualTime();
-    final SnapshotRegistry snapshotRegistry = OracleCompat.snapshotRegistry();
+    final SnapshotRegistry snapshotRegistry = snapshotRegistry();
     final FeatureControlManager featureControl;
     final ClusterControlManager clusterControl;
     final ConfigurationControlManager configurationControl;
@@ -93,7 +93,7 @@ final class OracleCluster {
         List<Integer> brokers = ints(init.get("brokers"));
         Map<String, Object> epochs = (Map<String, Object>) init.get("epochs");
         for (int b : brokers) {
-            String error = register(b, -1L, ((Number) epochs.get(Integer.toString(b))).longValue(), true);
+            String error = register(b, -1L, ((Number) epochs.get(Integer.toString(b))).longValue(), true, true);
             if (error != null) throw new IllegalStateException("initial registration of " + b + ": " + error);
             error = heartbeat(b, false, false);
             if (error != null) throw new IllegalStateException("initial heartbeat of " + b + ": " + error);
@@ -152,9 +152,9 @@ final class OracleCluster {
 
     /** BrokerRegistration from a new incarnation of b; `previousEpoch` (a model epoch) from its
      * clean-shutdown file; `modelEpoch` is the epoch the model gives the new incarnation. */
-    String register(int broker, long previousEpoch, long modelEpoch, boolean cleanShutdownDetection) {
+    String register(int broker, long previousEpoch, long modelEpoch, boolean cleanShutdownDetection, boolean lapse) {
         BrokerRegistration existing = clusterControl.brokerRegistrations().get(broker);
-        if (existing != null) {
+        if (existing != null && lapse) {
             // The old incarnation stopped heartbeating: its session has lapsed (a registration
             // while it is valid is refused with DUPLICATE_BROKER_REGISTRATION).
             OracleManagers.expireSession(clusterControl, broker, existing.epoch(), time, SESSION_TIMEOUT_NS);
@@ -310,7 +310,8 @@ final class OracleCluster {
         switch (kind) {
             case "noop": error = null; break;
             case "register": error = register(integer(op, "broker"), ((Number) op.get("previous_epoch")).longValue(),
-                ((Number) op.get("epoch")).longValue(), bool(op, "clean_detection")); break;
+                ((Number) op.get("epoch")).longValue(), bool(op, "clean_detection"),
+                !Boolean.FALSE.equals(op.get("lapse"))); break;
             case "heartbeat": error = heartbeat(integer(op, "broker"), bool(op, "want_fence"),
                 bool(op, "want_shutdown")); break;
             case "expire": error = expire(integer(op, "broker")); break;
@@ -433,6 +434,34 @@ final class OracleCluster {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /** A SnapshotRegistry with a LogContext, a class Kafka 4.4 moved to another package. */
+    static SnapshotRegistry snapshotRegistry() {
+        for (String name : List.of("org.apache.kafka.common.utils.LogContext",
+                                   "org.apache.kafka.common.utils.internals.LogContext")) {
+            try {
+                Class<?> logContext = Class.forName(name);
+                return SnapshotRegistry.class.getConstructor(logContext).
+                    newInstance(logContext.getConstructor().newInstance());
+            } catch (ClassNotFoundException e) {
+                // the other package
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("cannot build a SnapshotRegistry", e);
+            }
+        }
+        throw new IllegalStateException("no LogContext class in this Kafka release");
+    }
+
+    /** The Kafka version of the jars on the classpath (kafka-clients' own version file). */
+    static String kafkaVersion() {
+        try (java.io.InputStream in = OracleCluster.class.getResourceAsStream("/kafka/kafka-version.properties")) {
+            java.util.Properties props = new java.util.Properties();
+            if (in != null) props.load(in);
+            return props.getProperty("version", "unknown");
+        } catch (java.io.IOException e) {
+            return "unknown";
+        }
+    }
 
     MetadataVersion metadataVersion() {
         return MetadataVersion.fromFeatureLevel(featureControl.finalizedFeatures(Long.MAX_VALUE).
