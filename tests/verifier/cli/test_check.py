@@ -1,6 +1,7 @@
 """`kraft-verify check` and `kraft-verify mutants` as a CI job sees them: exit codes,
 the files under reports/<run-id>/, JUnit, one-line input errors."""
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -32,7 +33,7 @@ def test_violation_exits_1_and_writes_a_replayable_counterexample(cli, tmp_path)
     assert summary["schema_version"] == 1
     row = next(i for i in summary["invariants"] if i["name"] == "LeaderCandidateCompleteness")
     assert row["counterexample"]["scenario"] == "counterexample-LeaderCandidateCompleteness.json"
-    assert "restart broker=1" in (run / "report.md").read_text()
+    assert re.search(r"restart broker=\d", (run / "report.md").read_text())     # the crashed broker's
     itf = json.loads((run / "counterexample.itf.json").read_text())
     assert len(itf["states"]) == 8
     suite = ET.parse(junit).getroot().find("testsuite")
