@@ -35,7 +35,8 @@ def scenario_cases(rel) -> tuple[list[Case], int]:
     cases, skipped = [], 0
     for path in sorted((ROOT / "specs/scenarios").glob("*.json")) + sorted((ROOT / "specs/scenarios").glob("findings/*.json")):
         model, start, steps, _ = run_operations(load_scenario(str(path)), str(path), preset=rel.preset)
-        if model.outside_release(rel.preset) or any(model.kafka_lacks(label) for label, _, _ in steps):
+        if (model.outside_release(rel.preset) or model.impossible_start(start)
+                or any(model.kafka_lacks(label) for label, _, _ in steps)):
             skipped += 1
             continue
         cases.append(Case(str(path.relative_to(ROOT)), model, start, steps))

@@ -121,6 +121,10 @@ class Model:
         """Why no Kafka release can take this step (None: a release can)."""
         return P.unsupported(label)
 
+    def impossible_start(self, state):
+        """Why no Kafka cluster of this config can be in `state` (None: one can)."""
+        return P.impossible_start(self.cfg, state)
+
     def outside_release(self, preset: str):
         """Why this config is not one Kafka's release `preset` can run (None: it is)."""
         return P.outside_release(self.cfg, preset)

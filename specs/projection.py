@@ -61,6 +61,16 @@ def outside_release(cfg: Config, preset: str) -> Optional[str]:
     return None
 
 
+def impossible_start(cfg: Config, s: State) -> Optional[str]:
+    """Why no cluster of this config can be in state `s`, or None: a partition record with an ELR
+    or a last known ELR is written only with ELR on (a release without ELR would read it as its
+    ELR-enabled code paths do, which that release never runs)."""
+    p = s.ctrl.partition
+    if not cfg.rules.elr and (p.elr or p.last_known_elr):
+        return "it starts with an ELR or a last known ELR, which a cluster without ELR never writes"
+    return None
+
+
 def unsupported(label: tuple) -> Optional[str]:
     """Why no Kafka release can run this step, or None."""
     return NOT_IN_KAFKA.get(label[0]) or (NOT_IN_KAFKA.get(label[:2]) if len(label) > 1 else None)

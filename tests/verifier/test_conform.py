@@ -39,7 +39,7 @@ def test_every_release_agrees_on_the_scenario_files(rel, cli, tmp_path):
     assert f"agrees with Kafka {rel.version}" in r.stdout
     summary = json.loads(next(tmp_path.glob("*/conform.json")).read_text())
     compared = summary["details"]["files"]
-    assert len(compared) >= (15 if rel.version.startswith("3.") else 40)
+    assert len(compared) >= (10 if rel.version.startswith("3.") else 40)
     assert all(f["steps"] > 0 for f in compared)
     for skipped in summary["details"]["not_applicable"]:      # said, never silent
         assert skipped["why"], skipped
@@ -167,8 +167,8 @@ def test_a_divergence_is_exit_1_with_a_shrunk_scenario_that_replays(cli, tmp_pat
     (["--kafka", "4.4", "--preset", "recovery"], "unclean recovery rounds"),
     (["--kafka", "4.4", "--bound-set", "nope"], "--bound-set nope: unknown"),
     (["--kafka", "4.4", "--walks", "-1"], "--walks must be >= 0"),
-    (["--kafka", "4.4", "specs/scenarios/kafka-pcbt-elr-can-be-elected-kip-mode.json"],
-     "use_last_known_leader=false, which kafka-4.4 does not have"),
+    (["--kafka", "3.9", "specs/scenarios/kafka-pcbt-elr-can-be-elected.json"],
+     "starts with an ELR or a last known ELR, which a cluster without ELR never writes"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, cli):
     r = cli("conform", *args)

@@ -90,14 +90,20 @@ def _bound_set(args):
 
 
 def _file_case(path: str, rel, preset, strict: bool):
-    """(Case, None) for a scenario file that applies to the release, else (None, why not); a file
-    named on the command line that does not apply is a usage error (strict)."""
+    """(Case, None) for a scenario file that applies to the release, else (None, why not). A file
+    named on the command line (strict) is compared under whatever rules it sets (a mutant, a KIP
+    variant: the comparison then says where that model leaves Kafka), and only what no cluster of
+    the release can run is a usage error; --scenarios takes the files that state the release's own
+    rules and lists the others."""
     try:
         data = load_scenario(path)
         model, start, steps, cut = run_operations(data, path, preset=preset)
     except ScenarioError as exc:
         raise UsageError(str(exc)) from None
-    why = model.outside_release(rel.preset) if preset == rel.preset else None
+    why = (model.outside_release(rel.preset) if preset == rel.preset and not strict else None) \
+        or model.impossible_start(start)
+    if model.cfg.rules.elr and PRESETS[rel.preset].changes.get("elr", True) is False:
+        why = f"it runs ELR, which Kafka {rel.version} cannot"
     lacks = next(((i, model.kafka_lacks(label)) for i, (label, _, _) in enumerate(steps, 1)
                   if model.kafka_lacks(label)), None)
     if lacks:
