@@ -12,7 +12,6 @@ import ast
 import json
 import re
 import shutil
-from pathlib import Path
 
 import pytest
 

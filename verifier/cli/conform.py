@@ -14,7 +14,7 @@ from specs import (PRESETS, RELEASES, Model, ScenarioError, Trace, load_scenario
 from verifier.cli.common import (UsageError, add_model_args, build_config, console, header_line, run_dir,
                                  write_run)
 from verifier.engines.conform.engine import Case
-from verifier.exitcodes import EXIT_INPUT, EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
+from verifier.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
 from verifier.files import write_atomic
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "specs" / "scenarios"
@@ -63,7 +63,7 @@ def _refuse_model(model: Model, rel) -> None:
         raise UsageError(f"the config lets the model take designated leader elections, which no Kafka release "
                          f"has (Kafka {rel.version} refuses them): set admin_elections=0 or "
                          "--flag designated_elections=false")
-    if cfg.rules.elr and PRESETS[rel.preset].changes.get("elr", True) is False:
+    if _no_elr(cfg, rel):
         raise UsageError(f"Kafka {rel.version} cannot run ELR (it needs metadata 4.0, unstable in {rel.line}): "
                          "--flag elr=false, or another release")
     if cfg.rules.elr and cfg.rules.leader_epoch_bump_on_isr_shrink:
@@ -71,9 +71,13 @@ def _refuse_model(model: Model, rel) -> None:
                          "leader_epoch_bump_on_isr_shrink=true needs --flag elr=false")
 
 
+def _no_elr(cfg, rel) -> bool:
+    """The config runs ELR, which the release cannot (3.9)."""
+    return cfg.rules.elr and PRESETS[rel.preset].changes.get("elr", True) is False
+
+
 def _bound_set(args):
     """The config of one of the matrix's bound sets (verifier/matrix.py) under the preset."""
-    from dataclasses import replace
     from verifier.matrix import BOUND_SETS, Row, row_config
     if args.bound_set not in BOUND_SETS or args.bound_set == "recovery":
         raise UsageError(f"--bound-set {args.bound_set}: unknown (known: "
@@ -86,7 +90,7 @@ def _bound_set(args):
     if args.mutant:
         from specs import with_mutant
         cfg = with_mutant(cfg, args.mutant)
-    return replace(cfg)
+    return cfg
 
 
 def _file_case(path: str, rel, preset, strict: bool):
@@ -102,7 +106,7 @@ def _file_case(path: str, rel, preset, strict: bool):
         raise UsageError(str(exc)) from None
     why = (model.outside_release(rel.preset) if preset == rel.preset and not strict else None) \
         or model.impossible_start(start)
-    if model.cfg.rules.elr and PRESETS[rel.preset].changes.get("elr", True) is False:
+    if _no_elr(model.cfg, rel):
         why = f"it runs ELR, which Kafka {rel.version} cannot"
     lacks = next(((i, model.kafka_lacks(label)) for i, (label, _, _) in enumerate(steps, 1)
                   if model.kafka_lacks(label)), None)
@@ -112,12 +116,9 @@ def _file_case(path: str, rel, preset, strict: bool):
         if strict:
             raise UsageError(f"{path}: cannot be compared with Kafka {rel.version}: {why}")
         return None, why
-    case = Case(path, model, start, steps)
-    case.cut = cut
     replayed = run_scenario(data, path, preset=preset)
-    case.violates = (list(replayed.trace.violated), len(replayed.trace)) if replayed.ok and replayed.trace.violated \
-        else None
-    return case, None
+    violates = (list(replayed.trace.violated), len(replayed.trace)) if replayed.ok and replayed.trace.violated else None
+    return Case(path, model, start, steps, cut=cut, violates=violates), None
 
 
 def run(args: argparse.Namespace) -> int:

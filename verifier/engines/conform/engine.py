@@ -23,6 +23,8 @@ class Case:
     model: Model
     initial: Any                   # the model's starting state
     steps: list[tuple] = field(default_factory=list)    # (label, state after, error)
+    cut: Optional[str] = None      # a scenario whose model run stops early: where and why
+    violates: Optional[tuple] = None   # a scenario the model ends with a violation: (invariants, step)
 
     @property
     def labels(self) -> list[tuple]:

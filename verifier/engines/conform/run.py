@@ -64,7 +64,7 @@ def conform(version: str, api: str, preset: str, *, cases: list[Case], model=Non
             return True
 
         for case in cases:
-            out.files.append((case.name, len(case.steps), getattr(case, "cut", None)))
+            out.files.append((case.name, len(case.steps), case.cut))
             if not one(case, False):
                 break
             if progress:
