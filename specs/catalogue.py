@@ -1,6 +1,6 @@
 """The catalogue: presets (named rule sets) and mutants (named replacements of rules).
 
-A preset says which protocol the model is: Kafka trunk, the KIP-966 text, or an older
+A preset says which protocol the model is: a Kafka release, the KIP-966 text, or an older
 protocol. A mutant breaks one rule of the real protocol on purpose; the checker must kill
 every one, or the invariants do not watch that rule. Both are data (the `[presets.*]` and
 `[mutants.*]` tables of specs/catalogue.toml) over the fields of `specs.rules.Rules`, checked
@@ -18,7 +18,7 @@ from specs.rules import CATALOGUE, DEFAULT_RULES, Rules, check_value, outside_z3
 class Preset(NamedTuple):
     name: str
     doc: str
-    changes: Mapping[str, Any]     # rule fields that differ from Kafka trunk
+    changes: Mapping[str, Any]     # rule fields that differ from the defaults (Kafka 4.4.0)
     bounds: Mapping[str, int] = {}  # bounds that differ from the defaults (a profile: rules plus bounds)
 
 
@@ -36,7 +36,7 @@ class Mutant(NamedTuple):
 
 def _checked(entry):
     if not entry.changes and (isinstance(entry, Mutant) or not entry.bounds and not entry.name.startswith("kafka")):
-        raise ValueError(f"catalogue entry {entry.name!r} changes no rule")   # a release may equal trunk
+        raise ValueError(f"catalogue entry {entry.name!r} changes no rule")   # a release may equal the newest
     for name, value in entry.changes.items():
         problem = check_value(name, value)
         if problem:

@@ -122,7 +122,7 @@ class Model:
         return P.unsupported(label)
 
     def impossible_start(self, state):
-        """Why no Kafka cluster of this config can be in `state` (None: one can)."""
+        """Why conform cannot start a Kafka cluster of this config in `state` (None: it can)."""
         return P.impossible_start(self.cfg, state)
 
     def outside_release(self, preset: str):

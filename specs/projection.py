@@ -62,12 +62,15 @@ def outside_release(cfg: Config, preset: str) -> Optional[str]:
 
 
 def impossible_start(cfg: Config, s: State) -> Optional[str]:
-    """Why no cluster of this config can be in state `s`, or None: a partition record with an ELR
-    or a last known ELR is written only with ELR on (a release without ELR would read it as its
-    ELR-enabled code paths do, which that release never runs)."""
+    """Why the oracle cannot start a Kafka cluster of this config in state `s`, or None: a
+    partition record with an ELR or a last known ELR is written only with ELR on (a release
+    without ELR would read it through code paths it never runs), and the stale entries of the
+    controller's ELR index come only from ClearElrRecords, which a snapshot does not hold."""
     p = s.ctrl.partition
     if not cfg.rules.elr and (p.elr or p.last_known_elr):
         return "it starts with an ELR or a last known ELR, which a cluster without ELR never writes"
+    if p.cleared_elr:
+        return "it starts with ELR index entries a ClearElrRecord left, which the oracle cannot set up"
     return None
 
 

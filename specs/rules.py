@@ -58,7 +58,7 @@ def _rule(name: str, spec: dict) -> tuple:
 
 Rules = make_dataclass("Rules", [_rule(n, spec) for n, spec in CATALOGUE["rules"].items()], frozen=True)
 Rules.__module__ = __name__           # so that pickle (Spark ships configs) finds the class
-Rules.__doc__ = "The rules the model runs by. Defaults are Apache Kafka trunk (docs/protocol.md)."
+Rules.__doc__ = "The rules the model runs by. Defaults are Apache Kafka 4.4.0, the newest release (docs/protocol.md)."
 
 RULE_FIELDS: dict[str, Field] = {f.name: f for f in fields(Rules)}
 DEFAULT_RULES = Rules()

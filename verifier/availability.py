@@ -55,9 +55,9 @@ class Variant(NamedTuple):
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("kafka", "kafka", {}, False,
-            "Kafka trunk: ELR on, unclean.leader.election.enable off, no recovery rounds"),
+            "Kafka 4.4.0: ELR on, unclean.leader.election.enable off, no recovery rounds"),
     Variant("kafka+unclean_leader_election", "kafka", {}, True,
-            "Kafka trunk with unclean.leader.election.enable=true"),
+            "Kafka 4.4.0 with unclean.leader.election.enable=true"),
     Variant("pre-kip-966", "pre-kip-966", {}, False, "before KIP-966: no ELR, unclean elections off"),
     Variant("pre-kip-966+unclean_leader_election", "pre-kip-966", {}, True,
             "before KIP-966 with unclean.leader.election.enable=true"),

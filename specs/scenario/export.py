@@ -19,7 +19,7 @@ def initial_block(cfg: Config, s: State) -> dict[str, Any]:
     if p != fresh.ctrl.partition._replace(leader=p.leader, isr=p.isr) or ctrl.fenced or ctrl.shutting_down:
         out.update({"leader_epoch": p.leader_epoch, "partition_epoch": p.partition_epoch, "elr": list(p.elr),
                     "last_known_elr": list(p.last_known_elr), "fenced": list(ctrl.fenced),
-                    "in_controlled_shutdown": list(ctrl.shutting_down),
+                    "in_controlled_shutdown": list(ctrl.shutting_down), "cleared_elr": list(p.cleared_elr),
                     "leader_recovery_state": RECOVERY_NAMES[p.leader_recovery_state]})
     if s.replicas != fresh.replicas or s.followers != fresh.followers or s.hist != fresh.hist:
         out.update({

@@ -44,7 +44,7 @@ def _count(d: Mapping[str, Any], name: str) -> int:
 
 INITIAL_FIELDS = {"leader", "leader_epoch", "partition_epoch", "isr", "elr", "last_known_elr", "fenced",
                   "in_controlled_shutdown", "broker_epochs", "brokers", "leader_recovery_state",
-                  "adding_replicas", "removing_replicas"}
+                  "adding_replicas", "removing_replicas", "cleared_elr"}
 # The project's own initial fields: the broker side, for scenarios that start mid-run (a z3
 # counterexample to induction). See docs/SCENARIOS.md.
 BROKER_FIELDS = {"logs", "stopped", "clean_shutdown_files", "committed", "fetched",
@@ -108,6 +108,7 @@ def initial_state(cfg: Config, initial: Optional[Mapping[str, Any]],
         leader_recovery_state=_get(initial, "leader_recovery_state", RECOVERY, RECOVERED),
         adding_replicas=_ids(initial, "adding_replicas", distinct=True),
         removing_replicas=_ids(initial, "removing_replicas", distinct=True),
+        cleared_elr=tuple(sorted(_ids(initial, "cleared_elr"))),
     )
     if p.leader != NO_LEADER and p.leader not in p.replicas:
         raise OpError(f"initial leader {p.leader} is not one of the replicas {list(p.replicas)} (-1: no leader)")

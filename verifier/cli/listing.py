@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import fields
 
-from specs import MUTANTS, PRESETS, RULE_FIELDS, Bounds, Model, make_config, outside_z3, rule_doc
+from specs import MUTANTS, PRESETS, RELEASES, RULE_FIELDS, Bounds, Model, make_config, outside_z3, rule_doc
 from verifier.exitcodes import EXIT_OK
 
 def add_parser(sub) -> None:
@@ -38,6 +38,9 @@ def run(args: argparse.Namespace) -> int:
     print("presets (--preset):")
     for name, preset in PRESETS.items():
         print(f"  {name:14} {preset.doc}")
+    print("Kafka releases (conform --kafka VERSION):")
+    for version, rel in RELEASES.items():
+        print(f"  {version:14} preset {rel.preset}; rules read from its {rel.read}")
     print("rules (--flag NAME=VALUE; default in brackets):")
     for name, f in RULE_FIELDS.items():
         default = "unset" if f.default is None else str(f.default).lower()
