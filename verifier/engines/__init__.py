@@ -1,1 +1,2 @@
-"""Engines that check the model against something outside it (docs/architecture: verifier/engines)."""
+"""Engines that run the model beside something else: `conform` runs it beside a Kafka release's
+own controller code (docs/conform.md)."""
