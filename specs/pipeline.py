@@ -224,7 +224,7 @@ def _update_last_known(R, rules, p, leader, leader_set, new_isr, lke):
                     R.ite(R.all(R.not_(R.is_empty(p.last_known_elr)), keeps_or_gets), R.empty, lke))
     elif rules.use_last_known_leader:
         went_leaderless = R.all(leader_set, R.is_none(leader))
-        lke = R.ite(went_leaderless, R.ite(R.is_empty(p.last_known_elr), R.single(p.leader), lke),
+        lke = R.ite(went_leaderless, R.ite(R.is_empty(p.last_known_elr), R.entry(p.leader), lke),
                     R.ite(sets_leader, R.empty, lke))
     else:
         went_leaderless = R.all(R.is_none(leader), R.not_(R.is_none(p.leader)))
