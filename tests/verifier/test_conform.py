@@ -256,3 +256,11 @@ def test_the_preferred_leader_task_does_what_elect_preferred_does():
     by_task = _oracle_run("4.4.0", move + [{"op": "periodic_preferred"}])[-1]
     assert by_request["partition"] == by_task["partition"] and by_request["partition"]["leader"] == 1
     assert by_request["records"] == by_task["records"] == ["PartitionChangeRecord"]
+
+
+def test_a_time_budget_stops_the_walks_with_exit_3_and_says_so(cli, tmp_path):
+    r = cli("conform", "--kafka", "4.4", "--walks", "1000000", "--time-budget", "2", "--out", str(tmp_path))
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "STOPPED (time budget of 2 s spent after" in r.stdout
+    summary = json.loads(next(tmp_path.glob("*/summary.json")).read_text())
+    assert summary["result"] == "stopped" and summary["counts"]["walks"] > 0

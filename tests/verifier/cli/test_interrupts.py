@@ -52,6 +52,13 @@ def _assert_interrupted(res, junit: Path, sig: signal.Signals, tmp_path: Path) -
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_conform_interrupted_mid_run_reports_the_steps_compared(tmp_path, sig):
+    res, junit = _interrupt(tmp_path, sig, "conform", "--kafka", "4.4", "--walks", "1000000")
+    summary = _assert_interrupted(res, junit, sig, tmp_path)
+    assert summary["counts"]["steps_compared"] > 0 and summary["counts"]["walks"] < 1000000
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_check_interrupted_mid_run_reports_what_it_explored(tmp_path, sig, workers):
     res, junit = _interrupt(tmp_path, sig, "check", "--brokers", "4", "--workers", workers)
