@@ -139,7 +139,7 @@ def visited_cost(states: int = 1_000_000) -> dict:
         write_part(path, fps, [None] * states, [None] * states, [])
         best = dict.fromkeys(fps[:100_000] + [rng.getrandbits(128) for _ in range(100_000)])
         t0 = time.perf_counter()
-        hit = len(best.keys() & read_part(path, 1)[0])
+        hit = len(best.keys() & set(read_part(path, {}).fps))
         seconds = time.perf_counter() - t0
     return {"visited_states": states, "candidates": len(best), "visited_hits": hit,
             "seconds": round(seconds, 3), "ns_per_visited_state": round(seconds / states * 1e9, 1)}

@@ -2,7 +2,7 @@
 
 Per level one Spark job (spark/tasks.py): executors expand the level's part files with the
 model and the invariants (the same functions the local checker calls), ship deduplicated
-successors to their owners (`fingerprint mod P`) as large pickled blocks, and each owner
+successors to their owners (`fingerprint mod P`) as large blocks of data, and each owner
 keeps the states no earlier level holds and writes them as its part of the next level. Only
 counts, per-action statistics and at most one violation per invariant reach the driver, so
 its memory does not grow with the states. A violation's shortest trace is rebuilt from the
@@ -14,7 +14,6 @@ every time, whatever the number of partitions.
 """
 from __future__ import annotations
 
-import pickle
 import shutil
 import tempfile
 import time
@@ -28,6 +27,7 @@ from spark.tasks import Job, expand, expand_to_inbox, find_link, own, read_inbox
 from specs import Trace
 from verifier.fingerprint import Fingerprinter, collision_probability
 from verifier.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Limits, Result, concrete_trace
+from verifier.values import from_data, to_data
 
 INBOX = "inbox"           # in the level being written: the expand tasks' blocks, per owner
 DRIVER_LEVELS = 5000      # levels smaller than this are expanded on the driver (see spark_explore)
@@ -209,7 +209,7 @@ class _Run:
             stuck -= 1
         for name, (fp, _, label) in sorted(step_events.items()):
             totals["found"][name] = {"level": level, "fp": f"{fp:x}",
-                                     "label": pickle.dumps(label).hex() if label is not None else "",
+                                     "label": to_data(label) if label is not None else "",
                                      "kind": "deadlock" if name == DEADLOCK else "step"}
         totals["transitions"] += transitions
         totals["terminal"] += terminal + stuck
@@ -267,7 +267,7 @@ class _Run:
         order = sorted(totals["found"].items(), key=lambda kv: (kv[1]["level"] + (kv[1]["kind"] == "step"), kv[0]))
         for name, v in order:
             root_fp, labels = self._path_to(v["level"], int(v["fp"], 16))
-            final = pickle.loads(bytes.fromhex(v["label"])) if v["kind"] == "step" else None
+            final = from_data(v["label"], {}) if v["kind"] == "step" else None
             steps = concrete_trace(model, self.roots[root_fp][0], labels, final, model.canonical)
             # as explore: with keep_going, earlier states may break invariants reported apart
             trace = Trace(model, self.roots[root_fp][0], steps, [name], engine="spark",

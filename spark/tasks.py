@@ -6,7 +6,8 @@ job does two things:
 1. **expand** (task i reads part i of the level): every successor of every state, the step
    invariants on every transition, deadlocks; successors are deduplicated within the task
    (the smallest (parent fingerprint, n-th successor) wins, as in the local parallel search)
-   and shipped to their owners as a few large pickled blocks, never one row per state;
+   and shipped to their owners as a few large blocks (spark/records.py: data, never a pickle),
+   never one row per state;
 2. **own** (task p, after the shuffle): the best parent of each fingerprint it owns, minus
    the fingerprints of every earlier level (read from its own part files, fingerprints only),
    the state invariants on the states that are new, and the new part file of the next level.
@@ -17,59 +18,50 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pickle
-import struct
 from collections import Counter
 from pathlib import Path
 
+from spark.records import BLOCK as BLOCK_MAGIC
+from spark.records import PART, Record, encode, measure
 from verifier.codec import codec_of, pack, pack_ids, unpack
 from verifier.files import write_atomic
 from verifier.result import DEADLOCK
+from verifier.values import BadData
 
-PROTOCOL = pickle.HIGHEST_PROTOCOL
 CHUNK = 100_000          # successors an expand task holds before it ships a block to each owner
-_HEAD = struct.Struct("<QQQ")     # byte lengths of the three frames of a part file
-_BLOCK_HEAD = struct.Struct("<Q")  # byte length of a block's keys (its states follow)
 BLOCK, STATS = 0, 1
 
 
 # ---------------------------------------------------------------- part files
 
 def write_part(path: Path, fps: list, parents: list, labels: list, states: list) -> tuple[int, int, str]:
-    """One owner's states of one level: three pickles (fingerprints; parent links; states) so
-    the visited-set check reads the first alone. Written under a temporary name, fsynced and
-    renamed, so a part file is whole or absent. Returns (states, sum of fingerprints, sha256)."""
-    frames = [pickle.dumps(fps, PROTOCOL), pickle.dumps((parents, labels), PROTOCOL),
-              pickle.dumps(pack(states), PROTOCOL)]
-    data = _HEAD.pack(*(len(f) for f in frames)) + b"".join(frames)
+    """One owner's states of one level (spark/records.py: data, no pickle), written under a
+    temporary name, fsynced and renamed, so a part file is whole or absent. Returns (states,
+    sum of fingerprints, sha256)."""
+    data = encode(PART, fps, parents, labels, pack(states))
     write_atomic(path, data)
     return len(fps), sum(fps), hashlib.sha256(data).hexdigest()
 
 
-def read_part(path: Path, frames: int = 3) -> list:
-    """The first `frames` frames of a part file: [fps], [fps, (parents, labels)], or all three
-    (the states as verifier.codec.pack made them)."""
-    with open(path, "rb") as fh:
-        sizes = _HEAD.unpack(fh.read(_HEAD.size))
-        return [pickle.loads(fh.read(size)) for size in sizes[:frames]]
+def read_part(path: Path, types) -> Record:
+    """A part file, read back through the model's value types (`Model.value_types`)."""
+    return Record(Path(path).read_bytes(), PART, types)
 
 
 def measure_part(path: Path) -> tuple[int, int, str] | None:
     """(states, fingerprint sum, sha256) of a part file on disk; None if it is missing or torn."""
     try:
         data = path.read_bytes()
-        sizes = _HEAD.unpack(data[:_HEAD.size])
-        if _HEAD.size + sum(sizes) != len(data):
-            return None
-        fps = pickle.loads(data[_HEAD.size:_HEAD.size + sizes[0]])
-        return len(fps), sum(fps), hashlib.sha256(data).hexdigest()
-    except Exception:        # unreadable: torn, truncated or overwritten
+        rec = Record(data, PART, {})
+        rec.keys()
+        return measure(data)
+    except (OSError, BadData, ValueError):        # unreadable: torn, truncated or overwritten
         return None
 
 
 def find_link(path: Path, fp: int) -> tuple[int, object]:
     """(parent fingerprint, label) of the state `fp` in a part file (a counterexample's step)."""
-    fps, (parents, labels) = read_part(path, 2)
+    fps, parents, _, labels = read_part(path, {}).keys()
     i = fps.index(fp)
     return parents[i], labels[i]
 
@@ -89,8 +81,8 @@ class Job:
 
 
 def expand(job: Job, found: frozenset, path: Path, part: int):
-    """Task `part` of the expand stage: yields (owner, (BLOCK, keys pickle, states pickle)) per
-    owner and chunk, then (0, (STATS, counts, events)) for the driver."""
+    """Task `part` of the expand stage: yields (owner, (BLOCK, block bytes)) per owner and chunk,
+    then (0, (STATS, counts, events)) for the driver."""
     model = job.model()
     cfg, canonical, n = job.cfg, model.canonical, job.partitions
     step_invs = [inv for inv in job.invariants if inv.kind == "step" and inv.name not in found]
@@ -98,8 +90,9 @@ def expand(job: Job, found: frozenset, path: Path, part: int):
     enabled: Counter = Counter()
     events: dict = {}
     best: dict[int, tuple] = {}          # successor fp -> (parent fp, n-th successor, label, field ids)
-    fps, _, packed = read_part(path)     # every level has all P parts, empty or not
-    codec, rows = codec_of(packed)       # the part's states as field ids (verifier/codec.py)
+    part = read_part(path, model.value_types)     # every level has all P parts, empty or not
+    fps = part.fps
+    codec, rows = codec_of(part.packed())         # the part's states as field ids (verifier/codec.py)
     for fp, held in zip(fps, rows):
         s = codec.decode(held)
         nth = 0
@@ -132,17 +125,18 @@ def expand(job: Job, found: frozenset, path: Path, part: int):
 
 
 def _ship(best: dict, n: int, codec):
-    """One block per owner: (fps, parents, n-th, labels) and, apart, the states as field tables
-    (so an owner unpickles only the states it keeps, and each distinct value once)."""
+    """One block per owner (spark/records.py): the successors' fingerprints, parents, n-ths and
+    labels, then their states as field tables (so an owner decodes only the states it keeps,
+    and each distinct value once)."""
     per_owner: list[list] = [[] for _ in range(n)]
     for fp, entry in best.items():
         per_owner[fp % n].append((fp, entry))
     for owner, entries in enumerate(per_owner):
         if entries:
-            keys = ([fp for fp, _ in entries], [e[0] for _, e in entries], [e[1] for _, e in entries],
-                    [e[2] for _, e in entries])
-            states = pack_ids(codec, [e[3] for _, e in entries])
-            yield owner, (BLOCK, pickle.dumps(keys, PROTOCOL), pickle.dumps(states, PROTOCOL))
+            data = encode(BLOCK_MAGIC, [fp for fp, _ in entries], [e[0] for _, e in entries],
+                          [e[2] for _, e in entries], pack_ids(codec, [e[3] for _, e in entries]),
+                          nths=[e[1] for _, e in entries])
+            yield owner, (BLOCK, data)
 
 
 def expand_to_inbox(job: Job, found: frozenset, path: Path, part: int, inbox: Path) -> tuple:
@@ -161,7 +155,7 @@ def expand_to_inbox(job: Job, found: frozenset, path: Path, part: int, inbox: Pa
         target = box / f"from-{part:05d}-{chunk:06d}"
         tmp = box / f".{target.name}.tmp-{os.getpid()}"
         with open(tmp, "wb") as fh:
-            fh.write(_BLOCK_HEAD.pack(len(value[1])) + value[1] + value[2])
+            fh.write(value[1])
         os.replace(tmp, target)
         chunk += 1
     return stats
@@ -171,10 +165,7 @@ def read_inbox(inbox: Path, owner: int):
     """The blocks sent to `owner`, as expand yields them (in file name order)."""
     box = inbox / f"to-{owner:05d}"
     for path in sorted(box.glob("from-*")) if box.exists() else ():
-        data = path.read_bytes()
-        (size,) = _BLOCK_HEAD.unpack_from(data)
-        start = _BLOCK_HEAD.size
-        yield owner, (BLOCK, data[start:start + size], data[start + size:])
+        yield owner, (BLOCK, path.read_bytes())
 
 
 # ---------------------------------------------------------------- the own stage
@@ -183,14 +174,16 @@ def own(job: Job, found: frozenset, level_dirs: list[Path], part: int, items):
     """Task `part` of the own stage for level len(level_dirs): the new states it owns, written
     to its part file. Yields one tuple: (part meta, taken, state events, [expand stats])."""
     blocks, stats = [], []
+    types = job.model().value_types
     best: dict[int, tuple] = {}          # fp -> (parent fp, n-th, block, position)
     for _, value in items:
         if value[0] == STATS:
             stats.append(value[1:])
             continue
         b = len(blocks)
-        fps, parents, nths, labels = pickle.loads(value[1])
-        blocks.append((labels, value[2]))
+        block = Record(value[1], BLOCK_MAGIC, types)
+        fps, parents, nths, labels = block.keys()
+        blocks.append((labels, block))
         for i, (fp, parent, nth) in enumerate(zip(fps, parents, nths)):
             old = best.get(fp)
             if old is None or (parent, nth) < old[:2]:
@@ -198,7 +191,7 @@ def own(job: Job, found: frozenset, level_dirs: list[Path], part: int, items):
     for directory in level_dirs[:-1]:    # every earlier level's fingerprints that this task owns
         path = directory / f"part-{part:05d}"
         if best:
-            for fp in best.keys() & read_part(path, 1)[0]:
+            for fp in best.keys() & set(read_part(path, types).fps):
                 del best[fp]
     wanted: dict[int, list] = {}
     for fp, (_, _, b, i) in best.items():
@@ -209,9 +202,9 @@ def own(job: Job, found: frozenset, level_dirs: list[Path], part: int, items):
     taken: Counter = Counter()
     events: dict = {}
     for b in sorted(wanted):
-        labels, states_blob = blocks[b]
+        labels, block = blocks[b]
         rows = wanted[b]
-        for (i, fp), s in zip(rows, unpack(pickle.loads(states_blob), [i for i, _ in rows])):
+        for (i, fp), s in zip(rows, unpack(block.packed(), [i for i, _ in rows])):
             label = labels[i]
             out_fps.append(fp)
             out_parents.append(best[fp][0])

@@ -14,6 +14,7 @@ from specs import display as D
 from specs import projection as P
 from specs import symmetry as S
 from specs.config import Config
+from specs.state import VALUE_TYPES
 
 
 class Model:
@@ -25,6 +26,7 @@ class Model:
         self.group_size = S.group_size(cfg) if self.symmetric else 1
 
     action_names = A.ACTION_NAMES
+    value_types = VALUE_TYPES        # the NamedTuple types a state is made of (files hold them as data)
     action_docs = {a.name: a.doc.splitlines()[0] for a in A.ACTIONS}
 
     # ---------------------------------------------------------------- the state space
