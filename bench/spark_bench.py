@@ -128,20 +128,19 @@ def fit(levels: list[dict]) -> dict:
 
 
 def visited_cost(states: int = 1_000_000) -> dict:
-    """What an owner pays per visited state and level: read the fingerprint frame of a part file
-    and intersect it with the candidates (here 200,000, half of them visited)."""
+    """What an owner pays per visited state and level: drop from its candidates (here 200,000,
+    half of them visited) the fingerprints of an earlier level (spark/records.py drop_visited)."""
     import random
-    from spark.tasks import read_part, write_part
+    from spark.records import drop_visited, visited_blob
     rng = random.Random(1)
     fps = [rng.getrandbits(128) for _ in range(states)]
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "part-00000"
-        write_part(path, fps, [None] * states, [None] * states, [])
-        best = dict.fromkeys(fps[:100_000] + [rng.getrandbits(128) for _ in range(100_000)])
-        t0 = time.perf_counter()
-        hit = len(best.keys() & set(read_part(path, {}).fps))
-        seconds = time.perf_counter() - t0
-    return {"visited_states": states, "candidates": len(best), "visited_hits": hit,
+    blob = visited_blob(fps)
+    best = dict.fromkeys(fps[:100_000] + [rng.getrandbits(128) for _ in range(100_000)])
+    before = len(best)
+    t0 = time.perf_counter()
+    drop_visited(best, [blob])
+    seconds = time.perf_counter() - t0
+    return {"visited_states": states, "candidates": before, "visited_hits": before - len(best),
             "seconds": round(seconds, 3), "ns_per_visited_state": round(seconds / states * 1e9, 1)}
 
 

@@ -1,35 +1,36 @@
 """Level-synchronous BFS on Spark, the same search as verifier.bfs.explore.
 
-Per level one Spark job (spark/tasks.py): executors expand the level's part files with the
-model and the invariants (the same functions the local checker calls), ship deduplicated
-successors to their owners (`fingerprint mod P`) as large blocks of data, and each owner
-keeps the states no earlier level holds and writes them as its part of the next level. Only
-counts, per-action statistics and at most one violation per invariant reach the driver, so
-its memory does not grow with the states. A violation's shortest trace is rebuilt from the
-stored parent links and re-run through the model (verifier.result.concrete_trace).
+Per level one Spark job (spark/tasks.py): executors expand the level's chunks with the
+model and the invariants (the same functions the local checker calls), send deduplicated
+successors to their owners (`fingerprint mod P`) as large blocks of data through Spark's
+shuffle, and each owner, with its visited fingerprints in the same partition (a union of
+RDDs with one partitioner), keeps the states no earlier level holds and makes its chunks of
+the next level, which go to the level store (spark/store.py: a Hadoop file system or Spark
+itself, never a path only the driver has). Only counts, per-action statistics and at most
+one violation per invariant reach the driver, so its memory does not grow with the states.
+A violation's shortest trace is rebuilt from the stored parent links and re-run through the
+model (verifier.result.concrete_trace).
 
 Where several parents reach a state in one level, the one with the smallest (fingerprint,
 n-th successor) is kept, as in the local parallel search, so a run gives the same traces
-every time, whatever the number of partitions.
+every time, whatever the number of partitions or executors, and whichever tasks are retried.
 """
 from __future__ import annotations
 
-import shutil
-import tempfile
 import time
+import uuid
 from collections import Counter
-from pathlib import Path
 from typing import Callable, Optional
 
-from spark.levels import LevelStore, meta_of
+from spark.hadoopfs import HadoopFs
 from spark.session import Interrupts
-from spark.tasks import Job, expand, expand_to_inbox, find_link, own, read_inbox, seed
+from spark.store import HadoopLevels, LevelStore, SparkLevels
+from spark.tasks import Job, expand, find_link, own, owner_of, seed, visited_of
 from specs import Trace
 from verifier.fingerprint import Fingerprinter, collision_probability
 from verifier.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Limits, Result, concrete_trace
 from verifier.values import from_data, to_data
 
-INBOX = "inbox"           # in the level being written: the expand tasks' blocks, per owner
 DRIVER_LEVELS = 5000      # levels smaller than this are expanded on the driver (see spark_explore)
 
 
@@ -49,26 +50,24 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
                   limits: Limits = Limits(), keep_going: bool = True, check_deadlock: bool = True,
                   partitions: Optional[int] = None, progress: Optional[Callable] = None,
                   on_level: Optional[Callable[[int], None]] = None, driver_levels: int = DRIVER_LEVELS) -> Result:
-    """BFS from the model's initial states on Spark. With `store` the levels go to its
-    checkpoint directory (resumable); without, to a temporary one removed at the end. A
-    resumed run keeps the partition count it was started with (owners are fp mod P). A level
-    of fewer than `driver_levels` states is expanded on the driver, by the same task functions:
-    a Spark job costs about 0.3 s however small, more than such a level's work."""
+    """BFS from the model's initial states on Spark. With `store` (a claimed --checkpoint-dir)
+    the levels go there and a killed run resumes from them; without, to Spark's checkpoint
+    directory if one is set (removed at the end), else they stay in Spark. A resumed run keeps
+    the partition count it was started with (owners are fp mod P). A level of fewer than
+    `driver_levels` states is expanded on the driver, by the same task functions: a Spark job
+    costs a good part of a second however small, more than such a level's work."""
     invariants = tuple(invariants)
-    note = f"; --resume --checkpoint-dir {store.root} continues from the last complete level" if store else ""
+    note = f"; --resume --checkpoint-dir {store.where} continues from the last complete level" if store else ""
     checked = None if len(invariants) == len(model.properties) else [inv.name for inv in invariants]
-    temp = None
-    if store is None:
-        temp = tempfile.mkdtemp(prefix="kraft-verify-spark-")
-        store = LevelStore(temp, {"what": "temporary"})
+    manifest = store.load() if store is not None and resume else None
+    if manifest:
+        partitions = manifest["partitions"]
+    partitions = partitions or spark.sparkContext.defaultParallelism
+    levels = temporary_levels(spark, partitions) if store is None else HadoopLevels(spark, store.fs, partitions)
     try:
-        manifest = store.load() if resume else None
-        if manifest:
-            partitions = manifest["partitions"]
-        partitions = partitions or spark.sparkContext.defaultParallelism
         job = Job(model.cfg, model.symmetric, invariants, check_deadlock, partitions)
         with Interrupts(spark, note) as interrupts:
-            run = _Run(spark, model, job, store, progress, on_level, interrupts)
+            run = _Run(spark, model, job, store, levels, progress, on_level, interrupts)
             run.driver_levels = driver_levels
             try:
                 return run.go(manifest, limits, keep_going, checked)
@@ -79,8 +78,21 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
                 # report to write, the checkpoint is as the last level left it
                 raise KeyboardInterrupt from None
     finally:
-        if temp is not None:
-            shutil.rmtree(temp, ignore_errors=True)
+        levels.close()
+
+
+def temporary_levels(spark, partitions: int):
+    """Spark's checkpoint directory (a location every executor reaches, by its definition),
+    else Spark itself: never the driver's own disk."""
+    sc = spark.sparkContext
+    where = sc.getCheckpointDir() or sc.getConf().get("spark.checkpoint.dir", None)
+    if where:
+        fs = HadoopFs(spark, f"{where.rstrip('/')}/kraft-verify-{uuid.uuid4().hex[:12]}")
+        fs.prepare()
+        levels = HadoopLevels(spark, fs, partitions, temporary=True)
+        levels.probe()
+        return levels
+    return SparkLevels(spark, partitions)
 
 
 class _Interrupted(Exception):
@@ -88,13 +100,16 @@ class _Interrupted(Exception):
 
 
 class _Run:
-    def __init__(self, spark, model, job: Job, store: LevelStore, progress, on_level, interrupts: Interrupts):
-        self.spark, self.model, self.job, self.store = spark, model, job, store
+    def __init__(self, spark, model, job: Job, store: Optional[LevelStore], levels, progress, on_level,
+                 interrupts: Interrupts):
+        self.spark, self.model, self.job, self.store, self.levels = spark, model, job, store, levels
         self.progress, self.on_level, self.interrupts = progress, on_level, interrupts
-        self.temporary = store.identity == {"what": "temporary"}
         self.start = time.monotonic()
-        self.levels: list[dict] = []
+        self.metas: list[dict] = []
         self.totals = {"transitions": 0, "enabled": {}, "taken": {}, "terminal": 0, "found": {}, "seconds": 0.0}
+        self.held: dict[int, list] = {}       # level -> per owner its chunks, for levels made on the driver
+        self.held_visited: Optional[list] = None   # per owner its fingerprints, while every level is held
+        self.visited: list = []                # owner-aligned RDDs of ("F", fingerprints), once on Spark
         fpr, canonical = Fingerprinter(), model.canonical
         self.roots: dict[int, tuple] = {}
         for s in model.init_states():
@@ -102,34 +117,33 @@ class _Run:
             self.roots.setdefault(fpr(c), (s, c))
 
     def go(self, manifest, limits: Limits, keep_going: bool, checked) -> Result:
-        store, totals = self.store, self.totals
-        if manifest is None:
-            store.fresh()
-        for meta in (manifest or {}).get("levels", []):
-            if not store.trusted(self.spark, meta):
-                break
-            self.levels.append(meta)
-        if self.levels:
+        totals = self.totals
+        if manifest is None and self.store is not None:
+            self.store.fresh()
+        for meta in self._trusted((manifest or {}).get("levels", [])):
+            self.metas.append(meta)
+        if self.metas:
             self.totals = totals = {k: (dict(v) if isinstance(v, dict) else v)   # the level's record stays as saved
-                                    for k, v in self.levels[-1]["totals"].items()}
-            store.drop_from(len(self.levels))
+                                    for k, v in self.metas[-1]["totals"].items()}
+            self.levels.drop_from(len(self.metas))
             self.start -= totals["seconds"]
+            self._visited_from_store()
         else:
-            store.drop_from(0)
+            self.levels.drop_from(0)
             self._seed()
         status, reason = COMPLETE, ""
         while True:
-            level = len(self.levels) - 1
-            if self.levels[-1]["states"] == 0:
-                self.levels.pop()
+            level = len(self.metas) - 1
+            if self.metas[-1]["states"] == 0:
+                self.metas.pop()
                 break
             if totals["found"] and not keep_going:
                 status = VIOLATION
                 break
-            total = sum(m["states"] for m in self.levels)
+            total = sum(m["states"] for m in self.metas)
             if limits.max_depth is not None and level >= limits.max_depth:
                 status, reason = STOPPED, (f"max depth {limits.max_depth} reached with "
-                                           f"{self.levels[-1]['states']} states unexplored")
+                                           f"{self.metas[-1]['states']} states unexplored")
                 break
             if limits.max_states is not None and total >= limits.max_states:
                 status, reason = STOPPED, f"max states {limits.max_states} reached"
@@ -145,7 +159,7 @@ class _Run:
                     pass
             if self.interrupts.signal is not None:
                 self.interrupts.settle()
-                kept = (f"the checkpoint keeps levels 0-{len(self.levels) - 1}" if not self.temporary
+                kept = (f"the checkpoint keeps levels 0-{len(self.metas) - 1}" if self.store is not None
                         else "no --checkpoint-dir, so nothing to resume from")
                 status, reason = STOPPED, f"interrupted by {self.interrupts.signal}; {kept}"
                 break
@@ -156,45 +170,84 @@ class _Run:
                               meta["states"] / max(1e-9, time.monotonic() - t0), time.monotonic() - self.start)
         return self._result(checked, keep_going, status, reason)
 
+    # ------------------------------------------------------------ resuming
+
+    def _trusted(self, saved: list):
+        """The saved levels, up to the first whose chunks do not read back exactly as the
+        manifest records them (measured by executors, where the data is). Level 0 must hold
+        exactly this model's initial states, and a last level of no states is never taken on
+        trust (it would end the search): it is recomputed."""
+        roots = sorted(self.roots)
+        for meta in saved:
+            if meta["level"] == 0 and (meta["states"] != len(roots) or int(meta["checksum"], 16) != sum(roots)):
+                return
+            if meta["states"] == 0:
+                return
+            want = {c[0]: c[1:] for c in meta["chunks"]}
+            if self.levels.measure(meta["level"]) != want:
+                return
+            yield meta
+
+    def _visited_from_store(self) -> None:
+        """Every trusted level's fingerprints, aligned with their owners (one shuffle)."""
+        from pyspark import StorageLevel
+        sc, n = self.spark.sparkContext, self.job.partitions
+        stored = sc.union([self.levels.read(k) for k in range(len(self.metas))])
+        visited = stored.map(lambda kv: visited_of(kv[0], kv[1])).partitionBy(n, owner_of)
+        self.visited = [visited.persist(StorageLevel.MEMORY_AND_DISK)]
+        visited.count()
+
     # ------------------------------------------------------------ levels
 
-    def _commit(self, level: int, parts: list, state_events: dict) -> dict:
-        """Record a written level in the manifest (after its part files are on disk)."""
+    def _commit(self, level: int, owned: list, state_events: dict) -> dict:
+        """Record a written level in the manifest (after its chunks are in the store)."""
         totals = self.totals
         for name, (fp, _, _) in sorted(state_events.items()):
             totals["found"][name] = {"level": level, "fp": f"{fp:x}", "label": "", "kind": "state"}
         totals["seconds"] = time.monotonic() - self.start
-        meta = meta_of(level, parts)
-        meta["totals"] = {k: (dict(v) if isinstance(v, dict) else v) for k, v in totals.items()}
-        self.levels.append(meta)
-        self.store.save({"partitions": self.job.partitions, "levels": self.levels})
+        chunks = sorted(c for metas in owned for c in metas)
+        meta = {"level": level, "states": sum(c[1] for c in chunks),
+                "checksum": f"{sum(int(c[2], 16) for c in chunks):x}", "chunks": chunks,
+                "totals": {k: (dict(v) if isinstance(v, dict) else v) for k, v in totals.items()}}
+        self.metas.append(meta)
+        if self.store is not None:
+            self.store.save({"partitions": self.job.partitions, "levels": self.metas})
         return meta
 
     def _seed(self) -> None:
-        directory = self.store.prepare(0)
         roots = [(fp, c) for fp, (_, c) in sorted(self.roots.items())]
-        parts, events = [], {}
-        for p in range(self.job.partitions):
-            meta, ev = seed(self.job, directory, p, roots)
-            parts.append(meta)
-            _merge(events, ev)
-        meta = self._commit(0, parts, events)
+        outs = [seed(self.job, p, roots) for p in range(self.job.partitions)]
+        self._hold(0, outs)
+        events: dict = {}
+        for out in outs:
+            _merge(events, out[0][1][1][2])
+        meta = self._commit(0, [out[0][1][1][0] for out in outs], events)
         if self.progress:
             elapsed = time.monotonic() - self.start
             self.progress(0, meta["states"], meta["states"], meta["states"] / max(1e-9, elapsed), elapsed)
 
+    def _hold(self, level: int, outs: list) -> None:
+        """A level made on the driver: to the store, and kept here while the levels are small."""
+        per_owner = [[(v[1], v[2]) for _, v in out if v[0] == "C"] for out in outs]
+        self.levels.write_local(level, per_owner)
+        self.held[level] = per_owner
+        fps = [[v[1] for _, v in out if v[0] == "F"] for out in outs]
+        self.held_visited = fps if self.held_visited is None else [a + b for a, b in zip(self.held_visited, fps)]
+
     def _expand(self, level: int) -> dict:
-        """Expand level `level` into level + 1 (one Spark job, or on the driver if it is small);
-        return the new level's meta."""
-        store, totals = self.store, self.totals
-        n = self.job.partitions
+        """Expand level `level` into level + 1 (one Spark job, or on the driver if it is small
+        and every level so far is held here); return the new level's meta."""
+        totals = self.totals
         found = frozenset(totals["found"])
-        frontier = [str(store.part_path(level, p)) for p in range(n)]
-        dirs = [str(store.level_path(k)) for k in range(level + 1)] + [str(store.prepare(level + 1))]
-        if self.levels[level]["states"] < self.driver_levels:
-            owned = self._on_driver(found, frontier, dirs)
-        else:
-            owned = self._on_spark(found, frontier, dirs)
+        try:
+            if self.metas[level]["states"] < self.driver_levels and level in self.held and not self.visited:
+                owned = self._on_driver(found, level)
+            else:
+                owned = self._on_spark(found, level)
+        except Exception:
+            if self.interrupts.signal is not None:      # the job was cancelled: not an error
+                raise _Interrupted() from None
+            raise
         enabled, step_events, state_events = Counter(totals["enabled"]), {}, {}
         taken = Counter(totals["taken"])
         transitions = terminal = stuck = 0
@@ -214,48 +267,64 @@ class _Run:
         totals["transitions"] += transitions
         totals["terminal"] += terminal + stuck
         totals["enabled"], totals["taken"] = dict(enabled), dict(taken)
-        return self._commit(level + 1, [p[0] for p in owned], state_events)
+        return self._commit(level + 1, [o[0] for o in owned], state_events)
 
-    def _on_spark(self, found: frozenset, frontier: list, dirs: list) -> list:
-        """Two Spark jobs of P tasks: expand (blocks to the owners' inboxes in the next level's
-        directory), then own. One result per owner, the expand tasks' counts with owner 0's."""
+    def _on_spark(self, found: frozenset, level: int) -> list:
+        """One Spark job: expand the level's chunks (wherever they are read), shuffle the
+        blocks to their owners, own beside the visited fingerprints; the next level's chunks
+        go to the store. A second, small job reads the head of each owner's output (its meta
+        and fingerprints) from Spark's cache: the next level's visited entry. Returns each
+        owner's (chunk metas, taken, events, expand counts)."""
+        from pyspark import StorageLevel
         job, n, sc = self.job, self.job.partitions, self.spark.sparkContext
-        inbox = str(Path(dirs[-1]) / INBOX)
+        keep = _storage(sc)
+        if not self.visited:             # every level so far was made on the driver
+            pairs = [(p, ("F", b)) for p, blobs in enumerate(self.held_visited) for b in blobs]
+            self.visited = [sc.parallelize(pairs, n).partitionBy(n, owner_of).persist(keep)]
+            self.held_visited = None
+        if level in self.held:
+            frontier = sc.parallelize([kv for chunks in self.held[level] for kv in chunks], n)
+        else:
+            frontier = self.levels.read(level)
+        blocks = frontier.mapPartitions(lambda it: expand(job, found, it)).partitionBy(n, owner_of)
+        aligned = blocks
+        for v in self.visited:
+            aligned = aligned.union(v)
+        if aligned.getNumPartitions() != n:      # the union must put owner p's data in one partition
+            raise RuntimeError("Spark did not align the visited set with the shuffled blocks")
+        owned = aligned.mapPartitionsWithIndex(lambda i, it: own(job, found, i, it), preservesPartitioning=True)
+        owned = owned.persist(StorageLevel.MEMORY_AND_DISK)     # read once more, for its heads
         try:
-            stats = (sc.parallelize(range(n), n)
-                     .mapPartitionsWithIndex(lambda i, _: [expand_to_inbox(job, found, Path(frontier[i]), i,
-                                                                           Path(inbox))])
-                     .collect())
-            owned = (sc.parallelize(range(n), n)
-                     .mapPartitionsWithIndex(lambda i, _: own(job, found, [Path(d) for d in dirs], i,
-                                                              read_inbox(Path(inbox), i)))
-                     .collect())
-        except Exception:
-            if self.interrupts.signal is not None:      # the job was cancelled: not an error
-                raise _Interrupted() from None
-            raise
-        shutil.rmtree(inbox, ignore_errors=True)
-        owned[0][3].extend(stats)
-        return owned
+            self.levels.write(level + 1, owned.filter(lambda kv: kv[1][0] == "C").map(lambda kv: (kv[1][1], kv[1][2])))
+            heads = owned.mapPartitions(_heads, preservesPartitioning=True).persist(keep)
+            metas = [v[1] for _, v in heads.collect() if v[0] == "M"]
+        finally:
+            owned.unpersist()
+        self.visited.append(heads)
+        return metas
 
-    def _on_driver(self, found: frozenset, frontier: list, dirs: list) -> list:
-        """The same two stages in this process, for a small level."""
+    def _on_driver(self, found: frozenset, level: int) -> list:
+        """The same stages in this process, for a small level."""
         job, n = self.job, self.job.partitions
         routed: list[list] = [[] for _ in range(n)]
-        for i in range(n):
-            for owner, value in expand(job, found, Path(frontier[i]), i):
-                routed[owner].append((owner, value))
-        return [next(own(job, found, [Path(d) for d in dirs], i, iter(routed[i]))) for i in range(n)]
+        frontier = [kv for chunks in self.held[level] for kv in chunks]
+        for owner, value in expand(job, found, frontier):
+            routed[owner].append((owner, value))
+        outs = [list(own(job, found, i, routed[i] + [(i, ("F", b)) for b in self.held_visited[i]]))
+                for i in range(n)]
+        self._hold(level + 1, outs)
+        return [out[0][1][1] for out in outs]
 
     # ------------------------------------------------------------ the result
 
     def _path_to(self, level: int, fp: int) -> tuple[int, list]:
         """(root fingerprint, labels from the root) by walking the parent links back; each
-        look-up is a one-task job, run where the part files are."""
-        sc, labels = self.spark.sparkContext, []
+        look-up reads one owner's chunks of one level (a one-task job, where the data is)."""
+        labels, n = [], self.job.partitions
         for k in range(level, 0, -1):
-            path = str(self.store.part_path(k, fp % self.job.partitions))
-            fp, label = sc.parallelize([path], 1).map(lambda p, fp=fp: find_link(Path(p), fp)).collect()[0]
+            owner = fp % n
+            chunks = self.held[k][owner] if k in self.held else self.levels.read_owner(k, owner)
+            fp, label = find_link(chunks, fp)
             labels.append(label)
         labels.reverse()
         return fp, labels
@@ -274,7 +343,7 @@ class _Run:
                           checked=[name] if keep_going else checked)
             found[name] = trace
             first = first or trace
-        per_level = [m["states"] for m in self.levels]
+        per_level = [m["states"] for m in self.metas]
         res = Result(VIOLATION if found else status, sum(per_level), totals["transitions"],
                      max(0, len(per_level) - 1), time.monotonic() - self.start, states_per_level=per_level,
                      enabled=Counter(totals["enabled"]), taken=Counter(totals["taken"]), counterexample=first,
@@ -283,6 +352,19 @@ class _Run:
         res.explored_all = status == COMPLETE
         res.collision_probability = collision_probability(res.distinct_states, res.transitions + len(self.roots))
         return res
+
+
+def _heads(items):
+    """An owner's meta and fingerprints: the first two records own yields."""
+    for _, item in zip(range(2), items):
+        yield item
+
+
+def _storage(sc):
+    """How the visited set and a level in the making are kept: on a cluster, twice (an
+    executor lost costs no recomputation back through the levels); locally once."""
+    from pyspark import StorageLevel
+    return StorageLevel.MEMORY_AND_DISK if sc.master.startswith("local") else StorageLevel.MEMORY_AND_DISK_2
 
 
 def _merge(into: dict, events: dict) -> None:

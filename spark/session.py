@@ -79,7 +79,10 @@ def make_session(master: str = "local[*]", partitions: Optional[int] = None,
                .config("spark.python.worker.reuse", "true")
                .config("spark.driver.extraJavaOptions", f"-Dlog4j2.level=ERROR {JVM_OPTIONS}")
                .config("spark.executor.extraJavaOptions", JVM_OPTIONS)
-               .config("spark.sql.adaptive.enabled", "false"))
+               .config("spark.sql.adaptive.enabled", "false")
+               # a task is CPU-bound and its input is a few MB: waiting up to 3 s (Spark's
+               # default) for a slot beside its data costs more than reading it from elsewhere
+               .config("spark.locality.wait", "0s"))
     if partitions:
         builder = builder.config("spark.sql.shuffle.partitions", str(partitions)) \
                          .config("spark.default.parallelism", str(partitions))

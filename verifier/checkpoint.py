@@ -39,12 +39,12 @@ def digest(path: Path) -> str:
     return h.hexdigest()
 
 
-class CheckpointDir:
-    def __init__(self, root: str | Path, identity: dict[str, Any], kind: str, version: int):
-        """`identity` says which run this is (config, switches, invariants); `kind` which engine
-        writes it: a manifest of another identity or kind is refused rather than resumed."""
+class LocalFiles:
+    """A checkpoint directory on this machine's disk (`check`, and `spark-check` on a path)."""
+
+    def __init__(self, root: str | Path):
         self.root = Path(root)
-        self.identity, self.kind, self.version = identity, kind, version
+        self.where = str(root)
         if self.root.exists() and not self.root.is_dir():
             raise CheckpointError(f"--checkpoint-dir {root}: not a directory")
         try:
@@ -55,25 +55,60 @@ class CheckpointDir:
         except OSError as exc:
             raise CheckpointError(f"--checkpoint-dir {root}: cannot write there ({exc.strerror})") from None
 
+    def exists(self, name: str) -> bool:
+        return (self.root / name).exists()
+
+    def is_file(self, name: str) -> bool:
+        return (self.root / name).is_file()
+
+    def read(self, name: str) -> bytes:
+        return (self.root / name).read_bytes()
+
+    def write(self, name: str, data: bytes) -> None:
+        write_atomic(self.root / name, data)
+
+    def listdir(self) -> list[str]:
+        return sorted(p.name for p in self.root.iterdir())
+
+    def remove(self, name: str) -> None:
+        path = self.root / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+
+
+class CheckpointDir:
+    def __init__(self, root, identity: dict[str, Any], kind: str, version: int):
+        """`root` is a path, or a files object of the same shape as LocalFiles (spark-check's
+        Hadoop file systems); `identity` says which run this is (config, switches,
+        invariants); `kind` which engine writes it: a manifest of another identity or kind is
+        refused rather than resumed."""
+        self.files = LocalFiles(root) if isinstance(root, (str, Path)) else root
+        self.root = getattr(self.files, "root", None)
+        self.where = self.files.where
+        self.identity, self.kind, self.version = identity, kind, version
+
     def load(self) -> Optional[dict]:
         """The manifest of this run, None if there is none; refuses another run's."""
-        path = self.root / MANIFEST
-        if not path.exists():
+        files, where = self.files, self.where
+        if not files.exists(MANIFEST):
             return None
-        if not path.is_file():       # a FIFO would hang the read
-            raise CheckpointError(f"--checkpoint-dir {self.root}: unreadable manifest (not a regular file)")
+        if not files.is_file(MANIFEST):       # a FIFO would hang the read
+            raise CheckpointError(f"--checkpoint-dir {where}: unreadable manifest (not a regular file)")
         try:
-            data = json.loads(path.read_text())
+            data = json.loads(files.read(MANIFEST))
         except (OSError, ValueError) as exc:
-            raise CheckpointError(f"--checkpoint-dir {self.root}: unreadable manifest ({exc})") from None
+            raise CheckpointError(f"--checkpoint-dir {where}: unreadable manifest ({exc})") from None
         except RecursionError:
-            raise CheckpointError(f"--checkpoint-dir {self.root}: unreadable manifest (nested too deeply)") from None
+            raise CheckpointError(f"--checkpoint-dir {where}: unreadable manifest (nested too deeply)") from None
         kind = data.get("kind", "spark-check") if isinstance(data, dict) else None
         if not isinstance(data, dict) or data.get("version") != self.version or kind != self.kind:
-            raise CheckpointError(f"--checkpoint-dir {self.root}: not a kraft-verify {self.kind} checkpoint")
+            raise CheckpointError(f"--checkpoint-dir {where}: not a kraft-verify {self.kind} checkpoint")
         if data.get("identity") != self.identity:
-            raise CheckpointError(f"--checkpoint-dir {self.root}: holds a run of another config "
-                                  f"({(data.get('identity') or {}).get('what', '?')}); use a fresh directory")
+            what = data["identity"].get("what", "?") if isinstance(data.get("identity"), dict) else "?"
+            raise CheckpointError(f"--checkpoint-dir {where}: holds a run of another config "
+                                  f"({what}); use a fresh directory")
         return data
 
     def claim(self, resume: bool) -> Optional[dict]:
@@ -83,29 +118,25 @@ class CheckpointDir:
         a wrong --checkpoint-dir must never cost the user's files."""
         manifest = self.load()
         if manifest is not None and not resume:
-            raise CheckpointError(f"--checkpoint-dir {self.root} holds a run of this config: "
+            raise CheckpointError(f"--checkpoint-dir {self.where} holds a run of this config: "
                                   "pass --resume to continue it, or use a fresh directory")
-        if manifest is None and not (self.root / MARK).exists():
-            others = sorted(p.name for p in self.root.iterdir())
+        if manifest is None and not self.files.exists(MARK):
+            others = self.files.listdir()
             if others:
-                raise CheckpointError(f"--checkpoint-dir {self.root}: not empty and not a kraft-verify checkpoint "
+                raise CheckpointError(f"--checkpoint-dir {self.where}: not empty and not a kraft-verify checkpoint "
                                       f"(it holds {others[0]!r}); give a new or empty directory")
         try:
-            write_atomic(self.root / MARK, f"kraft-verify {self.kind} checkpoint\n")
+            self.files.write(MARK, f"kraft-verify {self.kind} checkpoint\n".encode())
         except OSError as exc:
-            raise CheckpointError(f"--checkpoint-dir {self.root}: cannot write there ({exc.strerror})") from None
+            raise CheckpointError(f"--checkpoint-dir {self.where}: cannot write there ({exc.strerror})") from None
         return manifest if resume else None
 
     def save(self, data: dict) -> None:
         """Replace the manifest whole (after the data files it names are on disk)."""
-        write_atomic(self.root / MANIFEST, json.dumps(dict(data, version=self.version, kind=self.kind,
-                                                           identity=self.identity), indent=1))
+        self.files.write(MANIFEST, json.dumps(dict(data, version=self.version, kind=self.kind,
+                                                   identity=self.identity), indent=1).encode())
 
     def forget(self, *names: str) -> None:
         """Remove files and directories of an earlier run (a run without --resume)."""
         for name in names:
-            path = self.root / name
-            if path.is_dir():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
+            self.files.remove(name)

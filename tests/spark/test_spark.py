@@ -19,7 +19,8 @@ import invariants as I
 from specs import Model, make_config
 from specs.catalogue import MUTANTS
 from spark.explore import spark_explore
-from spark.levels import LevelStore
+from spark.hadoopfs import open_store
+from spark.store import LevelStore
 from verifier.bfs import Limits, Options, explore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,15 +75,27 @@ def _identity(cfg):
     return {"what": cfg.preset, "test": True}
 
 
+def checkpoint(spark, path, cfg, resume=False) -> LevelStore:
+    """A --checkpoint-dir as the CLI claims it (through Hadoop's file system API)."""
+    store = LevelStore(open_store(spark, str(path)), _identity(cfg))
+    store.claim(resume)
+    return store
+
+
+def part(path, level, owner):
+    return path / "levels" / f"{level:05d}" / f"part-{owner:05d}"
+
+
 def test_a_corrupted_or_partial_level_is_recomputed_not_trusted(spark_session, tmp_path):
     cfg = small()
     limits = Limits(max_depth=9)
     want = local(cfg, 9)
-    store = LevelStore(tmp_path / "ck", _identity(cfg))
+    store = checkpoint(spark_session, tmp_path / "ck", cfg)
     spark_explore(spark_session, Model(cfg), I.REGISTRY, store, limits=limits, partitions=2, driver_levels=0)
     # corrupt level 5 (garbage in a part file) and make level 7 partial (a part missing)
-    store.part_path(5, 0).write_bytes(b"not a part" * 10)
-    store.part_path(7, 1).unlink()
+    part(tmp_path / "ck", 5, 0).write_bytes(b"not a part" * 10)
+    part(tmp_path / "ck", 7, 1).unlink()
+    store = checkpoint(spark_session, tmp_path / "ck", cfg, resume=True)
     redone = []
     got = spark_explore(spark_session, Model(cfg), I.REGISTRY, store, resume=True, limits=limits, partitions=2,
                         on_level=redone.append, driver_levels=0)
@@ -90,14 +103,17 @@ def test_a_corrupted_or_partial_level_is_recomputed_not_trusted(spark_session, t
     same(got, want)
 
 
-def test_resume_of_a_finished_run_recomputes_nothing(spark_session, tmp_path):
+def test_resume_of_a_finished_run_recomputes_only_its_empty_last_level(spark_session, tmp_path):
+    """A manifest whose last level is empty says the search is over: that claim is checked by
+    expanding the level before it again, never taken on trust."""
     cfg = small("pre-kip-966", records=1, fences=1, lossy_crashes=0)
-    store = LevelStore(tmp_path / "ck", _identity(cfg))
+    store = checkpoint(spark_session, tmp_path / "ck", cfg)
     first = spark_explore(spark_session, Model(cfg), I.REGISTRY, store, partitions=2)
+    store = checkpoint(spark_session, tmp_path / "ck", cfg, resume=True)
     redone = []
     again = spark_explore(spark_session, Model(cfg), I.REGISTRY, store, resume=True, partitions=2,
                           on_level=redone.append)
-    assert redone == []
+    assert redone == [len(first.states_per_level)]
     same(again, first)
 
 
@@ -190,8 +206,8 @@ def test_bad_checkpoint_dirs_are_one_line_exit_2(cli, tmp_path):
     (ck / "manifest.json").write_text("{not json")
     out = cli("spark-check", "--checkpoint-dir", str(ck), "--resume")
     assert out.returncode == 2 and "unreadable manifest" in out.stderr
-    store = LevelStore(ck, {"what": "kafka --mutant elr-not-cleared"})
-    store.save({"levels": []})
+    store = LevelStore(str(ck), {"what": "kafka --mutant elr-not-cleared"})
+    store.save({"levels": [], "partitions": 2})
     out = cli("spark-check", "--checkpoint-dir", str(ck), "--resume")
     assert out.returncode == 2 and "holds a run of another config" in out.stderr
     for o in (out,):

@@ -4,12 +4,10 @@ from __future__ import annotations
 import argparse
 import re
 
+from spark.store import MAX_PARTITIONS
 from specs import Model
 from verifier.cli.common import UsageError, add_model_args, console, header_line, run_dir
 from verifier.cli.search import report_search, search_inputs
-
-
-MAX_PARTITIONS = 10_000
 
 
 def add_parser(sub) -> None:
@@ -21,7 +19,9 @@ def add_parser(sub) -> None:
     p.add_argument("--driver-levels", type=int, default=None, metavar="N",
                    help="expand levels of fewer than N states on the driver, where a Spark job would cost more "
                         "than their work (default 5000; 0: every level on Spark)")
-    p.add_argument("--checkpoint-dir", help="keep every level here (part files + manifest) so a killed run can resume")
+    p.add_argument("--checkpoint-dir", metavar="URL",
+                   help="keep every level here so a killed run can resume: a location the driver and every "
+                        "executor reach (hdfs://..., s3a://..., or a path on a shared or local-mode disk)")
     p.add_argument("--resume", action="store_true",
                    help="continue the run in --checkpoint-dir from its last good level")
     p.add_argument("--max-depth", type=int, help="stop (exit 3) after this many BFS levels")
@@ -38,15 +38,15 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spark.levels import CheckpointError, LevelStore
     from spark.session import SparkSetupError, check_master, make_session, under_spark_submit
+    from verifier.checkpoint import CheckpointError, LocalFiles
     from verifier.summary import config_json
     inputs = search_inputs(args)
     cfg, invs = inputs.cfg, inputs.invariants
     if args.resume and not args.checkpoint_dir:
         raise UsageError("--resume needs --checkpoint-dir")
     if args.partitions is not None and not 1 <= args.partitions <= MAX_PARTITIONS:
-        # each partition is a part file per level and an inbox block per owner and chunk
+        # each partition is a file per level in the store, and a shuffle partition
         raise UsageError(f"--partitions must be between 1 and {MAX_PARTITIONS}, got {args.partitions}")
     if args.driver_levels is not None and args.driver_levels < 0:
         raise UsageError("--driver-levels must be >= 0")
@@ -55,21 +55,13 @@ def run(args: argparse.Namespace) -> int:
                                                              re.IGNORECASE):
         raise UsageError(f"--executor-memory {args.executor_memory}: expected a size such as 512m or 4g")
     try:
-        if not under_spark_submit():     # before the checkpoint directory is claimed
+        if not under_spark_submit():     # before the JVM starts
             check_master(args.master)
-    except SparkSetupError as exc:
+        if args.checkpoint_dir and is_plain_path(args.checkpoint_dir):
+            LocalFiles(args.checkpoint_dir)          # a path's plain faults, without starting Spark
+    except (SparkSetupError, CheckpointError) as exc:
         raise UsageError(str(exc)) from None
     model = Model(cfg, symmetry=inputs.symmetry)
-    store, manifest = None, None
-    if args.checkpoint_dir:
-        identity = {"what": cfg.preset + (f" --mutant {cfg.mutant}" if cfg.mutant else ""),
-                    "config": config_json(cfg), "symmetry": model.symmetric, "deadlock": inputs.deadlock,
-                    "invariants": [inv.name for inv in invs]}
-        try:
-            store = LevelStore(args.checkpoint_dir, identity)
-            manifest = store.claim(args.resume)
-        except CheckpointError as exc:
-            raise UsageError(str(exc)) from None
     out = console()
     run_id, out_dir = run_dir(args.out, "spark-check", cfg)
     out.print(header_line("spark-check", cfg), markup=False)
@@ -79,15 +71,44 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     from spark.explore import DRIVER_LEVELS, Progress, spark_explore
     partitions = args.partitions or spark.sparkContext.defaultParallelism
+    store, manifest = None, None
+    if args.checkpoint_dir:
+        identity = {"what": cfg.preset + (f" --mutant {cfg.mutant}" if cfg.mutant else ""),
+                    "config": config_json(cfg), "symmetry": model.symmetric, "deadlock": inputs.deadlock,
+                    "invariants": [inv.name for inv in invs]}
+        store, manifest = claim(spark, args.checkpoint_dir, identity, args.resume, partitions)
     if manifest and manifest["partitions"] != partitions:     # owners are fp mod P: a run keeps its P
         out.print(f"note: resuming with the run's {manifest['partitions']} partitions, not {partitions}",
                   markup=False)
         partitions = manifest["partitions"]
     out.print(f"spark: master={spark.sparkContext.master} partitions={partitions} "
               f"symmetry={'on' if model.symmetric else 'off'} "
-              f"checkpoint={args.checkpoint_dir or '(temporary)'}{' (resuming)' if args.resume else ''}",
+              f"checkpoint={args.checkpoint_dir or '(in Spark)'}{' (resuming)' if args.resume else ''}",
               markup=False)
-    result = spark_explore(spark, model, invs, store, args.resume, inputs.limits, not inputs.stop_at_first,
-                           inputs.deadlock, partitions, Progress(out, args.quiet),
-                           driver_levels=DRIVER_LEVELS if args.driver_levels is None else args.driver_levels)
+    try:
+        result = spark_explore(spark, model, invs, store, args.resume, inputs.limits, not inputs.stop_at_first,
+                               inputs.deadlock, partitions, Progress(out, args.quiet),
+                               driver_levels=DRIVER_LEVELS if args.driver_levels is None else args.driver_levels)
+    except CheckpointError as exc:       # the store failed under the run (a NameNode gone for good)
+        raise UsageError(str(exc)) from None
     return report_search(args, out, "spark", model, invs, result, run_id, out_dir)
+
+
+def is_plain_path(location: str) -> bool:
+    return not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", location)
+
+
+def claim(spark, location: str, identity: dict, resume: bool, partitions: int):
+    """The checkpoint location, claimed for this run and checked usable by the executors
+    (before the first level): (LevelStore, the manifest to resume or None). Exit 2 if not."""
+    from spark.hadoopfs import open_store
+    from spark.store import HadoopLevels, LevelStore
+    from verifier.checkpoint import CheckpointError
+    try:
+        fs = open_store(spark, location)
+        store = LevelStore(fs, identity)
+        manifest = store.claim(resume)
+        HadoopLevels(spark, fs, partitions).probe()
+    except CheckpointError as exc:
+        raise UsageError(str(exc)) from None
+    return store, manifest

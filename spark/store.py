@@ -1,0 +1,245 @@
+"""Where spark-check keeps its levels: in a store every executor reaches, never a local path.
+
+A level is a set of chunks, each one owner's states (owner = fingerprint mod P), at most
+CHUNK of them, sorted by fingerprint (spark/records.py: data, never a pickle), keyed
+"OOOOO-CCCCCC" (owner, chunk). Two places hold them:
+
+- `HadoopLevels`: a directory on a Hadoop-compatible file system (`--checkpoint-dir`
+  hdfs://..., s3a://..., file://... where that is shared, or Spark's checkpoint directory),
+  one SequenceFile per owner per level, written by Spark's own output committer:
+
+      DIR/manifest.json                  what run, how far, each chunk's size, sum, sha256
+      DIR/levels/NNNNN/part-OOOOO        owner OOOOO's chunks of level NNNNN
+
+  The manifest is replaced after a level is committed and is the only commit point: a level
+  directory the manifest does not name (a run killed while writing it, or an object store's
+  half-copied commit) is deleted, and a level it names is trusted on resume only if reading
+  it back gives exactly the manifest's chunks (the same keys, and each chunk's size, sum of
+  fingerprints and sha256 of its bytes), so a torn, partial or altered level is recomputed
+  whatever the store's rename does.
+- `SparkLevels` (no checkpoint location): the levels stay in Spark (persisted on the
+  executors' own disks, recomputed from their lineage if an executor is lost); nothing to
+  resume from.
+"""
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any, Optional
+
+from spark.hadoopfs import HadoopFs, StoreError
+from spark.records import chunk_measure
+from spark.seqfile import records
+from verifier.checkpoint import MANIFEST, CheckpointDir, CheckpointError
+from verifier.values import BadData
+
+VERSION = 3
+MAX_PARTITIONS = 10_000
+SEQUENCE_FILE = "org.apache.hadoop.mapred.SequenceFileOutputFormat"
+TEXT, BYTES = "org.apache.hadoop.io.Text", "org.apache.hadoop.io.BytesWritable"
+KEY = re.compile(r"([0-9]{5})-([0-9]{6})")
+HEX64 = re.compile(r"[0-9a-f]{64}")
+TOTALS = {"transitions": int, "enabled": dict, "taken": dict, "terminal": int, "found": dict, "seconds": (int, float)}
+
+
+def chunk_key(owner: int, chunk: int) -> str:
+    return f"{owner:05d}-{chunk:06d}"
+
+
+def owner_of_key(key: str) -> int:
+    return int(key[:5])
+
+
+def level_dir(level: int) -> str:
+    return f"levels/{level:05d}"
+
+
+class HadoopLevels:
+    """Levels as SequenceFiles under a Hadoop file system directory (see the module docstring)."""
+
+    def __init__(self, spark, fs: HadoopFs, partitions: int, temporary: bool = False):
+        self.sc, self.fs, self.n, self.temporary = spark.sparkContext, fs, partitions, temporary
+
+    def url(self, level: int, owner: Optional[int] = None) -> str:
+        name = level_dir(level) + (f"/part-{owner:05d}" if owner is not None else "")
+        return self.fs.child_url(name)
+
+    def write(self, level: int, rdd) -> None:
+        """Partition i of `rdd` (key, chunk bytes) holds owner i's chunks: file part-0000i."""
+        self.fs.remove(level_dir(level))
+        rdd.saveAsHadoopFile(self.url(level), SEQUENCE_FILE, keyClass=TEXT, valueClass=BYTES)
+
+    def write_local(self, level: int, per_owner: list) -> None:
+        """A level the driver made (a small one), written by the driver's JVM in the layout
+        Spark's committer leaves: a Spark job would cost more than the level's work."""
+        self.fs.remove(level_dir(level))
+        for owner, chunks in enumerate(per_owner):
+            self.fs.write_sequence(f"{level_dir(level)}/part-{owner:05d}", chunks)
+
+    def read(self, level: int):
+        """The level's (key, chunk) records, each file read whole (spark/seqfile.py says why),
+        one partition per owner's file (binaryFiles would pack small files into one task)."""
+        files = self.sc.union([self.sc.binaryFiles(self.url(level, owner)) for owner in range(self.n)])
+        return files.flatMap(lambda pv: records(pv[1]))
+
+    def read_owner(self, level: int, owner: int) -> list:
+        prefix = f"{owner:05d}-"
+        return (self.sc.binaryFiles(self.url(level, owner)).flatMap(lambda pv: records(pv[1]))
+                .filter(lambda kv: kv[0].startswith(prefix)).collect())
+
+    def measure(self, level: int) -> Optional[dict]:
+        """{key: [states, fingerprint sum (hex), sha256]} as read back from the store; None if
+        the level cannot be read whole (missing, torn, not ours)."""
+        from py4j.protocol import Py4JError
+        if not self.fs.exists(level_dir(level)):
+            return None
+        try:
+            got = self.sc.binaryFiles(self.url(level), minPartitions=self.n).flatMap(_measure_file).collect()
+        except Py4JError:
+            return None
+        out: dict = {}
+        for key, meta in got:
+            if key is None or meta is None or key in out:
+                return None
+            out[key] = meta
+        return out
+
+    def drop_from(self, level: int) -> None:
+        for name in self.fs.listdir("levels"):
+            if name.isdigit() and int(name) >= level:
+                self.fs.remove(f"levels/{name}")
+
+    def probe(self) -> None:
+        """Refuse a store the executors cannot write or read (a path on the driver's own disk,
+        a bucket they have no credentials for) before the first level, with one line."""
+        from py4j.protocol import Py4JError
+        token = uuid.uuid4().hex
+        name = f"probe-{token}"
+        tasks = max(2, self.sc.defaultParallelism)
+        try:
+            try:
+                (self.sc.parallelize(range(tasks), tasks).map(lambda i: (f"{i:05d}", token))
+                 .saveAsHadoopFile(self.fs.child_url(name), SEQUENCE_FILE, keyClass=TEXT, valueClass=TEXT))
+                seen = self.sc.sequenceFile(self.fs.child_url(name), TEXT, TEXT, minSplits=tasks).collect()
+            except Py4JError as exc:
+                from spark.hadoopfs import reason
+                raise StoreError(f"--checkpoint-dir {self.fs.where}: the executors cannot use it "
+                                 f"({reason(exc)})") from None
+            if sorted(seen) != [(f"{i:05d}", token) for i in range(tasks)]:
+                raise StoreError(f"--checkpoint-dir {self.fs.where}: what the executors wrote there did not reach "
+                                 "the driver (a disk only one machine has?): give a location every executor and "
+                                 "the driver share (hdfs://, s3a://, a shared mount)")
+        finally:
+            self.fs.remove(name)
+
+    def close(self) -> None:
+        if self.temporary:
+            self.fs.remove("")
+        self.fs.close()
+
+
+def _measure_file(path_data) -> list:
+    """[(key, chunk measure)] of one owner's level file, [(None, None)] if it is not whole or
+    holds another owner's chunks."""
+    path, data = path_data
+    owner = path.rsplit("/", 1)[-1]
+    try:
+        got = [(key, chunk_measure(value)) for key, value in records(data)]
+    except BadData:
+        return [(None, None)]
+    if not owner.startswith("part-") or any(not key.startswith(owner[5:] + "-") for key, _ in got):
+        return [(None, None)]
+    return got
+
+
+class SparkLevels:
+    """Levels kept in Spark, persisted on the executors' disks (no checkpoint location)."""
+
+    temporary = True
+
+    def __init__(self, spark, partitions: int):
+        self.sc, self.n = spark.sparkContext, partitions
+        self.levels: dict[int, Any] = {}
+
+    def write(self, level: int, rdd) -> None:
+        from pyspark import StorageLevel
+        self.drop_from(level)
+        rdd = rdd.persist(StorageLevel.DISK_ONLY)
+        rdd.count()
+        self.levels[level] = rdd
+
+    def write_local(self, level: int, per_owner: list) -> None:
+        """A level the driver made stays on the driver (spark/explore.py holds it)."""
+
+    def read(self, level: int):
+        return self.levels[level]
+
+    def read_owner(self, level: int, owner: int) -> list:
+        prefix = f"{owner:05d}-"
+        return self.sc.runJob(self.levels[level], lambda it: [kv for kv in it if kv[0].startswith(prefix)], [owner])
+
+    def drop_from(self, level: int) -> None:
+        for k in [k for k in self.levels if k >= level]:
+            self.levels.pop(k).unpersist()
+
+    def close(self) -> None:
+        self.drop_from(0)
+
+
+class LevelStore(CheckpointDir):
+    """The manifest of a `--checkpoint-dir` run (verifier/checkpoint.py's rules), validated
+    field by field when it is read: a malformed one is refused with one line."""
+
+    def __init__(self, fs: HadoopFs, identity: dict[str, Any]):
+        super().__init__(fs, identity, "spark-check", VERSION)
+        self.fs = self.files
+
+    def load(self) -> Optional[dict]:
+        data = super().load()
+        if data is not None:
+            problem = malformed(data)
+            if problem:
+                raise CheckpointError(f"--checkpoint-dir {self.where}: not a usable spark-check manifest ({problem})")
+        return data
+
+    def fresh(self) -> None:
+        """Forget any earlier run in the directory (a run without --resume)."""
+        self.forget(MANIFEST, f".{MANIFEST}.tmp", "levels")
+
+
+def malformed(data: dict) -> str:
+    """What is wrong with a manifest's fields, or ''."""
+    n = data.get("partitions")
+    if type(n) is not int or not 1 <= n <= MAX_PARTITIONS:
+        return f"partitions must be an integer from 1 to {MAX_PARTITIONS}"
+    levels = data.get("levels")
+    if not isinstance(levels, list):
+        return "levels must be a list"
+    for k, meta in enumerate(levels):
+        if not isinstance(meta, dict) or meta.get("level") != k or type(meta.get("level")) is not int:
+            return f"level {k} is not numbered {k}"
+        chunks, states = meta.get("chunks"), meta.get("states")
+        if type(states) is not int or states < 0 or not isinstance(chunks, list):
+            return f"level {k} has no states count or chunk list"
+        seen = set()
+        for c in chunks:
+            if not (isinstance(c, list) and len(c) == 4 and isinstance(c[0], str) and KEY.fullmatch(c[0])
+                    and owner_of_key(c[0]) < n and type(c[1]) is int and c[1] >= 0 and isinstance(c[2], str)
+                    and re.fullmatch(r"[0-9a-f]{1,40}", c[2]) and isinstance(c[3], str) and HEX64.fullmatch(c[3])
+                    and c[0] not in seen):
+                return f"level {k} has a malformed chunk entry"
+            seen.add(c[0])
+        if sum(c[1] for c in chunks) != states:
+            return f"level {k}'s chunks do not add up to its states"
+        totals = meta.get("totals")
+        if not isinstance(totals, dict) or any(not isinstance(totals.get(key), kind) or isinstance(totals.get(key), bool)
+                                               for key, kind in TOTALS.items()):
+            return f"level {k} has no valid totals"
+        if any(type(v) is not int or v < 0 for d in (totals["enabled"], totals["taken"]) for v in d.values()):
+            return f"level {k}'s action counts are not counts"
+        for name, f in totals["found"].items():
+            if not (isinstance(f, dict) and type(f.get("level")) is int and 0 <= f["level"] <= k
+                    and isinstance(f.get("fp"), str) and re.fullmatch(r"[0-9a-f]{1,32}", f["fp"])
+                    and f.get("kind") in ("state", "step", "deadlock")):
+                return f"level {k} names a malformed violation ({str(name)[:40]})"
+    return ""
