@@ -115,7 +115,16 @@ class HadoopFs:
         return bool(self._call(f"look at {name}", self._fs.exists, self.path(name)))
 
     def is_file(self, name: str) -> bool:
-        return bool(self._call(f"look at {name}", self._fs.getFileStatus, self.path(name)).isFile())
+        """A regular file: Hadoop's local file system calls a FIFO a file, and reading one hangs."""
+        if not self._call(f"look at {name}", self._fs.getFileStatus, self.path(name)).isFile():
+            return False
+        if self.scheme == "file":
+            import stat
+            try:
+                return stat.S_ISREG(os.stat(str(self.path(name).toUri().getPath())).st_mode)
+            except OSError:
+                return False
+        return True
 
     def is_dir(self, name: str) -> bool:
         return self.exists(name) and bool(self._call(f"look at {name}", self._fs.getFileStatus,
