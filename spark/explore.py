@@ -110,6 +110,7 @@ class _Run:
         self.held: dict[int, list] = {}       # level -> per owner its chunks, for levels made on the driver
         self.held_visited: Optional[list] = None   # per owner its fingerprints, while every level is held
         self.visited: list = []                # owner-aligned RDDs of ("F", fingerprints), once on Spark
+        self.cached: Optional[tuple] = None    # (level, its owners' output still in Spark's cache)
         fpr, canonical = Fingerprinter(), model.canonical
         self.roots: dict[int, tuple] = {}
         for s in model.init_states():
@@ -284,7 +285,9 @@ class _Run:
             self.held_visited = None
         if level in self.held:
             frontier = sc.parallelize([kv for chunks in self.held[level] for kv in chunks], n)
-        else:
+        elif self.cached is not None and self.cached[0] == level:      # what the last job made: no read back
+            frontier = self.cached[1].filter(_is_chunk).map(_chunk)
+        else:                                                          # a resumed run's first level
             frontier = self.levels.read(level)
         blocks = frontier.mapPartitions(lambda it: expand(job, found, it)).partitionBy(n, owner_of)
         aligned = blocks
@@ -293,13 +296,18 @@ class _Run:
         if aligned.getNumPartitions() != n:      # the union must put owner p's data in one partition
             raise RuntimeError("Spark did not align the visited set with the shuffled blocks")
         owned = aligned.mapPartitionsWithIndex(lambda i, it: own(job, found, i, it), preservesPartitioning=True)
-        owned = owned.persist(StorageLevel.MEMORY_AND_DISK)     # read once more, for its heads
+        # kept for its heads and as the next level's frontier (the store is read only on resume)
+        owned = owned.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            self.levels.write(level + 1, owned.filter(lambda kv: kv[1][0] == "C").map(lambda kv: (kv[1][1], kv[1][2])))
+            self.levels.write(level + 1, owned.filter(_is_chunk).map(_chunk))
             heads = owned.mapPartitions(_heads, preservesPartitioning=True).persist(keep)
             metas = [v[1] for _, v in heads.collect() if v[0] == "M"]
-        finally:
+        except BaseException:
             owned.unpersist()
+            raise
+        if self.cached is not None:
+            self.cached[1].unpersist()
+        self.cached = (level + 1, owned)
         self.visited.append(heads)
         return metas
 
@@ -352,6 +360,14 @@ class _Run:
         res.explored_all = status == COMPLETE
         res.collision_probability = collision_probability(res.distinct_states, res.transitions + len(self.roots))
         return res
+
+
+def _is_chunk(kv) -> bool:
+    return kv[1][0] == "C"
+
+
+def _chunk(kv):
+    return kv[1][1], kv[1][2]
 
 
 def _heads(items):
