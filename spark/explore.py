@@ -95,6 +95,11 @@ def temporary_levels(spark, partitions: int):
     return SparkLevels(spark, partitions)
 
 
+class _JobFailed(Exception):
+    """A level's Spark job failed for good (its tasks' retries spent, the cluster gone): the
+    run stops with a report and the checkpoint it has, as on an interrupt."""
+
+
 class _Interrupted(Exception):
     """A signal cancelled the level's job: the search stops, the checkpoint holds the levels before."""
 
@@ -158,11 +163,12 @@ class _Run:
                     meta = self._expand(level)
                 except _Interrupted:
                     pass
+                except _JobFailed as failed:
+                    status, reason = STOPPED, f"the Spark job of level {level + 1} failed ({failed}); {self._kept()}"
+                    break
             if self.interrupts.signal is not None:
                 self.interrupts.settle()
-                kept = (f"the checkpoint keeps levels 0-{len(self.metas) - 1}" if self.store is not None
-                        else "no --checkpoint-dir, so nothing to resume from")
-                status, reason = STOPPED, f"interrupted by {self.interrupts.signal}; {kept}"
+                status, reason = STOPPED, f"interrupted by {self.interrupts.signal}; {self._kept()}"
                 break
             if self.on_level:
                 self.on_level(level + 1)
@@ -170,6 +176,11 @@ class _Run:
                 self.progress(level + 1, meta["states"], total + meta["states"],
                               meta["states"] / max(1e-9, time.monotonic() - t0), time.monotonic() - self.start)
         return self._result(checked, keep_going, status, reason)
+
+    def _kept(self) -> str:
+        if self.store is None:
+            return "no --checkpoint-dir, so nothing to resume from"
+        return f"the checkpoint keeps levels 0-{len(self.metas) - 1}: rerun with --resume"
 
     # ------------------------------------------------------------ resuming
 
@@ -245,9 +256,13 @@ class _Run:
                 owned = self._on_driver(found, level)
             else:
                 owned = self._on_spark(found, level)
-        except Exception:
+        except Exception as exc:
+            from py4j.protocol import Py4JError
             if self.interrupts.signal is not None:      # the job was cancelled: not an error
                 raise _Interrupted() from None
+            if isinstance(exc, Py4JError):
+                from spark.hadoopfs import reason
+                raise _JobFailed(reason(exc)) from None
             raise
         enabled, step_events, state_events = Counter(totals["enabled"]), {}, {}
         taken = Counter(totals["taken"])
