@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: check test oracle conform replay mutants prove prove-recovery matrix matrix-extended availability spark-check bench venv clean
+.PHONY: check test nightly hadoop spark-package oracle conform replay mutants prove prove-recovery matrix matrix-extended availability spark-check bench venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,22 @@ check: $(STAMP)
 oracle: $(STAMP)
 	$(BIN)/python -m verifier.engines.conform.oracle
 
-test: $(STAMP) oracle
+test: $(STAMP) oracle hadoop
 	$(BIN)/python -m pytest
+
+# The tests too slow for CI (the Spark cluster's fault cases: a worker killed mid-level, the
+# driver killed and resumed from HDFS, a DataNode restarted; minutes each).
+nightly: $(STAMP) hadoop
+	$(BIN)/python -m pytest -m nightly
+
+# Apache Hadoop's NameNode and DataNode (hadoop-client-minicluster, the version of pyspark's
+# Hadoop client) from Maven Central, for the namespace cluster's HDFS (spark/cluster.py).
+hadoop: $(STAMP)
+	$(BIN)/python -m spark.cluster fetch
+
+# The project packed for spark-submit --archives (spark/package.py; README, "On a cluster").
+spark-package: $(STAMP)
+	$(BIN)/python -m spark.package build/spark/kraft-verify-env.tar.gz
 
 # Every release against its own controller code at the full budgets: the scenario files that
 # apply and 100,000 walk steps over each of four bound sets per release (minutes; the table

@@ -5,6 +5,7 @@ trying it by hand:
     .venv/bin/python -m spark.cluster start      # prints the master URL and the HDFS URL
     .venv/bin/kraft-verify spark-check --master spark://... --checkpoint-dir hdfs://.../ck
     .venv/bin/python -m spark.cluster stop
+    .venv/bin/python -m spark.cluster fetch      # only fetch Hadoop's jar (make hadoop)
 
 Each Spark process (the master, every worker and its executors, and a driver started with
 `driver()`) runs in its own mount namespace (`unshare --mount`) with a fresh tmpfs over /tmp
@@ -251,10 +252,10 @@ class Cluster:
             return []
         return [int(k) for k in kids.split()]
 
-    def driver(self, argv: list[str], out_log: Optional[Path] = None, **popen) -> subprocess.Popen:
+    def driver(self, argv: list[str], env_extra: Optional[dict] = None, **popen) -> subprocess.Popen:
         """A driver process on its own "host": private /tmp, the cluster's /var/tmp kept."""
-        return subprocess.Popen(private_disk(argv, keep=("/var/tmp",)), env=self.spark_env(), cwd=str(self.base),
-                                start_new_session=True, **popen)
+        return subprocess.Popen(private_disk(argv, keep=("/var/tmp",)), env=self.spark_env(**(env_extra or {})),
+                                cwd=str(self.base), start_new_session=True, **popen)
 
     # ------------------------------------------------------------ whole
 
@@ -313,10 +314,13 @@ def main(argv: list[str]) -> int:
         if argv[:1] == ["stop"]:
             _stop_from_pids(BASE)
             return 0
+        if argv[:1] == ["fetch"]:
+            print(minicluster_jar())
+            return 0
     except ClusterError as exc:
         print(f"spark.cluster: {exc}", file=sys.stderr)
         return 2
-    print("usage: python -m spark.cluster start|stop", file=sys.stderr)
+    print("usage: python -m spark.cluster start|stop|fetch", file=sys.stderr)
     return 2
 
 

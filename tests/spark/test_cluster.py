@@ -1,0 +1,207 @@
+"""spark-check on a shared-nothing cluster, as an operator runs it: a Spark standalone master
+and two workers and the driver, each in its own mount namespace (its own /tmp and /var/tmp),
+and Apache Hadoop's own NameNode and DataNodes as the checkpoint store (spark/cluster.py).
+Nothing is mocked; every run is compared with `kraft-verify check` on the same config.
+
+The fault cases (a worker killed mid-level, the driver killed and resumed, a DataNode
+restarted between levels) are marked nightly: `make nightly` runs them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from spark.cluster import Cluster, ClusterError
+from tests.conftest import run_cli
+
+DEFAULT: list[str] = []
+VIOLATING = ["--preset", "pre-kip-966"]
+WIDE = ["--brokers", "4", "--max-depth", "12"]
+_checks: dict = {}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    base = Path(f"/var/tmp/kraft-verify-test-cluster-{os.getpid()}")
+    try:
+        c = Cluster(base).start()
+    except ClusterError as exc:        # never a skip: the cluster is what these tests are about
+        pytest.fail(f"cannot start the namespace cluster: {exc}", pytrace=False)
+    yield c
+    c.stop()
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def facts(summary: dict) -> dict:
+    """What must be equal between check and spark-check: counts, levels, verdicts, and each
+    counterexample's length."""
+    counts = summary["counts"]
+    return {"result": summary["result"], "exit_code": summary["exit_code"],
+            "states": counts["distinct_states"], "transitions": counts["transitions"], "depth": counts["depth"],
+            "per_level": counts["states_per_level"], "terminal": counts["terminal_states"],
+            "verdicts": {i["name"]: i["status"] for i in summary["invariants"]},
+            "lengths": {n: c["length"] for n, c in summary["counterexamples"].items()}}
+
+
+def summary_in(out: Path) -> dict:
+    runs = sorted(out.glob("*/summary.json"), key=lambda p: p.stat().st_mtime)
+    assert runs, f"no report under {out}"
+    return json.loads(runs[-1].read_text())
+
+
+def check(args: list[str], tmp: Path) -> dict:
+    """`kraft-verify check ARGS`, once per config in this module."""
+    key = tuple(args)
+    if key not in _checks:
+        got = run_cli("check", *args, "-q", "--out", str(tmp / "check"))
+        assert got.returncode in (0, 1, 3), got.stderr
+        _checks[key] = facts(summary_in(tmp / "check"))
+    return _checks[key]
+
+
+class Driver:
+    """spark-check on the driver's own "host"; its progress lines are collected as they come."""
+
+    def __init__(self, cluster: Cluster, args: list[str], out: Path):
+        argv = [sys.executable, "-m", "verifier.cli", "spark-check", "--master", cluster.master_url, *args,
+                "--out", str(out)]
+        self.proc = cluster.driver(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   env_extra={"COLUMNS": "200"})
+        self.lines: list[str] = []
+        self.err = ""
+        self._t = threading.Thread(target=self._read, daemon=True)
+        self._t.start()
+        threading.Thread(target=self._read_err, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def _read_err(self) -> None:
+        self.err = self.proc.stderr.read()
+
+    def level_done(self, level: int) -> bool:
+        return any(line.startswith("level") and int(line.split()[1].rstrip(":")) >= level for line in self.lines
+                   if line.split()[1].rstrip(":").isdigit())
+
+    def wait_for_level(self, level: int, timeout: float = 600) -> None:
+        deadline = time.monotonic() + timeout
+        while not self.level_done(level):
+            assert self.proc.poll() is None, f"the driver ended (exit {self.proc.returncode}) before level {level}: " \
+                                             f"{self.err[-500:]}"
+            assert time.monotonic() < deadline, f"level {level} not reached in {timeout}s"
+            time.sleep(0.1)
+
+    def wait(self, timeout: float = 1800) -> int:
+        code = self.proc.wait(timeout=timeout)
+        self._t.join(timeout=10)
+        return code
+
+
+def spark_check(cluster: Cluster, args: list[str], out: Path) -> tuple[int, str, str]:
+    d = Driver(cluster, args, out)
+    code = d.wait()
+    time.sleep(0.2)
+    return code, "\n".join(d.lines), d.err
+
+
+def hdfs(cluster: Cluster, name: str) -> str:
+    return f"{cluster.hdfs_url}/{name}"
+
+
+# ---------------------------------------------------------------- CI: equal to check
+
+def test_the_operators_experiment_ends_green_with_checks_states(cluster, tmp_path):
+    """The run that died on the driver's /tmp: no checkpoint, every level on the executors."""
+    out = cluster.base / "out-operator"
+    code, stdout, err = spark_check(cluster, ["--driver-levels", "0", "-q"], out)
+    assert code == 0, err[-2000:]
+    got = facts(summary_in(out))
+    assert got == check(DEFAULT, tmp_path)
+    assert got["states"] == 238_348
+
+
+@pytest.mark.parametrize("args", [DEFAULT, VIOLATING, WIDE], ids=["default", "pre-kip-966", "brokers4-depth12"])
+def test_with_an_hdfs_checkpoint_spark_check_is_checks_run(cluster, tmp_path, args):
+    name = "ck-" + ("-".join(a.strip("-") for a in args) or "default")
+    out = cluster.base / f"out-{name}"
+    code, stdout, err = spark_check(cluster, [*args, "--driver-levels", "0", "-q", "--checkpoint-dir",
+                                              hdfs(cluster, name)], out)
+    want = check(args, tmp_path)
+    assert code == want["exit_code"], err[-2000:]
+    assert facts(summary_in(out)) == want
+    assert f"checkpoint={hdfs(cluster, name)}" in stdout
+
+
+def test_a_checkpoint_no_executor_can_write_is_one_line_and_exit_2(cluster):
+    """The driver's own /tmp: the driver can write there, the executors (other hosts) cannot
+    see what it wrote nor it theirs; refused before the first level."""
+    code, stdout, err = spark_check(cluster, ["--checkpoint-dir", "/tmp/kv-ck"], cluster.base / "out-local")
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and "executors" in err, err
+    assert "level   1" not in stdout
+
+
+def test_an_unreachable_namenode_is_one_line_and_exit_2(cluster):
+    from spark.cluster import _free_port
+    url = f"hdfs://127.0.0.1:{_free_port()}/ck"
+    t0 = time.monotonic()
+    code, stdout, err = spark_check(cluster, ["--checkpoint-dir", url], cluster.base / "out-nn")
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and url in err and "Connect" in err, err
+    assert time.monotonic() - t0 < 120
+
+
+# ---------------------------------------------------------------- nightly: faults
+
+@pytest.mark.nightly
+def test_a_worker_killed_mid_level_loses_and_doubles_nothing(cluster, tmp_path):
+    out = cluster.base / "out-worker-kill"
+    d = Driver(cluster, [*WIDE, "--driver-levels", "0", "--checkpoint-dir", hdfs(cluster, "ck-worker-kill")], out)
+    d.wait_for_level(9)
+    time.sleep(1.0)                       # inside level 10's job
+    cluster.signal("worker1", signal.SIGKILL)
+    try:
+        code = d.wait()
+    finally:
+        cluster.start_worker(1)           # the next tests have two workers again
+    want = check(WIDE, tmp_path)
+    assert code == want["exit_code"], d.err[-2000:]
+    assert facts(summary_in(out)) == want
+
+
+@pytest.mark.nightly
+def test_the_driver_killed_resumes_from_the_hdfs_checkpoint(cluster, tmp_path):
+    out = cluster.base / "out-driver-kill"
+    args = [*WIDE, "--driver-levels", "0", "--checkpoint-dir", hdfs(cluster, "ck-driver-kill")]
+    d = Driver(cluster, args, out)
+    d.wait_for_level(9)
+    time.sleep(1.0)
+    os.killpg(d.proc.pid, signal.SIGKILL)
+    d.wait()
+    code, stdout, err = spark_check(cluster, [*args, "--resume"], out)
+    want = check(WIDE, tmp_path)
+    assert code == want["exit_code"], err[-2000:]
+    assert "(resuming)" in stdout
+    assert facts(summary_in(out)) == want
+
+
+@pytest.mark.nightly
+def test_a_datanode_restarted_between_levels_loses_nothing(cluster, tmp_path):
+    out = cluster.base / "out-datanode"
+    d = Driver(cluster, [*WIDE, "--driver-levels", "0", "--checkpoint-dir", hdfs(cluster, "ck-datanode")], out)
+    d.wait_for_level(8)
+    cluster.restart_datanode(0)
+    code = d.wait()
+    want = check(WIDE, tmp_path)
+    assert code == want["exit_code"], d.err[-2000:]
+    assert facts(summary_in(out)) == want
