@@ -1,11 +1,12 @@
 """spark-check against the local checker, side by side in one run, as an operator runs them
 (the CLI in a subprocess, JVM start included in the wall time, the engine's own time from
-summary.json): `check --workers 1` and `--workers 2`, then spark-check on local[1], local[2]
-and a standalone cluster on this machine (`python -m spark.standalone`). Every run must give
-the same counts. From the spark runs' checkpoint manifests: seconds per level against the
-level's new states and the visited set before it. Memory: the peak RSS of the driver's Python
-process and of its JVM (in local mode that JVM hosts the executors too; on the standalone
-cluster it is the driver alone).
+summary.json): `check --workers 1` and `--workers 2`, then spark-check on local[2] with no
+checkpoint, on local[2] with a checkpoint directory, and on the shared-nothing namespace
+cluster (spark/cluster.py: two 1-core workers, HDFS checkpoint). Every run must give the same
+counts. From the checkpointed runs' manifests: seconds per level against the level's new
+states and the visited set before it. Memory: the peak RSS of the driver's Python process and
+of its JVM (in local mode that JVM hosts the executors too; on the cluster it is the driver
+alone).
 
     .venv/bin/python bench/spark_bench.py --json bench/results/spark.json
     .venv/bin/python bench/spark_bench.py --only overhead          # the per-level cost alone
@@ -144,12 +145,14 @@ def visited_cost(states: int = 1_000_000) -> dict:
             "seconds": round(seconds, 3), "ns_per_visited_state": round(seconds / states * 1e9, 1)}
 
 
-def spark(args: list[str], master: str, work: Path, partitions: int | None = None) -> dict:
+def spark(args: list[str], master: str, work: Path, partitions: int | None = None, checkpoint: bool = True) -> dict:
     ck = Path(tempfile.mkdtemp(dir=work, prefix="ck-"))
-    extra = ["--master", master, "--checkpoint-dir", str(ck)]
+    extra = ["--master", master] + (["--checkpoint-dir", str(ck)] if checkpoint else [])
     if partitions:
         extra += ["--partitions", str(partitions)]
     row = cli("spark-check", args, work / "out", extra)
+    if not checkpoint:
+        return row
     row["levels"] = per_level(ck)
     if sum(1 for level in row["levels"] if level["new"] >= 5000) >= 8:
         row["per_level_fit"] = fit(row["levels"])
@@ -190,9 +193,9 @@ def main() -> int:
         if "main" in parts:
             runs = [("check --workers 1", lambda: cli("check", MAIN, work / "out", ["--workers", "1"])),
                     ("check --workers 2", lambda: cli("check", MAIN, work / "out", ["--workers", "2"])),
-                    ("spark-check local[1]", lambda: spark(MAIN, "local[1]", work)),
-                    ("spark-check local[2]", lambda: spark(MAIN, "local[2]", work)),
-                    ("spark-check standalone", lambda: _standalone(MAIN, work))]
+                    ("spark-check local[2], no checkpoint", lambda: spark(MAIN, "local[2]", work, checkpoint=False)),
+                    ("spark-check local[2], checkpoint", lambda: spark(MAIN, "local[2]", work)),
+                    ("spark-check namespace cluster, HDFS", lambda: _cluster(MAIN))]
             keep("main", _side_by_side(runs))
         if "large" in parts:
             runs = [("check --workers 2", lambda: cli("check", large, work / "out", ["--workers", "2"])),
@@ -220,14 +223,27 @@ def _side_by_side(runs) -> list[dict]:
     return rows
 
 
-def _standalone(args: list[str], work: Path) -> dict:
-    from spark import standalone
-    standalone.STATE = work / "standalone"
-    url = standalone.start()
-    try:
-        return spark(args, url, work)
-    finally:
-        standalone.stop()
+def _cluster(args: list[str]) -> dict:
+    """The driver in its own namespace too; its peak RSS is measured from outside."""
+    from spark.cluster import Cluster
+    base = Path(f"/var/tmp/kraft-verify-bench-cluster-{os.getpid()}")
+    with Cluster(base) as c:
+        out = base / "out"
+        argv = [sys.executable, "-m", "verifier.cli", "spark-check", "--master", c.master_url, *args, "-q",
+                "--checkpoint-dir", f"{c.hdfs_url}/ck", "--out", str(out)]
+        t0 = time.monotonic()
+        proc = c.driver(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, err = proc.communicate()
+        wall = time.monotonic() - t0
+        if proc.returncode not in (0, 1, 3):
+            raise SystemExit(f"the cluster run failed: {err.decode()[-500:]}")
+        summary = json.loads(next(out.glob("*/summary.json")).read_text())
+        counts = summary["counts"]
+        return {"command": "kraft-verify spark-check " + " ".join(argv[4:]), "wall_seconds": round(wall, 2),
+                "seconds": counts["seconds"],
+                "distinct_states": counts["distinct_states"], "transitions": counts["transitions"],
+                "states_per_level": counts["states_per_level"],
+                "states_per_second": round(counts["distinct_states"] / counts["seconds"])}
 
 
 if __name__ == "__main__":

@@ -221,10 +221,12 @@ class Cluster:
         return conf
 
     def spark_env(self, **extra) -> dict:
-        return dict(os.environ, SPARK_HOME=spark_home(), PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP=HOST,
-                    SPARK_CONF_DIR=str(self.spark_conf()),
-                    SPARK_NO_DAEMONIZE="1", SPARK_WORKER_DIR="/tmp/spark-work", SPARK_LOCAL_DIRS="/tmp/spark-local",
-                    SPARK_LOG_DIR="/tmp/spark-logs", SPARK_PID_DIR="/tmp", **extra)
+        env = dict(os.environ, SPARK_HOME=spark_home(), PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP=HOST,
+                   SPARK_CONF_DIR=str(self.spark_conf()),
+                   SPARK_NO_DAEMONIZE="1", SPARK_WORKER_DIR="/tmp/spark-work", SPARK_LOCAL_DIRS="/tmp/spark-local",
+                   SPARK_LOG_DIR="/tmp/spark-logs", SPARK_PID_DIR="/tmp")
+        env.update(extra)
+        return env
 
     def start_spark(self) -> None:
         port = _free_port()

@@ -45,7 +45,7 @@ def build(out: Path, work: Path = ROOT / "build" / "spark") -> Path:
     run(*pip, *dependencies())
     wheels = work / "wheels"
     shutil.rmtree(wheels, ignore_errors=True)
-    run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(ROOT))
+    run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT))
     run(*pip, "--no-deps", *map(str, wheels.glob("kraft_verify-*.whl")))
     tmp = out.with_name(out.name + ".tmp")
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -161,6 +161,32 @@ def test_an_unreachable_namenode_is_one_line_and_exit_2(cluster):
     assert time.monotonic() - t0 < 120
 
 
+def test_spark_submit_of_the_packed_project(cluster, tmp_path):
+    """README's standalone recipe: the environment shipped with --archives, the executors
+    running ./environment/bin/python, the driver the same environment unpacked."""
+    from spark.package import build
+    work = cluster.base / "package"
+    archive = build(work / "kraft-verify-env.tar.gz", work)
+    python = work / "env" / "bin" / "python"
+    app = subprocess.run([str(python), "-c", "import spark.submit as m; print(m.__file__)"], capture_output=True,
+                         text=True, cwd="/", check=True).stdout.strip()
+    assert app.startswith(str(work / "env")), app          # the packed project, not this checkout
+    out = cluster.base / "out-submit"
+    args = ["--preset", "pre-kip-966", "--brokers", "2", "--bound", "lossy_crashes=1", "--bound", "isr_shrinks=1"]
+    submit = os.path.join(os.path.dirname(__import__("pyspark").__file__), "bin", "spark-submit")
+    proc = cluster.driver([submit, "--master", cluster.master_url, "--archives", f"{archive}#environment", app,
+                           "spark-check", *args, "--driver-levels", "0", "-q", "--out", str(out),
+                           "--checkpoint-dir", hdfs(cluster, "ck-submit")],
+                          env_extra={"PYSPARK_PYTHON": "./environment/bin/python",
+                                     "PYSPARK_DRIVER_PYTHON": str(python)},
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout, err = proc.communicate(timeout=1200)
+    want = check(args, tmp_path)
+    assert proc.returncode == want["exit_code"], (stdout + err)[-3000:]
+    assert facts(summary_in(out)) == want
+    assert f"master={cluster.master_url}" in stdout
+
+
 # ---------------------------------------------------------------- nightly: faults
 
 @pytest.mark.nightly
@@ -169,7 +195,8 @@ def test_a_worker_killed_mid_level_loses_and_doubles_nothing(cluster, tmp_path):
     d = Driver(cluster, [*WIDE, "--driver-levels", "0", "--checkpoint-dir", hdfs(cluster, "ck-worker-kill")], out)
     d.wait_for_level(9)
     time.sleep(1.0)                       # inside level 10's job
-    cluster.signal("worker1", signal.SIGKILL)
+    assert d.proc.poll() is None
+    cluster.signal("worker1", signal.SIGKILL)      # the worker and its executor (one process group)
     try:
         code = d.wait()
     finally:
@@ -177,6 +204,7 @@ def test_a_worker_killed_mid_level_loses_and_doubles_nothing(cluster, tmp_path):
     want = check(WIDE, tmp_path)
     assert code == want["exit_code"], d.err[-2000:]
     assert facts(summary_in(out)) == want
+    assert "Lost executor" in next(out.glob("*/spark.log")).read_text()     # Spark saw it go
 
 
 @pytest.mark.nightly
@@ -192,6 +220,8 @@ def test_the_driver_killed_resumes_from_the_hdfs_checkpoint(cluster, tmp_path):
     want = check(WIDE, tmp_path)
     assert code == want["exit_code"], err[-2000:]
     assert "(resuming)" in stdout
+    first = int(next(line for line in stdout.splitlines() if line.startswith("level")).split()[1].rstrip(":"))
+    assert first >= 10, stdout            # it went on from the checkpoint, not from level 1
     assert facts(summary_in(out)) == want
 
 
@@ -200,7 +230,8 @@ def test_a_datanode_restarted_between_levels_loses_nothing(cluster, tmp_path):
     out = cluster.base / "out-datanode"
     d = Driver(cluster, [*WIDE, "--driver-levels", "0", "--checkpoint-dir", hdfs(cluster, "ck-datanode")], out)
     d.wait_for_level(8)
-    cluster.restart_datanode(0)
+    cluster.restart_datanode(0)           # SIGKILL, down 2 s, started again on its disk
+    assert d.proc.poll() is None and not d.level_done(12)      # while the run went on
     code = d.wait()
     want = check(WIDE, tmp_path)
     assert code == want["exit_code"], d.err[-2000:]
