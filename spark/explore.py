@@ -138,6 +138,8 @@ class _Run:
             self.levels.drop_from(0)
             self._seed()
         status, reason = COMPLETE, ""
+        if limits.time_budget is not None:
+            self.interrupts.cancel_at(self.start + limits.time_budget)
         while True:
             level = len(self.metas) - 1
             if self.metas[-1]["states"] == 0:
@@ -154,7 +156,8 @@ class _Run:
             if limits.max_states is not None and total >= limits.max_states:
                 status, reason = STOPPED, f"max states {limits.max_states} reached"
                 break
-            if limits.time_budget is not None and time.monotonic() - self.start > limits.time_budget:
+            if self.interrupts.budget_spent or (limits.time_budget is not None and
+                                                time.monotonic() - self.start > limits.time_budget):
                 status, reason = STOPPED, f"time budget {limits.time_budget:g}s spent"
                 break
             if self.interrupts.signal is None:
@@ -162,7 +165,11 @@ class _Run:
                 try:
                     meta = self._expand(level)
                 except _Interrupted:
-                    pass
+                    if self.interrupts.budget_spent:        # the budget cancelled the level's job
+                        self.interrupts.settle()
+                        status, reason = STOPPED, (f"time budget {limits.time_budget:g}s spent (level {level + 1} "
+                                                   f"cancelled; {self._kept()})")
+                        break
                 except _JobFailed as failed:
                     status, reason = STOPPED, f"the Spark job of level {level + 1} failed ({failed}); {self._kept()}"
                     break
@@ -258,7 +265,7 @@ class _Run:
                 owned = self._on_spark(found, level)
         except Exception as exc:
             from py4j.protocol import Py4JError
-            if self.interrupts.signal is not None:      # the job was cancelled: not an error
+            if self.interrupts.signal is not None or self.interrupts.budget_spent:   # cancelled: not an error
                 raise _Interrupted() from None
             if isinstance(exc, Py4JError):
                 from spark.hadoopfs import reason

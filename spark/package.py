@@ -25,7 +25,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SKIP = {"pyspark", "py4j"}          # the cluster's Spark provides them
+SKIP = {"pyspark", "py4j", "pytest", "moto"}     # Spark has the first two on every host; the others are for tests
 
 
 def dependencies() -> list[str]:

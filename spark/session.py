@@ -9,6 +9,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from typing import Optional
 from urllib.parse import urlparse
 
@@ -24,6 +25,13 @@ JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 def check_master(master: str, timeout: float = 5.0) -> None:
+    try:
+        _check_master(master, timeout)
+    except ValueError as exc:            # urlparse on "spark://[::1:7077" and the like
+        raise SparkSetupError(f"--master {master}: not a URL ({exc})") from None
+
+
+def _check_master(master: str, timeout: float) -> None:
     """local[...] needs nothing but a thread count Spark accepts (local[0] or local[abc] would
     start a JVM only to fail in it); spark://host:port must accept a TCP connection."""
     if master == "local" or master.startswith("local["):
@@ -131,8 +139,21 @@ class Interrupts:
     def __init__(self, spark, note: str = ""):
         self.sc, self.note = spark.sparkContext, note
         self.signal: Optional[str] = None
+        self.budget_spent = False
         self._old: dict = {}
         self._thread: Optional[threading.Thread] = None
+        self._timer: Optional[threading.Timer] = None
+
+    def cancel_at(self, deadline: float) -> None:
+        """At time.monotonic() == deadline (the time budget), cancel the running job: the
+        budget holds within seconds, not at the end of a level that may take an hour."""
+        def spent():
+            if self.signal is None:
+                self.budget_spent = True
+                self._cancel()
+        self._timer = threading.Timer(max(0.0, deadline - time.monotonic()), spent)
+        self._timer.daemon = True
+        self._timer.start()
 
     def __enter__(self) -> "Interrupts":
         if _main_thread():
@@ -141,6 +162,8 @@ class Interrupts:
         return self
 
     def __exit__(self, *exc) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
         for sig, old in self._old.items():
             signal.signal(sig, old)
 

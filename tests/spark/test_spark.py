@@ -182,8 +182,22 @@ def test_an_interrupt_is_one_line_and_leaves_a_resumable_checkpoint(tmp_path, si
            (want.distinct_states, want.states_per_level, want.transitions)
 
 
+def test_the_time_budget_cancels_the_running_level(spark_session):
+    """The budget holds within seconds: the level in progress is cancelled (Spark cancels its
+    job), not finished; the levels before it are exactly check's."""
+    cfg = make_config("kafka", replicas=[1, 2, 3, 4])
+    got = spark_explore(spark_session, Model(cfg), I.REGISTRY, limits=Limits(time_budget=6), partitions=2,
+                        driver_levels=0)
+    assert got.status == "stopped" and "time budget 6s spent (level" in got.stop_reason, got.stop_reason
+    assert "cancelled" in got.stop_reason
+    want = explore(Model(cfg), I.REGISTRY, Limits(max_depth=len(got.states_per_level) - 1), Options(keep_going=True))
+    assert got.states_per_level == want.states_per_level
+    assert (got.distinct_states, got.transitions) == (want.distinct_states, want.transitions)
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--master", "spark://127.0.0.1:1"], "cannot reach Spark master spark://127.0.0.1:1"),
+    (["--master", "spark://[::1:7077"], "--master spark://[::1:7077: not a URL"),
     (["--master", "mesos://x"], "--master mesos://x"),
     (["--resume"], "--resume needs --checkpoint-dir"),
     (["--partitions", "0"], "--partitions must be between 1 and 10000, got 0"),
