@@ -1,0 +1,102 @@
+"""`make spark-check`, the overnight default, run to the end once with its peak memory
+sampled from /proc every second: the driver's Python process, its JVM (in local mode the
+executors' too) and the whole process tree (Python workers included). The figures go to
+BENCHMARKS.md ("The overnight default"); the raw ones to the --json file.
+
+    .venv/bin/python bench/overnight_bench.py --json bench/results/overnight.json
+
+Run it alone on the machine: it is the measurement. A rerun after a crash resumes (the
+Makefile adds --resume when the checkpoint has a manifest); its wall time is then the
+resumed part only, which the results say.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _tree(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            todo += [int(k) for k in Path(f"/proc/{p}/task/{p}/children").read_text().split()]
+        except OSError:
+            pass
+    return out
+
+
+def _argv(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    resumed = (ROOT / "reports" / "spark-checkpoint" / "manifest.json").exists()
+    t0 = time.monotonic()
+    proc = subprocess.Popen(["make", "spark-check"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    peak = {"driver_mb": 0.0, "jvm_mb": 0.0, "tree_mb": 0.0}
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set():
+            tree = _tree(proc.pid)
+            total = sum(_rss_kb(p) for p in tree) / 1024
+            peak["tree_mb"] = max(peak["tree_mb"], total)
+            for p in tree:
+                argv = _argv(p)
+                if argv and argv[0].endswith("java"):
+                    peak["jvm_mb"] = max(peak["jvm_mb"], _rss_kb(p) / 1024)
+                elif "spark-check" in argv and any(a.endswith("kraft-verify") for a in argv[:2]):
+                    peak["driver_mb"] = max(peak["driver_mb"], _rss_kb(p) / 1024)
+            time.sleep(1.0)
+
+    threading.Thread(target=watch, daemon=True).start()
+    lines = []
+    for line in proc.stdout:
+        lines.append(line.rstrip("\n"))
+        print(line, end="", flush=True)
+    code = proc.wait()
+    done.set()
+    wall = time.monotonic() - t0
+    summaries = sorted((ROOT / "reports").glob("spark-check-*/summary.json"), key=lambda p: p.stat().st_mtime)
+    summary = json.loads(summaries[-1].read_text()) if summaries else {}
+    counts = summary.get("counts", {})
+    result = {"command": "make spark-check", "exit_code": code, "resumed": resumed, "wall_seconds": round(wall, 1),
+              "engine_seconds": counts.get("seconds"), "distinct_states": counts.get("distinct_states"),
+              "transitions": counts.get("transitions"), "depth": counts.get("depth"),
+              "states_per_level": counts.get("states_per_level"), "result": summary.get("result"),
+              "peak_mb": {k: round(v, 1) for k, v in peak.items()}, "cpu_count": os.cpu_count()}
+    print(json.dumps({k: v for k, v in result.items() if k != "states_per_level"}))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
