@@ -69,11 +69,14 @@ availability: $(STAMP)
 # Rerun the same command after a crash: it resumes from the last complete level. Forecast
 # (check --estimate 60): about 45 million states, depth about 28; about 1 hour on 2 cores
 # (README, "make spark-check").
+# On a cluster: SPARK_MASTER=spark://HOST:7077 SPARK_CHECKPOINT=hdfs://NAMENODE/kv/ck; a URL's
+# manifest cannot be looked at from here, so add RESUME=--resume to continue a run there.
 SPARK_MASTER ?= local[*]
 SPARK_CHECKPOINT ?= reports/spark-checkpoint
+RESUME ?= $(shell test -f '$(SPARK_CHECKPOINT)/manifest.json' && echo --resume)
 spark-check: $(STAMP)
 	$(BIN)/kraft-verify spark-check --master '$(SPARK_MASTER)' --brokers 4 --bound records=2 \
-	    --checkpoint-dir $(SPARK_CHECKPOINT) $$(test -f $(SPARK_CHECKPOINT)/manifest.json && echo --resume)
+	    --checkpoint-dir '$(SPARK_CHECKPOINT)' $(RESUME)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bfs_bench.py --runs 2 --json bench/results/bfs.json
