@@ -90,8 +90,13 @@ class Driver:
         self.err = self.proc.stderr.read()
 
     def level_done(self, level: int) -> bool:
-        return any(line.startswith("level") and int(line.split()[1].rstrip(":")) >= level for line in self.lines
-                   if line.split()[1].rstrip(":").isdigit())
+        """A progress line ("level  12:  ...") of `level` or later has been printed."""
+        for line in list(self.lines):
+            words = line.split()
+            if len(words) > 1 and words[0] == "level" and words[1].rstrip(":").isdigit() \
+                    and int(words[1].rstrip(":")) >= level:
+                return True
+        return False
 
     def wait_for_level(self, level: int, timeout: float = 600) -> None:
         deadline = time.monotonic() + timeout
