@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -244,12 +245,12 @@ def _cluster(args: list[str]) -> dict:
         if proc.returncode not in (0, 1, 3):
             raise SystemExit(f"the cluster run failed: {err.decode()[-500:]}")
         summary = json.loads(next(out.glob("*/summary.json")).read_text())
-        counts = summary["counts"]
-        return {"command": "kraft-verify spark-check " + " ".join(argv[4:]), "wall_seconds": round(wall, 2),
-                "seconds": counts["seconds"],
-                "distinct_states": counts["distinct_states"], "transitions": counts["transitions"],
-                "states_per_level": counts["states_per_level"],
-                "states_per_second": round(counts["distinct_states"] / counts["seconds"])}
+    shutil.rmtree(base, ignore_errors=True)         # its HDFS disks and logs
+    counts = summary["counts"]
+    return {"command": "kraft-verify spark-check " + " ".join(argv[4:]), "wall_seconds": round(wall, 2),
+            "seconds": counts["seconds"], "distinct_states": counts["distinct_states"],
+            "transitions": counts["transitions"], "states_per_level": counts["states_per_level"],
+            "states_per_second": round(counts["distinct_states"] / counts["seconds"])}
 
 
 if __name__ == "__main__":
