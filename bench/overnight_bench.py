@@ -21,16 +21,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
 
-
-def _rss_kb(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
+from spark_bench import children, status_kb  # noqa: E402
 
 
 def _tree(pid: int) -> list[int]:
@@ -38,10 +31,7 @@ def _tree(pid: int) -> list[int]:
     while todo:
         p = todo.pop()
         out.append(p)
-        try:
-            todo += [int(k) for k in Path(f"/proc/{p}/task/{p}/children").read_text().split()]
-        except OSError:
-            pass
+        todo += children(p)
     return out
 
 
@@ -66,14 +56,14 @@ def main() -> int:
     def watch():
         while not done.is_set():
             tree = _tree(proc.pid)
-            total = sum(_rss_kb(p) for p in tree) / 1024
+            total = sum(status_kb(p, "VmRSS") for p in tree) / 1024
             peak["tree_mb"] = max(peak["tree_mb"], total)
             for p in tree:
                 argv = _argv(p)
                 if argv and argv[0].endswith("java"):
-                    peak["jvm_mb"] = max(peak["jvm_mb"], _rss_kb(p) / 1024)
+                    peak["jvm_mb"] = max(peak["jvm_mb"], status_kb(p, "VmHWM") / 1024)
                 elif "spark-check" in argv and any(a.endswith("kraft-verify") for a in argv[:2]):
-                    peak["driver_mb"] = max(peak["driver_mb"], _rss_kb(p) / 1024)
+                    peak["driver_mb"] = max(peak["driver_mb"], status_kb(p, "VmHWM") / 1024)
             time.sleep(1.0)
 
     threading.Thread(target=watch, daemon=True).start()

@@ -29,18 +29,22 @@ MAIN = ["--brokers", "4", "--max-depth", "12"]                 # issue 13's meas
 TINY = ["--brokers", "2", "--bound", "lossy_crashes=0", "--bound", "isr_shrinks=1"]   # levels of a few dozen states
 
 
-def _hwm(pid: int) -> int:
-    """VmHWM (peak resident set) of a process in kB, 0 if it is gone."""
+def status_kb(pid: int, field: str) -> int:
+    """A kB field of /proc/PID/status (VmHWM: peak resident set; VmRSS: now), 0 if it is gone."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     except OSError:
         pass
     return 0
 
 
-def _children(pid: int) -> list[int]:
+def _hwm(pid: int) -> int:
+    return status_kb(pid, "VmHWM")
+
+
+def children(pid: int) -> list[int]:
     try:
         return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except OSError:
@@ -49,7 +53,7 @@ def _children(pid: int) -> list[int]:
 
 def _jvms(pid: int) -> list[int]:
     """The JVMs under a driver (spark-submit's launcher JVM first, then the one it execs)."""
-    found, todo = [], _children(pid)
+    found, todo = [], children(pid)
     while todo:
         c = todo.pop()
         try:
@@ -57,7 +61,7 @@ def _jvms(pid: int) -> list[int]:
                 found.append(c)
         except OSError:
             continue
-        todo.extend(_children(c))
+        todo.extend(children(c))
     return found
 
 

@@ -31,18 +31,14 @@ import time
 from pathlib import Path
 from typing import Optional
 
-HOST = "127.0.0.1"
+from spark.standalone import HOST, listening, kill_from_pid_files, spark_home
+
 PRIVATE = ("/tmp", "/var/tmp")        # each Spark process's own "local disk"
 BASE = Path(os.environ.get("KRAFT_VERIFY_CLUSTER_DIR", "/var/tmp/kraft-verify-cluster"))
 
 
 class ClusterError(Exception):
     """Something the cluster needs is missing or did not start: one line."""
-
-
-def spark_home() -> str:
-    import pyspark
-    return os.path.dirname(pyspark.__file__)
 
 
 def hadoop_version() -> str:
@@ -74,14 +70,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind((HOST, 0))
         return s.getsockname()[1]
-
-
-def _listening(port: int) -> bool:
-    try:
-        with socket.create_connection((HOST, port), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def private_disk(argv: list[str], keep: tuple = ()) -> list[str]:
@@ -185,7 +173,7 @@ class Cluster:
         if fmt.returncode != 0:
             raise ClusterError(f"HDFS NameNode -format failed: {(fmt.stderr or fmt.stdout).strip().splitlines()[-1:]}")
         self._launch("namenode", java + ["org.apache.hadoop.hdfs.server.namenode.NameNode"], env, private=False)
-        self._wait("the HDFS NameNode", lambda: _listening(self.nn_port), "namenode")
+        self._wait("the HDFS NameNode", lambda: listening(self.nn_port), "namenode")
         for i in range(self.n_datanodes):
             self.start_datanode(i)
         self._wait("the HDFS DataNodes", lambda: self._live_datanodes() >= self.n_datanodes, "namenode")
@@ -233,7 +221,7 @@ class Cluster:
         cls = os.path.join(spark_home(), "bin", "spark-class")
         self._launch("master", [cls, "org.apache.spark.deploy.master.Master", "--host", HOST, "--port", str(port),
                                 "--webui-port", str(_free_port())], self.spark_env())
-        self._wait("the Spark master", lambda: _listening(port), "master")
+        self._wait("the Spark master", lambda: listening(port), "master")
         self.master_url = f"spark://{HOST}:{port}"
         for i in range(self.n_workers):
             self.start_worker(i)
@@ -298,15 +286,6 @@ class Cluster:
         self.stop()
 
 
-def _stop_from_pids(base: Path) -> None:
-    for pid_file in sorted((base / "pids").glob("*")) if (base / "pids").is_dir() else []:
-        try:
-            os.killpg(int(pid_file.read_text()), signal.SIGKILL)
-        except (ProcessLookupError, ValueError, PermissionError):
-            pass
-        pid_file.unlink(missing_ok=True)
-
-
 def main(argv: list[str]) -> int:
     try:
         if argv[:1] == ["start"]:
@@ -314,7 +293,7 @@ def main(argv: list[str]) -> int:
             print(f"master: {cluster.master_url}\nhdfs:   {cluster.hdfs_url}\nlogs:   {cluster.base / 'logs'}")
             return 0
         if argv[:1] == ["stop"]:
-            _stop_from_pids(BASE)
+            kill_from_pid_files(sorted((BASE / "pids").glob("*")), signal.SIGKILL)
             return 0
         if argv[:1] == ["fetch"]:
             print(minicluster_jar())

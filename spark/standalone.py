@@ -26,7 +26,7 @@ def spark_home() -> str:
     return os.path.dirname(pyspark.__file__)
 
 
-def _listening(port: int) -> bool:
+def listening(port: int) -> bool:
     try:
         with socket.create_connection((HOST, port), timeout=1):
             return True
@@ -47,12 +47,12 @@ def _launch(name: str, args: list[str]) -> int:
 
 def start(port: int = PORT, cores: int = 2, memory: str = "2g", timeout: float = 60.0) -> str:
     """Start master and worker; return the master URL once the worker has registered."""
-    if _listening(port):
+    if listening(port):
         raise RuntimeError(f"something already listens on {HOST}:{port}")
     _launch("master", ["org.apache.spark.deploy.master.Master", "--host", HOST, "--port", str(port),
                        "--webui-port", "18080"])
     deadline = time.monotonic() + timeout
-    while not _listening(port):
+    while not listening(port):
         if time.monotonic() > deadline:
             stop()
             raise RuntimeError(f"the master did not start (see {STATE / 'master.log'})")
@@ -76,12 +76,17 @@ def _read(path: Path) -> str:
 
 
 def stop() -> None:
-    for name in ("worker", "master"):
-        pid_file = STATE / f"{name}.pid"
+    kill_from_pid_files([STATE / f"{name}.pid" for name in ("worker", "master")], signal.SIGTERM)
+
+
+def kill_from_pid_files(pid_files, sig: int) -> None:
+    """Signal the process group each pid file names (a process started in its own session),
+    then drop the file; a process already gone is no error."""
+    for pid_file in pid_files:
         if not pid_file.exists():
             continue
         try:
-            os.killpg(int(pid_file.read_text()), signal.SIGTERM)
+            os.killpg(int(pid_file.read_text()), sig)
         except (ProcessLookupError, ValueError, PermissionError):
             pass
         pid_file.unlink(missing_ok=True)
