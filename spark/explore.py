@@ -64,6 +64,7 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
         partitions = manifest["partitions"]
     partitions = partitions or spark.sparkContext.defaultParallelism
     levels = temporary_levels(spark, partitions) if store is None else HadoopLevels(spark, store.fs, partitions)
+    run = None
     try:
         job = Job(model.cfg, model.symmetric, invariants, check_deadlock, partitions)
         with Interrupts(spark, note) as interrupts:
@@ -78,6 +79,8 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
                 # report to write, the checkpoint is as the last level left it
                 raise KeyboardInterrupt from None
     finally:
+        if run is not None:
+            run.release()
         levels.close()
 
 
@@ -184,6 +187,12 @@ class _Run:
                               meta["states"] / max(1e-9, time.monotonic() - t0), time.monotonic() - self.start)
         return self._result(checked, keep_going, status, reason)
 
+    def release(self) -> None:
+        """Free what the run keeps in Spark's cache (a session may serve several runs)."""
+        for rdd in self.visited + ([self.cached[1]] if self.cached else []):
+            rdd.unpersist()
+        self.visited, self.cached = [], None
+
     def _kept(self) -> str:
         if self.store is None:
             return "no --checkpoint-dir, so nothing to resume from"
@@ -209,11 +218,10 @@ class _Run:
 
     def _visited_from_store(self) -> None:
         """Every trusted level's fingerprints, aligned with their owners (one shuffle)."""
-        from pyspark import StorageLevel
         sc, n = self.spark.sparkContext, self.job.partitions
         stored = sc.union([self.levels.read(k) for k in range(len(self.metas))])
         visited = stored.map(lambda kv: visited_of(kv[0], kv[1])).partitionBy(n, owner_of)
-        self.visited = [visited.persist(StorageLevel.MEMORY_AND_DISK)]
+        self.visited = [visited.persist(_storage(sc))]
         visited.count()
 
     # ------------------------------------------------------------ levels
@@ -399,8 +407,8 @@ def _heads(items):
 
 
 def _storage(sc):
-    """How the visited set and a level in the making are kept: on a cluster, twice (an
-    executor lost costs no recomputation back through the levels); locally once."""
+    """How the visited set is kept: on a cluster, twice (an executor lost costs no
+    recomputation back through the levels); locally once."""
     from pyspark import StorageLevel
     return StorageLevel.MEMORY_AND_DISK if sc.master.startswith("local") else StorageLevel.MEMORY_AND_DISK_2
 
