@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import glob
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -72,11 +73,32 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def installed() -> str:
+    """The directory holding this checkout and its virtualenv: the "installed software" every
+    host of the cluster has, so it stays visible when /tmp or /var/tmp is masked (a clean
+    clone under /tmp, as CI's may be)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.path.commonpath([os.path.realpath(sys.prefix), os.path.realpath(root)])
+
+
 def private_disk(argv: list[str], keep: tuple = ()) -> list[str]:
-    """`argv` in a new mount namespace whose /tmp and /var/tmp are empty tmpfs (but `keep`)."""
-    mounts = " && ".join(f"mount -t tmpfs kv-private {d}" for d in PRIVATE if d not in keep)
-    return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", f'{mounts} && exec "$@"', "sh",
-            *argv]
+    """`argv` in a new mount namespace whose /tmp and /var/tmp are empty tmpfs (but `keep`),
+    with the installed software bound back in where it lay under one of them: the shell
+    holds it as its working directory while the tmpfs goes over it, then binds "." back."""
+    masked = [d for d in PRIVATE if d not in keep]
+    soft = installed()
+    under = [d for d in masked if soft == d or soft.startswith(d + "/")]
+    if any(soft == d for d in under):
+        raise ClusterError(f"the checkout and its virtualenv share no directory below {soft}: put them in one")
+    quote = shlex.quote
+    steps = ['start="$PWD"']
+    if under:
+        steps.append(f"cd {quote(soft)}")
+    steps += [f"mount -t tmpfs kv-private {d}" for d in masked]
+    if under:
+        steps += [f"mkdir -p {quote(soft)}", f"mount --bind . {quote(soft)}"]
+    steps += ['{ cd "$start" 2>/dev/null || cd /; }', 'exec "$@"']
+    return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", " && ".join(steps), "sh", *argv]
 
 
 def _site(props: dict) -> str:
