@@ -96,7 +96,7 @@ def private_disk(argv: list[str], keep: tuple = ()) -> list[str]:
         steps.append(f"cd {quote(soft)}")
     steps += [f"mount -t tmpfs kv-private {d}" for d in masked]
     if under:
-        steps += [f"mkdir -p {quote(soft)}", f"mount --bind . {quote(soft)}"]
+        steps += [f"mkdir -p {quote(soft)}", f"mount --no-canonicalize --bind . {quote(soft)}"]
     steps += ['{ cd "$start" 2>/dev/null || cd /; }', 'exec "$@"']
     return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", " && ".join(steps), "sh", *argv]
 
