@@ -8,6 +8,13 @@ Replacing a file whole: on HDFS and local disks (rename is atomic) the new text 
 temporary name and is renamed over the old one; on object stores (rename is a copy) it is
 written under its final name, which a store shows whole or not at all once it is closed.
 
+On a file:// location the driver uses Hadoop's raw local file system, not the checksummed one
+Hadoop gives by default: that one keeps a hidden `.NAME.crc` beside every file and renames the
+two one after the other, so a driver killed between the renames left a whole new manifest
+beside its old checksum file, which every later read refused (ChecksumException). A rename is
+then one rename(2); the manifest needs no side file (it is JSON checked field by field, and
+every level it names is re-measured against its sha256s on resume).
+
 Errors are one line naming the URL and the file system's reason (StoreError): an
 unreachable NameNode, a missing bucket, a scheme with no file system on the classpath.
 """
@@ -81,6 +88,8 @@ class HadoopFs:
             uri = jvm.java.net.URI(self.url)
             self._root = jvm.org.apache.hadoop.fs.Path(uri)
             self._fs = jvm.org.apache.hadoop.fs.FileSystem.newInstance(uri, conf)
+            if self.scheme == "file":
+                self._fs = self._fs.getRawFileSystem()      # see the module's docstring
         except Py4JError as exc:
             raise StoreError(f"--checkpoint-dir {location}: {reason(exc)}") from None
 
@@ -151,7 +160,7 @@ class HadoopFs:
             out = self._fs.create(path, True)
             try:
                 out.write(bytearray(data))
-                out.hsync() if self.scheme == "hdfs" else out.flush()
+                out.hsync() if self.scheme in ("hdfs", "file") else out.flush()
             finally:
                 out.close()
         if not atomic or self.scheme not in ATOMIC_RENAME:
@@ -159,6 +168,10 @@ class HadoopFs:
             return
         tmp = self.path(f".{name}.tmp")
         self._call(f"write {name}", put, tmp)
+        if self.scheme == "file":
+            if not self._call(f"replace {name}", self._fs.rename, tmp, self.path(name)):
+                raise StoreError(f"--checkpoint-dir {self.where}: cannot replace {name} (rename refused)")
+            return
         context = self._jvm.org.apache.hadoop.fs.FileContext.getFileContext(self._root.toUri(), self._conf)
         overwrite = self._jvm.org.apache.hadoop.fs.Options.Rename.OVERWRITE
         renames = self._jvm.java.lang.reflect.Array.newInstance(

@@ -117,6 +117,33 @@ def test_resume_of_a_finished_run_recomputes_only_its_empty_last_level(spark_ses
     same(again, first)
 
 
+def test_a_manifest_beside_a_stale_hadoop_checksum_file_resumes(spark_session, tmp_path):
+    """A driver killed between the two renames of Hadoop's checksummed local file system (the
+    file, then its hidden .crc) left a whole new manifest beside the old checksum: every later
+    read was a ChecksumException and --resume was refused (CI, the SIGKILL test). The store
+    reads and renames without side files, so that directory resumes to the same counts."""
+    cfg = small()
+    want = local(cfg, 6)
+    store = checkpoint(spark_session, tmp_path / "ck", cfg)
+    spark_explore(spark_session, Model(cfg), I.REGISTRY, store, limits=Limits(max_depth=4), partitions=2,
+                  driver_levels=0)
+    manifest = tmp_path / "ck" / "manifest.json"
+    whole = manifest.read_bytes()
+    jvm = spark_session.sparkContext._jvm
+    checked = jvm.org.apache.hadoop.fs.FileSystem.getLocal(spark_session.sparkContext._jsc.hadoopConfiguration())
+    out = checked.create(jvm.org.apache.hadoop.fs.Path(str(manifest)), True)
+    out.write(bytearray(b"{" + b" " * (len(whole) - 2) + b"}"))       # the old manifest, with its .crc
+    out.close()
+    manifest.write_bytes(whole)                                       # the rename of the new one
+    assert (tmp_path / "ck" / ".manifest.json.crc").exists()
+    store = checkpoint(spark_session, tmp_path / "ck", cfg, resume=True)
+    redone = []
+    got = spark_explore(spark_session, Model(cfg), I.REGISTRY, store, resume=True, limits=Limits(max_depth=6),
+                        partitions=2, on_level=redone.append, driver_levels=0)
+    assert redone == [5, 6]
+    same(got, want)
+
+
 def _spark_cli(*args, **kw):
     env = dict(os.environ, COLUMNS="200")
     return subprocess.Popen([sys.executable, "-m", "verifier.cli", "spark-check", *args], cwd=ROOT, env=env,
