@@ -24,11 +24,16 @@ check: $(STAMP)
 oracle: $(STAMP)
 	$(BIN)/python -m verifier.engines.conform.oracle
 
+# Two test processes (pytest-xdist; the machine has two cores and most tests use one): a test
+# module that starts a cluster or a server is one xdist group, run whole on one process.
+TEST_WORKERS ?= 2
 test: $(STAMP) oracle hadoop
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # The tests too slow for CI (the Spark cluster's fault cases: a worker killed mid-level, the
-# driver killed and resumed from HDFS, a DataNode restarted; minutes each).
+# driver killed and resumed from HDFS, a DataNode restarted; the cluster runs of a violating
+# preset and of 4 brokers to depth 12; spark-submit of the packed project; the 5-broker fuzz
+# mutation gate; minutes each).
 nightly: $(STAMP) hadoop
 	$(BIN)/python -m pytest -m nightly
 

@@ -3,8 +3,11 @@ and two workers and the driver, each in its own mount namespace (its own /tmp an
 and Apache Hadoop's own NameNode and DataNodes as the checkpoint store (spark/cluster.py).
 Nothing is mocked; every run is compared with `kraft-verify check` on the same config.
 
-The fault cases (a worker killed mid-level, the driver killed and resumed, a DataNode
-restarted between levels) are marked nightly: `make nightly` runs them.
+CI runs the operator's experiment (the two-worker run with a shared-nothing /tmp), the default
+config with an HDFS checkpoint and the two refusals. The wider comparisons (a violating preset,
+4 brokers to depth 12), spark-submit of the packed project and the fault cases (a worker killed
+mid-level, the driver killed and resumed, a DataNode restarted between levels) are marked
+nightly, minutes each: `make nightly` runs them.
 """
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.xdist_group("namespace-cluster")     # one cluster, on one test worker
 
 from spark.cluster import Cluster, ClusterError
 from tests.conftest import run_cli
@@ -135,7 +140,9 @@ def test_the_operators_experiment_ends_green_with_checks_states(cluster, tmp_pat
     assert got["states"] == 238_348
 
 
-@pytest.mark.parametrize("args", [DEFAULT, VIOLATING, WIDE], ids=["default", "pre-kip-966", "brokers4-depth12"])
+@pytest.mark.parametrize("args", [DEFAULT, pytest.param(VIOLATING, marks=pytest.mark.nightly),
+                                  pytest.param(WIDE, marks=pytest.mark.nightly)],
+                         ids=["default", "pre-kip-966", "brokers4-depth12"])
 def test_with_an_hdfs_checkpoint_spark_check_is_checks_run(cluster, tmp_path, args):
     name = "ck-" + ("-".join(a.strip("-") for a in args) or "default")
     out = cluster.base / f"out-{name}"
@@ -166,6 +173,7 @@ def test_an_unreachable_namenode_is_one_line_and_exit_2(cluster):
     assert time.monotonic() - t0 < 120
 
 
+@pytest.mark.nightly
 def test_spark_submit_of_the_packed_project(cluster, tmp_path):
     """README's standalone recipe: the environment shipped with --archives, the executors
     running ./environment/bin/python, the driver the same environment unpacked."""

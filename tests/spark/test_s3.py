@@ -11,6 +11,8 @@ import pytest
 
 from tests.conftest import run_cli
 
+pytestmark = pytest.mark.xdist_group("s3")        # one S3 server, on one test worker
+
 ARGS = ["--preset", "pre-kip-966", "--brokers", "2", "--bound", "lossy_crashes=1", "--bound", "isr_shrinks=1",
         "--max-depth", "6"]
 

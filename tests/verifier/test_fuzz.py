@@ -38,7 +38,7 @@ def test_old_bugs_are_found_shrunk_near_the_shortest_and_replay(preset):
     assert set(trace.violated) <= set(replay.trace.violated)
 
 
-@pytest.mark.parametrize("brokers", [3, 5])
+@pytest.mark.parametrize("brokers", [3, pytest.param(5, marks=pytest.mark.nightly)])
 def test_every_mutant_is_killed_on_the_ci_profile(brokers):
     survivors = []
     for mutant, m in MUTANTS.items():
