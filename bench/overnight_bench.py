@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import threading
@@ -48,6 +49,7 @@ def main() -> int:
     args = ap.parse_args()
     resumed = (ROOT / "reports" / "spark-checkpoint" / "manifest.json").exists()
     t0 = time.monotonic()
+    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen(["make", "spark-check"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
     peak = {"driver_mb": 0.0, "jvm_mb": 0.0, "tree_mb": 0.0}
@@ -74,10 +76,13 @@ def main() -> int:
     code = proc.wait()
     done.set()
     wall = time.monotonic() - t0
+    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)     # every descendant, once reaped
+    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
     summaries = sorted((ROOT / "reports").glob("spark-check-*/summary.json"), key=lambda p: p.stat().st_mtime)
     summary = json.loads(summaries[-1].read_text()) if summaries else {}
     counts = summary.get("counts", {})
     result = {"command": "make spark-check", "exit_code": code, "resumed": resumed, "wall_seconds": round(wall, 1),
+              "cpu_seconds": round(cpu, 1),
               "engine_seconds": counts.get("seconds"), "distinct_states": counts.get("distinct_states"),
               "transitions": counts.get("transitions"), "depth": counts.get("depth"),
               "states_per_level": counts.get("states_per_level"), "result": summary.get("result"),
