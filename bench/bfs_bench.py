@@ -30,7 +30,7 @@ def measure(flags: dict, symmetry: bool, bounds: dict) -> dict:
     """One run in this process; called in a child."""
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from specs import Model, make_config
-    from verifier import bfs
+    from verifier.engines import bfs
     cfg = make_config("kafka", flags=flags, bounds=bounds)
     model = Model(cfg, symmetry=symmetry)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -25,7 +25,7 @@ from specs import RELEASES, Model, load_scenario, run_operations  # noqa: E402
 from verifier.engines.conform.engine import Case, check, walk  # noqa: E402
 from verifier.engines.conform.oracle import Oracle  # noqa: E402
 from verifier.engines.conform.run import conform, walk_rng  # noqa: E402
-from verifier.matrix import Row, row_config  # noqa: E402
+from verifier.studies.matrix import Row, row_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = ("default", "config", "min-isr-above-rf", "admin+reassignment")

@@ -14,7 +14,7 @@ import sys
 def main() -> int:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from specs import Model, deep_bounds, make_config
-    from verifier.fuzz import fuzz
+    from verifier.engines.fuzz import fuzz
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--examples", type=int, default=500)
     ap.add_argument("--brokers", type=int, action="append", help="replication factors (default 3, 5, 7)")

@@ -17,7 +17,7 @@ def main() -> int:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from specs import make_config
     from specs.symbolic import INVARIANTS, MORE_INVARIANTS
-    from verifier.prove import check_size
+    from verifier.engines.prove import check_size
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--max-brokers", type=int, default=8)
     ap.add_argument("--depth", type=int, default=4, help="BMC depth")

@@ -11,42 +11,14 @@ which Kafka trades durability for availability).
 """
 from __future__ import annotations
 
+from invariants import explain as E
+from invariants import twins as Z
 from invariants.registry import TOLERANCE, state_invariant
-from specs.state import NO_LEADER
+from specs.facts import holds_committed_log, leader_candidates, replica, running_leader, within_tolerance
 
 
-def _replica(cfg, s, b):
-    if b not in cfg.brokers:
-        return None
-    return s.replicas[cfg.brokers.index(b)]
-
-
-def _running_leader(cfg, s):
-    """The leader's local replica if there is a leader and its process is running."""
-    leader = s.ctrl.partition.leader
-    r = _replica(cfg, s, leader) if leader != NO_LEADER else None
-    return r if r is not None and r.alive else None
-
-
-def _holds_committed_log(s, replica) -> bool:
-    visible = s.hist.visible
-    log = replica.log
-    if len(log) < len(visible):
-        return False
-    return all(log[i][1] == rec for i, rec in enumerate(visible))
-
-
-def within_tolerance(cfg, s) -> bool:
-    return s.hist.lossy_crashes < s.ctrl.effective_min_isr and s.hist.unclean_elections == 0
-
-
-def leader_candidates(s) -> set[int]:
-    ctrl = s.ctrl
-    p = ctrl.partition
-    return set(p.isr) | {b for b in p.elr if b in ctrl.registered and b not in ctrl.fenced}
-
-
-@state_invariant("LeaderCandidateCompleteness", "elr", TOLERANCE)
+@state_invariant("LeaderCandidateCompleteness", "elr", TOLERANCE, explain=E.candidate_lacks_committed,
+                 symbolic=Z.leader_candidate_completeness)
 def leader_candidate_completeness(cfg, s) -> bool:
     """Every leader candidate (an ISR member, or an unfenced ELR member) holds the whole
     committed log: the property ELR exists for (docs/protocol.md, "State"). KIP-966: "The
@@ -54,25 +26,25 @@ def leader_candidate_completeness(cfg, s) -> bool:
     if not within_tolerance(cfg, s):
         return True
     for b in leader_candidates(s):
-        r = _replica(cfg, s, b)
-        if r is not None and r.alive and not _holds_committed_log(s, r):
+        r = replica(cfg, s, b)
+        if r is not None and r.alive and not holds_committed_log(s, r):
             return False
     return True
 
 
-@state_invariant("LeaderCompleteness", "data", TOLERANCE)
+@state_invariant("LeaderCompleteness", "data", TOLERANCE, explain=E.leader_lacks_acknowledged)
 def leader_completeness(cfg, s) -> bool:
     """The leader holds every acknowledged record. A leader that lacks committed records makes
     its followers truncate to its log, so one replica's loss becomes the partition's
     (docs/protocol.md, "Broker side")."""
-    r = _running_leader(cfg, s)
+    r = running_leader(cfg, s)
     if r is None or not within_tolerance(cfg, s):
         return True
     held = {rec for (_, rec) in r.log}
     return all(rec in held for rec in s.hist.acked)
 
 
-@state_invariant("NoCommittedRecordLostGlobally", "data", TOLERANCE)
+@state_invariant("NoCommittedRecordLostGlobally", "data", TOLERANCE, explain=E.acknowledged_gone)
 def no_committed_record_lost_globally(cfg, s) -> bool:
     """KIP-966 Motivation: "This proposal solves this 'last replica standing' data loss issue
     in KRaft clusters, providing MinISR-1 tolerance to data loss unclean shutdown events."
@@ -83,13 +55,13 @@ def no_committed_record_lost_globally(cfg, s) -> bool:
     return all(rec in held for rec in s.hist.acked)
 
 
-@state_invariant("ConsumerHwmNeverBackward", "data", TOLERANCE)
+@state_invariant("ConsumerHwmNeverBackward", "data", TOLERANCE, explain=E.leader_lacks_committed)
 def consumer_hwm_never_backward(cfg, s) -> bool:
     """KIP-966: "the HWM stored on broker 1 is lower than broker 2. This can cause HWM to move
     backward and impacts the consumers." Every record a consumer was shown below the HWM is
     still in the leader's log at the same offset."""
-    r = _running_leader(cfg, s)
-    return r is None or not within_tolerance(cfg, s) or _holds_committed_log(s, r)
+    r = running_leader(cfg, s)
+    return r is None or not within_tolerance(cfg, s) or holds_committed_log(s, r)
 
 
 @state_invariant("NoLostReplicaInIsr", "data")
@@ -97,13 +69,13 @@ def no_lost_replica_in_isr(cfg, s) -> bool:
     """KIP-903: "A replica with a stale broker epoch is not eligible to join the ISR." Every
     running ISR member holds the leader's log up to the leader's HWM, so no replica whose log
     was lost sits in the ISR."""
-    lrep = _running_leader(cfg, s)
+    lrep = running_leader(cfg, s)
     if lrep is None:
         return True
     leader = s.ctrl.partition.leader
     prefix = lrep.log[:lrep.hwm]
     for b in s.ctrl.partition.isr:
-        r = _replica(cfg, s, b)
+        r = replica(cfg, s, b)
         if b != leader and r is not None and r.alive and r.log[:lrep.hwm] != prefix:
             return False
     return True
@@ -114,7 +86,7 @@ def follower_log_matches_leader(cfg, s) -> bool:
     """A follower truncates to the leader's log before it appends (docs/protocol.md, "Broker
     side"), so up to the offset the leader saw a follower fetch (in this leader epoch, from its
     current incarnation) the follower's log is the leader's."""
-    lrep = _running_leader(cfg, s)
+    lrep = running_leader(cfg, s)
     if lrep is None:
         return True
     ctrl = s.ctrl

@@ -2,8 +2,10 @@
 unclean."""
 from __future__ import annotations
 
-from invariants.completeness import within_tolerance
+from invariants import explain as E
+from invariants import twins as Z
 from invariants.registry import TOLERANCE, step_invariant
+from specs.facts import within_tolerance
 from specs.state import NO_LEADER
 
 OPERATOR_ELECTIONS = ("elect", "periodic_unclean_election", "unclean_recovery")
@@ -16,7 +18,7 @@ def _new_leader(prev, s) -> int:
     return NO_LEADER
 
 
-@step_invariant("LeaderElectedRegisteredUnfenced", "election")
+@step_invariant("LeaderElectedRegisteredUnfenced", "election", symbolic=Z.leader_elected_registered_unfenced)
 def leader_elected_registered_unfenced(cfg, prev, label, s) -> bool:
     """A new leader is an acceptable leader: registered, unfenced, not in controlled shutdown
     (docs/protocol.md, "The pipeline"). The unclean-recovery tool proposal (KAFKA-20098) asks
@@ -25,7 +27,7 @@ def leader_elected_registered_unfenced(cfg, prev, label, s) -> bool:
     return b == NO_LEADER or s.ctrl.acceptable_leader(b)
 
 
-@step_invariant("ElectedLeaderWasCandidate", "election")
+@step_invariant("ElectedLeaderWasCandidate", "election", symbolic=Z.elected_leader_was_candidate)
 def elected_leader_was_candidate(cfg, prev, label, s) -> bool:
     """KIP-966: "In addition to the ISR members, replicas in ELR are also eligible for leader
     election during a clean election process." A clean election takes its leader from the ISR
@@ -39,7 +41,8 @@ def elected_leader_was_candidate(cfg, prev, label, s) -> bool:
     return b in p.isr or b in p.elr
 
 
-@step_invariant("UncleanElectionOnlyAfterMinIsrUncleanShutdowns", "election")
+@step_invariant("UncleanElectionOnlyAfterMinIsrUncleanShutdowns", "election",
+                symbolic=Z.unclean_election_only_after_min_isr_unclean_shutdowns)
 def unclean_election_only_after_min_isr_unclean_shutdowns(cfg, prev, label, s) -> bool:
     """KIP-966: "ELR + ISR size will not be dropped below the min ISR unless the controller
     discovers an ELR member has an unclean shutdown." So ISR and ELR are both empty, and the
@@ -62,7 +65,8 @@ def one_leader_per_epoch(cfg, prev, label, s) -> bool:
     return new.leader == old.leader or new.leader_epoch > old.leader_epoch
 
 
-@step_invariant("RecoveryElectsAReplicaWithEveryAnsweredRecord", "election", TOLERANCE)
+@step_invariant("RecoveryElectsAReplicaWithEveryAnsweredRecord", "election", TOLERANCE,
+                explain=E.leader_lacks_acknowledged, symbolic=Z.recovery_elects_a_replica_with_every_answered_record)
 def recovery_elects_a_replica_with_every_answered_record(cfg, prev, label, s) -> bool:
     """KIP-966, "Unclean recovery": "The one with the highest leader epoch plus the longest log
     end offset will be the new leader", i.e. the replica that "persisted the most data". So

@@ -1,16 +1,14 @@
 """Why a property fails at the last step of a counterexample, in words a person can check
 against the table: which record was acknowledged when, who holds it and who lost it by which
-step; or which fields contradict the rule. The engines reach this through the Model's
-`explain` hook, so they never read Kafka's state themselves."""
+step; or which fields contradict the rule. Each invariant names its explanation where it is
+declared (`explain=`); every function here takes (cfg, states, labels, describe) and returns
+the sentence, or None when the state does not show the usual story (then `generic` speaks).
+Reports reach these through the Invariant, so no engine or writer reads Kafka's state."""
 from __future__ import annotations
 
 from typing import Optional
 
 from specs.state import NO_LEADER
-
-DURABILITY = ("LeaderCompleteness", "NoCommittedRecordLostGlobally", "LeaderCandidateCompleteness",
-              "ConsumerHwmNeverBackward", "RecoveryElectsAReplicaWithEveryAnsweredRecord")
-
 
 def _ids(xs) -> str:
     return "[" + ",".join(f"b{x}" for x in xs) + "]"
@@ -55,40 +53,66 @@ def _leader_story(cfg, states, labels, describe) -> str:
     return f"b{leader} leads since step {k}" + (f" ({describe(labels[k - 1])})" if k else "")
 
 
-def explain(cfg, initial, steps, name: str, describe) -> str:
-    """One paragraph: why `name` fails after the last of `steps` ((label, state) pairs)."""
-    states = [initial] + [s for _, s in steps]
-    labels = [label for label, _ in steps]
-    last, n = states[-1], len(states) - 1
+def leader_lacks_acknowledged(cfg, states, labels, describe) -> Optional[str]:
+    """The leader lacks acknowledged records: since when it leads, and each record's story."""
+    last = states[-1]
+    leader = last.ctrl.partition.leader
+    missing = [rec for rec in last.hist.acked if not _holds(last, cfg, leader, rec)]
+    if leader == NO_LEADER or not missing:
+        return None
+    return (f"the leader b{leader} lacks acknowledged record(s) {', '.join(f'r{r}' for r in missing)}: "
+            f"{_leader_story(cfg, states, labels, describe)}; "
+            + "; ".join(_record_story(cfg, states, labels, describe, r) for r in missing))
+
+
+def acknowledged_gone(cfg, states, labels, describe) -> Optional[str]:
+    """An acknowledged record no replica holds: when it was acknowledged, how each copy went."""
+    last = states[-1]
+    gone = [rec for rec in last.hist.acked if not any(_holds(last, cfg, b, rec) for b in cfg.brokers)]
+    return "; ".join(_record_story(cfg, states, labels, describe, r) for r in gone) or None
+
+
+def _lacks_committed(cfg, states, labels, describe, candidates) -> Optional[str]:
+    last = states[-1]
     p = last.ctrl.partition
-    if name in ("LeaderCompleteness", "RecoveryElectsAReplicaWithEveryAnsweredRecord"):
-        leader = p.leader
-        missing = [rec for rec in last.hist.acked if not _holds(last, cfg, leader, rec)]
-        if leader != NO_LEADER and missing:
-            return (f"the leader b{leader} lacks acknowledged record(s) {', '.join(f'r{r}' for r in missing)}: "
-                    f"{_leader_story(cfg, states, labels, describe)}; "
-                    + "; ".join(_record_story(cfg, states, labels, describe, r) for r in missing))
-    if name == "NoCommittedRecordLostGlobally":
-        gone = [rec for rec in last.hist.acked if not any(_holds(last, cfg, b, rec) for b in cfg.brokers)]
-        if gone:
-            return "; ".join(_record_story(cfg, states, labels, describe, r) for r in gone)
-    if name in ("LeaderCandidateCompleteness", "ConsumerHwmNeverBackward"):
-        candidates = set(p.isr) | {b for b in p.elr if b not in last.ctrl.fenced}
-        if name == "ConsumerHwmNeverBackward":
-            candidates = {p.leader} - {NO_LEADER}
-        short = [(b, rec) for b in sorted(candidates) for rec in last.hist.visible
-                 if b in cfg.brokers and last.replicas[cfg.brokers.index(b)].alive and not _holds(last, cfg, b, rec)]
-        if short:
-            b, rec = short[0]
-            role = "the leader" if b == p.leader else f"a leader candidate (isr={_ids(p.isr)}, elr={_ids(p.elr)})"
-            return f"b{b} is {role} but lacks committed record r{rec}: " + _record_story(
-                cfg, states, labels, describe, rec, "committed")
-    if name == "IsrElrDisjoint":
-        return f"after step {n} b{sorted(set(p.isr) & set(p.elr))} are in both isr={_ids(p.isr)} and elr={_ids(p.elr)}"
-    if name == "ElrOnlyBelowMinIsr":
-        return (f"after step {n} elr={_ids(p.elr)} is not empty although |isr|={len(p.isr)} reaches "
-                f"min ISR {last.ctrl.effective_min_isr}: ELR is meant only for a partition below min ISR")
-    if name == "LeaderInIsr" and p.leader != NO_LEADER:
-        return f"after step {n} the leader b{p.leader} is not in isr={_ids(p.isr)}"
-    return (f"{name} fails after step {n} ({describe(labels[-1]) if labels else 'the initial state'}): "
-            f"leader={p.leader}, isr={_ids(p.isr)}, elr={_ids(p.elr)}, acked={list(last.hist.acked)}")
+    short = [(b, rec) for b in sorted(candidates) for rec in last.hist.visible
+             if b in cfg.brokers and last.replicas[cfg.brokers.index(b)].alive and not _holds(last, cfg, b, rec)]
+    if not short:
+        return None
+    b, rec = short[0]
+    role = "the leader" if b == p.leader else f"a leader candidate (isr={_ids(p.isr)}, elr={_ids(p.elr)})"
+    return f"b{b} is {role} but lacks committed record r{rec}: " + _record_story(
+        cfg, states, labels, describe, rec, "committed")
+
+
+def candidate_lacks_committed(cfg, states, labels, describe) -> Optional[str]:
+    """A running leader candidate (ISR, or unfenced ELR) lacks a committed record."""
+    last = states[-1]
+    p = last.ctrl.partition
+    candidates = set(p.isr) | {b for b in p.elr if b not in last.ctrl.fenced}
+    return _lacks_committed(cfg, states, labels, describe, candidates)
+
+
+def leader_lacks_committed(cfg, states, labels, describe) -> Optional[str]:
+    """The running leader lacks a record a consumer was shown."""
+    return _lacks_committed(cfg, states, labels, describe, {states[-1].ctrl.partition.leader} - {NO_LEADER})
+
+
+def isr_elr_overlap(cfg, states, labels, describe) -> str:
+    p = states[-1].ctrl.partition
+    return (f"after step {len(states) - 1} b{sorted(set(p.isr) & set(p.elr))} are in both isr={_ids(p.isr)} "
+            f"and elr={_ids(p.elr)}")
+
+
+def elr_at_min_isr(cfg, states, labels, describe) -> str:
+    last = states[-1]
+    p = last.ctrl.partition
+    return (f"after step {len(states) - 1} elr={_ids(p.elr)} is not empty although |isr|={len(p.isr)} reaches "
+            f"min ISR {last.ctrl.effective_min_isr}: ELR is meant only for a partition below min ISR")
+
+
+def leader_outside_isr(cfg, states, labels, describe) -> Optional[str]:
+    p = states[-1].ctrl.partition
+    if p.leader == NO_LEADER:
+        return None
+    return f"after step {len(states) - 1} the leader b{p.leader} is not in isr={_ids(p.isr)}"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple, Optional
 
-from invariants.completeness import _holds_committed_log, _replica
+from specs.facts import holds_committed_log, replica
 from specs.state import NO_LEADER, RECOVERING
 
 FAIR_ACTIONS = ("restart", "unfence", "fetch", "deliver_alter_partition", "clean_shutdown", "complete_recovery",
@@ -42,7 +42,7 @@ def waits_for_operator(cfg, s) -> Optional[str]:
     p = s.ctrl.partition
     if cfg.rules.unclean_recovery_strategy != "none" or p.leader != NO_LEADER:
         return None
-    running = [b for b in set(p.isr) | set(p.elr) if (r := _replica(cfg, s, b)) is not None and r.alive]
+    running = [b for b in set(p.isr) | set(p.elr) if (r := replica(cfg, s, b)) is not None and r.alive]
     if running:
         return None
     return ("unclean_recovery_strategy none: no running replica is in ISR or ELR, and the controller waits "
@@ -62,8 +62,8 @@ def _leaderless_with_live_complete_candidate(cfg, s) -> bool:
     if p.leader != NO_LEADER:
         return False
     for b in set(p.isr) | set(p.elr):
-        r = _replica(cfg, s, b)
-        if r is not None and r.alive and _holds_committed_log(s, r):
+        r = replica(cfg, s, b)
+        if r is not None and r.alive and holds_committed_log(s, r):
             return True
     return False
 

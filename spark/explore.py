@@ -1,4 +1,5 @@
-"""Level-synchronous BFS on Spark, the same search as verifier.bfs.explore.
+"""Level-synchronous BFS on Spark, the same search as verifier/engines/bfs.py (the engine's
+entry point is spark/engine.py; this is its level loop).
 
 Per level one Spark job (spark/tasks.py): executors expand the level's chunks with the
 model and the invariants (the same functions the local checker calls), send deduplicated
@@ -9,7 +10,7 @@ the next level, which go to the level store (spark/store.py: a Hadoop file syste
 itself, never a path only the driver has). Only counts, per-action statistics and at most
 one violation per invariant reach the driver, so its memory does not grow with the states.
 A violation's shortest trace is rebuilt from the stored parent links and re-run through the
-model (verifier.result.concrete_trace).
+model (verifier.core.result.concrete_trace).
 
 Where several parents reach a state in one level, the one with the smallest (fingerprint,
 n-th successor) is kept, as in the local parallel search, so a run gives the same traces
@@ -22,80 +23,14 @@ import uuid
 from collections import Counter
 from typing import Callable, Optional
 
-from spark.hadoopfs import HadoopFs
 from spark.session import Interrupts
-from spark.store import HadoopLevels, LevelStore, SparkLevels
+from spark.store import LevelStore
 from spark.tasks import Job, expand, find_link, own, owner_of, seed, visited_of
-from specs import Trace
-from verifier.fingerprint import Fingerprinter, collision_probability
-from verifier.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Limits, Result, concrete_trace
-from verifier.values import from_data, to_data
-
-DRIVER_LEVELS = 5000      # levels smaller than this are expanded on the driver (see spark_explore)
-
-
-class Progress:
-    """One line per level on the driver."""
-
-    def __init__(self, console, quiet: bool):
-        self.console, self.quiet = console, quiet
-
-    def __call__(self, level: int, new: int, total: int, rate: float, elapsed: float) -> None:
-        if not self.quiet:
-            self.console.print(f"level {level:>3}: {new:>10,} new  {total:>12,} total  "
-                               f"{rate:>9,.0f} states/s  {elapsed:>8.1f}s elapsed", markup=False)
-
-
-def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, resume: bool = False,
-                  limits: Limits = Limits(), keep_going: bool = True, check_deadlock: bool = True,
-                  partitions: Optional[int] = None, progress: Optional[Callable] = None,
-                  on_level: Optional[Callable[[int], None]] = None, driver_levels: int = DRIVER_LEVELS) -> Result:
-    """BFS from the model's initial states on Spark. With `store` (a claimed --checkpoint-dir)
-    the levels go there and a killed run resumes from them; without, to Spark's checkpoint
-    directory if one is set (removed at the end), else they stay in Spark. A resumed run keeps
-    the partition count it was started with (owners are fp mod P). A level of fewer than
-    `driver_levels` states is expanded on the driver, by the same task functions: a Spark job
-    costs a good part of a second however small, more than such a level's work."""
-    invariants = tuple(invariants)
-    note = f"; --resume --checkpoint-dir {store.where} continues from the last complete level" if store else ""
-    checked = None if len(invariants) == len(model.properties) else [inv.name for inv in invariants]
-    manifest = store.load() if store is not None and resume else None
-    if manifest:
-        partitions = manifest["partitions"]
-    partitions = partitions or spark.sparkContext.defaultParallelism
-    levels = temporary_levels(spark, partitions) if store is None else HadoopLevels(spark, store.fs, partitions)
-    run = None
-    try:
-        job = Job(model.cfg, model.symmetric, invariants, check_deadlock, partitions)
-        with Interrupts(spark, note) as interrupts:
-            run = _Run(spark, model, job, store, levels, progress, on_level, interrupts)
-            run.driver_levels = driver_levels
-            try:
-                return run.go(manifest, limits, keep_going, checked)
-            except Exception:
-                if interrupts.signal is None:
-                    raise
-                # cancelled outside a level (checking a resumed level, rebuilding a trace): no
-                # report to write, the checkpoint is as the last level left it
-                raise KeyboardInterrupt from None
-    finally:
-        if run is not None:
-            run.release()
-        levels.close()
-
-
-def temporary_levels(spark, partitions: int):
-    """Spark's checkpoint directory (a location every executor reaches, by its definition),
-    else Spark itself: never the driver's own disk."""
-    sc = spark.sparkContext
-    where = sc.getCheckpointDir() or sc.getConf().get("spark.checkpoint.dir", None)
-    if where:
-        fs = HadoopFs(spark, f"{where.rstrip('/')}/kraft-verify-{uuid.uuid4().hex[:12]}")
-        fs.prepare()
-        levels = HadoopLevels(spark, fs, partitions, temporary=True)
-        levels.probe()
-        return levels
-    return SparkLevels(spark, partitions)
+from verifier.core import levels as L
+from verifier.core.fingerprint import collision_probability
+from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, SearchResult
+from verifier.core.settings import Limits
+from verifier.core.values import from_data, to_data
 
 
 class _JobFailed(Exception):
@@ -119,13 +54,9 @@ class _Run:
         self.held_visited: Optional[list] = None   # per owner its fingerprints, while every level is held
         self.visited: list = []                # owner-aligned RDDs of ("F", fingerprints), once on Spark
         self.cached: Optional[tuple] = None    # (level, its owners' output still in Spark's cache)
-        fpr, canonical = Fingerprinter(), model.canonical
-        self.roots: dict[int, tuple] = {}
-        for s in model.init_states():
-            c = canonical(s) if canonical else s
-            self.roots.setdefault(fpr(c), (s, c))
+        self.roots: dict[int, tuple] = L.roots(model)
 
-    def go(self, manifest, limits: Limits, keep_going: bool, checked) -> Result:
+    def go(self, manifest, limits: Limits, keep_going: bool, invariants) -> SearchResult:
         totals = self.totals
         if manifest is None and self.store is not None:
             self.store.fresh()
@@ -152,16 +83,10 @@ class _Run:
                 status = VIOLATION
                 break
             total = sum(m["states"] for m in self.metas)
-            if limits.max_depth is not None and level >= limits.max_depth:
-                status, reason = STOPPED, (f"max depth {limits.max_depth} reached with "
-                                           f"{self.metas[-1]['states']} states unexplored")
-                break
-            if limits.max_states is not None and total >= limits.max_states:
-                status, reason = STOPPED, f"max states {limits.max_states} reached"
-                break
-            if self.interrupts.budget_spent or (limits.time_budget is not None and
-                                                time.monotonic() - self.start > limits.time_budget):
-                status, reason = STOPPED, f"time budget {limits.time_budget:g}s spent"
+            stopped = L.between_levels(limits, level, self.metas[-1]["states"], total, self.start,
+                                       self.interrupts.budget_spent)
+            if stopped and not stopped[1].startswith("interrupted"):    # a signal is the Interrupts' to settle
+                status, reason = stopped
                 break
             if self.interrupts.signal is None:
                 t0 = time.monotonic()
@@ -185,7 +110,7 @@ class _Run:
             if self.progress:
                 self.progress(level + 1, meta["states"], total + meta["states"],
                               meta["states"] / max(1e-9, time.monotonic() - t0), time.monotonic() - self.start)
-        return self._result(checked, keep_going, status, reason)
+        return self._result(invariants, keep_going, status, reason)
 
     def release(self) -> None:
         """Free what the run keeps in Spark's cache (a session may serve several runs)."""
@@ -367,29 +292,26 @@ class _Run:
         labels.reverse()
         return fp, labels
 
-    def _result(self, checked, keep_going: bool, status: str, reason: str) -> Result:
+    def _result(self, invariants, keep_going: bool, status: str, reason: str) -> SearchResult:
         model, totals = self.model, self.totals
-        found: dict[str, Trace] = {}
+        found: dict = {}
         first = None
-        order = sorted(totals["found"].items(), key=lambda kv: (kv[1]["level"] + (kv[1]["kind"] == "step"), kv[0]))
-        for name, v in order:
+        for name, v in L.report_order(totals["found"], lambda v: v["level"], lambda v: v["kind"]):
             root_fp, labels = self._path_to(v["level"], int(v["fp"], 16))
             final = from_data(v["label"], {}) if v["kind"] == "step" else None
-            steps = concrete_trace(model, self.roots[root_fp][0], labels, final, model.canonical)
-            # as explore: with keep_going, earlier states may break invariants reported apart
-            trace = Trace(model, self.roots[root_fp][0], steps, [name], engine="spark",
-                          checked=[name] if keep_going else checked)
+            trace = L.rebuild(model, invariants, self.roots[root_fp][0], labels, final, [name], "spark", keep_going)
             found[name] = trace
             first = first or trace
         per_level = [m["states"] for m in self.metas]
-        res = Result(VIOLATION if found else status, sum(per_level), totals["transitions"],
-                     max(0, len(per_level) - 1), time.monotonic() - self.start, states_per_level=per_level,
-                     enabled=Counter(totals["enabled"]), taken=Counter(totals["taken"]), counterexample=first,
-                     counterexamples=found, stop_reason=reason, terminal_states=totals["terminal"],
-                     deadlock_checked=self.job.check_deadlock)
+        res = SearchResult(VIOLATION if found else status, time.monotonic() - self.start, reason, "spark",
+                           counterexamples=found, counterexample=first, distinct_states=sum(per_level),
+                           transitions=totals["transitions"], depth=max(0, len(per_level) - 1),
+                           states_per_level=per_level, enabled=Counter(totals["enabled"]),
+                           taken=Counter(totals["taken"]), terminal_states=totals["terminal"],
+                           deadlock_checked=self.job.check_deadlock)
         res.explored_all = status == COMPLETE
         res.collision_probability = collision_probability(res.distinct_states, res.transitions + len(self.roots))
-        return res
+        return res.judge(invariants)
 
 
 def _is_chunk(kv) -> bool:

@@ -1,7 +1,7 @@
 """A directory on a Hadoop-compatible file system (hdfs://, s3a://, gs://, abfs://, file://),
 reached through the Spark driver's JVM: the same file system code, configuration and
 credentials the executors use, so `--checkpoint-dir` takes whatever URL the cluster's Spark
-takes. It has the shape of verifier/checkpoint.py's LocalFiles, so the checkpoint rules
+takes. It has the shape of verifier/core/checkpoint.py's LocalFiles, so the checkpoint rules
 (identity, the mark, never the user's files) are the same for every store.
 
 Replacing a file whole: on HDFS and local disks (rename is atomic) the new text goes to a
@@ -24,7 +24,7 @@ import os
 import re
 from typing import Optional
 
-from verifier.checkpoint import CheckpointError
+from verifier.core.checkpoint import CheckpointError
 
 # Schemes whose rename is atomic (a POSIX-like namespace): a file is replaced by renaming.
 ATOMIC_RENAME = {"file", "hdfs", "viewfs", "webhdfs", "swebhdfs", "har", "o3fs", "ofs"}

@@ -6,7 +6,7 @@ dependencies ("Python Package Management": a packed virtual environment shipped 
     .venv/bin/python -m spark.package build/spark/kraft-verify-env.tar.gz
     PYSPARK_DRIVER_PYTHON=build/spark/env/bin/python PYSPARK_PYTHON=./environment/bin/python \\
       spark-submit --master spark://HOST:7077 --archives build/spark/kraft-verify-env.tar.gz#environment \\
-      "$(build/spark/env/bin/python -c 'import spark.submit as m; print(m.__file__)')" \\
+      "$(build/spark/env/bin/python -c 'import verifier.cli.submit as m; print(m.__file__)')" \\
       spark-check --checkpoint-dir hdfs://NAMENODE/kraft-verify/ck
 
 The environment's bin/python links to the interpreter it was made with (Python 3.11 at the

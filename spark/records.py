@@ -1,5 +1,5 @@
 """The bytes spark-check writes and reads: a level's chunks and the blocks expand tasks send
-to owners. Data only, never a pickle (verifier/values.py says why): fixed-width arrays and
+to owners. Data only, never a pickle (verifier/core/values.py says why): fixed-width arrays and
 JSON, read back through the model's own value types.
 
     magic | u64 n | fps (n x 16) | parents (n x 16) | nths (n x 4, blocks only) | label ids (n x 4)
@@ -7,7 +7,7 @@ JSON, read back through the model's own value types.
 
 Fingerprints and parents are 128-bit little-endian (a root's parent is all ones). Labels and
 states are held as tables of their distinct values (as data: `to_data`) and columns of 32-bit
-ids (verifier/codec.py's packed form for states): a block of 100,000 successors has a few
+ids (verifier/core/codec.py's packed form for states): a block of 100,000 successors has a few
 hundred distinct labels, so decoding costs per distinct value, not per state.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from bisect import bisect_left
 from itertools import repeat
 from typing import Any, Mapping, Optional
 
-from verifier.values import BadData, from_data, to_data
+from verifier.core.values import BadData, from_data, to_data
 
 PART, BLOCK = b"KVPART1\n", b"KVBLOCK1"
 _U64 = struct.Struct("<Q")
@@ -131,7 +131,7 @@ class Record:
         self._tables()
 
     def packed(self) -> tuple:
-        """The states, in verifier/codec.py's packed form."""
+        """The states, in verifier/core/codec.py's packed form."""
         tab, tables, at = self._tables()
         if self.n == 0:
             return None, [], []

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import struct
 
-from verifier.values import BadData
+from verifier.core.values import BadData
 
 TEXT, BYTES = "org.apache.hadoop.io.Text", "org.apache.hadoop.io.BytesWritable"
 _I32 = struct.Struct(">i")

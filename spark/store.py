@@ -30,8 +30,8 @@ from typing import Any, Optional
 from spark.hadoopfs import HadoopFs, StoreError
 from spark.records import chunk_measure
 from spark.seqfile import records
-from verifier.checkpoint import MANIFEST, CheckpointDir, CheckpointError
-from verifier.values import BadData
+from verifier.core.checkpoint import MANIFEST, CheckpointDir, CheckpointError
+from verifier.core.values import BadData
 
 VERSION = 3
 MAX_PARTITIONS = 10_000
@@ -187,7 +187,7 @@ class SparkLevels:
 
 
 class LevelStore(CheckpointDir):
-    """The manifest of a `--checkpoint-dir` run (verifier/checkpoint.py's rules), validated
+    """The manifest of a `--checkpoint-dir` run (verifier/core/checkpoint.py's rules), validated
     field by field when it is read: a malformed one is refused with one line."""
 
     def __init__(self, fs: HadoopFs, identity: dict[str, Any]):

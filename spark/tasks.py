@@ -24,8 +24,8 @@ from collections import Counter
 from spark.records import BLOCK as BLOCK_MAGIC
 from spark.records import PART, Record, drop_visited, encode, fps_of, visited_blob
 from spark.store import chunk_key, owner_of_key
-from verifier.codec import codec_of, pack, pack_ids, unpack
-from verifier.result import DEADLOCK
+from verifier.core.codec import codec_of, pack, pack_ids, unpack
+from verifier.core.result import DEADLOCK
 
 CHUNK = 100_000          # states per chunk of a level, and successors per block an expand task ships
 
@@ -96,7 +96,7 @@ def expand(job: Job, found: frozenset, records):
     best: dict[int, tuple] = {}          # successor fp -> (parent fp, n-th successor, label, field ids)
     for _, data in records:
         part = Record(bytes(data), PART, model.value_types)
-        codec, rows = codec_of(part.packed())     # the chunk's states as field ids (verifier/codec.py)
+        codec, rows = codec_of(part.packed())     # the chunk's states as field ids (verifier/core/codec.py)
         for fp, held in zip(part.fps, rows):
             s = codec.decode(held)
             nth = 0

@@ -5,8 +5,9 @@ Engines, writers and the command line use what this module exports and nothing d
 - `Trace`: a run of the model, as engines report it;
 - configs: `make_config`, `Config`, `ConfigError`, `with_mutant`, `with_bounds`, and the
   catalogue (`PRESETS`, `MUTANTS`) and rule fields (`RULE_FIELDS`) they are built from;
-- scenarios: `load_scenario`, `run_scenario`, `ScenarioError`, and `unreadable` (an input file
-  that is not a regular file: a FIFO would hang its reader), which config files use too.
+- scenarios: `load_scenario`, `parse_scenario`, `run_operations`, `ScenarioError`, and
+  `unreadable` (an input file that is not a regular file: a FIFO would hang its reader), which
+  config files use too. Running one against properties is the replay engine's.
 The z3 engine's seam is `specs.symbolic`.
 """
 from specs.catalogue import ALIASES, MUTANTS, NEWEST_RELEASE, PRESETS, RELEASES, Release, release
@@ -15,8 +16,9 @@ from specs.config import (BOUND_NAMES, BUDGETS, Bounds, Config, ConfigError, con
                           with_bounds, with_mutant)
 from specs.model import Model
 from specs.rules import RULE_FIELDS, Rules, outside_z3, refused_by_z3, rule_doc
-from specs.scenario import ScenarioError, run_file, run_operations, run_scenario
+from specs.scenario import ScenarioError, run_operations
 from specs.scenario import load as load_scenario
+from specs.scenario import parse as parse_scenario
 from specs.scenario.checks import unreadable
 from specs.trace import Trace
 
@@ -24,4 +26,4 @@ __all__ = ["ALIASES", "MUTANTS", "NEWEST_RELEASE", "PRESETS", "RELEASES", "Relea
            "config_label", "config_summary", "deep_bounds", "explicit_flags", "make_config", "mutant_config", "unknown",
            "with_bounds",
            "with_mutant", "Model", "RULE_FIELDS", "Rules", "outside_z3", "refused_by_z3", "rule_doc", "ScenarioError",
-           "run_file", "run_operations", "run_scenario", "load_scenario", "unreadable", "Trace"]
+           "run_operations", "load_scenario", "parse_scenario", "unreadable", "Trace"]

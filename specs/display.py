@@ -50,6 +50,13 @@ def view(cfg: Config, s: State) -> dict[str, str]:
     return out
 
 
+def headline(cfg: Config, s: State) -> str:
+    """The partition in one line (what a generic explanation of a failure shows)."""
+    p = s.ctrl.partition
+    ids = "[" + ",".join(f"b{x}" for x in p.isr) + "]", "[" + ",".join(f"b{x}" for x in p.elr) + "]"
+    return f"leader={p.leader}, isr={ids[0]}, elr={ids[1]}, acked={list(s.hist.acked)}"
+
+
 def timeline(cfg: Config, s: State) -> dict[str, dict[str, str]]:
     """Per broker, what a timeline row shows: role, ISR/ELR membership, process and controller
     status, log and HWM (report.html draws one row per step, one column group per broker)."""

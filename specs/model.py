@@ -1,9 +1,11 @@
 """The model as engines see it (stateright's `Model`): initial states, successors, the
-properties, and the display hooks that let engines and writers show a run without knowing
-anything of Kafka.
+action categories, and the hooks that let engines, studies and writers show and measure a
+run without knowing anything of Kafka.
 
-Engines hold a `Model` and a list of properties and nothing else; every engine (BFS,
-simulation, Hypothesis, Spark, replay) runs the same transition function through here.
+Engines hold a `Model` and the properties the caller hands them, and nothing else; every
+engine (BFS, simulation, Hypothesis, Spark, replay, liveness, conform) runs the same
+transition function through here. The properties live in invariants/, which imports this
+package and never the other way round: the command line binds the two.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from specs import actions as A
 from specs import display as D
+from specs import facts as F
 from specs import projection as P
 from specs import symmetry as S
 from specs.config import Config
@@ -69,7 +72,7 @@ class Model:
         """What would enable an action that is on but was never enabled ("" if nothing known)."""
         return A.enable_hints(self.cfg).get(action, "")
 
-    # ---------------------------------------------------------------- fault targets (swarm testing)
+    # ---------------------------------------------------------------- action categories
     @property
     def fault_targets(self) -> tuple:
         """What a fault can hit (the brokers)."""
@@ -80,27 +83,44 @@ class Model:
         """The broker a fault step hits, or None if the step is not a fault."""
         return label[1] if label[0] in A.FAULTS else None
 
-    # ---------------------------------------------------------------- properties
-    @property
-    def properties(self) -> tuple:
-        import invariants as I
-        return tuple(I.REGISTRY)
-
-    @property
-    def liveness(self) -> tuple:
-        """`premise ~> goal` properties under weak fairness of `fair_actions` (invariants/liveness.py)."""
-        from invariants.liveness import LIVENESS
-        return LIVENESS
-
-    @property
-    def fair_actions(self) -> tuple:
-        from invariants.liveness import FAIR_ACTIONS
-        return FAIR_ACTIONS
+    fair_actions = A.FAIR                 # taken on their own by a healthy cluster (weak fairness)
 
     def enabled_actions(self, state, unbounded: bool = False) -> set:
         """The actions with a step that changes `state`; `unbounded` ignores budgets and epoch
         bounds (liveness tells a fair action the model disabled from one a bound blocked)."""
         return {label[0] for label, _ in A.successors(self.cfg, state, unbounded=unbounded)}
+
+    # ---------------------------------------------------------------- what studies measure
+    def is_fault(self, state, label: tuple) -> bool:
+        """A fault hitting a running broker (the fence of a stopped broker is its session timeout)."""
+        return F.hits_running_broker(self.cfg, state, self.fault_target(label))
+
+    def heals(self, state, label: tuple) -> bool:
+        """A step a cluster takes on its own: no fault, no lagging follower, no operator."""
+        name = label[0]
+        return name not in A.OPERATOR and name not in A.DISTURBANCES and not self.is_fault(state, label)
+
+    def fault_budget(self) -> int:
+        """How many faults this config's bounds allow in all."""
+        return sum(getattr(self.cfg.bounds, b, 0) for b in A.FAULT_BUDGETS)
+
+    def live_leader(self, state) -> bool:
+        """The partition has a leader and that broker's process runs."""
+        return F.running_leader(self.cfg, state) is not None
+
+    def lost_records(self, state) -> set:
+        """Acknowledged records a reader can no longer get (specs/facts.py)."""
+        return F.lost_records(self.cfg, state)
+
+    def acknowledged(self, state) -> int:
+        return len(state.hist.acked)
+
+    def unclean_elections(self, state) -> int:
+        return state.hist.unclean_elections
+
+    def within_tolerance(self, state) -> bool:
+        """KIP-966's durability promise still applies in `state`."""
+        return F.within_tolerance(self.cfg, state)
 
     # ---------------------------------------------------------------- Kafka's side (the conform engine)
     def kafka_start(self, state) -> dict:
@@ -144,10 +164,9 @@ class Model:
         """Per broker: role, ISR/ELR membership, status, log, HWM (report.html's timeline)."""
         return D.timeline(self.cfg, state)
 
-    def explain(self, trace, name: str) -> str:
-        """Why property `name` fails at the trace's last step, in words."""
-        from invariants.explain import explain
-        return explain(self.cfg, trace.initial, trace.steps, name, self.describe)
+    def headline(self, state) -> str:
+        """The partition in one line (a failure the property cannot explain is shown so)."""
+        return D.headline(self.cfg, state)
 
     start_fields = D.START_FIELDS
     itf_vars = D.ITF_VARS
@@ -155,6 +174,12 @@ class Model:
     @staticmethod
     def itf(state) -> dict:
         return D.itf_state(state)
+
+    @staticmethod
+    def expectation(state) -> dict:
+        """The `expect` block a replay scenario checks `state` with."""
+        from specs.scenario import expectation
+        return expectation(state)
 
     @staticmethod
     def scenario(trace, name: str, source: str) -> dict:

@@ -111,6 +111,6 @@ def sorted_tuple(xs) -> tuple[int, ...]:
     return tuple(sorted(set(xs)))
 
 
-# The model's value types, by name: what data read back from a file may build (verifier/values.py).
+# The model's value types, by name: what data read back from a file may build (verifier/core/values.py).
 VALUE_TYPES = {t.__name__: t for t in (State, Controller, Partition, Replica, FollowerState,
                                         AlterPartitionRequest, History)}

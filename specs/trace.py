@@ -1,5 +1,7 @@
 """A run of the model, as every engine reports one and every writer reads it: the model, a
-start state, and the steps (label, state after), with the invariants broken at the end."""
+start state, and the steps (label, state after), with the invariants broken at the end and
+the properties the engine checked (the objects the caller handed it: a writer asks them why
+they fail, and a replay scenario lists their names)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -14,6 +16,7 @@ class Trace:
     violated: list[str] = field(default_factory=list)   # invariants violated in the last state/step
     engine: str = "bfs"
     checked: Optional[list[str]] = None                 # invariants the engine checked (None: all)
+    properties: tuple = ()                              # those invariants themselves (explanations)
 
     @property
     def config(self):

@@ -28,6 +28,11 @@ ACTIONS_BY_NAME = {a.name: a for a in ACTIONS}
 ACTION_NAMES = tuple(a.name for a in ACTIONS)
 ELECTING = frozenset(a.name for a in ACTIONS if a.elects)
 FAULTS = frozenset(a.name for a in ACTIONS if a.fault)
+FAIR = tuple(a.name for a in ACTIONS if a.fair)                  # weakly fair (liveness)
+OPERATOR = frozenset(a.name for a in ACTIONS if a.operator)      # only a person triggers them
+DISTURBANCES = frozenset(a.name for a in ACTIONS if a.disturbance)
+# The budgets the faults charge (fence charges "fences" only when it hits a running broker).
+FAULT_BUDGETS = ("fences", "crashes", "lossy_crashes", "clean_shutdowns")
 _BUDGET_INDEX = {name: i for i, name in enumerate(BUDGETS)}
 
 
@@ -172,6 +177,6 @@ def symbolic_steps() -> tuple[str, ...]:
 
 
 __all__ = ["ACTIONS", "ACTIONS_BY_NAME", "ACTION_NAMES", "CONTROLLER", "DATA", "DECLARATIONS", "ELECTED",
-           "ELECTING", "FAULTS", "OPS", "REQUEST", "Action", "Label", "OpError", "action_successors", "describe",
+           "ELECTING", "FAULTS", "FAIR", "OPERATOR", "DISTURBANCES", "FAULT_BUDGETS", "OPS", "REQUEST", "Action", "Label", "OpError", "action_successors", "describe",
            "enable_hints", "init_state", "init_states", "is_enabled", "label_to_op", "off_by_config", "op_label",
            "split_choice", "step", "successors", "symbolic_steps", "within_bounds"]

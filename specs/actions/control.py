@@ -37,7 +37,7 @@ class fence:
         return after_controller(cfg, s, event(cfg, C.fence, s.ctrl, broker, prefer=prefer))
 
 
-@action(CONTROLLER, params=(BROKER,), elects=True, z3=("unfence",))
+@action(CONTROLLER, params=(BROKER,), elects=True, fair=True, z3=("unfence",))
 class unfence:
     """A heartbeat from a running broker unfences it; leaderless partitions elect again."""
 
@@ -72,7 +72,7 @@ class controlled_shutdown:
 @action(CONTROLLER, params=(Param("type", choice("preferred", "unclean", "designated")),
                             Param("leader", OPT_INT, required=False)),
         budget="admin_elections", elects=True, reads_replica_order=True,
-        z3=("elect_preferred", "elect_unclean", "elect_designated"))
+        operator=True, z3=("elect_preferred", "elect_unclean", "elect_designated"))
 class elect:
     """Admin election (ElectLeaders): preferred, unclean, or designated (the unclean-recovery
     tool's, naming the leader)."""
@@ -93,7 +93,8 @@ class elect:
         return after_controller(cfg, s, event(cfg, C.elect, s.ctrl, type, leader, prefer=prefer))
 
 
-@action(CONTROLLER, params=(Param("value", at_least(1)),), budget="config_changes", z3=("set_min_isr",))
+@action(CONTROLLER, params=(Param("value", at_least(1)),), budget="config_changes", operator=True,
+        z3=("set_min_isr",))
 class set_min_isr:
     """A min.insync.replicas change of the topic (Kafka clears ELR on any change)."""
 
@@ -106,7 +107,8 @@ class set_min_isr:
         return after_controller(cfg, s, event(cfg, C.set_min_isr, s.ctrl, value))
 
 
-@action(CONTROLLER, params=(Param("value", BOOL),), budget="config_changes", z3=("set_unclean",))
+@action(CONTROLLER, params=(Param("value", BOOL),), budget="config_changes", operator=True,
+        z3=("set_unclean",))
 class set_unclean:
     """An unclean.leader.election.enable change."""
 
@@ -131,7 +133,7 @@ class periodic_unclean_election:
 
 
 @action(CONTROLLER, params=(Param("replicas", BROKER_LIST),), budget="reassignments", reads_replica_order=True,
-        z3=Outside("reassignment: the z3 encoding has no reassignment"))
+        operator=True, z3=Outside("reassignment: the z3 encoding has no reassignment"))
 class reassign:
     """A partition reassignment to a new replica set (one replica swapped for a spare broker)."""
 
@@ -160,7 +162,7 @@ def log_info(cfg: Config, s: State) -> dict[int, tuple[int, int]]:
 
 
 @action(CONTROLLER, params=(Param("strategy", choice(*RECOVERY_STRATEGIES, optional=True), required=False),),
-        budget="unclean_recoveries", reads_replica_order=True, z3=("unclean_recovery",))
+        budget="unclean_recoveries", reads_replica_order=True, fair=True, z3=("unclean_recovery",))
 class unclean_recovery:
     """A KIP-966 unclean recovery round (variant): ask the replicas for their logs, elect the
     one with the highest last leader epoch, then the longest log. Enabled when the strategy's

@@ -40,7 +40,7 @@ class produce:
         return s._replace(hist=s.hist._replace(produced=record)), None
 
 
-@action(DATA, params=(BROKER,), z3=("fetch",))
+@action(DATA, params=(BROKER,), fair=True, z3=("fetch",))
 class fetch:
     """Follower fetch: truncate to the leader's log, copy the rest; the leader learns the
     follower's log end offset and broker epoch."""
@@ -91,7 +91,7 @@ class advance_hwm:
         return s._replace(hist=h._replace(acked=acked, visible=visible)), None
 
 
-@action(DATA, params=(BROKER,), budget="isr_shrinks", z3=("stutter",))
+@action(DATA, params=(BROKER,), budget="isr_shrinks", disturbance=True, z3=("stutter",))
 class shrink_isr:
     """The leader sends AlterPartition dropping a lagging follower (in flight until delivered)."""
 
@@ -128,7 +128,7 @@ class expand_isr:
         return s._replace(inflight=B.alter_partition_request(cfg, s, p.leader, isr)), None
 
 
-@action(DATA, z3=("stutter",))
+@action(DATA, fair=True, z3=("stutter",))
 class complete_recovery:
     """After an unclean election the leader sends AlterPartition marking the partition RECOVERED."""
 
@@ -142,7 +142,7 @@ class complete_recovery:
         return s._replace(inflight=B.alter_partition_request(cfg, s, p.leader, p.isr, RECOVERED)), None
 
 
-@action(DATA, elects=True, z3=("alter_partition",))
+@action(DATA, elects=True, fair=True, z3=("alter_partition",))
 class deliver_alter_partition:
     """The controller processes the AlterPartition in flight, however late."""
 
@@ -192,7 +192,7 @@ class crash_lossy:
         return s, None
 
 
-@action(DATA, params=(BROKER,), elects=True, z3=("restart",))
+@action(DATA, params=(BROKER,), elects=True, fair=True, z3=("restart",))
 class restart:
     """A stopped broker starts a new incarnation: it reads (then deletes) its clean-shutdown file
     and registers with that previous broker epoch."""
@@ -210,7 +210,7 @@ class restart:
         return after_controller(cfg, s, out)
 
 
-@action(DATA, params=(BROKER,), elects=True, z3=("clean_shutdown",))
+@action(DATA, params=(BROKER,), elects=True, fair=True, z3=("clean_shutdown",))
 class clean_shutdown:
     """A broker in controlled shutdown flushes, writes its clean-shutdown file with its broker
     epoch and stops; the controller fences it (shutdown-now)."""

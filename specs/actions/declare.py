@@ -8,7 +8,11 @@
 
 Everything else is derived from these declarations: the action list every engine explores,
 replay's operation table and field checks, which faults engines may aim at a broker, which
-actions symmetry must switch off, and the z3 encoding's list of steps. A declaration whose
+actions symmetry must switch off, the z3 encoding's list of steps, and the action categories
+engines and studies ask for: `fault` (hits one broker), `fair` (a healthy cluster takes it on
+its own: liveness assumes weak fairness of it), `operator` (only a person triggers it: admin
+elections, config changes, reassignment) and `disturbance` (neither a fault nor healing: a
+follower falling behind). A declaration whose
 parameters do not match its effect, whose budget is unknown, or that says nothing of how z3
 sees it fails at import, not in the middle of a run.
 """
@@ -122,6 +126,9 @@ class Action(NamedTuple):
     budget: Union[str, Callable, None]          # a budget name, or (cfg, s, params) -> name or None
     elects: bool                                # its controller event may run an election
     fault: bool                                 # a fault injected on one broker (params[0])
+    fair: bool                                  # taken on its own by a healthy cluster (weak fairness)
+    operator: bool                              # only an operator triggers it
+    disturbance: bool                           # a follower falling behind: neither fault nor healing
     reads_replica_order: bool                   # breaks broker symmetry when its budget is > 0
     z3: Union[tuple[str, ...], Outside]         # the z3 steps that stand for it, or why none does
     check: Optional[Callable]                   # extra check of a parsed operation (replay)
@@ -140,6 +147,7 @@ DECLARATIONS: list[Action] = []
 
 def action(kind: str, *, params: tuple[Param, ...] = (), budget: Optional[str] = None,
            z3: Union[tuple[str, ...], Outside], elects: bool = False, fault: bool = False,
+           fair: bool = False, operator: bool = False, disturbance: bool = False,
            reads_replica_order: bool = False):
     """Declare the class below as an action (see the module docstring)."""
     def declare(cls) -> Action:
@@ -169,10 +177,14 @@ def action(kind: str, *, params: tuple[Param, ...] = (), budget: Optional[str] =
             raise fail("reads the replica order, so it needs a budget that can switch it off")
         if fault and (not params or params[0].name != "broker"):
             raise fail("a fault's first parameter is the broker it hits")
+        if sum((fault, fair, operator, disturbance)) > 1:
+            raise fail("an action is at most one of fault, fair, operator and disturbance")
+        if kind == REQUEST and (fault or fair or operator or disturbance):
+            raise fail("a replay-only request is never explored, so it has no category")
         if not (isinstance(z3, Outside) or (isinstance(z3, tuple) and z3 and all(isinstance(x, str) for x in z3))):
             raise fail("z3 must name the z3 steps that stand for it, or say why none does (Outside)")
         declared = Action(name, kind, tuple(params), doc, enabled, effect, budget or step_budget, elects, fault,
-                          reads_replica_order, z3, cls.__dict__.get("check"))
+                          fair, operator, disturbance, reads_replica_order, z3, cls.__dict__.get("check"))
         DECLARATIONS.append(declared)
         return declared
     return declare

@@ -1,6 +1,6 @@
 """Which actions a config can never enable, and what would enable the others.
 
-Coverage (verifier/summary.py) tells three cases apart: an action the config switches off
+Coverage (verifier/reports/summary.py) tells three cases apart: an action the config switches off
 ("off by config": a zero budget, a strategy that never elects, an event no allowed fault can
 cause), an action that is on but was never enabled in the run (a warning, with the bound that
 would enable it), and an action that ran. The reasoning here is deliberately conservative: an

@@ -1,8 +1,11 @@
-"""Replay scenarios (docs/SCENARIOS.md): start states, the interpreter, and export of runs."""
-from specs.scenario.export import initial_block, to_scenario
+"""Replay scenarios (docs/SCENARIOS.md): the file format and its checks, start states, one
+operation applied to the model, and export of runs. Running a scenario against properties is
+the replay engine's (verifier/engines/replay.py)."""
+from specs.scenario.export import expectation, initial_block, to_scenario
+from specs.scenario.format import (NotEnabled, Scenario, ScenarioError, apply_op, compare, enabled_probe, expected_violations, load,
+                                   operation, parse, run_operations)
 from specs.scenario.initial import broker_universe, initial_state
-from specs.scenario.run import (Failure, NotEnabled, Result, ScenarioError, apply_op, load, run_file,
-                                run_operations, run_scenario)
 
-__all__ = ["initial_block", "to_scenario", "broker_universe", "initial_state", "Failure", "NotEnabled", "Result",
-           "ScenarioError", "apply_op", "load", "run_file", "run_operations", "run_scenario"]
+__all__ = ["expectation", "initial_block", "to_scenario", "broker_universe", "initial_state", "NotEnabled", "Scenario",
+           "ScenarioError", "apply_op", "compare", "enabled_probe", "expected_violations", "load", "operation", "parse",
+           "run_operations"]

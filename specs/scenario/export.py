@@ -34,14 +34,18 @@ def initial_block(cfg: Config, s: State) -> dict[str, Any]:
     return out
 
 
+def expectation(s: State) -> dict[str, Any]:
+    """The `expect` block a scenario checks a state with: the partition's leadership fields."""
+    p = s.ctrl.partition
+    return {"leader": p.leader, "isr": list(p.isr), "elr": list(p.elr), "last_known_elr": list(p.last_known_elr),
+            "leader_epoch": p.leader_epoch, "partition_epoch": p.partition_epoch}
+
+
 def to_scenario(trace, name: str, source: str) -> dict[str, Any]:
     """The replay scenario that reproduces `trace` (a specs.trace.Trace)."""
     cfg = trace.config
     steps: list[dict[str, Any]] = [label_to_op(label) for label, _ in trace.steps]
-    final = trace.final.ctrl.partition
-    steps.append({"expect": {"leader": final.leader, "isr": list(final.isr), "elr": list(final.elr),
-                             "last_known_elr": list(final.last_known_elr),
-                             "leader_epoch": final.leader_epoch, "partition_epoch": final.partition_epoch}})
+    steps.append({"expect": expectation(trace.final)})
     if trace.violated:
         steps.append({"expect_violation": list(trace.violated)})
     return {

@@ -8,7 +8,8 @@
 - selfcheck.py: the relation against the concrete model, before any verdict;
 - witness.py: z3's counterexamples as runs of the concrete model;
 - display.py: steps and states in words;
-and the properties it checks (invariants/symbolic.py).
+The properties it checks are not here: each concrete invariant carries its z3 twin
+(invariants/twins.py), and the caller hands them to the z3 engine.
 """
 from specs.symbolic.abstraction import Abstract, abstract, describe, equals, evaluate, members, sized
 from specs.symbolic.algebra import COUNT_BITS, lowest, meets, one_hot, one_hot_or_zero, popcount
@@ -18,19 +19,7 @@ from specs.symbolic.state import SET_FIELDS, Params, Sym, make_sym, sym_params, 
 from specs.symbolic import selfcheck  # noqa: E402  (after the encoding it checks)
 from specs.symbolic.witness import concrete_violations, cti_trace, witness_trace  # noqa: E402
 
-_PROPERTIES = ("BY_NAME", "INVARIANTS", "LEMMAS", "MORE_INVARIANTS", "SymbolicInvariant")
-
-
-def __getattr__(name: str):
-    """The properties z3 checks (invariants/symbolic.py), looked up on first use: that module
-    itself reads the encoding from this package."""
-    if name in _PROPERTIES:
-        from invariants import symbolic
-        return getattr(symbolic, name)
-    raise AttributeError(f"module 'specs.symbolic' has no attribute {name!r}")
-
 __all__ = ["Abstract", "abstract", "describe", "equals", "evaluate", "members", "sized", "COUNT_BITS", "lowest",
            "meets", "one_hot", "one_hot_or_zero", "popcount", "state_changes", "step_text", "ACTION_ID", "ACTIONS",
            "Encoding", "StepFormula", "encoding", "SET_FIELDS", "Params", "Sym", "make_sym", "sym_params", "sym_state",
-           "selfcheck", "concrete_violations", "cti_trace", "witness_trace", "BY_NAME", "INVARIANTS", "LEMMAS",
-           "MORE_INVARIANTS", "SymbolicInvariant"]
+           "selfcheck", "concrete_violations", "cti_trace", "witness_trace"]

@@ -10,7 +10,7 @@ def _names(cfg: Config, bits: int) -> str:
 
 
 def step_text(cfg: Config, step) -> str:
-    """A symbolic step (verifier.prove.Step) as a sentence."""
+    """A symbolic step (verifier.engines.prove.Step) as a sentence."""
     who = members(cfg, step.broker)
     b = who[0] if len(who) == 1 else None
     a = step.action

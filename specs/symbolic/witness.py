@@ -15,7 +15,6 @@ from collections import deque
 from dataclasses import replace
 from typing import Any, Optional
 
-from invariants import BY_NAME as CONCRETE
 from specs import actions as A
 from specs.config import Bounds, Config
 from specs.model import Model
@@ -153,18 +152,21 @@ def concrete_run(cfg: Config, trace: list[tuple[Any, Abstract]],
     return go(start, 1)
 
 
-def witness_trace(cfg: Config, trace, violated: list[str]) -> Optional[Trace]:
-    """The BMC counterexample as a concrete Trace (engine z3), or None."""
+def witness_trace(cfg: Config, trace, violated: list[str], properties=()) -> Optional[Trace]:
+    """The BMC counterexample as a concrete Trace (engine z3), or None; `properties` are the
+    concrete invariants the violated names stand for (the caller's)."""
     run = concrete_run(cfg, trace)
     if run is None:
         return None
     cfg = search_config(cfg)
-    checked = [name for name in violated if name in CONCRETE]
-    trace = Trace(Model(cfg, symmetry=False), A.init_state(cfg), run, violated=checked, engine="z3", checked=checked)
+    props = tuple(p for p in properties if p.name in violated)
+    checked = [p.name for p in props]
+    trace = Trace(Model(cfg, symmetry=False), A.init_state(cfg), run, violated=checked, engine="z3", checked=checked,
+                  properties=props)
     return trace if checked and concrete_violations(trace) == checked else None
 
 
-def cti_trace(cfg: Config, cti) -> Optional[Trace]:
+def cti_trace(cfg: Config, cti, properties=()) -> Optional[Trace]:
     """The counterexample to induction as a concrete state and the action(s) of its step."""
     cfg = search_config(replace(cfg, unclean_leader_election=cti.pre.unclean_leader_election))
     pre = concretize(cfg, cti.pre)
@@ -175,8 +177,10 @@ def cti_trace(cfg: Config, cti) -> Optional[Trace]:
     runs = step_runs(cfg, pre, cti.step, cti.post, depth)
     if not runs:
         return None
-    checked = [name for name in cti.violated if name in CONCRETE]
-    return Trace(Model(cfg, symmetry=False), pre, runs[0], violated=checked, engine="z3", checked=checked)
+    props = tuple(p for p in properties if p.name in cti.violated)
+    checked = [p.name for p in props]
+    return Trace(Model(cfg, symmetry=False), pre, runs[0], violated=checked, engine="z3", checked=checked,
+                 properties=props)
 
 
 def concrete_violations(trace: Trace) -> list[str]:
@@ -185,8 +189,9 @@ def concrete_violations(trace: Trace) -> list[str]:
     prev = trace.steps[-2][1] if len(trace.steps) > 1 else trace.initial
     label, last = trace.steps[-1] if trace.steps else (None, trace.initial)
     out = []
+    by_name = {p.name: p for p in trace.properties}
     for name in trace.violated:
-        inv = CONCRETE[name]
+        inv = by_name[name]
         ok = inv.check(cfg, last) if inv.kind == "state" else (label is None or inv.check(cfg, prev, label, last))
         if not ok:
             out.append(name)

@@ -8,8 +8,8 @@ import pytest
 from specs import Model
 from specs.catalogue import MUTANTS
 from specs.config import make_config, mutant_config
-from verifier.simulate import simulate
-from verifier.trace import rows, why
+from verifier.engines.simulate import simulate
+from verifier.reports.story import rows, why
 
 SAFETY_MUTANTS = sorted(m for m, mutant in MUTANTS.items() if not mutant.liveness)
 

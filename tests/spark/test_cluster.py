@@ -181,7 +181,7 @@ def test_spark_submit_of_the_packed_project(cluster, tmp_path):
     work = cluster.base / "package"
     archive = build(work / "kraft-verify-env.tar.gz", work)
     python = work / "env" / "bin" / "python"
-    app = subprocess.run([str(python), "-c", "import spark.submit as m; print(m.__file__)"], capture_output=True,
+    app = subprocess.run([str(python), "-c", "import verifier.cli.submit as m; print(m.__file__)"], capture_output=True,
                          text=True, cwd="/", check=True).stdout.strip()
     assert app.startswith(str(work / "env")), app          # the packed project, not this checkout
     out = cluster.base / "out-submit"

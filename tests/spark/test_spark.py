@@ -21,7 +21,7 @@ from specs.catalogue import MUTANTS
 from spark.explore import spark_explore
 from spark.hadoopfs import open_store
 from spark.store import LevelStore
-from verifier.bfs import Limits, Options, explore
+from verifier.engines.bfs import Limits, Options, explore
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = {"lossy_crashes": 1, "isr_shrinks": 1}

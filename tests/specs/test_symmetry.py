@@ -12,7 +12,7 @@ from specs.catalogue import PRESETS
 from specs.config import make_config
 from specs.model import Model
 from specs.catalogue import MUTANTS
-from verifier.bfs import Options, explore
+from verifier.engines.bfs import Options, explore
 
 ANY = {"any_candidate_elections": True}
 SMALL = {"isr_shrinks": 0}

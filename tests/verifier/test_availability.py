@@ -1,4 +1,4 @@
-"""`kraft-verify availability`: seeded fault schedules per variant (verifier/availability.py).
+"""`kraft-verify availability`: seeded fault schedules per variant (verifier/studies/availability.py).
 What must hold by the protocol and by the definitions, and the command's files and exit codes."""
 import json
 import os
@@ -11,7 +11,7 @@ import pytest
 
 import specs
 from tests.conftest import ROOT
-from verifier import availability as A
+from verifier.studies import availability as A
 from verifier.cli import main
 
 FAULTS, HEAL = 20, 40

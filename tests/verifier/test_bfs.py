@@ -6,8 +6,8 @@ import pytest
 
 import invariants as I
 from specs import Model, make_config, with_bounds
-from verifier.bfs import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Limits, Options, explore
-from verifier.fingerprint import Fingerprinter, fingerprint
+from verifier.engines.bfs import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Limits, Options, explore
+from verifier.core.fingerprint import Fingerprinter, fingerprint
 from specs import run_scenario
 
 
@@ -150,7 +150,7 @@ def test_graph_has_every_state_and_every_transition():
 
 
 def test_coverage_tells_off_from_never_taken():
-    from verifier.summary import coverage
+    from verifier.reports.summary import coverage
     model = Model(make_config("pre-kip-966", bounds={"isr_shrinks": 1}))
     r = explore(model, I.REGISTRY, options=Options(keep_going=True))
     table, warnings = coverage(model, r)

@@ -1,10 +1,10 @@
-"""Held states as field ids (verifier/codec.py): decoding gives back the state, and a
+"""Held states as field ids (verifier/core/codec.py): decoding gives back the state, and a
 successor's fingerprint, computed from its changed fields only, is the plain fingerprint."""
 from specs import make_config, with_bounds
 from specs.actions import init_state, successors
 from specs.symmetry import canonicalizer
-from verifier.codec import Codec, Level
-from verifier.fingerprint import fingerprint
+from verifier.core.codec import Codec, Level
+from verifier.core.fingerprint import fingerprint
 
 
 def _walk(cfg, limit, canonical=None):
@@ -71,7 +71,7 @@ def test_packed_states_round_trip_whole_or_by_position_and_pickle_small():
     of ids. Equal values made by different steps (different objects) share one entry."""
     import pickle
 
-    from verifier.codec import codec_of, pack, pack_ids, unpack
+    from verifier.core.codec import codec_of, pack, pack_ids, unpack
     cfg = with_bounds(make_config("kafka"), records=2)
     states = [t for _, t in _walk(cfg, 3000)]
     assert len(states) > 5000 and len(set(states)) < len(states)

@@ -19,7 +19,7 @@ from specs import MUTANTS, RELEASES, Model, with_mutant
 from tests.conftest import ROOT
 from verifier.engines.conform.oracle import Oracle, build
 from verifier.engines.conform.run import conform
-from verifier.matrix import Row, row_config
+from verifier.studies.matrix import Row, row_config
 
 CONFORM_SETS = ("default", "config", "min-isr-above-rf", "admin+reassignment")
 CI_STEPS = 2000          # walk steps per release and bound set in CI (make conform: 100,000)

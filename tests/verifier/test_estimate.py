@@ -5,7 +5,7 @@ The level sizes are those `kraft-verify check` printed for the configs of the sc
 """
 import pytest
 
-from verifier.estimate import MIN_LEVELS, predict
+from verifier.core.estimate import MIN_LEVELS, predict
 
 LEVELS = {
     "default": [1, 8, 38, 126, 337, 823, 1838, 3622, 6317, 9817, 13838, 17665, 20965, 23575, 25377,

@@ -7,9 +7,9 @@ import pytest
 import invariants as I
 from specs import Model, make_config
 from specs.catalogue import MUTANTS
-from verifier.bfs import explore
+from verifier.engines.bfs import explore
 from specs import deep_bounds
-from verifier.fuzz import Recorder, fuzz, hypothesis_settings, machine_for
+from verifier.engines.fuzz import Recorder, fuzz, hypothesis_settings, machine_for
 from specs import run_scenario
 
 

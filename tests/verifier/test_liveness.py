@@ -10,7 +10,7 @@ from typing import NamedTuple
 import pytest
 
 from specs import Model, load_scenario, make_config, run_scenario
-from verifier import liveness as L
+from verifier.engines import liveness as L
 
 
 class Prop(NamedTuple):

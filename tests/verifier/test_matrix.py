@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from tests.verifier.test_report_html import _dump_dom
-from verifier import matrix as M
+from verifier.studies import matrix as M
 
 ARGS = ["--presets", "kafka-4.4,pre-kip-966", "--bound-sets", "default", "--brokers", "2"]
 

@@ -6,9 +6,9 @@ import json
 import pytest
 
 from specs import MUTANTS, PRESETS, Model, make_config
-from verifier.bfs import explore
-from verifier.parallel import explore_parallel
-from verifier.result import Limits, Options
+from verifier.engines.bfs import explore
+from verifier.engines.parallel import explore_parallel
+from verifier.core.result import Limits, Options
 
 CONFIGS = [(p, None) for p in PRESETS] + [("kafka", m) for m in MUTANTS]
 LIMITS = Limits(max_depth=8)           # about 13,000 states at the default bounds: a few seconds each

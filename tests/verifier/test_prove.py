@@ -11,7 +11,7 @@ import pytest
 
 from invariants.symbolic import BY_NAME, INVARIANTS, MORE_INVARIANTS
 from specs.config import make_config
-from verifier.prove import PROVED, REFUTED, check_size
+from verifier.engines.prove import PROVED, REFUTED, check_size
 from specs import run_scenario
 from specs.symbolic import concrete_violations, cti_trace, witness_trace
 

@@ -12,7 +12,7 @@ from invariants.symbolic import BY_NAME, INVARIANTS, MORE_INVARIANTS
 from specs import run_scenario
 from specs.config import make_config
 from specs.symbolic import Encoding, sym_params, sym_state, witness_trace
-from verifier.prove import PROVED, REFUTED, check_size
+from verifier.engines.prove import PROVED, REFUTED, check_size
 
 RECOVERY = BY_NAME["RecoveryElectsAReplicaWithEveryAnsweredRecord"]
 DEFAULT = list(INVARIANTS) + list(MORE_INVARIANTS[:2]) + [RECOVERY]

@@ -8,8 +8,8 @@ import pytest
 
 import invariants as I
 from specs import Model, make_config, mutant_config
-from verifier.bfs import Options, explore
-from verifier.summary import coverage
+from verifier.engines.bfs import Options, explore
+from verifier.reports.summary import coverage
 
 RECOVERY_ACTIONS = ("unclean_recovery", "complete_recovery", "elect", "crash", "crash_lossy", "restart")
 

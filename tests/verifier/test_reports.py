@@ -10,7 +10,7 @@ import pytest
 from specs import Model, Trace, make_config
 from specs.display import itf_value
 from verifier.reports import itf_trace, write_graph, write_itf, write_junit, write_report_md
-from verifier.trace import rows
+from verifier.reports.story import rows
 
 # produce, replicate to 2, fence the leader, shrink 3 out (an AlterPartition goes in flight),
 # deliver it (the in-flight slot empties again)

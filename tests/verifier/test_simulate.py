@@ -6,8 +6,8 @@ import json
 
 from specs import Model, run_scenario
 from specs.config import make_config
-from verifier.result import COMPLETE, VIOLATION
-from verifier.simulate import simulate
+from verifier.core.result import COMPLETE, VIOLATION
+from verifier.engines.simulate import simulate
 
 
 def test_a_violating_walk_is_shrunk_and_still_breaks_the_property(tmp_path):

@@ -1,6 +1,6 @@
 """The `kraft-verify` command line: one module per command.
 
-Exit codes everywhere (verifier/exitcodes.py): 0 = all checked properties hold, 1 = a
+Exit codes everywhere (verifier/core/exitcodes.py): 0 = all checked properties hold, 1 = a
 violation (counterexample printed and written) or a surviving mutant, 2 = usage or input
 error (one line, no traceback), 3 = stopped by a bound, budget or interrupt before completion.
 """
@@ -12,10 +12,10 @@ from typing import Optional
 
 from specs import ConfigError
 from verifier.cli import availability, check, conform, fuzz, listing, matrix, prove, replay, spark_check
-from verifier import stop
+from verifier.core import stop
 from verifier.cli.common import (RUN, Parser, UsageError, abandon_run, begin_junit, distinct_paths, one_line,
                                  write_interrupted)
-from verifier.exitcodes import EXIT_INPUT, EXIT_STOPPED
+from verifier.core.exitcodes import EXIT_INPUT, EXIT_STOPPED
 
 COMMANDS = (replay, check, fuzz, spark_check, prove, conform, availability, matrix, listing)
 

@@ -1,5 +1,5 @@
 """`kraft-verify availability`: seeded random fault schedules per protocol variant, measured
-(verifier/availability.py; docs/availability.md). A measurement, not a verdict: exit 0 when it
+(verifier/studies/availability.py; docs/availability.md). A measurement, not a verdict: exit 0 when it
 completes, 3 when interrupted (the report it still writes says it is partial), 2 on bad input."""
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import signal
 import time
 
 from specs import unknown
-from verifier.availability import DEFAULT_BOUNDS, VARIANTS, Measurement
-from verifier.availability_report import COLUMNS, DEFINITIONS, html, markdown, partial_note, row
+from verifier.studies.availability import DEFAULT_BOUNDS, VARIANTS, Measurement
+from verifier.reports.availability import COLUMNS, DEFINITIONS, html, markdown, partial_note, row
 from verifier.cli.common import UsageError, console, run_dir
-from verifier.exitcodes import EXIT_OK, EXIT_STOPPED
-from verifier.files import write_atomic
+from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED
+from verifier.core.files import write_atomic
 
 DEFAULTS = {"runs": 500, "seed": 0, "fault_steps": 20, "heal_steps": 40}
 

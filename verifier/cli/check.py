@@ -6,14 +6,16 @@ import argparse
 import os
 from pathlib import Path
 
-from specs import MUTANTS, Model
-from verifier import gate, stop
-from verifier.bfs import GRAPH_LIMIT
-from specs import config_label
+from specs import MUTANTS, Model, config_label
+from verifier.cli.binding import engine as engine_named
 from verifier.cli.common import (ProgressLine, UsageError, abandon_run, add_model_args, console, header_line,
-                                 replaceable, run_dir, write_run)
-from verifier.exitcodes import EXIT_OK, EXIT_STOPPED
+                                 replaceable, run_dir, write_result)
 from verifier.cli.search import report_search, search_inputs
+from verifier.core import stop
+from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED
+from verifier.core.settings import Limits, Options, Settings
+from verifier.engines.bfs import GRAPH_LIMIT
+from verifier.studies import gate
 
 
 def add_parser(sub) -> None:
@@ -77,8 +79,6 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--only goes with --mutants")
     if args.estimate is not None:
         return run_estimate(args)
-    from verifier.bfs import Options, explore
-    from verifier.simulate import simulate
     if args.liveness:
         return _liveness(args)
     inputs = search_inputs(args)
@@ -92,9 +92,9 @@ def run(args: argparse.Namespace) -> int:
     keep_going = args.keep_going or not inputs.stop_at_first
     model = Model(cfg, symmetry=inputs.symmetry and args.simulate is None)
     out = console()
-    engine = "simulate" if args.simulate is not None else "bfs"
-    run_id, out_dir = run_dir(args.out, "simulate" if engine == "simulate" else "check", cfg)
-    out.print(header_line(engine, cfg), markup=False)
+    kind = "simulate" if args.simulate is not None else "bfs"
+    run_id, out_dir = run_dir(args.out, "simulate" if kind == "simulate" else "check", cfg)
+    out.print(header_line(kind, cfg), markup=False)
     if args.simulate is None:
         out.print(f"symmetry: {'on, ' + str(model.group_size) + ' renamings' if model.symmetric else 'off'}"
                   f"{'' if model.symmetric or not model.symmetry_note else ' (' + model.symmetry_note + ')'}",
@@ -102,38 +102,32 @@ def run(args: argparse.Namespace) -> int:
     options = Options(check_deadlock=inputs.deadlock, keep_going=keep_going, graph=bool(args.dump_graph))
     workers = args.workers_used = _workers(args)
     saver, resume_from = _checkpoint(args, model, invs, options, out)
-    if engine == "bfs":
+    settings = Settings(limits=limits, options=options, workers=workers, walks=args.simulate or 1,
+                        depth=args.depth, seed=args.seed,
+                        engine={"checkpoint": saver, "resume_from": resume_from})
+    if kind == "bfs":
         out.print(f"workers: {workers}" + (" (checkpoints and --dump-graph use the one-process search)"
                                            if workers == 1 and args.workers is None and os.cpu_count() != 1
                                            else ""), markup=False)
-    with ProgressLine(out, not args.quiet, walks=engine == "simulate") as progress, stop.polled():
-        if engine == "simulate":
-            result = simulate(model, invs, args.simulate, args.depth, args.seed, limits.time_budget,
-                              inputs.deadlock, progress)
-        elif workers == 1:
-            result = explore(model, invs, limits, options, progress, checkpoint=saver, resume_from=resume_from)
-        elif workers > 1:
-            from verifier.parallel import explore_parallel
-            result = explore_parallel(model, invs, workers, limits, options, progress)
+    name = "simulate" if kind == "simulate" else ("bfs" if workers == 1 else "parallel")
+    with ProgressLine(out, not args.quiet, walks=kind == "simulate") as progress, stop.polled():
+        result = engine_named(name)(model, invs, settings, progress)
     comparison = None
-    if args.compare_symmetry and engine == "bfs" and model.symmetric:
+    if args.compare_symmetry and kind == "bfs" and model.symmetric:
+        from verifier.studies.symmetry import compare
         out.print("comparing: the same check without symmetry", markup=False)
-        plain = explore(Model(cfg, symmetry=False), invs, limits,
-                        Options(check_deadlock=inputs.deadlock, keep_going=keep_going))
-        same = (plain.status == result.status and
-                {n: len(t) for n, t in plain.counterexamples.items()} ==
-                {n: len(t) for n, t in result.counterexamples.items()})
-        comparison = {"states_without_symmetry": plain.distinct_states,
-                      "states_saved": plain.distinct_states - result.distinct_states,
-                      "seconds_without_symmetry": round(plain.seconds, 3), "same_verdict": same}
-        out.print(f"symmetry saved {comparison['states_saved']:,} of {plain.distinct_states:,} states "
-                  f"({plain.seconds:.1f}s without it); same verdict: {same}", markup=False)
+        comparison = compare(engine_named("bfs"), result, Model(cfg, symmetry=False), invs,
+                             Settings(limits=limits, options=Options(check_deadlock=inputs.deadlock,
+                                                                     keep_going=keep_going)))
+        out.print(f"symmetry saved {comparison['states_saved']:,} of {comparison['states_without_symmetry']:,} "
+                  f"states ({comparison['seconds_without_symmetry']:.1f}s without it); same verdict: "
+                  f"{comparison['same_verdict']}", markup=False)
     elif args.compare_symmetry:
         out.print("--compare-symmetry: symmetry is off for this run, nothing to compare", markup=False)
     if args.dump_graph and result.stop_reason.startswith("max states") and result.distinct_states > GRAPH_LIMIT:
         raise UsageError(f"--dump-graph: this config has more than {GRAPH_LIMIT:,} states, too many for a graph "
                          f"file; stopped there (shrink it with --bound, or drop --dump-graph)")
-    return report_search(args, out, engine, model, invs, result, run_id, out_dir, comparison)
+    return report_search(args, out, kind, model, invs, result, run_id, out_dir, comparison)
 
 
 def _graph_limits(path: str, limits):
@@ -172,10 +166,8 @@ def _liveness(args: argparse.Namespace) -> int:
 def run_estimate(args: argparse.Namespace) -> int:
     """`check --estimate`: search for a few seconds, then forecast from the finished levels."""
     import json
-    from verifier.bfs import Limits, Options, explore
-    from verifier.estimate import predict
-    from verifier.files import write_atomic
-    from verifier.parallel import explore_parallel
+    from verifier.core.files import write_atomic
+    from verifier.studies.estimate import sample
     if not 0 < args.estimate < float("inf"):
         raise UsageError("--estimate takes a positive number of seconds")
     if args.junit:
@@ -186,41 +178,29 @@ def run_estimate(args: argparse.Namespace) -> int:
     run_id, out_dir = run_dir(args.out, "estimate", inputs.cfg)     # an unwritable --out before the sample
     out = console()
     out.print(header_line("check --estimate", inputs.cfg, f"workers={workers}"), markup=False)
-    limits = Limits(time_budget=args.estimate)
-    options = Options(check_deadlock=inputs.deadlock, keep_going=True)
-    if workers > 1:
-        result = explore_parallel(model, inputs.invariants, workers, limits, options)
+    settings = Settings(options=Options(check_deadlock=inputs.deadlock), workers=workers)
+    found = sample(engine_named("bfs" if workers == 1 else "parallel"), model, inputs.invariants, settings,
+                   args.estimate, workers == 1)
+    report = {"config": config_label(inputs.cfg), "workers": workers,
+              **{k: v for k, v in found.items() if k not in ("finished_levels", "forecast")}}
+    if found.get("exact"):
+        out.print(f"exact: the whole space was searched in the sample: {found['states']:,} distinct states, "
+                  f"depth {found['depth']}, {found['sample_seconds']:.1f}s", markup=False)
+    elif not found.get("forecast"):
+        out.print(f"too early to forecast: {found['finished_levels']} finished levels in "
+                  f"{found['sample_seconds']:.0f}s (needs 6); run a longer --estimate", markup=False)
+        abandon_run()        # nothing to write: no empty run directory either
+        return EXIT_STOPPED
     else:
-        result = explore(model, inputs.invariants, limits, options)
-    levels = list(result.states_per_level)
-    rate = result.distinct_states / max(result.seconds, 1e-9)
-    report = {"config": config_label(inputs.cfg), "workers": workers, "sample_seconds": round(result.seconds, 1),
-              "sample_states": result.distinct_states, "sample_levels": levels, "states_per_second": round(rate)}
-    if result.explored_all:
-        report.update(exact=True, states=result.distinct_states, depth=result.depth)
-        out.print(f"exact: the whole space was searched in the sample: {result.distinct_states:,} distinct states, "
-                  f"depth {result.depth}, {result.seconds:.1f}s", markup=False)
-    else:
-        # the one-process search stops inside a level (its last size is partial); the parallel one between levels
-        finished = levels[:-1] if workers == 1 and result.stop_reason.startswith("time") else levels
-        forecast = predict(finished)
-        if forecast is None:
-            out.print(f"too early to forecast: {len(finished)} finished levels in {result.seconds:.0f}s "
-                      f"(needs 6); run a longer --estimate", markup=False)
-            abandon_run()        # nothing to write: no empty run directory either
-            return EXIT_STOPPED
-        report.update(exact=False, states=forecast.states, states_low=forecast.low, states_high=forecast.high,
-                      depth=forecast.depth, depth_low=forecast.depth_low, depth_high=forecast.depth_high,
-                      seconds=round(forecast.states / rate), seconds_low=round(forecast.low / rate),
-                      seconds_high=round(forecast.high / rate))
-        out.print(f"forecast from {len(finished)} finished levels ({result.distinct_states:,} states in "
-                  f"{result.seconds:.0f}s, {rate:,.0f} states/s with {workers} worker(s)):", markup=False)
-        out.print(f"  distinct states about {forecast.states:,} (range {forecast.low:,} to {forecast.high:,})",
+        out.print(f"forecast from {found['finished_levels']} finished levels ({found['sample_states']:,} states in "
+                  f"{found['sample_seconds']:.0f}s, {found['states_per_second']:,.0f} states/s with {workers} "
+                  f"worker(s)):", markup=False)
+        out.print(f"  distinct states about {found['states']:,} (range {found['states_low']:,} to "
+                  f"{found['states_high']:,})", markup=False)
+        out.print(f"  depth about {found['depth']} (range {found['depth_low']} to {found['depth_high']})",
                   markup=False)
-        out.print(f"  depth about {forecast.depth} (range {forecast.depth_low} to {forecast.depth_high})",
-                  markup=False)
-        out.print(f"  run time about {report['seconds']:,}s (range {report['seconds_low']:,}s to "
-                  f"{report['seconds_high']:,}s) at the sampled speed", markup=False)
+        out.print(f"  run time about {found['seconds']:,}s (range {found['seconds_low']:,}s to "
+                  f"{found['seconds_high']:,}s) at the sampled speed", markup=False)
         out.print("a forecast from the trend of the level sizes, not a bound (docs: BENCHMARKS.md, estimates)",
                   markup=False)
     write_atomic(out_dir / "estimate.json", json.dumps(dict(report, run_id=run_id), indent=2) + "\n")
@@ -290,11 +270,11 @@ def _checkpoint(args, model, invs, options, out):
         raise UsageError("--checkpoint-dir goes with the exhaustive search, without --dump-graph")
     if not args.checkpoint_every > 0:
         raise UsageError("--checkpoint-every must be a positive number of seconds")
-    from verifier.bfs import open_checkpoint
-    from verifier.checkpoint import CheckpointError
-    from verifier.summary import config_json
+    from verifier.engines.bfs import open_checkpoint
+    from verifier.core.checkpoint import CheckpointError
+    from specs import config_summary
     cfg = model.cfg
-    identity = {"what": cfg.preset + (f" --mutant {cfg.mutant}" if cfg.mutant else ""), "config": config_json(cfg),
+    identity = {"what": cfg.preset + (f" --mutant {cfg.mutant}" if cfg.mutant else ""), "config": config_summary(cfg),
                 "symmetry": model.symmetric, "deadlock": options.check_deadlock, "keep_going": options.keep_going,
                 "invariants": [inv.name for inv in invs]}
     try:
@@ -308,9 +288,8 @@ def _checkpoint(args, model, invs, options, out):
 
 def run_mutants(args: argparse.Namespace) -> int:
     """The mutation gate on the exhaustive engine: every mutant at the given bounds."""
-    from verifier.bfs import Limits, explore
+    from verifier.cli.binding import liveness_properties, properties
     from verifier.cli.common import build_config
-    from verifier.summary import gate_summary
     if not 0 < args.time_budget < float("inf"):
         raise UsageError(f"--time-budget must be a positive finite number of seconds, got {args.time_budget}")
     base, _ = build_config(args)
@@ -321,30 +300,18 @@ def run_mutants(args: argparse.Namespace) -> int:
         if name not in MUTANTS:
             raise UsageError(f"unknown mutant '{name}' (known: {', '.join(MUTANTS)})")
     out = console()
-    limits = Limits(time_budget=args.time_budget)
+    settings = Settings(limits=Limits(time_budget=args.time_budget))
 
     def run_one(cfg) -> dict:
-        model = Model(cfg, symmetry=not args.no_symmetry)
-        result = explore(model, model.properties, limits)
-        trace = result.counterexample
-        if trace is not None:
-            status = gate.KILLED
-        else:
-            status = gate.SURVIVED if result.status == "complete" else gate.STOPPED
-        return gate.row(cfg.mutant, status, trace.violated if trace else (), len(trace) if trace else None,
-                        result.seconds, "" if status != gate.STOPPED else result.stop_reason,
-                        states=result.distinct_states)
+        result = engine_named("bfs")(Model(cfg, symmetry=not args.no_symmetry), properties(), settings)
+        return gate.outcome_row(cfg.mutant, result, states=result.distinct_states)
+
     def run_liveness(cfg) -> dict:
-        from verifier import liveness as L
-        res = L.check(Model(cfg, symmetry=False), time_budget=args.time_budget)
-        bad = [v for v in res.verdicts if v.status == L.VIOLATED]
-        status = gate.KILLED if bad else (gate.SURVIVED if res.complete else gate.STOPPED)
-        return gate.row(cfg.mutant, status, [v.name for v in bad], len(bad[0].lasso.trace) if bad else None,
-                        res.seconds, res.stop_reason, states=res.distinct_states)
+        result = engine_named("liveness")(Model(cfg, symmetry=False), liveness_properties(), settings)
+        return gate.outcome_row(cfg.mutant, result, result.stop_reason, states=result.distinct_states)
     run_id, out_dir = run_dir(args.out, "mutants", base)
     out.print(header_line("check --mutants", base), markup=False)
     rows, code = gate.run_gate("bfs", base, names, run_one, out, "mutation gate (exhaustive search)", ("states",),
                                run_liveness=run_liveness)
-    write_run(gate_summary("bfs", base, run_id, "kraft-verify " + " ".join(args.argv), rows, code), out_dir,
-              getattr(args, "junit", None), out)
+    write_result(gate.gate_result("bfs", rows, code), Model(base), out_dir, run_id, args, base.preset, out)
     return code

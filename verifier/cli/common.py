@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from specs import config_label, make_config, unknown
-from verifier.files import write_atomic
+from verifier.core.files import write_atomic
 
 
 class UsageError(Exception):
@@ -176,7 +176,7 @@ def begin_junit(path: Optional[str]) -> None:
 
 
 def replaceable(option: str, path: str) -> None:
-    """A report file is written beside its path and renamed over it (verifier/files.py). Over
+    """A report file is written beside its path and renamed over it (verifier/core/files.py). Over
     anything but a regular file that would replace the thing itself: --junit /dev/null, run
     as root, would make /dev/null a regular file; /dev/stdout (a symlink) would lose its link."""
     if os.path.lexists(path) and not os.path.isdir(path) and not os.path.isfile(path):
@@ -211,7 +211,7 @@ def abandon_run() -> None:
 
 def write_interrupted(name: str, command: str) -> Optional[Path]:
     """An interrupt that reached the command line: the run's report says so (exit 3)."""
-    from verifier.summary import header
+    from verifier.reports.summary import header
     if "dir" not in RUN:
         return None
     summary = header(RUN["kind"], RUN["cfg"], RUN["run_id"], command)
@@ -242,42 +242,24 @@ def rss_mb() -> float:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def save_counterexamples(out_dir: Path, counterexamples: dict, main, name: str, command: str) -> dict[str, dict]:
-    """Every violated invariant's trace as `counterexample-<Invariant>.json` (a replay scenario);
-    the first found also as `counterexample.json` with its ITF trace. Returns the summary's view
-    of each (specs.Trace -> counterexample_json)."""
-    from verifier.reports import write_itf
-    from verifier.summary import counterexample_json
-    out: dict[str, dict] = {}
-    for inv, trace in counterexamples.items():
-        scenario = f"counterexample-{inv}.json"
-        text = json.dumps(trace.model.scenario(trace, f"{name}-{inv}", command), indent=2)
-        write_atomic(out_dir / scenario, text + "\n")
-        out[inv] = counterexample_json(trace, scenario)
-    if main is not None:
-        text = json.dumps(main.model.scenario(main, f"{name}-{'-'.join(main.violated)}", command), indent=2)
-        write_atomic(out_dir / "counterexample.json", text + "\n")
-        write_itf(main, out_dir / "counterexample.itf.json")
-        for inv in main.violated:
-            if inv in out:
-                out[inv]["itf"] = "counterexample.itf.json"
-    return out
-
-
 def write_run(summary: dict, out_dir: Path, junit: Optional[str], console_) -> None:
-    """summary.json, report.md, report.html and (if asked) JUnit, every one written atomically."""
-    from verifier.reports import write_junit, write_report_html, write_report_md
-    summary["report_dir"] = str(out_dir)
-    write_report_md(summary, out_dir / "report.md")
-    write_report_html(summary, out_dir / "report.html")
-    write_atomic(out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
-    junit = junit or RUN.get("junit")
-    if junit:
-        try:
-            write_junit(summary, junit)
-        except OSError as exc:
-            raise UsageError(f"--junit {junit}: {exc.strerror}") from None
-    console_.print(f"report: {out_dir}", markup=False)
+    """The run writer (verifier/reports/writer.py), with the JUnit path this run claimed."""
+    from verifier.reports.writer import JunitError
+    from verifier.reports.writer import write_run as write
+    try:
+        write(summary, out_dir, junit or RUN.get("junit"), console_)
+    except JunitError as exc:
+        raise UsageError(exc.strerror) from None
+
+
+def write_result(result, model, out_dir: Path, run_id: str, args, name: str, console_) -> dict:
+    """Counterexample files, summary and reports of any engine's result (the run writer)."""
+    from verifier.reports.writer import save_counterexamples
+    from verifier.reports.summary import summarize
+    command = "kraft-verify " + " ".join(args.argv)
+    summary = summarize(result, model, run_id, command, save_counterexamples(out_dir, result, name, command))
+    write_run(summary, out_dir, getattr(args, "junit", None), console_)
+    return summary
 
 
 def _duration(seconds: float) -> str:

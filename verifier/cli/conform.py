@@ -9,16 +9,17 @@ import argparse
 import json
 from pathlib import Path
 
-from specs import (PRESETS, RELEASES, Model, ScenarioError, Trace, load_scenario, release, run_operations,
-                   run_scenario)
+from specs import PRESETS, RELEASES, Model, ScenarioError, Trace, load_scenario, release, run_operations
+from verifier.cli.binding import properties
 from verifier.cli.common import (UsageError, add_model_args, build_config, console, header_line, run_dir,
                                  write_run)
+from verifier.core.files import write_atomic
+from verifier.core.settings import Limits, Settings
 from verifier.engines.conform.engine import Case
-from verifier.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
-from verifier.files import write_atomic
+from verifier.engines.conform.run import PROPERTY
+from verifier.engines.replay import run_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "specs" / "scenarios"
-PROPERTY = "ControllerAgreesWithKafka"
 
 
 def add_parser(sub) -> None:
@@ -77,8 +78,8 @@ def _no_elr(cfg, rel) -> bool:
 
 
 def _bound_set(args):
-    """The config of one of the matrix's bound sets (verifier/matrix.py) under the preset."""
-    from verifier.matrix import BOUND_SETS, Row, row_config
+    """The config of one of the matrix's bound sets (verifier/studies/matrix.py) under the preset."""
+    from verifier.studies.matrix import BOUND_SETS, Row, row_config
     if args.bound_set not in BOUND_SETS or args.bound_set == "recovery":
         raise UsageError(f"--bound-set {args.bound_set}: unknown (known: "
                          f"{', '.join(b for b in BOUND_SETS if b != 'recovery')})")
@@ -116,14 +117,14 @@ def _file_case(path: str, rel, preset, strict: bool):
         if strict:
             raise UsageError(f"{path}: cannot be compared with Kafka {rel.version}: {why}")
         return None, why
-    replayed = run_scenario(data, path, preset=preset)
+    replayed = run_scenario(data, path, properties=properties(), preset=preset)
     violates = (list(replayed.trace.violated), len(replayed.trace)) if replayed.ok and replayed.trace.violated else None
     return Case(path, model, start, steps, cut=cut, violates=violates), None
 
 
 def run(args: argparse.Namespace) -> int:
     from verifier.engines.conform.oracle import OracleError
-    from verifier.engines.conform.run import conform
+    from verifier.engines.conform.run import run as conform
     rel = _release(args.kafka)
     for name in ("walks", "depth", "steps"):
         value = getattr(args, name)
@@ -149,47 +150,33 @@ def run(args: argparse.Namespace) -> int:
               markup=False)
     run_id, out_dir = run_dir(args.out, f"conform-{rel.version}", cfg)
     try:
-        result = conform(rel.version, rel.api, preset, cases=cases, model=model, walks=walks, steps=args.steps,
-                         depth=args.depth, seed=args.seed, time_budget=args.time_budget)
+        result = conform(model, (), Settings(limits=Limits(time_budget=args.time_budget), seed=args.seed, engine={
+            "version": rel.version, "api": rel.api, "preset": preset, "cases": cases, "walks": walks,
+            "steps": args.steps, "depth": args.depth}))
     except OracleError as exc:
         raise UsageError(str(exc)) from None
     return _report(args, rel, cfg, model, result, cases, skipped, run_id, out_dir, out)
 
 
 def _report(args, rel, cfg, model, result, cases, skipped, run_id, out_dir, out) -> int:
-    from verifier.summary import SAMPLED_STATUS, VIOLATED, counterexample_json, header
-    d = result.divergence
-    code = EXIT_VIOLATION if d else (EXIT_STOPPED if result.stopped else EXIT_OK)
-    cex, divergence = None, None
+    from verifier.reports.summary import counterexample_json, summarize
+    outcome, command = result.outcome, " ".join(["kraft-verify"] + args.argv)
+    d, divergence, files = outcome.divergence, None, {}
     if d:
-        divergence = _write_divergence(d, rel, out_dir, " ".join(["kraft-verify"] + args.argv))
-        trace = Trace(d.case.model, d.case.initial, [(label, after) for label, after, _ in d.case.steps[:d.step]],
-                      engine="conform")
-        cex = counterexample_json(trace, "divergence.json")
-    off = model.off_by_config()
-    never = [a for a in model.action_names if result.walks and a not in result.ops and a not in off]
-    summary = header("conform", cfg, run_id, " ".join(["kraft-verify"] + args.argv))
-    summary.update(
-        result="violation" if d else ("stopped" if result.stopped else "ok"), exit_code=code,
-        stop_reason=result.stopped, violated=[PROPERTY] if d else [],
-        invariants=[{"name": PROPERTY, "kind": "conformance", "status": VIOLATED if d else SAMPLED_STATUS,
-                     "quote": f"after every step, the model's controller state and answer equal those of Kafka "
-                              f"{rel.version}'s own controller code", "assumes": "", "counterexample": cex,
-                     "detail": divergence["summary"] if divergence else ""}],
-        counterexamples={PROPERTY: cex} if cex else {}, counterexample=cex,
-        counts={"samples": result.cases, "steps_compared": result.steps, "walks": result.walks,
-                "walk_steps": result.walk_steps, "scenario_files": len(result.files),
-                "seconds": round(result.seconds, 2), "steps_per_second": round(result.steps_per_second)},
-        warnings=[f"action {a} was never compared with Kafka in {result.walks:,} walks" for a in never],
-        details={"kafka": rel.version, "read": rel.read, "model_preset": cfg.preset,
-                 "files": [{"path": p, "steps": n, "cut_short": c, "model_violates": (case.violates or [None])[0]}
-                           for (p, n, c), case in zip(result.files, cases)],
-                 "not_applicable": [{"path": p, "why": w} for p, w in skipped], "steps_per_action": result.ops,
-                 "divergence": divergence})
+        divergence = _write_divergence(d, rel, out_dir, command)
+        files[PROPERTY] = counterexample_json(result.verdicts[0].trace, "divergence.json")
+        result.verdicts[0].detail = divergence["summary"]
+    result.sections = {"details": {
+        "kafka": rel.version, "read": rel.read, "model_preset": cfg.preset,
+        "files": [{"path": p, "steps": n, "cut_short": c, "model_violates": (case.violates or [None])[0]}
+                  for (p, n, c), case in zip(outcome.files, cases)],
+        "not_applicable": [{"path": p, "why": w} for p, w in skipped], "steps_per_action": outcome.ops,
+        "divergence": divergence}}
+    summary = summarize(result, model, run_id, command, files)
     write_atomic(out_dir / "conform.json", json.dumps(summary, indent=2) + "\n")
-    _print(out, rel, cfg, result, cases, skipped, divergence, summary["warnings"])
+    _print(out, rel, cfg, outcome, cases, skipped, divergence, summary["warnings"])
     write_run(summary, out_dir, args.junit, out)
-    return code
+    return summary["exit_code"]
 
 
 def _write_divergence(d, rel, out_dir: Path, command: str) -> dict:

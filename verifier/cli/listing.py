@@ -6,7 +6,7 @@ import argparse
 from dataclasses import fields
 
 from specs import MUTANTS, PRESETS, RELEASES, RULE_FIELDS, Bounds, Model, make_config, outside_z3, rule_doc
-from verifier.exitcodes import EXIT_OK
+from verifier.core.exitcodes import EXIT_OK
 
 def add_parser(sub) -> None:
     p = sub.add_parser("list", help="list presets, rules, bounds, invariants, mutants and actions")
@@ -50,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
     for f in fields(Bounds):
         print(f"  {f.name:22} [{f.default}] {f.metadata['doc']}")
     print("invariants (--invariant NAME):")
-    for inv in model.properties:
+    from verifier.cli.binding import properties
+    for inv in properties():
         print(f"  {inv.name:48} ({inv.kind})")
     print("mutants (--mutant NAME):")
     for name, mutant in MUTANTS.items():

@@ -1,5 +1,5 @@
 """`kraft-verify matrix`: every preset against every property under several bound sets
-(verifier/matrix.py), as a terminal table, matrix.md, matrix.json and matrix.html."""
+(verifier/studies/matrix.py), as a terminal table, matrix.md, matrix.json and matrix.html."""
 from __future__ import annotations
 
 import argparse
@@ -7,12 +7,12 @@ from html import escape
 from pathlib import Path
 
 from verifier.cli.common import UsageError, console
-from verifier.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
-from verifier.files import write_atomic
+from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
+from verifier.core.files import write_atomic
 
 
 def add_parser(sub) -> None:
-    from verifier.matrix import BOUND_SETS, DEFAULT_SETS, RELEASES
+    from verifier.studies.matrix import BOUND_SETS, DEFAULT_SETS, RELEASES
     p = sub.add_parser("matrix", help="every preset against every property (releases, KIP text, pre-KIP variants)")
     p.add_argument("--presets", default=",".join(RELEASES), help=f"comma-separated (default: {','.join(RELEASES)})")
     p.add_argument("--bound-sets", default=",".join(DEFAULT_SETS),
@@ -32,7 +32,7 @@ def add_parser(sub) -> None:
 
 def _rows(args):
     from specs import PRESETS
-    from verifier.matrix import BOUND_SETS, Row
+    from verifier.studies.matrix import BOUND_SETS, Row
     # a name given twice is one row, as a repeated --invariant is checked once elsewhere
     presets = list(dict.fromkeys(p.strip() for p in args.presets.split(",")))
     sets = list(dict.fromkeys(b.strip() for b in args.bound_sets.split(",")))
@@ -53,7 +53,7 @@ def _rows(args):
 
 def run(args: argparse.Namespace) -> int:
     from rich.table import Table
-    from verifier.matrix import build, cell_text, properties
+    from verifier.studies.matrix import Engines, build, cell_text, properties
     rows = _rows(args)
     out, out_dir = console(), Path(args.out)
     if out_dir.exists() and not out_dir.is_dir():
@@ -71,7 +71,10 @@ def run(args: argparse.Namespace) -> int:
         how = "reused (config and model unchanged)" if reused else f"{entry['seconds']}s"
         done = "complete" if entry["complete"] else "NOT complete: " + entry["stop_reason"]
         out.print(f"{entry['preset']} @ {entry['bounds']}: {entry['states']:,} states, {done}, {how}", markup=False)
-    matrix = build(rows, out_dir, args.row_budget, command, args.brokers, on_row)
+    from verifier.cli import binding
+    matrix = build(rows, out_dir, args.row_budget, command,
+                   Engines(binding.engine("bfs"), binding.engine("fuzz"), binding.properties()),
+                   args.brokers, on_row)
     names = properties(matrix)
     table = Table(title="variant matrix (violated: steps of the shortest counterexample)")
     table.add_column("property")
@@ -89,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 def exit_code(matrix: dict) -> int:
     """The house codes: 1 if any cell is violated (the older variants' are expected: that is
     what the matrix shows), else 3 if a row was not exhausted, else 0."""
-    from verifier.matrix import VIOLATED
+    from verifier.studies.matrix import VIOLATED
     if any(c["status"] == VIOLATED for r in matrix["rows"] for c in r["cells"].values()):
         return EXIT_VIOLATION
     return EXIT_OK if all(r["complete"] for r in matrix["rows"]) else EXIT_STOPPED
@@ -110,7 +113,7 @@ def row_shape(r: dict) -> str:
 
 
 def render_md(matrix: dict, names: list[str]) -> str:
-    from verifier.matrix import VIOLATED, cell_text
+    from verifier.studies.matrix import VIOLATED, cell_text
     rows = matrix["rows"]
     lines = ["# Variant matrix", "", f"Command: `{matrix['command']}`; model `{matrix['model']}`; "
              f"{matrix['budget_seconds']:g} s per row.", "",
@@ -132,7 +135,7 @@ def render_md(matrix: dict, names: list[str]) -> str:
 
 
 def render_html(matrix: dict, names: list[str]) -> str:
-    from verifier.matrix import VIOLATED, cell_text
+    from verifier.studies.matrix import VIOLATED, cell_text
     rows = matrix["rows"]
     head = "".join(f"<th>{escape(r['preset'])}<br>{escape(r['bounds'])}</th>" for r in rows)
     body = []

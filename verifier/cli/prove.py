@@ -1,17 +1,17 @@
-"""`kraft-verify prove`: the z3 engine (verifier/prove.py) for every cluster size up to N, after
+"""`kraft-verify prove`: the z3 engine (verifier/engines/prove.py) for every cluster size up to N, after
 checking its own footing: the z3 relation against the concrete controller for this config."""
 from __future__ import annotations
 
-from specs import unknown
-
 import argparse
 import json
-import time
 
-from specs import MUTANTS, make_config, refused_by_z3
-from verifier import gate, stop
-from verifier.cli.common import UsageError, build_config, console, header_line, run_dir, write_run
-from verifier.files import write_atomic
+from specs import MUTANTS, Model, make_config, refused_by_z3, unknown
+from verifier.cli.binding import engine, symbolic
+from verifier.cli.common import UsageError, build_config, console, header_line, run_dir, write_result
+from verifier.core import stop
+from verifier.core.files import write_atomic
+from verifier.core.settings import Limits, Settings
+from verifier.studies import gate
 
 SELF_CHECK_SIZES = 4      # the self-check compares N = 1..4 (the encoding is the same formula for any N)
 
@@ -46,7 +46,8 @@ def add_parser(sub) -> None:
 
 
 def _validate(args) -> list:
-    from specs.symbolic import BY_NAME
+    z3 = symbolic()
+    BY_NAME = z3["by_name"]
     for name in ("min_isr", "invariant"):       # repeated: checked and reported once
         if getattr(args, name):
             setattr(args, name, list(dict.fromkeys(getattr(args, name))))
@@ -62,8 +63,7 @@ def _validate(args) -> list:
             raise unknown("symbolic invariant", name, list(BY_NAME))
     if args.time_budget is not None and not 0 < args.time_budget < float("inf"):
         raise UsageError("--time-budget must be a positive finite number")
-    from specs.symbolic import INVARIANTS, MORE_INVARIANTS
-    invariants = list(INVARIANTS) + list(MORE_INVARIANTS[:2])
+    invariants = list(z3["invariants"]) + list(z3["more"][:2])
     if args.fixed_config:
         invariants.append(BY_NAME["UncleanElectionOnlyAfterMinIsrUncleanShutdowns"])
     return [BY_NAME[n] for n in args.invariant] if args.invariant else invariants
@@ -106,13 +106,12 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError(f"prove --mutants does not use {', '.join(unused)}: "
                              f"drop {'it' if len(unused) == 1 else 'them'}")
         return run_mutants(args)
-    from verifier.cli.prove_report import report
-    from verifier.prove import prove
-    from specs.symbolic import cti_trace, witness_trace
+    from specs.symbolic import concrete_violations, cti_trace
+    from verifier.cli.prove_report import details, report, size_line
     cfg, _ = build_config(argparse.Namespace(**{**vars(args), "min_isr": None}))
     if not args.invariant and cfg.rules.unclean_recovery_strategy is not None:
-        from specs.symbolic import BY_NAME      # with recovery rounds, also what a round elects
-        invariants.append(BY_NAME["RecoveryElectsAReplicaWithEveryAnsweredRecord"])
+        # with recovery rounds, also what a round elects
+        invariants.append(symbolic()["by_name"]["RecoveryElectsAReplicaWithEveryAnsweredRecord"])
     out = console()
     run_id, out_dir = run_dir(args.out, "prove", cfg)
     out.print(header_line("prove", cfg, f"N=1..{args.max_brokers} BMC depth {args.depth} for "
@@ -120,14 +119,13 @@ def _run(args: argparse.Namespace) -> int:
     out.print(f"{'fixed topic config' if args.fixed_config else 'min ISR and unclean.leader.election changes on'}; "
               f"invariants: {', '.join(i.name for i in invariants)}", markup=False)
     check = footing(cfg, args.max_brokers, args.self_check_samples, not args.fixed_config, out)
-    started = time.monotonic()
     command = " ".join(["kraft-verify"] + args.argv)
+    concrete = [i.concrete for i in invariants if i.concrete is not None]
 
     def on_result(r) -> None:
         if r.cti is not None:
-            trace = cti_trace(r.cfg, r.cti)
+            trace = cti_trace(r.cfg, r.cti, concrete)
             if trace is not None:
-                from specs.symbolic import concrete_violations
                 r.cti_reproduced = concrete_violations(trace) == trace.violated and bool(trace.violated)
                 r.cti_scenario = f"cti-N{r.n}-m{r.min_isr}.json"
                 write_atomic(out_dir / r.cti_scenario, json.dumps(trace.model.scenario(
@@ -136,39 +134,44 @@ def _run(args: argparse.Namespace) -> int:
             r.scenario = f"counterexample-N{r.n}-m{r.min_isr}.json"
             write_atomic(out_dir / r.scenario, json.dumps(r.witness.model.scenario(
                 r.witness, f"z3 BMC N={r.n} min_isr={r.min_isr}", command), indent=2) + "\n")
-        from verifier.cli.prove_report import size_line
         for line in size_line(r, args.bmc_max_brokers):
             out.print(line, markup=False)
 
-    results, completed = prove(cfg, args.max_brokers, args.min_isr, args.depth, args.time_budget, on_result,
-                               invariants=invariants, config_changes=not args.fixed_config,
-                               realize=None if args.no_witness else witness_trace,
-                               stop_at_refutation=args.stop_at_first, bmc_max_brokers=args.bmc_max_brokers)
-    summary = report(args, out, cfg, invariants, results, completed, time.monotonic() - started, run_id, command,
-                     check)
-    write_run(summary, out_dir, args.junit, out)
+    settings = Settings(limits=Limits(time_budget=args.time_budget), engine={
+        "max_brokers": args.max_brokers, "min_isrs": args.min_isr, "depth": args.depth,
+        "bmc_max_brokers": args.bmc_max_brokers, "config_changes": not args.fixed_config,
+        "lemmas": symbolic()["lemmas"], "stop_at_first": args.stop_at_first, "witness": not args.no_witness,
+        "on_result": on_result})
+    result = engine("prove")(Model(cfg, symmetry=False), invariants, settings)
+    report(args, out, cfg, result.sizes, result.completed, result.seconds)
+    result.sections = {"self_check": check, "details": details(args, result.sizes, result.completed)}
+    summary = write_result(result, Model(cfg, symmetry=False), out_dir, run_id, args, f"z3-{cfg.preset}", out)
     return summary["exit_code"]
 
 
 def run_mutants(args: argparse.Namespace) -> int:
     """The mutation gate on z3: each mutant at N = --max-brokers with fixed topic config and every
     symbolic invariant, refuted by a BMC run the concrete model reproduces."""
-    from specs.symbolic import INVARIANTS, MORE_INVARIANTS, witness_trace
-    from verifier.prove import REFUTED, check_size
-    from verifier.summary import gate_summary
+    from specs.symbolic import witness_trace
+    from verifier.engines.prove import REFUTED, check_size
     n, m = args.max_brokers, (args.min_isr or [min(2, args.max_brokers)])[0]
     base = make_config("kafka")
     out = console()
     run_id, out_dir = run_dir(args.out, "prove-mutants", base)
-    invariants = list(INVARIANTS) + list(MORE_INVARIANTS)
+    invariants = list(symbolic()["invariants"]) + list(symbolic()["more"])
+    concrete = [i.concrete for i in invariants]
     command = " ".join(["kraft-verify"] + args.argv)
+
+    def realize(cfg, trace, names):
+        return witness_trace(cfg, trace, names, concrete)
 
     def run_one(cfg) -> dict:
         outside = MUTANTS[cfg.mutant].outside_z3()
         if outside:
             return gate.row(cfg.mutant, gate.OUTSIDE, reason="; ".join(outside))
         footing(cfg, n, max(args.self_check_samples // 4, 10), False, out)
-        r = check_size(cfg, n, m, args.depth, invariants=invariants, config_changes=False, realize=witness_trace)
+        r = check_size(cfg, n, m, args.depth, invariants=invariants, lemmas=symbolic()["lemmas"], config_changes=False,
+                       realize=realize)
         if r.verdict != REFUTED:
             return gate.row(cfg.mutant, gate.SURVIVED, seconds=r.seconds, reason=f"not refuted ({r.verdict})")
         if r.witness is None:
@@ -183,7 +186,7 @@ def run_mutants(args: argparse.Namespace) -> int:
     rows, code = gate.run_gate("z3", base, list(MUTANTS), run_one, out,
                                f"z3 mutation gate (N={n}, min ISR {m}, BMC depth {args.depth}, fixed topic config)",
                                ("symbolic_steps",))
-    write_run(gate_summary("z3", base, run_id, command, rows, code, {"brokers": n, "min_isr": m, "depth": args.depth}),
-              out_dir, args.junit, out)
+    write_result(gate.gate_result("z3", rows, code, {"brokers": n, "min_isr": m, "depth": args.depth}),
+                 Model(base), out_dir, run_id, args, base.preset, out)
     return code
 

@@ -1,13 +1,10 @@
-"""What `prove` prints and writes: one line per (N, min ISR), the table, the first refutation as
-a story, and the summary (summary.json's schema, with the per-size results under details)."""
+"""What `prove` prints: one line per (N, min ISR), the table and the first refutation as a
+story; and the per-size results the summary carries under `details`."""
 from __future__ import annotations
 
 from specs.symbolic import describe, state_changes, step_text
-from verifier import stop
-from verifier.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
-from verifier.prove import PROVED, REFUTED, UNKNOWN
-from verifier.summary import (HOLDS, STOPPED_STATUS, UNKNOWN_STATUS, VIOLATED, counterexample_json, header,
-                              with_counterexamples)
+from verifier.core import stop
+from verifier.engines.prove import PROVED, REFUTED
 
 
 def size_line(r, bmc_max_brokers: int) -> list[str]:
@@ -47,33 +44,9 @@ def result_json(r) -> dict:
     return out
 
 
-def _rows(invariants, results, completed: bool) -> tuple[list[dict], dict]:
-    """Per invariant: violated at some size (with the first such size's concrete run), proved at
-    every size, or neither."""
-    rows, cexes = [], {}
-    for inv in invariants:
-        refuted = next((r for r in results if r.violation and inv.name in r.violation), None)
-        if refuted is not None:
-            cex = counterexample_json(refuted.witness, refuted.scenario) if refuted.witness is not None else None
-            if cex:
-                cexes[inv.name] = cex
-            status, detail = VIOLATED, f"refuted at N={refuted.n}, min ISR {refuted.min_isr}"
-        elif completed and all(r.verdict == PROVED for r in results):
-            sizes = sorted({r.n for r in results})
-            status, detail = HOLDS, f"proved for N={sizes[0]}..{sizes[-1]}" if sizes else "no size checked"
-        elif any(inv.name in r.dropped for r in results):
-            status, detail = UNKNOWN_STATUS, "not inductive and no violation within the BMC depth"
-        else:
-            status, detail = STOPPED_STATUS, "not every size was checked"
-        rows.append({"name": inv.name, "kind": inv.kind, "status": status, "quote": inv.why,
-                     "counterexample": cexes.get(inv.name), "detail": detail})
-    return rows, cexes
-
-
-def report(args, out, cfg, invariants, results, completed: bool, elapsed: float, run_id: str, command: str,
-           check: dict) -> dict:
+def report(args, out, cfg, results, completed: bool, elapsed: float) -> None:
     from rich.table import Table
-    from verifier.trace import render
+    from verifier.reports.story import render
     table = Table(title=f"prove {cfg.preset}" + (f" --mutant {cfg.mutant}" if cfg.mutant else ""))
     for col in ("N", "min ISR", "verdict", "strengthening / violated", "BMC depth", "induction s", "BMC s"):
         table.add_column(col)
@@ -103,20 +76,9 @@ def report(args, out, cfg, invariants, results, completed: bool, elapsed: float,
             out.print(f"replay scenario: {r.scenario}", markup=False)
         else:
             out.print("no concrete run matched this trace (see unrealized_bmc_traces in summary.json)", markup=False)
-    unknown = [r for r in results if r.verdict == UNKNOWN]
-    code = EXIT_VIOLATION if refuted else (EXIT_STOPPED if unknown or not completed else EXIT_OK)
-    rows, cexes = _rows(invariants, results, completed)
-    summary = header("z3", cfg, run_id, command)
-    summary.update({
-        "result": {EXIT_OK: "ok", EXIT_VIOLATION: "violation"}.get(code, "stopped"), "exit_code": code,
-        "stop_reason": "" if code != EXIT_STOPPED else (
-            (stop.reason() if stop.requested() else "time budget spent") if not completed else
-                                                        "an invariant is neither proved nor refuted"),
-        "invariants": rows, "violated": sorted({n for r in refuted for n in r.violation}),
-        "counts": {"sizes": len(results), "seconds": round(elapsed, 3),
-                   "solver_seconds_per_n": {str(n): round(s, 3) for n, s in per_n.items()}},
-        "self_check": check, "warnings": [],
-        "details": {"max_brokers": args.max_brokers, "bmc_depth": args.depth, "bmc_max_brokers": args.bmc_max_brokers,
-                    "fixed_config": args.fixed_config, "completed": completed,
-                    "results": [result_json(r) for r in results]}})
-    return with_counterexamples(summary, cexes)
+
+
+def details(args, results, completed: bool) -> dict:
+    return {"max_brokers": args.max_brokers, "bmc_depth": args.depth, "bmc_max_brokers": args.bmc_max_brokers,
+            "fixed_config": args.fixed_config, "completed": completed,
+            "results": [result_json(r) for r in results]}

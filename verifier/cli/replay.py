@@ -5,9 +5,11 @@ import argparse
 import json
 import sys
 
-from specs import ScenarioError, run_file
+from specs import ScenarioError
+from verifier.cli.binding import properties
 from verifier.cli.common import console, one_line
-from verifier.exitcodes import EXIT_INPUT, EXIT_OK, EXIT_VIOLATION
+from verifier.engines.replay import run_file
+from verifier.core.exitcodes import EXIT_INPUT, EXIT_OK, EXIT_VIOLATION
 
 
 def add_parser(sub) -> None:
@@ -22,13 +24,14 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.markup import escape
     from rich.table import Table
-    from verifier.trace import render
+    from verifier.reports.story import render
     out = console()
     worst = EXIT_OK
     results = []
     for path in args.files:       # every file is checked before any result is printed: one bad
         try:                      # file is one line and exit 2, never a half-printed run
-            results.append((path, run_file(path, preset=args.preset, force_invariants=args.check_invariants)))
+            results.append((path, run_file(path, properties=properties(), preset=args.preset,
+                                               force_invariants=args.check_invariants)))
         except ScenarioError as exc:
             print(f"kraft-verify: error: {one_line(exc)}", file=sys.stderr)
             return EXIT_INPUT

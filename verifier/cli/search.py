@@ -2,13 +2,11 @@
 and how a finished search is reported (table, counterexamples, summary, JUnit)."""
 from __future__ import annotations
 
-from specs import unknown
-
 from typing import NamedTuple, Optional
 
-from specs import Model
-from verifier.cli.common import UsageError, build_config, save_counterexamples, write_run
-from verifier.exitcodes import EXIT_STOPPED
+from verifier.cli.binding import select
+from verifier.cli.common import UsageError, build_config, write_result
+from verifier.core.exitcodes import EXIT_STOPPED
 
 CHECK_KEYS = {"max_depth", "max_states", "time_budget", "symmetry", "deadlock", "stop_at_first"}
 
@@ -29,20 +27,11 @@ def _bool_option(opts: dict, key: str, default: bool) -> bool:
     return value
 
 
-def select(model: Model, names) -> tuple:
-    """The properties to check: all, or the named ones."""
-    by_name = {inv.name: inv for inv in model.properties}
-    for n in names or []:
-        if n not in by_name:
-            raise unknown("invariant", n, list(by_name))
-    names = list(dict.fromkeys(names or []))      # a name given twice is checked and reported once
-    return tuple(by_name[n] for n in names) if names else model.properties
-
-
 def limits_from(args, check_opts: dict):
     """The flags win over the file's [check] table, but both are checked: a bad value in the file
     is an error even when a flag overrides it this time."""
-    from verifier.bfs import Limits
+    from verifier.core.settings import Limits
+
     def pick(name):
         value = getattr(args, name, None)
         return value if value is not None else check_opts.get(name)
@@ -64,7 +53,7 @@ def search_inputs(args) -> SearchInputs:
         if key not in CHECK_KEYS:
             raise UsageError(f"config file {args.config}: unknown key 'check.{key}' "
                              f"(known: {', '.join(sorted(CHECK_KEYS))})")
-    invs = select(Model(cfg), args.invariant)
+    invs = select(args.invariant)
     symmetry = not args.no_symmetry and _bool_option(check_opts, "symmetry", True)
     deadlock = not args.no_deadlock and _bool_option(check_opts, "deadlock", True)
     stop_at_first = args.stop_at_first or _bool_option(check_opts, "stop_at_first", False)
@@ -76,17 +65,13 @@ def report_search(args, console, engine: str, model, invs, result, run_id: str, 
     """Print the verdicts and the first counterexample; write every report file."""
     from rich.table import Table
     from verifier import reports
-    from verifier import summary as S
-    from verifier.trace import render
-    command = "kraft-verify " + " ".join(args.argv)
-    cfg = model.cfg
-    files = save_counterexamples(out_dir, result.counterexamples, result.counterexample, cfg.preset, command)
-    summary = S.search_summary(engine, model, invs, result, run_id, command, files)
-    summary["counts"]["workers"] = getattr(args, "workers_used", 1)
+    from verifier.reports.story import render
+    result.counts["workers"] = getattr(args, "workers_used", 1)
     if comparison is not None:
-        summary["symmetry"].update(comparison)
+        result.extra["symmetry"] = comparison
         if not comparison["same_verdict"]:
-            summary["warnings"].append("symmetry changed the verdict: the reduction is unsound for this config")
+            result.warnings.append("symmetry changed the verdict: the reduction is unsound for this config")
+    summary = write_result(result, model, out_dir, run_id, args, model.cfg.preset, None)
     table = Table(title="invariants")
     for col in ("invariant", "kind", "result"):
         table.add_column(col)
@@ -122,7 +107,7 @@ def report_search(args, console, engine: str, model, invs, result, run_id: str, 
         reports.write_graph(result.graph[0], result.graph[1], args.dump_graph)
         console.print(f"state graph: {args.dump_graph} ({len(result.graph[0])} nodes, "
                       f"{len(result.graph[1])} edges)", markup=False)
-    write_run(summary, out_dir, args.junit, console)
+    console.print(f"report: {out_dir}", markup=False)
     if summary["exit_code"] == EXIT_STOPPED:
         console.print(f"STOPPED before completion: {result.stop_reason} (exit 3: not a pass)", markup=False)
     return summary["exit_code"]

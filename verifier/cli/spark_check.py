@@ -39,8 +39,8 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from spark.session import SparkSetupError, check_master, make_session, under_spark_submit
-    from verifier.checkpoint import CheckpointError, LocalFiles
-    from verifier.summary import config_json
+    from verifier.core.checkpoint import CheckpointError, LocalFiles
+    from specs import config_summary
     inputs = search_inputs(args)
     cfg, invs = inputs.cfg, inputs.invariants
     if args.resume and not args.checkpoint_dir:
@@ -69,12 +69,14 @@ def run(args: argparse.Namespace) -> int:
         spark = make_session(args.master, args.partitions, args.executor_memory, log=str(out_dir / "spark.log"))
     except SparkSetupError as exc:
         raise UsageError(str(exc)) from None
-    from spark.explore import DRIVER_LEVELS, Progress, spark_explore
+    from spark.engine import DRIVER_LEVELS, Progress
+    from verifier.cli.binding import engine
+    from verifier.core.settings import Options, Settings
     partitions = args.partitions or spark.sparkContext.defaultParallelism
     store, manifest = None, None
     if args.checkpoint_dir:
         identity = {"what": cfg.preset + (f" --mutant {cfg.mutant}" if cfg.mutant else ""),
-                    "config": config_json(cfg), "symmetry": model.symmetric, "deadlock": inputs.deadlock,
+                    "config": config_summary(cfg), "symmetry": model.symmetric, "deadlock": inputs.deadlock,
                     "invariants": [inv.name for inv in invs]}
         store, manifest = claim(spark, args.checkpoint_dir, identity, args.resume, partitions)
     if manifest and manifest["partitions"] != partitions:     # owners are fp mod P: a run keeps its P
@@ -86,9 +88,11 @@ def run(args: argparse.Namespace) -> int:
               f"checkpoint={args.checkpoint_dir or '(in Spark)'}{' (resuming)' if args.resume else ''}",
               markup=False)
     try:
-        result = spark_explore(spark, model, invs, store, args.resume, inputs.limits, not inputs.stop_at_first,
-                               inputs.deadlock, partitions, Progress(out, args.quiet),
-                               driver_levels=DRIVER_LEVELS if args.driver_levels is None else args.driver_levels)
+        settings = Settings(limits=inputs.limits, options=Options(check_deadlock=inputs.deadlock,
+                                                                  keep_going=not inputs.stop_at_first),
+                            engine={"spark": spark, "store": store, "resume": args.resume, "partitions": partitions,
+                                    "driver_levels": DRIVER_LEVELS if args.driver_levels is None else args.driver_levels})
+        result = engine("spark")(model, invs, settings, Progress(out, args.quiet))
     except CheckpointError as exc:       # the store failed under the run (a NameNode gone for good)
         raise UsageError(str(exc)) from None
     return report_search(args, out, "spark", model, invs, result, run_id, out_dir)
@@ -103,7 +107,7 @@ def claim(spark, location: str, identity: dict, resume: bool, partitions: int):
     (before the first level): (LevelStore, the manifest to resume or None). Exit 2 if not."""
     from spark.hadoopfs import open_store
     from spark.store import HadoopLevels, LevelStore
-    from verifier.checkpoint import CheckpointError
+    from verifier.core.checkpoint import CheckpointError
     try:
         fs = open_store(spark, location)
         store = LevelStore(fs, identity)

@@ -6,7 +6,7 @@ from typing import Any
 
 import networkx as nx
 
-from verifier.files import PathLike, write_atomic
+from verifier.core.files import PathLike, write_atomic
 
 GRAPH_SUFFIX_ERROR = "--dump-graph: file must end in .dot, .gv or .graphml"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from verifier.files import PathLike, write_atomic
+from verifier.core.files import PathLike, write_atomic
 from verifier.reports.text import scalar
 
 CSS = """

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from verifier.files import PathLike, write_atomic
+from verifier.core.files import PathLike, write_atomic
 
 
 def itf_trace(trace) -> dict:

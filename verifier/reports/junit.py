@@ -11,9 +11,9 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from verifier.files import PathLike, write_atomic
+from verifier.core.files import PathLike, write_atomic
 from verifier.reports.text import kv, plain_table, scalar, symmetry_text
-from verifier.summary import HOLDS, SAMPLED_STATUS, UNKNOWN_STATUS, VIOLATED
+from verifier.reports.summary import HOLDS, SAMPLED_STATUS, UNKNOWN_STATUS, VIOLATED
 
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from verifier.files import PathLike, write_atomic
+from verifier.core.files import PathLike, write_atomic
 from verifier.reports.text import kv, scalar, symmetry_text
 
 

@@ -112,7 +112,7 @@ class Oracle:
             [java, "-XX:+UseSerialGC", "-cp", os.pathsep.join(self.classpath),
              "org.apache.kafka.controller.KraftVerifyOracle"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1 << 16,
-            start_new_session=True)     # a Ctrl-C is the run's to handle (verifier/stop.py): it closes the JVM
+            start_new_session=True)     # a Ctrl-C is the run's to handle (verifier/core/stop.py): it closes the JVM
         # The JVM ends when its stdin closes, so it never outlives this process, even one killed.
         return self
 

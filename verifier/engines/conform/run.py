@@ -12,7 +12,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from verifier import stop
+from specs import Trace
+from verifier.core import stop
+from verifier.core.result import COMPLETE, SAMPLED_STATUS, STOPPED, VIOLATED, VIOLATION, Result, Verdict
+from verifier.core.settings import Settings
 from verifier.engines.conform.engine import Case, Divergence, check, shrink, walk
 from verifier.engines.conform.oracle import Oracle
 
@@ -87,3 +90,41 @@ def conform(version: str, api: str, preset: str, *, cases: list[Case], model=Non
                 i += 1
     out.seconds = time.monotonic() - start
     return out
+
+
+PROPERTY = "ControllerAgreesWithKafka"
+
+
+class ConformResult(Result):
+    """The base result, with the run's outcome (cases, steps, the divergence)."""
+
+    def __init__(self, outcome: Outcome, **kw):
+        super().__init__(engine="conform", **kw)
+        self.outcome = outcome
+
+
+def run(model, properties=(), settings: Settings = Settings(), progress=None) -> ConformResult:
+    """The engine interface. Its one property is agreement with Kafka (the safety properties
+    are not its business); `settings.engine` holds the release (`version`, `api`), the model's
+    `preset`, the scenario `cases`, `walks`, `steps`, `depth`; the seed and time budget are
+    settings' own. Raises OracleError if the oracle cannot run."""
+    e = settings.engine
+    out = conform(e["version"], e["api"], e["preset"], cases=e.get("cases", []), model=model,
+                  walks=e.get("walks", 0), steps=e.get("steps", 0), depth=e.get("depth", 50),
+                  seed=settings.seed or 0, time_budget=settings.limits.time_budget, progress=progress)
+    d = out.divergence
+    trace = None
+    if d is not None:
+        trace = Trace(d.case.model, d.case.initial, [(label, after) for label, after, _ in d.case.steps[:d.step]],
+                      engine="conform")
+    verdict = Verdict(PROPERTY, "conformance", VIOLATED if d else SAMPLED_STATUS, trace=trace,
+                      quote=f"after every step, the model's controller state and answer equal those of Kafka "
+                            f"{e['version']}'s own controller code")
+    off = model.off_by_config()
+    never = [a for a in model.action_names if out.walks and a not in out.ops and a not in off]
+    return ConformResult(out, status=VIOLATION if d else (STOPPED if out.stopped else COMPLETE),
+                         seconds=out.seconds, stop_reason=out.stopped or "", verdicts=[verdict],
+                         counts={"samples": out.cases, "steps_compared": out.steps, "walks": out.walks,
+                                 "walk_steps": out.walk_steps, "scenario_files": len(out.files),
+                                 "seconds": round(out.seconds, 2), "steps_per_second": round(out.steps_per_second)},
+                         warnings=[f"action {a} was never compared with Kafka in {out.walks:,} walks" for a in never])

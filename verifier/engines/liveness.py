@@ -13,7 +13,9 @@ cycle, and the not-G states that can reach one; any of those where P holds is a 
 Budgets and epoch bounds make a fair action look disabled where the unbounded model would
 enable it. Such a cycle is not reported as a violation: the property is `inconclusive` for
 that bound, and the run says which action the bound blocked. The engine knows the model only
-through `specs.Model` (its liveness properties, fair actions and enabled actions).
+through `specs.Model` (its fair actions and enabled actions); the properties, each a
+`premise ~> goal` with its documented exception (`by_design`), are the caller's
+(invariants/liveness.py).
 """
 from __future__ import annotations
 
@@ -24,10 +26,11 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from specs import Trace
-from verifier.fingerprint import Fingerprinter
-from verifier.result import Progress
-
-HOLDS, VIOLATED, EXCEPTED, INCONCLUSIVE = "holds", "violated", "excepted", "inconclusive"
+from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
+from verifier.core.fingerprint import Fingerprinter
+from verifier.core.result import (COMPLETE, EXCEPTED, HOLDS, INCONCLUSIVE, STOPPED, VIOLATED, VIOLATION, Progress,
+                                  Result, Verdict)
+from verifier.core.settings import Settings
 
 
 @dataclass
@@ -38,23 +41,13 @@ class Lasso:
     reason: str = ""             # why the cycle is the documented behaviour (EXCEPTED), else ""
 
 
-@dataclass
-class Verdict:
-    name: str
-    quote: str
-    status: str
-    lasso: Optional[Lasso] = None
-    blocked: list[str] = field(default_factory=list)   # fair actions a bound kept from a cycle
+class LivenessResult(Result):
+    """The base result, with the graph's size: `verdicts` are one per property, each lasso
+    (violated or excepted) with its trace, `loop` and `stutter`."""
 
-
-@dataclass
-class LivenessResult:
-    complete: bool
-    stop_reason: str
-    distinct_states: int
-    edges: int
-    seconds: float
-    verdicts: list[Verdict]
+    def __init__(self, complete: bool, distinct_states: int, edges: int, **kw):
+        super().__init__(engine="liveness", **kw)
+        self.complete, self.distinct_states, self.edges = complete, distinct_states, edges
 
 
 class _Graph:
@@ -209,26 +202,51 @@ def _fair_targets(g: _Graph, k: int):
     return nodes, targets, sorted(blocked)
 
 
-def check(model, max_states: Optional[int] = None, time_budget: Optional[float] = None,
-          progress: Optional[Callable[[Progress], None]] = None, names=None) -> LivenessResult:
-    props = [p for p in model.liveness if not names or p.name in names]
+def run(model, properties, settings: Settings = Settings(),
+        progress: Optional[Callable[[Progress], None]] = None) -> LivenessResult:
+    """The engine interface: the whole graph within `settings.limits` (max_states, time_budget)."""
+    return check(model, properties, settings.limits.max_states, settings.limits.time_budget, progress)
+
+
+def check(model, properties, max_states: Optional[int] = None, time_budget: Optional[float] = None,
+          progress: Optional[Callable[[Progress], None]] = None) -> LivenessResult:
+    props = list(properties)
     start = time.monotonic()
     g, complete, reason, edges = explore(model, props, model.fair_actions, max_states, time_budget, progress)
     verdicts = []
     for k, prop in enumerate(props):
         if not complete:
-            verdicts.append(Verdict(prop.name, prop.quote, INCONCLUSIVE, blocked=[]))
+            verdicts.append(_verdict(prop, INCONCLUSIVE, f"the search stopped ({reason})"))
             continue
         nodes, targets, blocked = _fair_targets(g, k)
         reach = _backward(g, nodes, set(targets))
         bad = [i for i in sorted(reach) if g.premise(i, k)]
         if not bad:
-            verdicts.append(Verdict(prop.name, prop.quote, INCONCLUSIVE if blocked else HOLDS, blocked=blocked))
+            verdicts.append(_verdict(prop, INCONCLUSIVE if blocked else HOLDS, blocked=blocked,
+                                     detail="a bound kept fair action(s) " + ", ".join(blocked) + " from a cycle: "
+                                            "raise it" if blocked else ""))
             continue
         lasso = _lasso(g, k, nodes, targets, reach, min(bad, key=lambda i: (_depth(g, i), i)))
-        status = EXCEPTED if lasso.reason else VIOLATED
-        verdicts.append(Verdict(prop.name, prop.quote, status, lasso, blocked))
-    return LivenessResult(complete, reason, len(g.fps), edges, time.monotonic() - start, verdicts)
+        verdicts.append(_verdict(prop, EXCEPTED if lasso.reason else VIOLATED, lasso=lasso, blocked=blocked,
+                                 detail="documented exception: " + lasso.reason if lasso.reason else ""))
+    statuses = [v.status for v in verdicts]
+    code = EXIT_VIOLATION if VIOLATED in statuses else (EXIT_STOPPED if INCONCLUSIVE in statuses else EXIT_OK)
+    result = LivenessResult(complete, len(g.fps), edges, seconds=time.monotonic() - start,
+                            status={EXIT_OK: COMPLETE, EXIT_VIOLATION: VIOLATION}.get(code, STOPPED),
+                            stop_reason=reason or ("" if code != EXIT_STOPPED else
+                                                   "a bound kept a fair action from a cycle"),
+                            explored_all=complete, verdicts=verdicts, exit_code=code)
+    result.counterexamples = {v.name: v.trace for v in verdicts if v.status == VIOLATED}
+    result.counts = {"distinct_states": result.distinct_states, "transitions": edges,
+                     "seconds": round(result.seconds, 3)}
+    result.sections = {"fair_actions": list(model.fair_actions)}
+    return result
+
+
+def _verdict(prop, status: str, detail: str = "", lasso: Optional[Lasso] = None, blocked=()) -> Verdict:
+    return Verdict(prop.name, "liveness", status, quote=prop.quote, detail=detail,
+                   trace=lasso.trace if lasso else None, loop=lasso.loop if lasso else None,
+                   stutter=lasso.stutter if lasso else False, extra={"blocked_by_bounds": list(blocked)})
 
 
 def _depth(g: _Graph, i: int) -> int:

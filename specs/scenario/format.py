@@ -1,12 +1,12 @@
-"""The scenario interpreter (docs/SCENARIOS.md): run a scenario's steps through the model and
-check its expectations.
+"""The scenario format (docs/SCENARIOS.md): reading a file, checking every field and step
+before anything runs (a malformed file is one line naming the file, the step, the problem,
+and never half-runs), the start state, and one operation applied to the model.
 
-Exit 0 when every expectation holds, 1 with expected vs actual at the first one that does
-not, 2 when a file is malformed (one line naming the file, the step, the problem). Every
-step is checked before any runs, so a malformed file never half-runs. Operations are
-checked against the action declarations (specs/actions/labels.py); broker-side operations
-are the model's own actions, so replay checks their guard: a replayed counterexample is a
-real run.
+Operations are checked against the action declarations (specs/actions/labels.py);
+broker-side operations are the model's own actions, so their guard is checked when they are
+applied: a replayed counterexample is a real run. Running a scenario against properties and
+its expectations is an engine's work (verifier/engines/replay.py): this package knows no
+property, so the names a file gives (check_invariants, expect_violation) are checked there.
 """
 from __future__ import annotations
 
@@ -16,15 +16,13 @@ from difflib import get_close_matches
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-import invariants as I
 from specs import actions as A
 from specs.actions import OpError
-from specs.config import ConfigError, config_from_dict
+from specs.config import Config, ConfigError, config_from_dict
 from specs.model import Model
 from specs.scenario.checks import broker_id, op_values, surrogate, unreadable
 from specs.scenario.initial import broker_universe, initial_state
 from specs.state import RECOVERY_NAMES, State
-from specs.trace import Trace
 
 
 class NotEnabled(Exception):
@@ -41,28 +39,15 @@ def apply_op(cfg, s: State, op: Mapping[str, Any]) -> tuple[State, Optional[str]
     return new, error, label
 
 
+def enabled_probe(cfg, s: State, op: Mapping[str, Any]) -> tuple[bool, str]:
+    """(whether the data-plane operation `op` may run in s, its description): an
+    expect_not_enabled step."""
+    label = A.op_label(op)
+    return A.is_enabled(cfg, s, label), A.describe(label)
+
+
 class ScenarioError(Exception):
     """A malformed scenario; str() is the one line to print."""
-
-
-@dataclass
-class Failure:
-    step: int                     # 1-based index into the file's steps
-    message: str
-    diffs: list[tuple[str, Any, Any]] = field(default_factory=list)   # (field, expected, actual)
-
-
-@dataclass
-class Result:
-    path: str
-    name: str
-    failure: Optional[Failure]
-    trace: Trace
-    violations: list[tuple[int, list[str]]] = field(default_factory=list)   # (step, names) seen
-
-    @property
-    def ok(self) -> bool:
-        return self.failure is None
 
 
 SET_FIELDS = ("isr", "elr", "last_known_elr", "fenced")
@@ -191,9 +176,21 @@ def _under_preset(config: dict, preset: str) -> dict:
 TOP_KEYS = {"name", "source", "notes", "kind", "config", "initial", "steps", "check_invariants"}
 
 
-def run_scenario(data: dict, path: str = "<scenario>", *, preset: Optional[str] = None,
-                 force_invariants: bool = False) -> Result:
-    """Run one parsed scenario. Raises ScenarioError if it is malformed."""
+@dataclass(frozen=True)
+class Scenario:
+    """A scenario whose every field and step is well formed (`parse`)."""
+    path: str
+    name: str
+    cfg: Config
+    initial: State
+    steps: tuple                      # the file's steps, each checked
+    check_invariants: Any             # True, False or a list of property names
+    named: tuple                      # (where, names) of every property name the file gives
+
+
+def parse(data: dict, path: str = "<scenario>", *, preset: Optional[str] = None) -> Scenario:
+    """Check a loaded scenario whole (ScenarioError names the first problem); under `preset`
+    its config keeps only what it sets away from its own preset."""
     for key in ("config", "steps"):
         if key not in data:
             raise ScenarioError(f"{path}: missing top-level field '{key}'")
@@ -220,114 +217,64 @@ def run_scenario(data: dict, path: str = "<scenario>", *, preset: Optional[str] 
     except OpError as exc:
         raise ScenarioError(f"{path}: initial: {exc}") from None
     checked = data.get("check_invariants")
+    named = []
     if isinstance(checked, list):
-        if not all(isinstance(n, str) and n in I.BY_NAME for n in checked):
+        if not all(isinstance(n, str) for n in checked):
             raise ScenarioError(f"{path}: check_invariants must be true or a list of invariant names")
-        watched = set(checked)
-    elif checked is True or force_invariants:
-        watched = set(I.BY_NAME)
-    elif checked in (None, False):
-        watched = set()
-    else:
+        named.append((f"{path}: check_invariants", tuple(checked)))
+    elif checked not in (None, False, True):
         raise ScenarioError(f"{path}: check_invariants must be true, false or a list of invariant names")
-    if force_invariants:
-        watched = set(I.BY_NAME)
-    trace = Trace(Model(cfg, symmetry=False), s, engine="replay")
-    # Validate every step before running any, so a malformed file never half-runs.
     for i, st in enumerate(steps, 1):
-        where = f"{path}: step {i}"
-        if not isinstance(st, dict):
-            raise ScenarioError(f"{where}: a step must be an object")
-        kinds = [k for k in STEP_KINDS if k in st]
-        if len(kinds) != 1:
-            raise ScenarioError(f"{where}: a step needs exactly one of {', '.join(repr(k) for k in STEP_KINDS)}")
-        if "op" in st:
-            fields = {k: v for k, v in st.items() if k not in STEP_NOTE_KEYS}
-            try:
-                A.op_label(fields)
-            except OpError as exc:
-                raise ScenarioError(f"{where}: {exc}") from None
-            if op_values(fields):
-                raise ScenarioError(f"{where}: {op_values(fields)}")
-        elif "expect" in st:
-            _check_expect(where, st["expect"])
-        elif "expect_not_enabled" in st:
-            probe = st["expect_not_enabled"]
-            if not isinstance(probe, dict):
-                raise ScenarioError(f"{where}: expect_not_enabled must be an operation object")
-            try:
-                if A.OPS[A.op_label(probe)[0]].kind != A.DATA:
-                    raise ScenarioError(f"{where}: expect_not_enabled takes a data-plane operation")
-            except OpError as exc:
-                raise ScenarioError(f"{where}: expect_not_enabled: {exc}") from None
-            if op_values(probe):
-                raise ScenarioError(f"{where}: expect_not_enabled: {op_values(probe)}")
-        else:
-            names = st["expect_violation"]
-            if isinstance(names, str):
-                names = [names]
-            if (not isinstance(names, list) or not names
-                    or not all(isinstance(n, str) and n in I.BY_NAME for n in names)):
-                raise ScenarioError(f"{where}: expect_violation must name invariants from: {', '.join(I.BY_NAME)}")
-    name = data.get("name", Path(path).stem)
-    last_error: Optional[str] = None
-    violations: list[tuple[int, list[str]]] = []
-    current: list[str] = I.state_violations(cfg, s)
-    pending: Optional[tuple[int, list[str]]] = None   # violations not yet accounted for
-
-    def unexpected(pending):
-        if pending:
-            step, names = pending
-            names = [n for n in names if n in watched]
-            if names:
-                return Failure(step, f"invariant violated after step {step}: {', '.join(names)}")
-        return None
-
-    for i, st in enumerate(steps, 1):
-        if "op" in st:
-            failure = unexpected(pending)
-            if failure:
-                return Result(path, name, failure, trace, violations)
-            op = {k: v for k, v in st.items() if k not in STEP_NOTE_KEYS}
-            try:
-                nxt, last_error, label = apply_op(cfg, s, op)
-            except NotEnabled as exc:
-                return Result(path, name, Failure(i, str(exc)), trace, violations)
-            except OpError as exc:
-                raise ScenarioError(f"{path}: step {i}: {exc}") from None
-            current = I.state_violations(cfg, nxt) + I.step_violations(cfg, s, label, nxt)
-            trace.steps.append((label, nxt))
-            s = nxt
-            pending = (i, current) if current else None
-            if current:
-                violations.append((i, current))
-        elif "expect" in st:
-            diffs = compare(st["expect"], s, last_error)
-            if diffs:
-                return Result(path, name, Failure(i, "expectation does not hold", diffs), trace, violations)
-        elif "expect_not_enabled" in st:
-            label = A.op_label(st["expect_not_enabled"])
-            if A.is_enabled(cfg, s, label):
-                return Result(path, name, Failure(i, f"{A.describe(label)} is enabled, expected it not to be"),
-                              trace, violations)
-        else:
-            names = st["expect_violation"]
-            names = [names] if isinstance(names, str) else names
-            missing = [n for n in names if n not in current]
-            if missing:
-                return Result(path, name, Failure(i, f"expected violation of {', '.join(missing)} did not occur"
-                                                  + (f" (violated: {', '.join(current)})" if current else "")),
-                              trace, violations)
-            trace.violated = list(names)
-            if pending:
-                rest = [n for n in pending[1] if n not in names]
-                pending = (pending[0], rest) if rest else None
-    failure = unexpected(pending)
-    return Result(path, name, failure, trace, violations)
+        names = _check_step(f"{path}: step {i}", st)
+        if names is not None:
+            named.append((f"{path}: step {i}", names))
+    return Scenario(path, data.get("name", Path(path).stem), cfg, s, tuple(steps), checked, tuple(named))
 
 
-def run_file(path: str, **kw) -> Result:
-    return run_scenario(load(path), path, **kw)
+def _check_step(where: str, st: Any) -> Optional[tuple]:
+    """One step's form; the property names an expect_violation gives (None for other steps)."""
+    if not isinstance(st, dict):
+        raise ScenarioError(f"{where}: a step must be an object")
+    kinds = [k for k in STEP_KINDS if k in st]
+    if len(kinds) != 1:
+        raise ScenarioError(f"{where}: a step needs exactly one of {', '.join(repr(k) for k in STEP_KINDS)}")
+    if "op" in st:
+        fields = operation(st)
+        try:
+            A.op_label(fields)
+        except OpError as exc:
+            raise ScenarioError(f"{where}: {exc}") from None
+        if op_values(fields):
+            raise ScenarioError(f"{where}: {op_values(fields)}")
+    elif "expect" in st:
+        _check_expect(where, st["expect"])
+    elif "expect_not_enabled" in st:
+        probe = st["expect_not_enabled"]
+        if not isinstance(probe, dict):
+            raise ScenarioError(f"{where}: expect_not_enabled must be an operation object")
+        try:
+            if A.OPS[A.op_label(probe)[0]].kind != A.DATA:
+                raise ScenarioError(f"{where}: expect_not_enabled takes a data-plane operation")
+        except OpError as exc:
+            raise ScenarioError(f"{where}: expect_not_enabled: {exc}") from None
+        if op_values(probe):
+            raise ScenarioError(f"{where}: expect_not_enabled: {op_values(probe)}")
+    else:
+        names = expected_violations(st)
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            raise ScenarioError(f"{where}: expect_violation must name invariants (a name or a list of names)")
+        return tuple(names)
+    return None
+
+
+def operation(st: dict) -> dict:
+    """An op step's operation fields (its notes aside)."""
+    return {k: v for k, v in st.items() if k not in STEP_NOTE_KEYS}
+
+
+def expected_violations(st: dict):
+    names = st["expect_violation"]
+    return [names] if isinstance(names, str) else names
 
 
 def run_operations(data: dict, path: str = "<scenario>", *, preset: Optional[str] = None):
@@ -335,22 +282,19 @@ def run_operations(data: dict, path: str = "<scenario>", *, preset: Optional[str
     conform engine compares each step with Kafka instead): (model, initial state, steps as
     (label, state after, error), why the run stops early or None). A data-plane step whose guard
     does not hold ends the run there. Raises ScenarioError if the file is malformed."""
-    run_scenario(data, path, preset=preset)          # the whole file is checked first
-    config = dict(data["config"])
-    if preset is not None:
-        config = _under_preset(config, preset)
-    cfg = config_from_dict(config)
-    initial = data.get("initial")
-    cfg, s = initial_state(cfg, initial, broker_universe(cfg, initial if isinstance(initial, dict) else {},
-                                                          data["steps"]))
-    start, steps = s, []
-    for i, st in enumerate(data["steps"], 1):
+    scenario = parse(data, path, preset=preset)          # the whole file is checked first
+    cfg = scenario.cfg
+    s = start = scenario.initial
+    steps = []
+    for i, st in enumerate(scenario.steps, 1):
         if "op" not in st:
             continue
         try:
-            nxt, error, label = apply_op(cfg, s, {k: v for k, v in st.items() if k not in STEP_NOTE_KEYS})
+            nxt, error, label = apply_op(cfg, s, operation(st))
         except NotEnabled as exc:
             return Model(cfg, symmetry=False), start, steps, f"step {i}: {exc}"
+        except OpError as exc:
+            raise ScenarioError(f"{path}: step {i}: {exc}") from None
         steps.append((label, nxt, error))
         s = nxt
     return Model(cfg, symmetry=False), start, steps, None

@@ -1,6 +1,6 @@
 """States held as a few small integers: each field value is stored once, per run.
 
-A state is a tuple of at most 8 fields (verifier/fingerprint.py). A level of the search holds
+A state is a tuple of at most 8 fields (verifier/core/fingerprint.py). A level of the search holds
 hundreds of thousands of states, but few distinct field values: on `--brokers 4` a level of
 152,030 states has 1,067 distinct controller states, 339 replica tuples, 157 follower tuples,
 271 requests in flight and 73 histories, while the states themselves hold about 270,000
@@ -14,7 +14,7 @@ from __future__ import annotations
 from array import array
 from typing import Optional
 
-from verifier.fingerprint import MASK, _MULTIPLIERS, value_hash
+from verifier.core.fingerprint import MASK, _MULTIPLIERS, value_hash
 
 
 class Codec:

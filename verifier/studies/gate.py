@@ -1,16 +1,19 @@
 """The mutation gate, one for every engine: run each mutant of the catalogue, say which invariant
 killed it and how long its counterexample was, and fail if one survives.
 
-Each engine gives `run_one(cfg) -> Row`; the gate does the rest the same way for all of them:
-the live lines, the table, summary.json (engine `<engine>-mutants`), report.md, JUnit, and the
-exit code (1 if a mutant survived, 3 if one was neither killed nor exhausted, else 0).
+Any engine's result says what became of a mutant (`outcome_row`); an engine with more to say
+gives its own `run_one(cfg) -> row` (z3's scenario of the refutation). The gate does the rest
+the same way for all of them: the live lines, the table, the result (engine `<engine>-mutants`,
+written by the one run writer), and the exit code (1 if a mutant survived, 3 if one was neither
+killed nor exhausted, else 0).
 """
 from __future__ import annotations
 
 from typing import Callable, Optional
 
 from specs import MUTANTS, mutant_config
-from verifier.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
+from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
+from verifier.core.result import COMPLETE, VIOLATED, VIOLATION, Result
 
 KILLED, SURVIVED, STOPPED, OUTSIDE = "killed", "survived", "stopped", "outside"
 
@@ -19,6 +22,31 @@ def row(name: str, status: str, killed_by=(), length: Optional[int] = None, seco
         reason: str = "", **extra) -> dict:
     return {"mutant": name, "rule": MUTANTS[name].description, "status": status, "killed_by": list(killed_by),
             "length": length, "seconds": round(seconds, 2), "reason": reason, **extra}
+
+
+def outcome_row(name: str, result: Result, survived_reason: str = "", **extra) -> dict:
+    """What an engine's result says of a mutant: killed (by the properties its first trace
+    breaks), survived (the engine finished without a violation) or stopped (a budget first)."""
+    bad = [v for v in result.verdicts if v.status == VIOLATED]
+    trace = result.counterexample or next((v.trace for v in bad if v.trace is not None), None)
+    if trace is not None or bad:
+        killed_by = trace.violated if result.counterexample is not None else [v.name for v in bad]
+        return row(name, KILLED, killed_by, len(trace) if trace is not None else None, result.seconds, **extra)
+    if result.status == COMPLETE:
+        return row(name, SURVIVED, seconds=result.seconds, reason=survived_reason, **extra)
+    return row(name, STOPPED, seconds=result.seconds, reason=result.stop_reason, **extra)
+
+
+def gate_result(engine: str, rows: list[dict], code: int, details: Optional[dict] = None) -> Result:
+    """The gate as a result for the run writer: one row per mutant (no property verdicts)."""
+    survived = [r["mutant"] for r in rows if r["status"] == SURVIVED]
+    status = {EXIT_OK: COMPLETE, EXIT_VIOLATION: VIOLATION}.get(code, "stopped")
+    return Result(status, round(sum(r.get("seconds") or 0 for r in rows), 3),
+                  "" if status != "stopped" else "a mutant was neither killed nor exhausted", f"{engine}-mutants",
+                  exit_code=code, warnings=[f"mutant {m} survived: no invariant watches its rule" for m in survived],
+                  counts={"mutants": len(rows), "killed": sum(r["status"] == KILLED for r in rows),
+                          "seconds": round(sum(r.get("seconds") or 0 for r in rows), 3)},
+                  sections={"mutants": rows, "details": details or {}})
 
 
 def gate_exit(rows: list[dict]) -> int:

@@ -21,7 +21,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Optional
 
-from verifier.files import write_atomic
+from verifier.core.files import write_atomic
 
 MANIFEST = "manifest.json"
 MARK = ".kraft-verify-checkpoint"    # written when a run claims the directory: its files are ours

@@ -4,25 +4,30 @@ from the initial state break them within K steps?
 For each size N and min ISR m:
 1. induction: Inv(s) and T(s, t) and not Inv(t) is unsat. If it is sat, z3's model is a
    counterexample to induction (CTI).
-2. strengthening (Houdini): start from the invariants plus the LEMMAS of
-   invariants/symbolic.py, drop any that fails initially or is not preserved by the rest,
+2. strengthening (Houdini): start from the invariants plus the lemmas the caller gives
+   (invariants/symbolic.py), drop any that fails initially or is not preserved by the rest,
    until the set is inductive. If every ELR invariant survives, they hold in every
    reachable state, and the CTI's state was unreachable: it breaks a surviving lemma.
 3. bounded model checking from the initial state to depth K, shortest violation first.
-The checker knows the model only through the specs.symbolic seam (the encoding and its properties).
+The checker knows the model only through the specs.symbolic seam (the encoding); the
+properties are the z3 twins the caller hands it, each with the concrete invariant it restates.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import z3
 
 from specs import Config
-from specs.symbolic import (ACTIONS, INVARIANTS, LEMMAS, Abstract, Encoding, Params, Sym, SymbolicInvariant,
+from specs.symbolic import (ACTIONS, Abstract, Encoding, Params, Sym,
                             evaluate, sized, sym_params, sym_state)
-from verifier import stop
+from verifier.core import stop
+from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
+from verifier.core.result import (COMPLETE, HOLDS, STOPPED, STOPPED_STATUS, UNKNOWN_STATUS, VIOLATED, VIOLATION,
+                                  Result, Verdict)
+from verifier.core.settings import Settings
 
 PROVED = "proved"
 REFUTED = "refuted"
@@ -63,7 +68,7 @@ class SizeResult:
     violation: Optional[list[str]] = None                  # invariants broken by the BMC trace
     trace: Optional[list[tuple[Optional[Step], Abstract]]] = None
     cfg: Optional[Config] = None                           # the concrete config this size stands for
-    witness: object = None                                 # the concrete run (verifier.trace.Trace)
+    witness: object = None                                 # the concrete run (verifier.reports.story.Trace)
     scenario: Optional[str] = None                         # file names of the written replay scenarios
     cti_scenario: Optional[str] = None
     cti_breaks: list[str] = field(default_factory=list)   # the lemmas the CTI's state violates
@@ -144,7 +149,7 @@ class Problem:
         out = [inv.formula(self.enc, t) if inv.kind == "state" else inv.formula(self.enc, s, p, t) for inv in goals]
         return z3.And(*out) if out else z3.BoolVal(True)
 
-    def initially(self, inv: SymbolicInvariant) -> bool:
+    def initially(self, inv: Any) -> bool:
         if inv.kind != "state":
             return True
         s = sym_state(self.n, "i")
@@ -152,7 +157,7 @@ class Problem:
         solver.add(self.enc.initial(s, self.min_isr), z3.Not(inv.formula(self.enc, s)))
         return solver.check() == z3.unsat
 
-    def houdini(self, invariants, lemmas, timeout_ms=None) -> tuple[list[SymbolicInvariant], list[str]]:
+    def houdini(self, invariants, lemmas, timeout_ms=None) -> tuple[list[Any], list[str]]:
         """The largest inductive subset of invariants + lemmas (that also holds initially)."""
         current = [inv for inv in list(invariants) + list(lemmas) if self.initially(inv)]
         changed = True
@@ -168,7 +173,7 @@ class Problem:
         kept = {inv.name for inv in current}
         return current, [inv.name for inv in invariants if inv.name not in kept]
 
-    def minimal_strengthening(self, invariants, kept_lemmas, timeout_ms=None) -> list[SymbolicInvariant]:
+    def minimal_strengthening(self, invariants, kept_lemmas, timeout_ms=None) -> list[Any]:
         """Drop each lemma the invariants do not need to stay inductive."""
         needed = list(kept_lemmas)
         for lemma in list(needed):
@@ -227,7 +232,7 @@ class Problem:
 
 
 def check_size(cfg: Config, n: int, min_isr: int, depth: int,
-               invariants=INVARIANTS, lemmas=LEMMAS, deadline: Optional[float] = None,
+               invariants=(), lemmas=(), deadline: Optional[float] = None,
                config_changes: bool = True, realize: Optional[Callable] = None, attempts: int = 6) -> SizeResult:
     """Induction, strengthening and BMC for one size. `realize(cfg, trace, names)` turns a BMC
     trace into a concrete run (or None); an unrealizable trace is blocked and BMC asked again."""
@@ -299,3 +304,66 @@ def prove(cfg: Config, max_brokers: int, min_isrs: Optional[list[int]], depth: i
         if stop_at_refutation and r.verdict == REFUTED:
             break
     return results, True
+
+
+class ProveResult(Result):
+    """The base result, with every size's result (`sizes`) and whether every size was checked."""
+
+    def __init__(self, sizes_: list, completed: bool, **kw):
+        super().__init__(engine="z3", **kw)
+        self.sizes, self.completed = sizes_, completed
+
+
+def run(model, properties, settings: Settings = Settings(), progress=None) -> ProveResult:
+    """The engine interface: `properties` are z3 twins (each with its `concrete` invariant);
+    `settings.engine` holds max_brokers, min_isrs, depth, bmc_max_brokers, config_changes,
+    lemmas, stop_at_first, witness (search the concrete model for a BMC run) and on_result (a
+    callback per size); the time budget is `settings.limits.time_budget`."""
+    from specs.symbolic import witness_trace
+    e = settings.engine
+    concrete = [p.concrete for p in properties if getattr(p, "concrete", None) is not None]
+    realize = (lambda cfg, trace, names: witness_trace(cfg, trace, names, concrete)) if e.get("witness", True) \
+        else None
+    started = time.monotonic()
+    results, completed = prove(model.cfg, e.get("max_brokers", 8), e.get("min_isrs"), e.get("depth", 6),
+                               settings.limits.time_budget, e.get("on_result"), invariants=list(properties),
+                               lemmas=e.get("lemmas", ()), config_changes=e.get("config_changes", True),
+                               realize=realize, stop_at_refutation=e.get("stop_at_first", False),
+                               bmc_max_brokers=e.get("bmc_max_brokers"))
+    seconds = time.monotonic() - started
+    refuted = [r for r in results if r.verdict == REFUTED]
+    unknown = [r for r in results if r.verdict == UNKNOWN]
+    code = EXIT_VIOLATION if refuted else (EXIT_STOPPED if unknown or not completed else EXIT_OK)
+    per_n: dict[int, float] = {}
+    for r in results:
+        per_n[r.n] = per_n.get(r.n, 0.0) + r.seconds
+    result = ProveResult(results, completed, seconds=seconds, exit_code=code, explored_all=completed,
+                         status={EXIT_OK: COMPLETE, EXIT_VIOLATION: VIOLATION}.get(code, STOPPED),
+                         stop_reason="" if code != EXIT_STOPPED else (
+                             (stop.reason() if stop.requested() else "time budget spent") if not completed
+                             else "an invariant is neither proved nor refuted"))
+    result.verdicts = [_verdict(inv, results, completed) for inv in properties]
+    result.counterexamples = {v.name: v.trace for v in result.verdicts if v.trace is not None}
+    result.counterexample = next(iter(result.counterexamples.values()), None)
+    result.counts = {"sizes": len(results), "seconds": round(seconds, 3),
+                     "solver_seconds_per_n": {str(n): round(s, 3) for n, s in per_n.items()}}
+    return result
+
+
+def _verdict(inv, results: list, completed: bool) -> Verdict:
+    """Violated at some size (with the first such size's concrete run), proved at every size,
+    or neither."""
+    quote = getattr(inv.concrete, "quote", "") if getattr(inv, "concrete", None) is not None else inv.why
+    refuted = next((r for r in results if r.violation and inv.name in r.violation), None)
+    if refuted is not None:
+        trace = refuted.witness if refuted.witness is not None and inv.name in refuted.witness.violated else None
+        return Verdict(inv.name, inv.kind, VIOLATED, quote=quote, trace=trace,
+                       detail=f"refuted at N={refuted.n}, min ISR {refuted.min_isr}")
+    if completed and all(r.verdict == PROVED for r in results):
+        ns = sorted({r.n for r in results})
+        return Verdict(inv.name, inv.kind, HOLDS, quote=quote,
+                       detail=f"proved for N={ns[0]}..{ns[-1]}" if ns else "no size checked")
+    if any(inv.name in r.dropped for r in results):
+        return Verdict(inv.name, inv.kind, UNKNOWN_STATUS, quote=quote,
+                       detail="not inductive and no violation within the BMC depth")
+    return Verdict(inv.name, inv.kind, STOPPED_STATUS, quote=quote, detail="not every size was checked")

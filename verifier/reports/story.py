@@ -1,6 +1,7 @@
 """A run of the model (specs.Trace) as a story a person can read: one row per step, the action
-and the fields that changed. What a field is and how a step is named come from the model's
-display hooks; this module knows no protocol."""
+and the fields that changed, and why the property fails at the last step. What a field is and
+how a step is named come from the model's display hooks, why a property fails from the
+property itself; this module knows no protocol."""
 from __future__ import annotations
 
 from typing import Optional
@@ -26,8 +27,20 @@ def rows(trace) -> list[Row]:
 
 
 def why(trace) -> dict[str, str]:
-    """Per violated property, why it fails at the last step (the model's own words)."""
-    return {name: trace.model.explain(trace, name) for name in trace.violated}
+    """Per violated property, why it fails at the last step: the property's own words
+    (invariants/explain.py, reached through the property the engine checked), else the step
+    and the partition as the model shows it."""
+    by_name = {p.name: p for p in trace.properties}
+    out = {}
+    for name in trace.violated:
+        prop = by_name.get(name)
+        text = prop.why(trace) if prop is not None and hasattr(prop, "why") else None
+        if not text:
+            model, labels = trace.model, [label for label, _ in trace.steps]
+            text = (f"{name} fails after step {len(trace.steps)} "
+                    f"({model.describe(labels[-1]) if labels else 'the initial state'}): {model.headline(trace.final)}")
+        out[name] = text
+    return out
 
 
 def timeline(trace) -> list[dict]:

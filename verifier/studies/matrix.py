@@ -1,7 +1,8 @@
 """The variant matrix: every preset (releases, the KIP text, the pre-KIP variants) against every
-property, under several sets of bounds, each row one exhaustive search (verifier/bfs.py with
+property, under several sets of bounds, each row one exhaustive search (verifier/engines/bfs.py with
 every violation kept). A row the search cannot exhaust within its budget is then fuzzed
-(Hypothesis, verifier/fuzz.py) for the properties the search did not break. A cell is holds,
+(Hypothesis, verifier/engines/fuzz.py) for the properties the search did not break. The
+command line hands the study both engines and the properties (`Engines`). A cell is holds,
 violated (with the counterexample's length, the engine that found it, its replay scenario and
 the row's report) or "not reached" (neither the search within its budget nor the fuzzing broke
 it: not a proof).
@@ -19,10 +20,10 @@ from pathlib import Path
 from typing import Callable, NamedTuple, Optional
 
 from specs import Model, config_label, make_config
-from verifier.bfs import Limits, Options, explore
-from verifier.files import write_atomic
-from verifier.reports import write_report_html, write_report_md
-from verifier.summary import counterexample_json, search_summary
+from verifier.core.files import write_atomic
+from verifier.core.settings import Limits, Options, Settings
+from verifier.reports.summary import summarize
+from verifier.reports.writer import save_counterexamples, write_run
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASES = ("kafka-4.4", "kafka-4.3", "kafka-4.2", "kafka-4.1", "kafka-4.1.0", "kafka-4.0", "kafka-3.9", "kip-966",
@@ -46,6 +47,13 @@ DEFAULT_SETS = ("default", "recovery", "config", "min-isr-above-rf")
 SPARE_BROKER = ("reassignment", "min-isr-above-rf", "admin+reassignment")   # sets that add a reassignment target
 FUZZ_EXAMPLES = 2500         # per fuzz round on a row the search could not exhaust (the ci profile's size)
 HOLDS, VIOLATED, NOT_REACHED = "holds", "violated", "not reached"
+
+
+class Engines(NamedTuple):
+    """What the study runs: the exhaustive search, the fuzzer, and the properties they check."""
+    search: Callable
+    fuzz: Callable
+    properties: tuple
 
 
 class Row(NamedTuple):
@@ -85,33 +93,26 @@ def row_key(cfg, budget: float, mhash: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def run_row(row: Row, cfg, budget: float, out_dir: Path, command: str) -> dict:
+def run_row(row: Row, cfg, budget: float, out_dir: Path, command: str, engines: Engines) -> dict:
     """One exhaustive search with every violation kept; its report and scenarios under out_dir."""
     model = Model(cfg)
-    invs = model.properties
-    result = explore(model, invs, Limits(time_budget=budget), Options(keep_going=True))
+    invs = engines.properties
+    result = engines.search(model, invs, Settings(limits=Limits(time_budget=budget), options=Options(keep_going=True)))
     where = out_dir / row.id.replace("@", "_")
     where.mkdir(parents=True, exist_ok=True)
-    cexes = {}
-    engines = {}
-    traces = dict(result.counterexamples)
+    by_engine = {}
     if not result.explored_all:
-        engines.update(_fuzz_rest(model, invs, traces))
-    for name, trace in traces.items():
-        scenario = f"counterexample-{name}.json"
-        write_atomic(where / scenario, json.dumps(model.scenario(trace, f"{row.id}-{name}", command), indent=2) + "\n")
-        cexes[name] = counterexample_json(trace, scenario)
-    summary = search_summary("bfs", model, invs, result, f"matrix-{row.id}", command, cexes)
-    summary["report_dir"] = str(where)
-    write_report_md(summary, where / "report.md")
-    write_report_html(summary, where / "report.html")
-    write_atomic(where / "summary.json", json.dumps(summary, indent=2) + "\n")
+        by_engine.update(_fuzz_rest(engines, model, invs, result.counterexamples))
+        result.judge(invs)
+    summary = summarize(result, model, f"matrix-{row.id}", command,
+                        save_counterexamples(where, _scenarios_only(result), row.id, command))
+    write_run(summary, where, None)
     cells = {}
     for inv in summary["invariants"]:
         if inv["status"] == VIOLATED:
             cex = inv["counterexample"]
             cells[inv["name"]] = {"status": VIOLATED, "length": cex["length"],
-                                  "engine": engines.get(inv["name"], "bfs"),
+                                  "engine": by_engine.get(inv["name"], "bfs"),
                                   "scenario": f"{where.name}/{cex['scenario']}", "report": f"{where.name}/report.html"}
         else:
             cells[inv["name"]] = {"status": HOLDS if result.explored_all else NOT_REACHED,
@@ -122,19 +123,26 @@ def run_row(row: Row, cfg, budget: float, out_dir: Path, command: str) -> dict:
             "stop_reason": result.stop_reason, "cells": cells}
 
 
-def _fuzz_rest(model, invs, traces: dict) -> dict[str, str]:
+def _scenarios_only(result):
+    """A row keeps each property's scenario, not a separate counterexample.json: the result
+    without its `first` trace."""
+    from dataclasses import replace
+    return replace(result, counterexample=None)
+
+
+def _fuzz_rest(engines: Engines, model, invs, traces: dict) -> dict[str, str]:
     """Fuzz a row the search could not finish, a round per violation found, for the properties
     the search did not break; their traces join `traces`. Returns property -> "fuzz"."""
-    from verifier.fuzz import fuzz
     found: dict[str, str] = {}
     rest = [inv for inv in invs if inv.name not in traces]
+    settings = Settings(profile="ci", examples=FUZZ_EXAMPLES, seed=0, database=None)
     while rest:
-        res = fuzz(model, rest, "ci", examples=FUZZ_EXAMPLES, seed=0, database=None)
+        res = engines.fuzz(model, rest, settings)
         new = [n for n in res.violated if n not in traces]
         if res.status != "violation" or not new:
             break
         for name in new:
-            traces[name] = res.trace
+            traces[name] = res.counterexample
             found[name] = "fuzz"
         rest = [inv for inv in rest if inv.name not in new]
     return found
@@ -144,7 +152,7 @@ def _fuzz_rest(model, invs, traces: dict) -> dict[str, str]:
 ROW_FIELDS = {"key", "preset", "bounds", "bound_values", "states", "seconds", "complete", "stop_reason", "cells"}
 
 
-def build(rows: list[Row], out_dir: Path, budget: float, command: str, brokers: Optional[int] = None,
+def build(rows: list[Row], out_dir: Path, budget: float, command: str, engines: Engines, brokers: Optional[int] = None,
           on_row: Optional[Callable[[dict, bool], None]] = None) -> dict:
     """Every row, reusing the cached ones; matrix.json is rewritten after each row."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -163,7 +171,7 @@ def build(rows: list[Row], out_dir: Path, budget: float, command: str, brokers: 
         cfg = row_config(row, brokers)
         key = row_key(cfg, budget, mhash)
         reused = key in old
-        entry = old[key] if reused else dict(run_row(row, cfg, budget, out_dir, command), key=key)
+        entry = old[key] if reused else dict(run_row(row, cfg, budget, out_dir, command, engines), key=key)
         done.append(entry)
         matrix = {"model": mhash, "budget_seconds": budget, "command": command, "rows": done}
         write_atomic(path, json.dumps(matrix, indent=2) + "\n")

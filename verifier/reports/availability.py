@@ -1,6 +1,6 @@
 """The availability measurement as a reader sees it: the table (terminal, report.md) and one
 self-contained HTML page with inline SVG charts (no script, no network) that a design document
-can embed. Everything here reads the JSON that verifier/availability.py builds."""
+can embed. Everything here reads the JSON that verifier/studies/availability.py builds."""
 from __future__ import annotations
 
 from html import escape

@@ -21,20 +21,28 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import (RuleBasedStateMachine, get_state_machine_test, initialize, invariant,
                                  precondition, rule)
 
-from specs import Trace
-from verifier import stop
-from verifier.bfs import DEADLOCK
+from specs import Trace, config_summary
+from verifier.core import stop
+from verifier.core.properties import names as names_of
+from verifier.core.properties import verdicts
+from verifier.core.result import COMPLETE, DEADLOCK, SAMPLED_STATUS, VIOLATION, Result
+from verifier.core.settings import Settings
+from verifier.core.shrink import shrink_steps, violated_at_end
 
 DATABASE_ROOT = Path(".hypothesis") / "kraft-verify"
 
-PROFILES = {
-    # derandomized (the same examples every run), bounded by examples, no deadline: for CI gates
-    "ci": {"max_examples": 2500, "stateful_step_count": 40, "derandomize": True,
-           "phases": (Phase.explicit, Phase.generate, Phase.shrink)},
-    # a large random budget; failures are saved to the example database and replayed first
-    "nightly": {"max_examples": 20_000, "stateful_step_count": 80, "derandomize": False,
-                "phases": (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)},
-}
+# The profiles, registered with Hypothesis as kraft-verify-<name> (the names Settings.profile takes):
+# `ci` is derandomized (the same examples every run), bounded by examples, without deadline, for
+# CI gates; `nightly` is a large random budget whose failures go to the example database and
+# replay first next time.
+_COMMON = {"deadline": None, "print_blob": False, "verbosity": Verbosity.quiet, "report_multiple_bugs": False,
+           "suppress_health_check": list(HealthCheck)}
+settings.register_profile("kraft-verify-ci", max_examples=2500, stateful_step_count=40, derandomize=True,
+                          database=None, phases=(Phase.explicit, Phase.generate, Phase.shrink), **_COMMON)
+settings.register_profile("kraft-verify-nightly", max_examples=20_000, stateful_step_count=80, derandomize=False,
+                          phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink),
+                          **_COMMON)
+PROFILES = ("ci", "nightly")
 
 
 class Violation(AssertionError):
@@ -167,118 +175,51 @@ def _step_check(cfg, inv):
     return check
 
 
-def replay_failure(model, initial, labels: list, names: set, invariants) -> Optional[list]:
-    """Run `labels` from `initial`; the steps up to the first violation of one of `names`, or
-    None if a label is not enabled where it stands or no such violation happens."""
-    cfg = model.cfg
-    state_invs = [inv for inv in invariants if inv.kind == "state"]
-    step_invs = [inv for inv in invariants if inv.kind == "step"]
-    s, steps = initial, []
-    for label in labels:
-        new = next((t for lb, t in model.action_successors(s, label[0]) if lb == label), None)
-        if new is None:
-            return None
-        bad = {inv.name for inv in step_invs if not inv.check(cfg, s, label, new)}
-        bad |= {inv.name for inv in state_invs if not inv.check(cfg, new)}
-        steps.append((label, new))
-        if bad & names:
-            return steps
-        s = new
-    return None
-
-
-def shrink_steps(model, initial, steps: list, names: list[str], invariants) -> list:
-    """Delete steps while the same invariant still fails and every step stays enabled: halving
-    chunks, then every window of 1-4 steps, then every pair of steps (a fence and its unfence
-    only go together), until no deletion helps."""
-    wanted = set(names)
-
-    def attempt(labels):
-        return replay_failure(model, initial, labels, wanted, invariants) if labels else None
-
-    best = attempt([label for label, _ in steps]) or steps
-    labels = [label for label, _ in best]
-    chunk = max(len(labels) // 2, 1)
-    while chunk > 4:                                   # coarse: halving chunks
-        i = 0
-        while i < len(labels):
-            found = attempt(labels[:i] + labels[i + chunk:])
-            if found is not None:
-                best, labels = found, [label for label, _ in found]
-            else:
-                i += chunk
-        chunk //= 2
-    changed = True
-    while changed:
-        changed = False
-        for size in (4, 3, 2, 1):                      # every window, at every offset
-            i = 0
-            while i + size <= len(labels):
-                found = attempt(labels[:i] + labels[i + size:])
-                if found is not None:
-                    best, labels, changed = found, [label for label, _ in found], True
-                else:
-                    i += 1
-        for a in range(len(labels)):                   # every pair of separate steps
-            for b in range(a + 2, len(labels)):
-                found = attempt(labels[:a] + labels[a + 1:b] + labels[b + 1:])
-                if found is not None:
-                    best, labels, changed = found, [label for label, _ in found], True
-                    break
-            if changed:
-                break
-    return best
-
-
 def hypothesis_settings(profile: str, cfg, examples: Optional[int] = None,
                         steps: Optional[int] = None, database: Optional[Path] = DATABASE_ROOT) -> settings:
     """The profile's settings. Random profiles keep failures in `database`/<config key>, so a
     saved failure replays first next time; derandomized ones (ci) use no database."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile '{profile}' (known: {', '.join(PROFILES)})")
-    p = dict(PROFILES[profile])
+    base = settings.get_profile(f"kraft-verify-{profile}")
+    changes: dict = {}
     if examples is not None:
-        p["max_examples"] = examples
+        changes["max_examples"] = examples
     if steps is not None:
-        p["stateful_step_count"] = steps
-    db = None
-    if database is not None and not p["derandomize"]:
-        db = DirectoryBasedExampleDatabase(str(Path(database) / database_key(cfg)))
-    return settings(deadline=None, database=db, print_blob=False, verbosity=Verbosity.quiet,
-                    report_multiple_bugs=False,
-                    suppress_health_check=list(HealthCheck), **p)
+        changes["stateful_step_count"] = steps
+    if database is not None and not base.derandomize:
+        changes["database"] = DirectoryBasedExampleDatabase(str(Path(database) / database_key(cfg)))
+    else:
+        changes["database"] = None
+    return settings(base, **changes)
 
 
 def database_key(cfg) -> str:
     """One example database per config, so a saved failure replays against the same model."""
     import hashlib
     import json
-    from verifier.summary import config_json
-    text = json.dumps(config_json(cfg), sort_keys=True)
+    text = json.dumps(config_summary(cfg), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _violated_at_end(cfg, initial, steps: list, invariants) -> list[str]:
-    prev = steps[-2][1] if len(steps) > 1 else initial
-    label, last = steps[-1]
-    return [inv.name for inv in invariants
-            if not (inv.check(cfg, last) if inv.kind == "state" else inv.check(cfg, prev, label, last))]
+class FuzzResult(Result):
+    """A Hypothesis run: the base result, with the run's statistics (`recorder`)."""
 
-
-def _checked(model, invariants):
-    return None if len(invariants) == len(model.properties) else [inv.name for inv in invariants]
-
-
-@dataclass
-class FuzzResult:
-    status: str                       # "ok" | "violation"
-    recorder: Recorder
-    seconds: float
-    trace: Optional[Trace] = None
+    def __init__(self, recorder: Recorder, **kw):
+        super().__init__(engine="fuzz", **kw)
+        self.recorder = recorder
 
     @property
-    def violated(self) -> list[str]:
-        return list(self.trace.violated) if self.trace else []
+    def trace(self) -> Optional[Trace]:
+        return self.counterexample
+
+
+def run(model, properties, settings_: Settings = Settings(), progress=None) -> FuzzResult:
+    """The engine interface: `settings_.profile` (a registered Hypothesis profile), with its
+    examples, steps, seed, database and shrink fields."""
+    database = DATABASE_ROOT if settings_.database == "default" else settings_.database
+    return fuzz(model, properties, settings_.profile, settings_.examples, settings_.steps, settings_.seed,
+                database, hypothesis_shrink=settings_.shrink)
 
 
 def fuzz(model, invariants, profile: str = "ci", examples: Optional[int] = None,
@@ -297,14 +238,39 @@ def fuzz(model, invariants, profile: str = "ci", examples: Optional[int] = None,
     if seed is not None:
         test = hypothesis_seed(seed)(test)
     start = time.monotonic()
+    trace = None
     try:
         test()
     except Violation:
         initial, path, names = recorder.failure
         shrunk = shrink_steps(model, initial, path, names, invariants)
-        violated = _violated_at_end(cfg, initial, shrunk, invariants) or names
-        trace = Trace(model, initial, shrunk, violated, engine="fuzz", checked=_checked(model, invariants))
-        return FuzzResult("violation", recorder, time.monotonic() - start, trace)
+        violated = violated_at_end(cfg, initial, shrunk, invariants) or names
+        trace = Trace(model, initial, shrunk, violated, engine="fuzz", checked=names_of(invariants),
+                      properties=tuple(invariants))
     finally:
         recorder.end()
-    return FuzzResult("ok", recorder, time.monotonic() - start)
+    seconds = time.monotonic() - start
+    found = {name: trace for name in trace.violated} if trace is not None else {}
+    result = FuzzResult(recorder, status=VIOLATION if trace is not None else COMPLETE, seconds=seconds,
+                        counterexamples=found, counterexample=trace,
+                        verdicts=verdicts(invariants, found, SAMPLED_STATUS))
+    _statistics(result, model)
+    return result
+
+
+def _statistics(result: FuzzResult, model) -> None:
+    """Counts, coverage and warnings: an action no example ever took is a warning, not silence."""
+    rec, seconds = result.recorder, result.seconds
+    off = model.off_by_config()
+    result.counts = {"samples": rec.examples, "examples": rec.examples, "steps": rec.steps,
+                     "seconds": round(seconds, 3), "examples_per_second": round(rec.examples / max(seconds, 1e-9), 1),
+                     "steps_per_second": round(rec.steps / max(seconds, 1e-9), 1),
+                     "examples_to_failure": rec.first_failure_example,
+                     "depth": max(rec.depths) if rec.depths else 0}
+    result.warnings = [f"action {name} never ran in any example: random testing never reached it"
+                       for name in model.action_names if not rec.rule_runs.get(name) and name not in off]
+    if result.counterexample is None:
+        result.warnings.append("Hypothesis samples runs: no violation found is not a proof")
+    result.sections = {
+        "deadlock": {"checked": True, "found": DEADLOCK in result.counterexamples, "complete": True},
+        "coverage": [{"action": a, "enabled": "-", "new_states": n} for a, n in sorted(rec.rule_runs.items())]}

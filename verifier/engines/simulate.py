@@ -8,46 +8,57 @@ import random
 import time
 from typing import Callable, Optional
 
-from verifier import stop
-from verifier.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, Result, concrete_trace
 from specs import Trace
-from verifier.fingerprint import Fingerprinter, collision_probability
+from verifier.core import stop
+from verifier.core.fingerprint import Fingerprinter, collision_probability
+from verifier.core.levels import concrete_trace
+from verifier.core.properties import names, split
+from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, SearchResult
+from verifier.core.settings import Settings
+from verifier.core.shrink import shrink_steps
+
+
+def run(model, properties, settings: Settings = Settings(),
+        progress: Optional[Callable[[Progress], None]] = None) -> SearchResult:
+    """The engine interface: `settings.walks` walks of at most `settings.depth` steps, seeded
+    by `settings.seed` (0 if unset), within the time budget."""
+    return simulate(model, properties, settings.walks, settings.depth, settings.seed or 0,
+                    settings.limits.time_budget, settings.options.check_deadlock, progress, shrink=settings.shrink)
 
 
 def simulate(model, invariants, walks: int, depth: int, seed: int, time_budget: Optional[float] = None,
              check_deadlock: bool = True, progress: Optional[Callable[[Progress], None]] = None,
-             progress_every: float = 0.5, shrink: bool = True) -> Result:
+             progress_every: float = 0.5, shrink: bool = True) -> SearchResult:
     """`walks` random walks of at most `depth` steps; each step picks a successor uniformly.
     Stops at the first violation; its trace is the walk so far, shrunk by deleting steps while
-    the same property still fails (verifier/fuzz.py's shrinker): short, not necessarily shortest."""
+    the same property still fails (verifier/core/shrink.py): short, not necessarily shortest."""
     cfg = model.cfg
-    state_invs = [inv for inv in invariants if inv.kind == "state"]
-    step_invs = [inv for inv in invariants if inv.kind == "step"]
+    state_invs, step_invs = split(invariants)
     rng = random.Random(seed)
     fpr = Fingerprinter()
     seen: set[int] = set()
-    res = Result(COMPLETE, 0, 0, 0, 0.0, states_per_level=[], deadlock_checked=check_deadlock)
+    res = SearchResult(engine="simulate", states_per_level=[], deadlock_checked=check_deadlock)
     start = time.monotonic()
     next_report = start + progress_every
     inits = model.init_states()
 
-    def fail(root, labels, names) -> Result:
+    def fail(root, labels, bad) -> SearchResult:
         steps = concrete_trace(model, root, labels)
-        if shrink and DEADLOCK not in names and steps:
-            from verifier.fuzz import shrink_steps      # the walk as found is long: shrink it as fuzz does
-            steps = shrink_steps(model, root, steps, names, invariants)
-        trace = Trace(model, root, steps, names, engine="simulate")
+        if shrink and DEADLOCK not in bad and steps:      # the walk as found is long: shrink it as fuzz does
+            steps = shrink_steps(model, root, steps, bad, invariants)
+        trace = Trace(model, root, steps, bad, engine="simulate", checked=names(invariants),
+                      properties=tuple(invariants))
         res.counterexample = trace
-        res.counterexamples = {n: trace for n in names}
+        res.counterexamples = {n: trace for n in bad}
         return finish(VIOLATION)
 
-    def finish(status: str, reason: str = "") -> Result:
+    def finish(status: str, reason: str = "") -> SearchResult:
         res.status, res.stop_reason = status, reason
         res.explored_all = False        # a sample never covers the state space
         res.distinct_states = len(seen)
         res.seconds = time.monotonic() - start
         res.collision_probability = collision_probability(len(seen), res.transitions + walks)
-        return res
+        return res.judge(invariants)
 
     for walk in range(walks):
         root = inits[rng.randrange(len(inits))]

@@ -1,9 +1,9 @@
 """Exhaustive explicit-state breadth-first search over a `Model`, on one core.
 
 Level by level, so the first violation found is a shortest one. The visited set holds
-128-bit fingerprints of canonical states (verifier/store.py); a counterexample is rebuilt by
+128-bit fingerprints of canonical states (verifier/core/store.py); a counterexample is rebuilt by
 re-running the model along the parent links. Everything the search has learnt is one
-`Search` value, so a checkpoint (verifier/checkpoint.py) can carry it and `--resume` go on
+`Search` value, so a checkpoint (verifier/core/checkpoint.py) can carry it and `--resume` go on
 from the state it was in: between two levels, or, every few minutes, inside a long one. A
 resumed run ends with exactly the counts of an uninterrupted one. This module knows nothing
 of Kafka.
@@ -17,15 +17,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable, Optional
 
-from specs import Trace
-from verifier.checkpoint import CheckpointDir, digest
-from verifier.codec import Codec, Level
-from verifier.estimate import predict
-from verifier.fingerprint import collision_probability
-from verifier import stop
-from verifier.result import (COMPLETE, DEADLOCK, STOPPED, VIOLATION, Limits, Options, Progress, Result,  # noqa: F401
-                             concrete_trace)
-from verifier.store import Store
+from verifier.core import levels, stop
+from verifier.core.checkpoint import CheckpointDir, digest
+from verifier.core.codec import Codec, Level
+from verifier.core.fingerprint import collision_probability
+from verifier.core.properties import split
+from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, SearchResult
+from verifier.core.settings import Limits, Options, Settings
+from verifier.core.store import Store
 
 GRAPH_LIMIT = 50_000       # --dump-graph is for small runs
 CHECKPOINT_VERSION = 2
@@ -38,7 +37,7 @@ class Search:
 
     def __init__(self, graph: bool = False):
         self.store = Store(graph)
-        self.codec = Codec()              # held states are field ids (verifier/codec.py)
+        self.codec = Codec()              # held states are field ids (verifier/core/codec.py)
         self.roots: dict[int, object] = {}
         self.frontier = Level()           # the canonical states of the level being expanded
         self.pos = 0                      # how many of them are expanded
@@ -91,14 +90,21 @@ class Checkpointer:
         return search if isinstance(search, Search) else None
 
 
+def run(model, properties, settings: Settings = Settings(),
+        progress: Optional[Callable[[Progress], None]] = None) -> SearchResult:
+    """The engine interface: BFS of `model` checking `properties` under `settings` (its limits
+    and options; `settings.engine` may carry a `checkpoint` (Checkpointer) and the Search to
+    `resume_from`)."""
+    return explore(model, properties, settings.limits, settings.options, progress,
+                   checkpoint=settings.engine.get("checkpoint"), resume_from=settings.engine.get("resume_from"))
+
+
 def explore(model, invariants, limits: Limits = Limits(), options: Options = Options(),
             progress: Optional[Callable[[Progress], None]] = None, progress_every: float = 0.5,
-            checkpoint: Optional[Checkpointer] = None, resume_from: Optional[Search] = None) -> Result:
+            checkpoint: Optional[Checkpointer] = None, resume_from: Optional[Search] = None) -> SearchResult:
     """BFS from the model's initial states. Stops at the first violation unless keep_going."""
     cfg = model.cfg
-    state_invs = [inv for inv in invariants if inv.kind == "state"]
-    step_invs = [inv for inv in invariants if inv.kind == "step"]
-    checked = None if len(invariants) == len(model.properties) else [inv.name for inv in invariants]
+    state_invs, step_invs = split(invariants)
     canonical = model.canonical
     run = resume_from or Search(options.graph)
     store, found, codec = run.store, run.found, run.codec
@@ -115,21 +121,21 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
             found[n] = (index, new, final_label)
         return bool(new) and not options.keep_going
 
-    def finish(status: str, reason: str = "", cut: bool = False) -> Result:
+    def finish(status: str, reason: str = "", cut: bool = False) -> SearchResult:
         if cut:                 # stopped inside a level: count what the next level had so far
             run.states_per_level.append(len(run.nxt))
-        res = Result(VIOLATION if found else status, len(store), run.transitions, run.depth, elapsed(),
-                     states_per_level=list(run.states_per_level), enabled=run.enabled, taken=run.taken,
-                     stop_reason=reason, terminal_states=run.terminal, deadlock_checked=options.check_deadlock)
+        res = SearchResult(VIOLATION if found else status, elapsed(), reason, "bfs", distinct_states=len(store),
+                           transitions=run.transitions, depth=run.depth, states_per_level=list(run.states_per_level),
+                           enabled=run.enabled, taken=run.taken, terminal_states=run.terminal,
+                           deadlock_checked=options.check_deadlock)
         res.explored_all = status == COMPLETE
-        traces: dict[tuple, Trace] = {}
+        traces: dict = {}
         for name, key in found.items():
             if key not in traces:
                 index, new, final_label = key
                 root, labels = store.path(index)
-                steps = concrete_trace(model, run.roots[root], labels, final_label, canonical)
-                traces[key] = Trace(model, run.roots[root], steps, list(new), engine="bfs",
-                                    checked=list(new) if options.keep_going else checked)
+                traces[key] = levels.rebuild(model, invariants, run.roots[root], labels, final_label, list(new),
+                                             "bfs", options.keep_going)
             res.counterexamples[name] = traces[key]
         res.counterexample = next(iter(traces.values()), None)
         res.store_bytes = store.nbytes()
@@ -140,7 +146,7 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
                 res.graph = (_nodes(model, store, run.roots, bad), store.edges)
             else:
                 res.graph_note = f"graph not written: {len(store)} states > {GRAPH_LIMIT}"
-        return res
+        return res.judge(invariants)
 
     if not run.started:
         run.started = True
@@ -161,9 +167,8 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
     seen = store.seen
     try:
         while run.frontier:
-            if run.pos == 0 and limits.max_depth is not None and run.depth >= limits.max_depth:
-                return finish(STOPPED, f"max depth {limits.max_depth} reached with {len(run.frontier)} states "
-                                       "unexplored")
+            if run.pos == 0 and levels.depth_reached(limits, run.depth, len(run.frontier)):
+                return finish(STOPPED, levels.depth_reached(limits, run.depth, len(run.frontier)))
             frontier, nxt = run.frontier, run.nxt
             while run.pos < len(frontier):
                 i, known = frontier[run.pos]
@@ -230,20 +235,14 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
 
 
 def _progress(run: Search, seconds: float) -> Progress:
-    """The progress line's figures, with an ETA once the finished levels allow a forecast."""
-    done = len(run.store)
-    forecast = predict(run.states_per_level)
-    eta = None
-    if forecast is not None and seconds > 0:
-        eta = max(forecast.states - done, 0) / (done / seconds)
-    return Progress(run.transitions, done, run.depth, len(run.nxt), seconds, level=len(run.frontier),
-                    level_done=run.pos, eta=eta, predicted=forecast.states if forecast else None)
+    return levels.progress(run.transitions, run.states_per_level, run.depth, len(run.nxt), seconds,
+                           level=len(run.frontier), level_done=run.pos, done=len(run.store))
 
 
 def open_checkpoint(path: str, identity: dict, resume: bool,
                     every: float) -> tuple[Checkpointer, Optional[Search], str]:
     """(the checkpointer, the Search to resume or None, a note for the user). The directory
-    rules are verifier/checkpoint.py's; a torn or altered checkpoint is recomputed."""
+    rules are verifier/core/checkpoint.py's; a torn or altered checkpoint is recomputed."""
     directory = CheckpointDir(path, identity, "check", CHECKPOINT_VERSION)
     manifest = directory.claim(resume)
     saver = Checkpointer(directory, every)

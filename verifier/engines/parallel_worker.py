@@ -1,5 +1,5 @@
-"""One worker of the parallel search (verifier/parallel.py): its part of the visited set (the
-fingerprints it owns), the states of the level it expands (as field ids, verifier/codec.py),
+"""One worker of the parallel search (verifier/engines/parallel.py): its part of the visited set (the
+fingerprints it owns), the states of the level it expands (as field ids, verifier/core/codec.py),
 and the parent links of the states it generated, kept per level in flat sorted arrays (36
 bytes a state)."""
 from __future__ import annotations
@@ -10,9 +10,11 @@ from array import array
 from bisect import bisect_left
 from collections import Counter
 
-from verifier import stop
-from verifier.codec import Codec, Level
-from verifier.result import DEADLOCK, Options
+from verifier.core import stop
+from verifier.core.codec import Codec, Level
+from verifier.core.properties import split
+from verifier.core.result import DEADLOCK
+from verifier.core.settings import Options
 
 M64 = (1 << 64) - 1
 PROTOCOL = pickle.HIGHEST_PROTOCOL
@@ -41,9 +43,8 @@ class Worker:
     def __init__(self, w: int, n: int, model, invariants, options: Options):
         self.w, self.n, self.model, self.options = w, n, model, options
         self.cfg, self.canonical = model.cfg, model.canonical
-        self.state_invs = [inv for inv in invariants if inv.kind == "state"]
-        self.step_invs = [inv for inv in invariants if inv.kind == "step"]
-        self.codec = Codec()                 # states are held as field ids (verifier/codec.py)
+        self.state_invs, self.step_invs = split(invariants)
+        self.codec = Codec()                 # states are held as field ids (verifier/core/codec.py)
         self.visited: set[int] = set()       # the fingerprints this worker owns (fp mod n == w)
         self.frontier = Level("fingerprint")  # the canonical states it expands next
         self.cand: dict[int, tuple] = {}     # fp -> (parent fp, n-th successor, label, ids): best parent

@@ -17,7 +17,9 @@ the partition has a live leader again (or never, within the run), and whether an
 acknowledged record was lost. docs/availability.md states the definitions.
 
 Run `i` of seed `S` draws from `random.Random(f"{S}/{i}")` in every variant, so a seed
-gives the same JSON on every machine. Engines see the protocol only through `specs`.
+gives the same JSON on every machine. The study reads no Kafka field: what it measures (a live
+leader, lost records, KIP-966's tolerance, which steps are faults or healing) are the Model's
+hooks, written once in specs/facts.py.
 """
 from __future__ import annotations
 
@@ -25,8 +27,6 @@ import random
 from typing import Callable, NamedTuple, Optional
 
 import specs
-
-NO_LEADER = -1
 
 # The bounds every variant runs with (the command's defaults; `--bound` overrides them): two
 # records, two network partitions, one crash keeping the page cache, one crash losing the
@@ -78,53 +78,17 @@ def variant_config(variant: Variant, bounds: dict, replicas=None, min_isr=None) 
 
 # ---------------------------------------------------------------- one run
 
-def live_leader(cfg, s) -> bool:
-    """The partition has a leader in the controller's record and that broker's process runs
-    (a crashed leader serves nobody while its session has not yet timed out)."""
-    leader = s.ctrl.partition.leader
-    if leader == NO_LEADER or leader not in cfg.brokers:
-        return False
-    return s.replicas[cfg.brokers.index(leader)].alive
-
-
-def lost_records(cfg, s) -> set:
-    """Acknowledged records a reader cannot get: missing from the live leader's log, or, with
-    no live leader, from every replica's log."""
-    acked = s.hist.acked
-    if not acked:
-        return set()
-    if live_leader(cfg, s):
-        held = {rec for _, rec in s.replicas[cfg.brokers.index(s.ctrl.partition.leader)].log}
-    else:
-        held = {rec for r in s.replicas for _, rec in r.log}
-    return set(acked) - held
-
-
-def is_fault(model, s, label) -> bool:
-    """A fault hitting a running broker (the fence of a stopped broker is its session timeout)."""
-    target = model.fault_target(label)
-    if target is None:
-        return False
-    brokers = model.cfg.brokers
-    return target in brokers and s.replicas[brokers.index(target)].alive
-
-
-def heals(model, s, label) -> bool:
-    return label[0] not in OPERATOR_ACTIONS and label[0] not in DISTURBANCES and not is_fault(model, s, label)
-
-
 def run_once(model, rng: random.Random, fault_steps: int, heal_steps: int) -> dict:
-    cfg = model.cfg
-    budget = sum(getattr(cfg.bounds, b, 0) for b in FAULT_BUDGETS)
+    budget = model.fault_budget()
     s = model.init_states()[0]
     warmup = 0
-    while not s.hist.acked and warmup < WARMUP_LIMIT:
-        succ = [(label, nxt) for label, nxt in model.successors(s) if heals(model, s, label)]
+    while not model.acknowledged(s) and warmup < WARMUP_LIMIT:
+        succ = [(label, nxt) for label, nxt in model.successors(s) if model.heals(s, label)]
         if not succ:
             break
         s, warmup = succ[rng.randrange(len(succ))][1], warmup + 1
     faults, last_fault, lost = 0, None, set()
-    up: list[bool] = [live_leader(cfg, s)]          # up[t]: a live leader after step t
+    up: list[bool] = [model.live_leader(s)]         # up[t]: a live leader after step t
     t = 0
     while t < fault_steps and faults < budget:
         succ = list(model.successors(s))
@@ -132,33 +96,32 @@ def run_once(model, rng: random.Random, fault_steps: int, heal_steps: int) -> di
             break
         label, nxt = succ[rng.randrange(len(succ))]
         t += 1
-        if is_fault(model, s, label):
+        if model.is_fault(s, label):
             faults, last_fault = faults + 1, t
         s = nxt
-        up.append(live_leader(cfg, s))
-        lost |= lost_records(cfg, s)
+        up.append(model.live_leader(s))
+        lost |= model.lost_records(s)
     fault_len, stuck_at = t, None
     for _ in range(heal_steps):
         t += 1
         if stuck_at is None:
-            succ = [(label, nxt) for label, nxt in model.successors(s) if heals(model, s, label)]
+            succ = [(label, nxt) for label, nxt in model.successors(s) if model.heals(s, label)]
             if succ:
                 s = succ[rng.randrange(len(succ))][1]
-                lost |= lost_records(cfg, s)
+                lost |= model.lost_records(s)
             else:
                 stuck_at = t - 1
-        up.append(live_leader(cfg, s))
+        up.append(model.live_leader(s))
     leaderless = sum(1 for ok in up[1:] if not ok)
     outage = last_fault is not None and not up[last_fault]
     recover: Optional[int] = None
     if last_fault is not None:
         recover = next((i - last_fault for i in range(last_fault, t + 1) if up[i]), None)
-    h = s.hist
     return {"warmup": warmup, "faults": faults, "fault_phase": fault_len, "steps": t, "leaderless": leaderless,
             "last_fault": last_fault, "outage": outage, "recover": recover,
             "stuck": recover is None and stuck_at is not None and last_fault is not None,
-            "acked": len(h.acked), "lost": sorted(lost), "unclean_elections": h.unclean_elections,
-            "within_tolerance": h.lossy_crashes < s.ctrl.effective_min_isr and h.unclean_elections == 0}
+            "acked": model.acknowledged(s), "lost": sorted(lost), "unclean_elections": model.unclean_elections(s),
+            "within_tolerance": model.within_tolerance(s)}
 
 
 # ---------------------------------------------------------------- aggregates

@@ -7,7 +7,7 @@ reached a new state in this level it picks the one with the smallest (parent fin
 position among that parent's steps), which does not depend on N; the generator of that winner
 sends the state to its owner, who expands it at the next level and keeps its parent link. So
 distinct states, transitions, states per level, verdicts and shortest counterexample lengths
-are those of the one-process search (verifier/bfs.py), and the traces are the same run after
+are those of the one-process search (verifier/engines/bfs.py), and the traces are the same run after
 run. Limits are checked between levels, so --stop-at-first and --max-states stop at the end of
 a level (the one-process search stops at once). Per-action "new states" counts may differ from
 the one-process search: they follow the parent chosen, which differs.
@@ -21,12 +21,11 @@ import multiprocessing as mp
 import time
 from typing import Callable, Optional
 
-from specs import Trace
-from verifier.estimate import predict
-from verifier.fingerprint import Fingerprinter, collision_probability
-from verifier.parallel_worker import Worker, serve
-from verifier import stop
-from verifier.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Limits, Options, Progress, Result, concrete_trace
+from verifier.core import levels
+from verifier.core.fingerprint import collision_probability
+from verifier.core.result import COMPLETE, DEADLOCK, VIOLATION, Progress, SearchResult
+from verifier.core.settings import Limits, Options, Settings
+from verifier.engines.parallel_worker import Worker, serve
 
 
 class Pool:
@@ -67,18 +66,20 @@ class Pool:
                 proc.kill()
 
 
+def run(model, properties, settings: Settings = Settings(),
+        progress: Optional[Callable[[Progress], None]] = None) -> SearchResult:
+    """The engine interface: the search of verifier/engines/bfs.py on `settings.workers` (>= 2)
+    processes."""
+    return explore_parallel(model, properties, settings.workers, settings.limits, settings.options, progress)
+
+
 def explore_parallel(model, invariants, workers: int, limits: Limits = Limits(), options: Options = Options(),
-                     progress: Optional[Callable[[Progress], None]] = None) -> Result:
-    """The search of verifier/bfs.py on `workers` processes (>= 2)."""
-    canonical = model.canonical
-    checked = None if len(invariants) == len(model.properties) else [inv.name for inv in invariants]
+                     progress: Optional[Callable[[Progress], None]] = None) -> SearchResult:
+    """The search of verifier/engines/bfs.py on `workers` processes (>= 2)."""
     start = time.monotonic()
-    res = Result(COMPLETE, 0, 0, 0, 0.0, deadlock_checked=options.check_deadlock)
-    fpr = Fingerprinter()
-    roots: dict[int, object] = {}
-    for s in model.init_states():
-        c = canonical(s) if canonical else s
-        roots.setdefault(fpr(c), s)
+    res = SearchResult(engine="bfs", deadlock_checked=options.check_deadlock)
+    roots = {fp: s for fp, (s, _) in levels.roots(model).items()}
+    canonical = model.canonical
     pool = Pool(workers, model, invariants, options)
     found: dict[str, tuple] = {}       # invariant -> (level, kind, fp, final label)
     try:
@@ -94,40 +95,29 @@ def explore_parallel(model, invariants, workers: int, limits: Limits = Limits(),
             if res.states_per_level[-1] == 0:
                 res.states_per_level.pop()
                 break
-            if limits.max_depth is not None and res.depth >= limits.max_depth:
-                status = STOPPED
-                reason = f"max depth {limits.max_depth} reached with {res.states_per_level[-1]} states unexplored"
-                break
-            if limits.max_states is not None and sum(res.states_per_level) >= limits.max_states:
-                status, reason = STOPPED, f"max states {limits.max_states} reached"
-                break
-            if limits.time_budget is not None and time.monotonic() - start > limits.time_budget:
-                status, reason = STOPPED, f"time budget {limits.time_budget:g}s spent"
-                break
-            if stop.requested():            # between two levels: workers finish the one under way
-                status, reason = STOPPED, stop.reason()
+            stopped = levels.between_levels(limits, res.depth, res.states_per_level[-1], sum(res.states_per_level),
+                                            start)
+            if stopped:                     # between two levels: workers finish the one under way
+                status, reason = stopped
                 break
             new = _level(pool, workers, res, found, len(res.states_per_level) - 1, frozenset(found))
             res.states_per_level.append(new)
             if new:
                 res.depth += 1
             if progress:
-                done, seconds = sum(res.states_per_level), time.monotonic() - start
-                forecast = predict(res.states_per_level)
-                eta = max(forecast.states - done, 0) / (done / seconds) if forecast and seconds > 0 else None
-                progress(Progress(res.transitions, done, res.depth, new, seconds, eta=eta,
-                                  predicted=forecast.states if forecast else None))
+                progress(levels.progress(res.transitions, res.states_per_level, res.depth, new,
+                                         time.monotonic() - start))
         cut = bool(found) and not options.keep_going and res.states_per_level[-1] > 0
         res.status = VIOLATION if found else status
         res.stop_reason = reason
         res.explored_all = status == COMPLETE and not cut
-        _traces(pool, model, res, found, roots, canonical, checked, options.keep_going)
+        _traces(pool, model, invariants, res, found, roots, options.keep_going)
     finally:
         pool.close()
     res.distinct_states = sum(res.states_per_level)
     res.seconds = time.monotonic() - start
     res.collision_probability = collision_probability(res.distinct_states, res.transitions + len(roots))
-    return res
+    return res.judge(invariants)
 
 
 def _level(pool: Pool, n: int, res: Result, found: dict, level: int, known: frozenset) -> int:
@@ -163,10 +153,9 @@ def _merge_found(found: dict, answers: list, level: int) -> None:
             found[name] = (level, kind, fp, nth, label)
 
 
-def _traces(pool: Pool, model, res: Result, found: dict, roots: dict, canonical, checked, keep_going) -> None:
+def _traces(pool: Pool, model, invariants, res: SearchResult, found: dict, roots: dict, keep_going) -> None:
     """Rebuild each violation's trace from the parent links the workers keep."""
-    order = sorted(found.items(), key=lambda kv: (kv[1][0] + (kv[1][1] == "step"), kv[0]))
-    for name, key in order:
+    for name, key in levels.report_order(found, lambda k: k[0], lambda k: k[1]):
         level, kind, fp, _, final_label = key
         labels = []
         for k in range(level, 0, -1):
@@ -176,10 +165,8 @@ def _traces(pool: Pool, model, res: Result, found: dict, roots: dict, canonical,
             labels.append(label)
             fp = parent
         labels.reverse()
-        root = roots[fp]
-        trace = Trace(model, root, concrete_trace(model, root, labels, final_label if kind == "step" else None,
-                                                  canonical),
-                      [name], engine="bfs", checked=[name] if keep_going else checked)
+        trace = levels.rebuild(model, invariants, roots[fp], labels, final_label if kind == "step" else None,
+                               [name], "bfs", keep_going)
         res.counterexamples[name] = trace
         res.counterexample = res.counterexample or trace
     if DEADLOCK in res.counterexamples:

@@ -1,0 +1,67 @@
+"""What properties and studies ask of a state, written once: who leads and runs, which
+records a reader can no longer get, and whether KIP-966's durability promise still applies.
+
+The invariants (invariants/) state their rules with these; the studies (availability) reach
+them only through the Model's hooks, so no engine or study reads Kafka's fields itself.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from specs.config import Config
+from specs.state import NO_LEADER, Replica, State
+
+
+def replica(cfg: Config, s: State, b: int) -> Optional[Replica]:
+    """Broker b's replica, None if b is not a broker of this config (a NO_LEADER, a stranger)."""
+    if b not in cfg.brokers:
+        return None
+    return s.replicas[cfg.brokers.index(b)]
+
+
+def running_leader(cfg: Config, s: State) -> Optional[Replica]:
+    """The leader's replica if the partition has a leader and its process runs (a crashed leader
+    serves nobody while its session has not yet timed out), else None."""
+    leader = s.ctrl.partition.leader
+    r = replica(cfg, s, leader) if leader != NO_LEADER else None
+    return r if r is not None and r.alive else None
+
+
+def holds_committed_log(s: State, r: Replica) -> bool:
+    """r's log starts with every committed record (the history's `visible`), at its offset."""
+    visible = s.hist.visible
+    log = r.log
+    if len(log) < len(visible):
+        return False
+    return all(log[i][1] == rec for i, rec in enumerate(visible))
+
+
+def within_tolerance(cfg: Config, s: State) -> bool:
+    """KIP-966's durability promise applies: fewer than min ISR lossy crashes and no unclean
+    election yet (the documented point where Kafka trades durability for availability)."""
+    return s.hist.lossy_crashes < s.ctrl.effective_min_isr and s.hist.unclean_elections == 0
+
+
+def leader_candidates(s: State) -> set[int]:
+    """The brokers a clean election may pick: the ISR and the registered, unfenced ELR."""
+    ctrl = s.ctrl
+    p = ctrl.partition
+    return set(p.isr) | {b for b in p.elr if b in ctrl.registered and b not in ctrl.fenced}
+
+
+def lost_records(cfg: Config, s: State) -> set:
+    """Acknowledged records a reader cannot get: missing from the running leader's log, or,
+    with no running leader, from every replica's log."""
+    acked = s.hist.acked
+    if not acked:
+        return set()
+    r = running_leader(cfg, s)
+    held = {rec for _, rec in r.log} if r is not None else {rec for x in s.replicas for _, rec in x.log}
+    return set(acked) - held
+
+
+def hits_running_broker(cfg: Config, s: State, target) -> bool:
+    """A fault aimed at `target` hits a running broker (the fence of a stopped broker is its
+    session timing out, not a fault)."""
+    r = replica(cfg, s, target) if target is not None else None
+    return r is not None and r.alive

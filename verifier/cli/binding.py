@@ -1,0 +1,48 @@
+"""Where the command line binds the three parts: the model (specs), the properties
+(invariants) and the engines (verifier/engines, spark). The only module of verifier/ that
+imports invariants/: engines and studies are handed the properties they check.
+"""
+from __future__ import annotations
+
+import importlib
+
+from specs import unknown
+
+# Engine name -> the module whose run(model, properties, settings, progress=None) it is.
+ENGINES = {
+    "bfs": "verifier.engines.bfs", "parallel": "verifier.engines.parallel", "simulate": "verifier.engines.simulate",
+    "fuzz": "verifier.engines.fuzz", "liveness": "verifier.engines.liveness", "prove": "verifier.engines.prove",
+    "spark": "spark.engine",
+}
+
+
+def engine(name: str):
+    """The engine's run function (imported on first use: a command pays only for its engine)."""
+    return importlib.import_module(ENGINES[name]).run
+
+
+def properties() -> tuple:
+    """Every safety property (state and step invariants), in registry order."""
+    import invariants
+    return tuple(invariants.REGISTRY)
+
+
+def select(names) -> tuple:
+    """The properties to check: all, or the named ones (each once, in the order named)."""
+    by_name = {inv.name: inv for inv in properties()}
+    for n in names or []:
+        if n not in by_name:
+            raise unknown("invariant", n, list(by_name))
+    names = list(dict.fromkeys(names or []))
+    return tuple(by_name[n] for n in names) if names else properties()
+
+
+def liveness_properties() -> tuple:
+    from invariants.liveness import LIVENESS
+    return LIVENESS
+
+
+def symbolic() -> dict:
+    """The z3 engine's properties: name -> twin or lemma, and the default sets."""
+    from invariants import symbolic as S
+    return {"by_name": S.BY_NAME, "invariants": S.INVARIANTS, "more": S.MORE_INVARIANTS, "lemmas": S.LEMMAS}

@@ -1,0 +1,98 @@
+"""What every level-synchronous search shares (the one-process BFS, the worker processes and
+Spark): its roots, when it stops between two levels and why, its progress line, and how a
+violation's trace is rebuilt from the labels along its path. Written once, so the stop
+messages, the order violations are reported in and the traces are the same for every search.
+"""
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+from specs import Trace
+from verifier.core import stop
+from verifier.core.estimate import predict
+from verifier.core.fingerprint import Fingerprinter
+from verifier.core.result import STOPPED, Progress
+from verifier.core.settings import Limits
+
+
+def roots(model) -> dict[int, tuple]:
+    """fingerprint -> (initial state, its canonical form), the first of each orbit kept, in
+    the model's order."""
+    fpr, canonical = Fingerprinter(), model.canonical
+    out: dict[int, tuple] = {}
+    for s in model.init_states():
+        c = canonical(s) if canonical else s
+        out.setdefault(fpr(c), (s, c))
+    return out
+
+
+def depth_reached(limits: Limits, depth: int, unexplored: int) -> Optional[str]:
+    if limits.max_depth is not None and depth >= limits.max_depth:
+        return f"max depth {limits.max_depth} reached with {unexplored} states unexplored"
+    return None
+
+
+def between_levels(limits: Limits, depth: int, unexplored: int, total: int, started: float,
+                   budget_spent: bool = False) -> Optional[tuple[str, str]]:
+    """(STOPPED, why) if the search must stop before expanding the next level, else None."""
+    why = depth_reached(limits, depth, unexplored)
+    if why is None and limits.max_states is not None and total >= limits.max_states:
+        why = f"max states {limits.max_states} reached"
+    if why is None and (budget_spent or (limits.time_budget is not None
+                                         and time.monotonic() - started > limits.time_budget)):
+        why = f"time budget {limits.time_budget:g}s spent"
+    if why is None and stop.requested():
+        why = stop.reason()
+    return (STOPPED, why) if why else None
+
+
+def progress(generated: int, per_level: list[int], depth: int, queue: int, seconds: float,
+             level: int = 0, level_done: int = 0, done: Optional[int] = None) -> Progress:
+    """The progress line's figures, with a forecast and an ETA once the finished levels allow."""
+    done = sum(per_level) if done is None else done
+    forecast = predict(per_level)
+    eta = max(forecast.states - done, 0) / (done / seconds) if forecast is not None and seconds > 0 and done else None
+    return Progress(generated, done, depth, queue, seconds, level=level, level_done=level_done, eta=eta,
+                    predicted=forecast.states if forecast else None)
+
+
+def report_order(found: dict, level_of, kind_of) -> list:
+    """The violations in the order they are reported: by the level their trace ends at (a step
+    violation ends one level deeper than the state it leaves), then by name."""
+    return sorted(found.items(), key=lambda kv: (level_of(kv[1]) + (kind_of(kv[1]) == "step"), kv[0]))
+
+
+def concrete_trace(model, root, labels: list, final_label=None, canonical=None) -> list:
+    """Steps (label, state) from the concrete initial state `root`. Without symmetry the
+    stored labels replay as they are; with it they were taken from orbit representatives,
+    so each step is matched to the concrete successor whose canonical form agrees."""
+    if canonical is None:
+        steps, s = [], root
+        for label in labels + ([final_label] if final_label is not None else []):
+            s = model.step(s, label)
+            steps.append((label, s))
+        return steps
+    rep = canonical(root)
+    targets = []
+    for label in labels:
+        rep = canonical(model.step(rep, label))
+        targets.append(rep)
+    if final_label is not None:
+        targets.append(canonical(model.step(rep, final_label)))
+    steps, s = [], root
+    for target in targets:
+        s_label, s_next = next((lb, t) for lb, t in model.successors(s) if canonical(t) == target)
+        steps.append((s_label, s_next))
+        s = s_next
+    return steps
+
+
+def rebuild(model, properties, root, labels: list, final_label, violated: list[str], engine: str,
+            keep_going: bool) -> Trace:
+    """A violation's trace from the real initial state, re-run through the model. With
+    keep_going, earlier states may break other invariants, reported apart: the trace says it
+    checked only the ones it shows."""
+    steps = concrete_trace(model, root, labels, final_label, model.canonical)
+    checked = list(violated) if keep_going else [p.name for p in properties]
+    return Trace(model, root, steps, list(violated), engine=engine, checked=checked, properties=tuple(properties))

@@ -1,0 +1,108 @@
+"""What every engine returns: one base, `Result`, with the run's status, its per-property
+verdicts (each violated one with its own trace) and its counts; a search adds its own
+figures (`SearchResult`). One function turns any of them into summary.json
+(verifier/reports/summary.py), and one writer into the run's files. No engine here knows
+the protocol.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from specs import Trace
+
+COMPLETE = "complete"
+VIOLATION = "violation"
+STOPPED = "stopped"
+DEADLOCK = "Deadlock"
+
+# A property's verdict, as summary.json states it.
+HOLDS = "holds"
+VIOLATED = "violated"
+STOPPED_STATUS = "not checked to completion"
+SAMPLED_STATUS = "not violated in sampled runs"     # random walks and Hypothesis: a sample, no proof
+UNKNOWN_STATUS = "unknown"                          # z3: neither proved nor refuted within the depth
+EXCEPTED = "excepted"                               # liveness: the documented exception, with its lasso
+INCONCLUSIVE = "inconclusive"                       # liveness: a bound kept a fair action from a cycle
+
+
+@dataclass
+class Progress:
+    generated: int
+    distinct: int
+    depth: int
+    queue: int                        # states found so far for the next level (walks left: simulation)
+    seconds: float
+    level: int = 0                    # states of the level being expanded
+    level_done: int = 0               # ... of which expanded so far
+    eta: Optional[float] = None       # seconds left, once the level sizes allow a prediction
+    predicted: Optional[int] = None   # distinct states predicted in all
+
+
+@dataclass
+class Verdict:
+    """One property's verdict: its status, and for a violation (or a liveness lasso) its trace."""
+    name: str
+    kind: str                                   # state | step | liveness | ...
+    status: str
+    quote: str = ""
+    assumes: str = ""
+    trace: Optional[Trace] = None
+    detail: str = ""
+    loop: Optional[int] = None                  # a lasso: the state where its cycle starts
+    stutter: bool = False                       # a lasso whose cycle is its last state repeated
+    extra: dict = field(default_factory=dict)   # engine-specific fields of the summary's row
+
+
+@dataclass
+class Result:
+    """The base of every engine's result."""
+    status: str = COMPLETE                       # complete | violation | stopped
+    seconds: float = 0.0
+    stop_reason: str = ""
+    engine: str = ""
+    counterexamples: dict = field(default_factory=dict)  # property -> its (shortest) trace
+    counterexample: Optional[Trace] = None               # the first one found
+    explored_all: bool = False                   # a "holds" is earned: nothing was left unexplored
+    verdicts: list = field(default_factory=list)         # [Verdict], one per property checked
+    warnings: list = field(default_factory=list)
+    counts: dict = field(default_factory=dict)           # engine-specific figures (summary's counts)
+    sections: dict = field(default_factory=dict)         # engine-specific top-level summary keys
+    exit_code: Optional[int] = None              # when the engine decides it (else from status)
+
+    @property
+    def violated(self) -> list[str]:
+        return list(self.counterexamples)
+
+
+@dataclass
+class SearchResult(Result):
+    """An explicit-state search (bfs, parallel, simulate, spark)."""
+    distinct_states: int = 0
+    transitions: int = 0
+    depth: int = 0                                       # levels fully explored
+    states_per_level: list = field(default_factory=list)
+    enabled: Counter = field(default_factory=Counter)    # action -> transitions generated
+    taken: Counter = field(default_factory=Counter)      # action -> transitions to a new state
+    terminal_states: int = 0                    # no successor because a budget or bound is spent
+    deadlock_checked: bool = True
+    collision_probability: float = 0.0
+    graph: Optional[tuple[list, list]] = None   # (nodes, edges) when asked and small enough
+    graph_note: str = ""
+    store_bytes: int = 0                        # the visited set and parent links, in bytes
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def judge(self, properties) -> "SearchResult":
+        """Each property's verdict: violated (with its trace), else holds if every reachable
+        state was expanded, not violated in sampled runs for random walks, else not checked
+        to completion."""
+        from verifier.core.properties import verdicts
+        sampled = self.engine == "simulate" and self.status == COMPLETE
+        otherwise = HOLDS if self.explored_all else (SAMPLED_STATUS if sampled else STOPPED_STATUS)
+        self.verdicts = verdicts(properties, self.counterexamples, otherwise)
+        return self
+
+    @property
+    def states_per_second(self) -> float:
+        return self.distinct_states / self.seconds if self.seconds > 0 else float(self.distinct_states)

@@ -1,0 +1,126 @@
+"""The one way from a finished run to its files, for every command and study:
+
+    result --save_counterexamples--> counterexample-<P>.json (+ counterexample.json and its ITF),
+                                     lasso-<P>.json and .itf.json for a liveness lasso
+           --summarize-------------> summary.json
+           --write_run-------------> report.md, report.html, JUnit
+
+Every file is written atomically (verifier/core/files.py). A writer reads the result's traces
+and the summary, never the model's internals.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+from verifier.core.files import write_atomic
+from verifier.reports.story import rows
+
+
+class JunitError(OSError):
+    """The JUnit file could not be written (the command says so in one line)."""
+
+
+def save_counterexamples(out_dir: Path, result, name: str, command: str) -> dict[str, dict]:
+    """Every violated property's trace as `counterexample-<P>.json` (a replay scenario); the
+    first found also as `counterexample.json` with its ITF trace; a liveness lasso as
+    `lasso-<P>.json` and `lasso-<P>.itf.json`. Returns property -> its summary JSON."""
+    from verifier.reports.itf import write_itf
+    from verifier.reports.summary import counterexample_json
+    out: dict[str, dict] = {}
+    for v in result.verdicts:
+        if v.trace is not None and v.loop is not None:
+            out[v.name] = _save_lasso(out_dir, v, f"{result_id(out_dir)}-{v.name}", command)
+    for inv, trace in result.counterexamples.items():
+        if inv in out:
+            continue
+        scenario = f"counterexample-{inv}.json"
+        text = json.dumps(trace.model.scenario(trace, f"{name}-{inv}", command), indent=2)
+        write_atomic(out_dir / scenario, text + "\n")
+        out[inv] = counterexample_json(trace, scenario)
+    main = result.counterexample
+    if main is not None and main.violated and main.violated[0] not in {v.name for v in result.verdicts
+                                                                        if v.loop is not None}:
+        text = json.dumps(main.model.scenario(main, f"{name}-{'-'.join(main.violated)}", command), indent=2)
+        write_atomic(out_dir / "counterexample.json", text + "\n")
+        write_itf(main, out_dir / "counterexample.itf.json")
+        for inv in main.violated:
+            if inv in out:
+                out[inv]["itf"] = "counterexample.itf.json"
+    return out
+
+
+def result_id(out_dir: Path) -> str:
+    return Path(out_dir).name
+
+
+def write_run(summary: dict, out_dir: Path, junit: Optional[str], console=None) -> None:
+    """summary.json, report.md, report.html and (if asked) JUnit, every one written atomically."""
+    from verifier.reports import write_junit, write_report_html, write_report_md
+    summary["report_dir"] = str(out_dir)
+    write_report_md(summary, out_dir / "report.md")
+    write_report_html(summary, out_dir / "report.html")
+    write_atomic(out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    if junit:
+        try:
+            write_junit(summary, junit)
+        except OSError as exc:
+            raise JunitError(exc.errno, f"--junit {junit}: {exc.strerror}") from None
+    if console is not None:
+        console.print(f"report: {out_dir}", markup=False)
+
+
+def write_result(result, model, out_dir: Path, run_id: str, command: str, name: str,
+                 junit: Optional[str] = None, console=None) -> dict:
+    """The whole way: counterexample files, the summary, the reports. Returns the summary."""
+    from verifier.reports.summary import summarize
+    files = save_counterexamples(out_dir, result, name, command)
+    summary = summarize(result, model, run_id, command, files)
+    write_run(summary, out_dir, junit, console)
+    return summary
+
+
+# ---------------------------------------------------------------- liveness lassos
+
+def lasso_rows(v) -> list[list]:
+    """The trace's rows, the cycle's start marked; a stutter ends with the state repeated."""
+    out = [list(r) for r in rows(v.trace)]
+    out[v.loop][2] = "<< cycle starts here >> " + out[v.loop][2]
+    if v.stutter:
+        out.append([len(out), "(stutter)", "the run stays here forever: no fair action is enabled"])
+    else:
+        out.append([len(out), "(back to step " + str(v.loop) + ")", "the cycle repeats forever"])
+    return out
+
+
+def lasso_itf(v) -> dict:
+    from verifier.reports.itf import itf_trace
+    out = itf_trace(v.trace)
+    out["loop"] = v.loop
+    out["#meta"]["description"] += f"; a lasso whose cycle starts at state {v.loop}" + (
+        " (the last state, stuttering)" if v.stutter else "")
+    return out
+
+
+def lasso_scenario(v, name: str, command: str) -> dict:
+    """A replay scenario: the prefix and one turn of the cycle, expecting the loop state at the
+    cycle's start and again at its end (the run is back where the cycle began)."""
+    trace = v.trace
+    data = trace.model.scenario(trace, name, command)
+    expect = trace.model.expectation(([trace.initial] + [s for _, s in trace.steps])[v.loop])
+    steps = [st for st in data["steps"] if "op" in st]
+    steps.insert(v.loop, {"expect": expect, "notes": "the cycle starts here"})
+    steps.append({"expect": expect, "notes": "the stutter state" if v.stutter else "back at the cycle's start"})
+    data.update(kind="liveness counterexample (lasso)", check_invariants=False, steps=steps,
+                notes=f"{', '.join(trace.violated)}: a lasso; the cycle starts after operation {v.loop}"
+                      + (" and is the last state repeated (no fair action enabled)" if v.stutter else ""))
+    return data
+
+
+def _save_lasso(out_dir: Path, v, name: str, command: str) -> dict:
+    base = f"lasso-{v.name}"
+    write_atomic(out_dir / f"{base}.json", json.dumps(lasso_scenario(v, name, command), indent=2) + "\n")
+    write_atomic(out_dir / f"{base}.itf.json", json.dumps(lasso_itf(v), indent=1) + "\n")
+    return {"length": len(v.trace), "loop": v.loop, "stutter": v.stutter, "violated": [v.name],
+            "rows": lasso_rows(v), "scenario": f"{base}.json", "itf": f"{base}.itf.json"}
