@@ -60,7 +60,7 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
     levels = temporary_levels(spark, partitions) if store is None else HadoopLevels(spark, store.fs, partitions)
     run = None
     try:
-        job = Job(model.cfg, model.symmetric, invariants, check_deadlock, partitions)
+        job = Job(model, invariants, check_deadlock, partitions)
         with Interrupts(spark, note) as interrupts:
             run = _Run(spark, model, job, store, levels, progress, on_level, interrupts)
             run.driver_levels = driver_levels

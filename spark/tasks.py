@@ -37,15 +37,15 @@ def owner_of(key: int) -> int:
 
 
 class Job:
-    """What executors need, shipped once per task (a Config pickles without its memo)."""
+    """What executors need, shipped once per task: the model's class and config (a Config
+    pickles without its memo; the model is rebuilt there), the properties and the options."""
 
-    def __init__(self, cfg, symmetry: bool, invariants: tuple, check_deadlock: bool, partitions: int):
-        self.cfg, self.symmetry, self.invariants = cfg, symmetry, invariants
-        self.check_deadlock, self.partitions = check_deadlock, partitions
+    def __init__(self, model, invariants: tuple, check_deadlock: bool, partitions: int):
+        self.model_type, self.cfg, self.symmetry = type(model), model.cfg, model.symmetric
+        self.invariants, self.check_deadlock, self.partitions = invariants, check_deadlock, partitions
 
     def model(self):
-        from specs import Model
-        return Model(self.cfg, symmetry=self.symmetry)
+        return self.model_type(self.cfg, symmetry=self.symmetry)
 
 
 # ---------------------------------------------------------------- chunks

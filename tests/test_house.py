@@ -1,5 +1,7 @@
-"""House rules a newcomer can rely on: engines reach the protocol only through the seam, the
-mutants live in the catalogue, the project cites only itself and KIPs, and modules stay small."""
+"""House rules a newcomer can rely on: imports point one way (specs <- invariants; core <-
+engines <- the command line, which alone binds properties to engines), engines reach the
+protocol only through the seam, the mutants live in the catalogue, the project cites only
+itself and KIPs, and modules stay small. The imports are parsed, not matched by name."""
 from __future__ import annotations
 
 import ast
@@ -21,23 +23,100 @@ def _files(*patterns: str) -> list:
 
 
 def _imports(path) -> set[str]:
+    """Every module `path` imports, at any depth (a function's own imports too), with
+    relative imports resolved and `from P import name` counted as P.name."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    package = parts[:-1]
     names = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             names |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package[:len(package) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            names.add(base)
+            names |= {f"{base}.{a.name}" for a in node.names}
     return names
 
 
-@pytest.mark.parametrize("package", ["verifier", "spark"])
-def test_engines_reach_the_protocol_only_through_the_seam(package):
-    """`specs` (the Model, Trace, configs, scenarios) and `specs.symbolic` (the z3 engine's seam):
-    nothing deeper, and never the properties' own modules."""
-    for path in _files(f"{package}/*.py", f"{package}/**/*.py"):
+def _module(path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _within(name: str, *prefixes: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def _engine_of(module: str):
+    """verifier.engines.bfs -> "bfs", verifier.engines.conform.run -> "conform", spark.* -> "spark"."""
+    if _within(module, "spark"):
+        return "spark"
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["verifier", "engines"] else None
+
+
+LAYERS = [
+    # (which modules, what of the repository they may import, why)
+    (("specs",), ("specs",), "specs (the protocol) imports nothing else of the repository"),
+    (("invariants",), ("invariants", "specs"), "properties are stated over specs alone"),
+    (("verifier.core",), ("verifier.core", "specs"), "core imports no engine, study, report or CLI"),
+    (("verifier.engines",), ("verifier.engines", "verifier.core", "specs"),
+     "an engine reads core and the protocol's seam, never a report, a study, the CLI or the properties"),
+    (("spark",), ("spark", "verifier.core"), "spark is an engine that imports only core"),
+    (("verifier.reports",), ("verifier.reports", "verifier.core", "specs"), "reports render results"),
+    (("verifier.studies",), ("verifier.studies", "verifier.reports", "verifier.core", "specs"),
+     "studies are handed their engines and properties by the command line"),
+]
+REPOSITORY = ("specs", "invariants", "verifier", "spark", "bench", "tests")
+
+
+@pytest.mark.parametrize("layer", LAYERS, ids=[layer[0][0] for layer in LAYERS])
+def test_imports_point_one_way(layer):
+    owners, allowed, why = layer
+    checked = 0
+    for path in _files("*.py", "**/*.py"):
+        module = _module(path)
+        if not _within(module, *owners):
+            continue
+        checked += 1
         for name in _imports(path):
-            if name.split(".")[0] in ("specs", "invariants"):
-                assert name in ("specs", "specs.symbolic"), f"{path.relative_to(ROOT)} imports {name}"
+            if _within(name, *REPOSITORY):
+                assert _within(name, *allowed), f"{module} imports {name}: {why}"
+    assert checked, f"no module of {owners}"
+
+
+def test_engines_do_not_import_each_other():
+    for path in _files("verifier/engines/*.py", "verifier/engines/**/*.py", "spark/*.py"):
+        mine = _engine_of(_module(path))
+        for name in _imports(path):
+            other = _engine_of(name)
+            assert other in (None, mine), f"{_module(path)} (engine {mine}) imports {name} (engine {other})"
+
+
+def test_engines_reach_the_protocol_only_through_the_seam():
+    """`specs` (the Model, Trace, configs), `specs.symbolic` (the z3 engine's seam) and
+    `specs.scenario` (the scenario format, for the replay engine): nothing deeper."""
+    seams = ("specs.symbolic", "specs.scenario")
+    for path in _files("verifier/*.py", "verifier/**/*.py", "spark/*.py"):
+        for name in _imports(path):
+            if _within(name, "specs") and not _within(name, *seams):
+                assert name.count(".") <= 1 and name.split(".")[-1] not in SPECS_MODULES, \
+                    f"{_module(path)} imports {name}"
+
+
+SPECS_MODULES = {p.stem for p in (ROOT / "specs").glob("*.py")} | {p.name for p in (ROOT / "specs").iterdir()
+                                                                    if p.is_dir()}
+
+
+def test_only_the_command_line_binds_properties_to_engines():
+    """The one module of verifier/ and spark/ that imports invariants/ is verifier/cli/binding.py."""
+    for path in _files("verifier/*.py", "verifier/**/*.py", "spark/*.py"):
+        if _module(path) == "verifier.cli.binding":
+            continue
+        bad = [n for n in _imports(path) if _within(n, "invariants")]
+        assert not bad, f"{_module(path)} imports {bad[0]}: only verifier/cli/binding.py binds the properties"
 
 
 def test_no_mutant_is_named_outside_the_catalogue():

@@ -3,6 +3,8 @@ found by random walks, each violated property gets a non-empty explanation that 
 facts of the last state, and the durability stories name the record and when it was acked."""
 from __future__ import annotations
 
+import invariants as I
+
 import pytest
 
 from specs import Model
@@ -20,7 +22,7 @@ def test_every_violation_found_gets_a_story(mutant):
     model = Model(cfg, symmetry=False)
     told = 0
     for seed in range(3):
-        res = simulate(model, model.properties, 300, 60, seed=seed, shrink=False, check_deadlock=False)
+        res = simulate(model, I.REGISTRY, 300, 60, seed=seed, shrink=False, check_deadlock=False)
         for name, trace in res.counterexamples.items():
             text = why(trace)[name]
             assert text and len(text) > 20, (mutant, name, text)

@@ -7,7 +7,8 @@ import pytest
 
 import invariants as I
 from tests.conftest import ROOT
-from specs import Model, config_from_dict, explicit_flags, make_config, run_scenario, with_bounds
+from specs import Model, config_from_dict, explicit_flags, make_config, with_bounds
+from tests.bind import run_scenario
 from verifier.engines.bfs import VIOLATION, Limits, explore
 
 # invariant -> (preset, mutant, bound overrides) whose exploration violates it

@@ -18,7 +18,7 @@ import pytest
 import invariants as I
 from specs import Model, make_config
 from specs.catalogue import MUTANTS
-from spark.explore import spark_explore
+from spark.engine import spark_explore
 from spark.hadoopfs import open_store
 from spark.store import LevelStore
 from verifier.engines.bfs import Limits, Options, explore

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from specs import run_file
+from tests.bind import run_file
 
 ROOT = Path(__file__).resolve().parents[2]
 FINDINGS = (ROOT / "docs" / "FINDINGS.md").read_text()

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from specs import NEWEST_RELEASE, PRESETS, RELEASES, make_config, release, run_file
+from specs import NEWEST_RELEASE, PRESETS, RELEASES, make_config, release
+
+from tests.bind import run_file
 
 ROOT = Path(__file__).resolve().parents[2]
 TRUNK = sorted(p for p in (ROOT / "specs/scenarios").glob("*.json")

@@ -14,6 +14,7 @@ from specs.catalogue import MUTANTS, PRESETS, Mutant, _catalogue
 from specs.config import ConfigError, make_config, with_bounds, with_mutant
 from specs.rules import RULE_FIELDS, Outside, outside_z3
 from specs.symbolic import Encoding, sym_params, sym_state
+from tests.bind import run_scenario
 from tests.conftest import ROOT
 from tests.specs.helpers import random_runs
 
@@ -63,10 +64,10 @@ def test_every_rule_is_read_by_the_concrete_model_and_by_z3_unless_declared_outs
         enc.transition(sym_state(3, "s"), sym_state(3, "t"), sym_params(3, "p"))
         symbolic |= seen
     # the replay scenarios drive the rest (a reassignment that completes, stale requests)
-    original = SC.run.config_from_dict
-    monkeypatch.setattr(SC.run, "config_from_dict", lambda data: _probed(original(data), concrete))
+    original = SC.format.config_from_dict
+    monkeypatch.setattr(SC.format, "config_from_dict", lambda data: _probed(original(data), concrete))
     for path in sorted((ROOT / "specs/scenarios").glob("*.json")):
-        SC.run_scenario(json.loads(path.read_text()), str(path))
+        run_scenario(json.loads(path.read_text()), str(path))
     unread = [n for n in RULE_FIELDS if n not in concrete]
     assert not unread, f"rules no concrete run reads: {unread}"
     for name in RULE_FIELDS:

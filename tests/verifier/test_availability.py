@@ -109,10 +109,10 @@ def test_a_stopped_brokers_session_timeout_is_healing_not_a_fault():
     model = specs.Model(A.variant_config(A.VARIANTS["kafka"], A.DEFAULT_BOUNDS), symmetry=False)
     s = model.init_states()[0]
     crashed = model.step(s, ("crash", 2))
-    assert A.is_fault(model, s, ("crash", 2)) and A.is_fault(model, crashed, ("fence", 3))
-    assert not A.is_fault(model, crashed, ("fence", 2)) and A.heals(model, crashed, ("fence", 2))
-    assert not A.heals(model, s, ("shrink_isr", 2)) and not A.heals(model, s, ("elect", "preferred", None))
-    assert not A.live_leader(model.cfg, model.step(s, ("crash", 1))), "a crashed leader serves nobody"
+    assert model.is_fault(s, ("crash", 2)) and model.is_fault(crashed, ("fence", 3))
+    assert not model.is_fault(crashed, ("fence", 2)) and model.heals(crashed, ("fence", 2))
+    assert not model.heals(s, ("shrink_isr", 2)) and not model.heals(s, ("elect", "preferred", None))
+    assert not model.live_leader(model.step(s, ("crash", 1))), "a crashed leader serves nobody"
 
 
 def test_the_command_writes_json_markdown_and_a_self_contained_page(tmp_path, capsys):

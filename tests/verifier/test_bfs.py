@@ -8,7 +8,7 @@ import invariants as I
 from specs import Model, make_config, with_bounds
 from verifier.engines.bfs import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Limits, Options, explore
 from verifier.core.fingerprint import Fingerprinter, fingerprint
-from specs import run_scenario
+from tests.bind import run_scenario
 
 
 def labels(trace):

@@ -81,7 +81,7 @@ def test_a_finding_replays_through_the_real_controller(key, scenario, version, r
     """Kafka's controller goes through the model's states step by step, so where the model
     reaches the finding (its property broken, or its expectations met), Kafka's controller has
     written the same records."""
-    from specs import run_file
+    from tests.bind import run_file
     r = cli("conform", "--kafka", version, scenario, "--out", str(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
     replayed = run_file(str(ROOT / scenario), preset=RELEASES[version].preset)

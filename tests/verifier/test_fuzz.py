@@ -10,7 +10,7 @@ from specs.catalogue import MUTANTS
 from verifier.engines.bfs import explore
 from specs import deep_bounds
 from verifier.engines.fuzz import Recorder, fuzz, hypothesis_settings, machine_for
-from specs import run_scenario
+from tests.bind import run_scenario
 
 
 def fuzz_config(preset="kafka", brokers=3, mutant=None):

@@ -9,7 +9,10 @@ from typing import NamedTuple
 
 import pytest
 
-from specs import Model, load_scenario, make_config, run_scenario
+from specs import Model, load_scenario, make_config
+
+from tests.bind import run_scenario
+from invariants.liveness import BY_NAME, LIVENESS
 from verifier.engines import liveness as L
 
 
@@ -46,7 +49,7 @@ class Graph:
 
 
 def verdict(model):
-    return L.check(model).verdicts[0]
+    return L.check(model, model.liveness).verdicts[0]
 
 
 def test_a_cycle_that_ignores_an_always_enabled_fair_action_is_unfair():
@@ -55,21 +58,21 @@ def test_a_cycle_that_ignores_an_always_enabled_fair_action_is_unfair():
               goal=(3,), premise=(1,))
     assert verdict(g).status == L.HOLDS
     # from state 0 itself (no fair action enabled) the run may stutter forever
-    assert verdict(Graph(g.edges, goal=(3,), premise=(0,))).lasso.stutter
+    assert verdict(Graph(g.edges, goal=(3,), premise=(0,))).stutter
 
 
 def test_a_cycle_through_a_state_where_the_fair_action_is_disabled_is_a_lasso():
     g = Graph({0: [("produce", 1)], 1: [("fetch", 2), ("unfence", 3)], 2: [("fetch", 1)]}, goal=(3,), premise=(1,))
     v = verdict(g)
-    assert v.status == L.VIOLATED and not v.lasso.stutter
-    labels = [label[0] for label, _ in v.lasso.trace.steps]
-    assert labels == ["produce", "fetch", "fetch"] and v.lasso.loop == 1   # 0 -> 1 -> 2 -> back to 1
+    assert v.status == L.VIOLATED and not v.stutter
+    labels = [label[0] for label, _ in v.trace.steps]
+    assert labels == ["produce", "fetch", "fetch"] and v.loop == 1   # 0 -> 1 -> 2 -> back to 1
 
 
 def test_a_state_with_no_fair_action_enabled_stutters_forever():
     g = Graph({0: [("produce", 1)], 1: [("produce", 2)]}, goal=(9,))
     v = verdict(g)
-    assert v.status == L.VIOLATED and v.lasso.stutter and v.lasso.loop == 0   # 0 itself can stutter
+    assert v.status == L.VIOLATED and v.stutter and v.loop == 0   # 0 itself can stutter
 
 
 def test_premise_after_which_the_goal_is_reached_holds():
@@ -80,7 +83,7 @@ def test_premise_after_which_the_goal_is_reached_holds():
 def test_a_fair_action_blocked_only_by_a_bound_is_inconclusive_not_a_violation():
     g = Graph({0: [("produce", 1)], 1: []}, goal=(2,), blocked={0: ("restart",), 1: ("restart",)})
     v = verdict(g)
-    assert v.status == L.INCONCLUSIVE and v.blocked == ["restart"]
+    assert v.status == L.INCONCLUSIVE and v.extra["blocked_by_bounds"] == ["restart"]
 
 
 # ---------------------------------------------------------------- the protocol
@@ -89,23 +92,23 @@ SMALL = {"admin_elections": 0}     # the recovery profile without its designated
 
 
 def _check(**kw):
-    return L.check(Model(make_config("recovery", bounds=SMALL, **kw), symmetry=False))
+    return L.check(Model(make_config("recovery", bounds=SMALL, **kw), symmetry=False), LIVENESS)
 
 
 def test_a_strategy_that_never_elects_leaves_a_partition_leaderless_forever():
     res = _check(mutant="recovery-never-elects")
     by = {v.name: v for v in res.verdicts}
     v = by["LeaderlessEventuallyLeads"]
-    assert res.complete and v.status == L.VIOLATED and v.lasso.reason == ""
-    final = v.lasso.trace.final
+    assert res.complete and v.status == L.VIOLATED and v.detail == ""
+    final = v.trace.final
     assert final.ctrl.partition.leader == -1 and not final.ctrl.partition.isr and not final.ctrl.partition.elr
 
 
 def test_strategy_none_waits_for_an_operator_and_says_so():
     res = _check(flags={"unclean_recovery_strategy": "none"})
     v = {v.name: v for v in res.verdicts}["LeaderlessEventuallyLeads"]
-    assert v.status == L.EXCEPTED and "waits for an operator" in v.lasso.reason
-    assert v.status != L.HOLDS and v.lasso is not None
+    assert v.status == L.EXCEPTED and "waits for an operator" in v.detail
+    assert v.status != L.HOLDS and v.trace is not None
 
 
 @pytest.mark.parametrize("strategy", ["aggressive", "balanced"])
@@ -158,13 +161,13 @@ KILLERS = {
 
 
 def test_every_liveness_property_has_a_killer():
-    assert set(KILLERS) == {p.name for p in Model(make_config()).liveness}
+    assert set(KILLERS) == {p.name for p in LIVENESS}
 
 
 @pytest.mark.parametrize("name", sorted(KILLERS))
 def test_liveness_property_fails_on_a_broken_rule_and_holds_on_kafkas(name):
     preset, mutant, bounds = KILLERS[name]
-    broken = L.check(Model(make_config(preset, mutant=mutant, bounds=bounds), symmetry=False), names={name})
+    broken = L.check(Model(make_config(preset, mutant=mutant, bounds=bounds), symmetry=False), [BY_NAME[name]])
     assert broken.verdicts[0].status == L.VIOLATED
-    real = L.check(Model(make_config(preset, bounds=bounds), symmetry=False), names={name})
+    real = L.check(Model(make_config(preset, bounds=bounds), symmetry=False), [BY_NAME[name]])
     assert real.verdicts[0].status == L.HOLDS

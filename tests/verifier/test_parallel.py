@@ -1,6 +1,8 @@
 """`check --workers N`: the parallel search finds what one process finds, whatever N."""
 from __future__ import annotations
 
+import invariants as I
+
 import json
 
 import pytest
@@ -23,20 +25,20 @@ def _facts(result):
 def test_workers_1_2_3_give_the_same_counts_levels_and_verdicts(preset, mutant):
     model = Model(make_config(preset, mutant=mutant))
     options = Options(keep_going=True)
-    one = _facts(explore(model, model.properties, LIMITS, options))
+    one = _facts(explore(model, I.REGISTRY, LIMITS, options))
     for n in (2, 3):
-        assert _facts(explore_parallel(model, model.properties, n, LIMITS, options)) == one, n
+        assert _facts(explore_parallel(model, I.REGISTRY, n, LIMITS, options)) == one, n
 
 
 def test_the_same_traces_run_after_run():
     model = Model(make_config("pre-kip-966"))
-    runs = [explore_parallel(model, model.properties, 2, Limits(max_depth=10), Options(keep_going=True))
+    runs = [explore_parallel(model, I.REGISTRY, 2, Limits(max_depth=10), Options(keep_going=True))
             for _ in range(2)]
     traces = [{name: [label for label, _ in t.steps] for name, t in r.counterexamples.items()} for r in runs]
     assert traces[0] == traces[1] and traces[0]
     # and the counterexamples are real runs that break what they claim
     for name, t in runs[0].counterexamples.items():
-        inv = next(i for i in model.properties if i.name == name)
+        inv = next(i for i in I.REGISTRY if i.name == name)
         last_label, last = t.steps[-1]
         prev = t.steps[-2][1] if len(t.steps) > 1 else t.initial
         assert not (inv.check(model.cfg, last) if inv.kind == "state" else inv.check(model.cfg, prev, last_label, last))

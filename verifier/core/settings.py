@@ -30,7 +30,7 @@ class Options:
 class Settings:
     limits: Limits = Limits()
     options: Options = Options()
-    workers: int = 1                  # bfs: worker processes (verifier/engines/parallel.py beyond one)
+    workers: int = 1                  # bfs: worker processes (verifier/engines/parallel/ beyond one)
     walks: int = 1000                 # simulate: random walks ...
     depth: int = 100                  # ... of at most this many steps
     seed: Optional[int] = None        # simulate, fuzz: the random seed (fuzz: None = the profile's)

@@ -25,7 +25,7 @@ from verifier.core import levels
 from verifier.core.fingerprint import collision_probability
 from verifier.core.result import COMPLETE, DEADLOCK, VIOLATION, Progress, SearchResult
 from verifier.core.settings import Limits, Options, Settings
-from verifier.engines.parallel_worker import Worker, serve
+from verifier.engines.parallel.worker import Worker, serve
 
 
 class Pool:

@@ -1,4 +1,4 @@
-"""One worker of the parallel search (verifier/engines/parallel.py): its part of the visited set (the
+"""One worker of the parallel search (verifier/engines/parallel/): its part of the visited set (the
 fingerprints it owns), the states of the level it expands (as field ids, verifier/core/codec.py),
 and the parent links of the states it generated, kept per level in flat sorted arrays (36
 bytes a state)."""
