@@ -19,9 +19,8 @@ every time, whatever the number of partitions or executors, and whichever tasks 
 from __future__ import annotations
 
 import time
-import uuid
 from collections import Counter
-from typing import Callable, Optional
+from typing import Optional
 
 from spark.session import Interrupts
 from spark.store import LevelStore

@@ -11,7 +11,7 @@ property, so the names a file gives (check_invariants, expect_violation) are che
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from difflib import get_close_matches
 from pathlib import Path
 from typing import Any, Mapping, Optional

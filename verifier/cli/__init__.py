@@ -11,20 +11,15 @@ import sys
 from typing import Optional
 
 from specs import ConfigError
-from verifier.cli import availability, check, conform, fuzz, listing, matrix, prove, replay, spark_check
 from verifier.core import stop
 from verifier.cli.common import (RUN, Parser, UsageError, abandon_run, begin_junit, distinct_paths, one_line,
                                  write_interrupted)
 from verifier.core.exitcodes import EXIT_INPUT, EXIT_STOPPED
 
-COMMANDS = (replay, check, fuzz, spark_check, prove, conform, availability, matrix, listing)
-
-
 def parser() -> Parser:
+    from verifier.cli.options import add_commands
     top = Parser(prog="kraft-verify", description="Verify the KRaft partition leadership protocol model.")
-    sub = top.add_subparsers(dest="command", parser_class=Parser)
-    for command in COMMANDS:
-        command.add_parser(sub)
+    add_commands(top.add_subparsers(dest="command", parser_class=Parser))
     return top
 
 

@@ -18,24 +18,6 @@ from verifier.core.files import write_atomic
 DEFAULTS = {"runs": 500, "seed": 0, "fault_steps": 20, "heal_steps": 40}
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("availability", help="measure leaderless time, recovery and data loss per variant")
-    p.add_argument("--runs", type=int, default=DEFAULTS["runs"], help=f"runs per variant (default {DEFAULTS['runs']})")
-    p.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="random seed (default 0)")
-    p.add_argument("--variant", action="append", metavar="NAME",
-                   help=f"measure only this variant (repeatable): {', '.join(VARIANTS)}")
-    p.add_argument("--fault-steps", type=int, default=DEFAULTS["fault_steps"], dest="fault_steps",
-                   help=f"steps of the fault phase at most (default {DEFAULTS['fault_steps']})")
-    p.add_argument("--heal-steps", type=int, default=DEFAULTS["heal_steps"], dest="heal_steps",
-                   help=f"steps of the healing phase (default {DEFAULTS['heal_steps']})")
-    p.add_argument("--bound", action="append", metavar="NAME=N",
-                   help="override one of the bounds every variant runs with, e.g. lossy_crashes=2")
-    p.add_argument("--brokers", type=int, help="replication factor N: replicas 1..N (default 3)")
-    p.add_argument("--min-isr", type=int, dest="min_isr", help="min.insync.replicas (default 2)")
-    p.add_argument("--out", default="reports", help="where run reports go (default reports/)")
-    p.set_defaults(func=run)
-
-
 def _options(args: argparse.Namespace) -> tuple[list[str], dict, list[str]]:
     """(variants, bounds, the command that reproduces the numbers: every option but --out)."""
     for name, least in (("runs", 1), ("fault_steps", 0), ("heal_steps", 0)):

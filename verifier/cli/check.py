@@ -8,7 +8,7 @@ from pathlib import Path
 
 from specs import MUTANTS, Model, config_label
 from verifier.cli.binding import engine as engine_named
-from verifier.cli.common import (ProgressLine, UsageError, abandon_run, add_model_args, console, header_line,
+from verifier.cli.common import (ProgressLine, UsageError, abandon_run, console, header_line,
                                  replaceable, run_dir, write_result)
 from verifier.cli.search import report_search, search_inputs
 from verifier.core import stop
@@ -16,57 +16,6 @@ from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED
 from verifier.core.settings import Limits, Options, Settings
 from verifier.engines.bfs import GRAPH_LIMIT
 from verifier.studies import gate
-
-
-def add_parser(sub) -> None:
-    p = sub.add_parser("check", help="exhaustive breadth-first model check (or --simulate random walks)")
-    add_model_args(p)
-    p.add_argument("--max-depth", type=int, help="stop (exit 3) after this many BFS levels")
-    p.add_argument("--max-states", type=int, help="stop (exit 3) at this many distinct states")
-    p.add_argument("--time-budget", type=float, help="stop (exit 3) after this many seconds")
-    p.add_argument("--invariant", action="append", help="check only this invariant (repeatable)")
-    p.add_argument("--no-symmetry", action="store_true", help="do not reduce by broker renaming")
-    p.add_argument("--compare-symmetry", action="store_true",
-                   help="also run without symmetry; report the states it saved and check the verdicts agree")
-    p.add_argument("--no-deadlock", action="store_true", help="do not report states where nothing can happen")
-    p.add_argument("--stop-at-first", dest="stop_at_first", action="store_true",
-                   help="stop at the first violation (TLC's default) instead of exploring on to report "
-                        "the shortest trace of every violated invariant")
-    p.add_argument("--continue", dest="keep_going", action="store_true",
-                   help="explore on after a violation (the default; overrides check.stop_at_first)")
-    p.add_argument("--simulate", type=int, metavar="N", help="N random walks instead of exhaustive search")
-    p.add_argument("--depth", type=int, metavar="D", help="steps per random walk (--simulate; default 100)")
-    p.add_argument("--seed", type=int, metavar="S", help="random seed for --simulate (default 0)")
-    p.add_argument("--liveness", action="store_true",
-                   help="check the liveness properties under weak fairness on the whole state graph "
-                        "(lassos as table, replay scenario and ITF); --invariant picks among them")
-    p.add_argument("--mutants", action="store_true", help="the mutation gate: check every mutant of the catalogue")
-    p.add_argument("--only", action="append", metavar="NAME", help="with --mutants: only this mutant (repeatable)")
-    p.add_argument("--estimate", type=float, nargs="?", const=20.0, metavar="SECONDS",
-                   help="predict the distinct states, depth and run time from SECONDS (default 20) of search")
-    p.add_argument("--workers", type=int, metavar="N",
-                   help="worker processes for the exhaustive search (default: every core; 1 = one process)")
-    p.add_argument("--checkpoint-dir", metavar="DIR",
-                   help="keep the run's progress here (replaced atomically every level and every "
-                        "--checkpoint-every seconds) so a killed run can --resume")
-    p.add_argument("--resume", action="store_true", help="continue the run kept in --checkpoint-dir")
-    p.add_argument("--checkpoint-every", type=float, metavar="S",
-                   help="seconds between checkpoints inside a long level (default 300)")
-    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report, one test case per invariant")
-    p.add_argument("--full-state", action="store_true",
-                   help="show every field of the state at each counterexample step (TLC's view), not only changes")
-    p.add_argument("--dump-graph", metavar="FILE", help="write the state graph (.dot/.gv or .graphml; small runs)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
-    p.add_argument("--out", default="reports", help="where run reports go (default reports/)")
-    p.set_defaults(func=run)
-    p = sub.add_parser("mutants", help="the mutation gate on the exhaustive engine (= check --mutants)")
-    add_model_args(p)
-    p.add_argument("--only", action="append", metavar="NAME", help="run only this mutant (repeatable)")
-    p.add_argument("--time-budget", type=float, default=600.0, help="seconds per mutant (default 600)")
-    p.add_argument("--no-symmetry", action="store_true")
-    p.add_argument("--junit", metavar="FILE")
-    p.add_argument("--out", default="reports")
-    p.set_defaults(func=run_mutants)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,7 +3,6 @@ name, the console, the progress line, and writing a run's report files."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import time
@@ -12,7 +11,6 @@ from pathlib import Path
 from typing import Any, Optional
 
 from specs import config_label, make_config, unknown
-from verifier.core.files import write_atomic
 
 
 class UsageError(Exception):
@@ -121,17 +119,6 @@ def build_config(args: argparse.Namespace, default_bounds: Optional[dict] = None
                        min_isr=min_isr, unclean_leader_election=data.get("unclean_leader_election"),
                        extra_brokers=spare, flags=flags, bounds=bounds,
                        mutant=getattr(args, "mutant", None) or data.get("mutant")), data.get("check", {})
-
-
-def add_model_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--preset", help="protocol variant: kafka (default), kip-966, pre-kip-966, pre-kip-903")
-    p.add_argument("--mutant", help="a deliberately broken rule from the catalogue (kraft-verify list)")
-    p.add_argument("--config", help="TOML file with the model config and bounds")
-    p.add_argument("--replicas", help="comma-separated broker ids (replica order)")
-    p.add_argument("--brokers", type=int, help="replication factor N: replicas 1..N")
-    p.add_argument("--min-isr", type=int, dest="min_isr")
-    p.add_argument("--bound", action="append", metavar="NAME=N", help="a model bound, e.g. records=2")
-    p.add_argument("--flag", action="append", metavar="NAME[=V]", help="a rule of the model, e.g. elr=false")
 
 
 def header_line(command: str, cfg, extra: str = "") -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from specs import PRESETS, RELEASES, Model, ScenarioError, Trace, load_scenario, release, run_operations
 from verifier.cli.binding import properties
-from verifier.cli.common import (UsageError, add_model_args, build_config, console, header_line, run_dir,
+from verifier.cli.common import (UsageError, build_config, console, header_line, run_dir,
                                  write_run)
 from verifier.core.files import write_atomic
 from verifier.core.settings import Limits, Settings
@@ -20,30 +20,6 @@ from verifier.engines.conform.run import PROPERTY
 from verifier.engines.replay import run_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "specs" / "scenarios"
-
-
-def add_parser(sub) -> None:
-    p = sub.add_parser("conform", help="the model against a Kafka release's own controller code")
-    p.add_argument("files", nargs="*", metavar="FILE", help="scenario files to compare")
-    p.add_argument("--kafka", required=True, metavar="VERSION",
-                   help=f"the release: {', '.join(RELEASES)} (a line, 4.1 or 4.1.x, means its newest patch)")
-    p.add_argument("--scenarios", action="store_true",
-                   help="compare every scenario file of specs/scenarios that applies to the release")
-    add_model_args(p)
-    p.add_argument("--spare-brokers", dest="spare_brokers", metavar="IDS",
-                   help="comma-separated registered brokers that are not replicas (reassignment targets)")
-    p.add_argument("--bound-set", dest="bound_set", metavar="NAME",
-                   help="the matrix's bound set: default, config, min-isr-above-rf, admin+reassignment, ... "
-                        "(its bounds, spare broker and min ISR; other model options are then refused)")
-    p.add_argument("--walks", type=int, help="seeded random walks of the model (default 1000 without files)")
-    p.add_argument("--steps", type=int, default=0,
-                   help="walk on until this many walk steps were compared (beside --walks)")
-    p.add_argument("--depth", type=int, default=50, help="steps per walk at most (default 50)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--time-budget", type=float, dest="time_budget", metavar="SECONDS")
-    p.add_argument("--junit", metavar="FILE")
-    p.add_argument("--out", default="reports")
-    p.set_defaults(func=run)
 
 
 def _release(text: str):

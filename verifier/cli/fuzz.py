@@ -6,23 +6,9 @@ import argparse
 
 from specs import MUTANTS, Model, deep_bounds
 from verifier.cli.binding import engine, properties
-from verifier.cli.common import UsageError, add_model_args, build_config, console, header_line, run_dir, write_result
+from verifier.cli.common import UsageError, build_config, console, header_line, run_dir, write_result
 from verifier.core.settings import Settings
 from verifier.studies import gate
-
-
-def add_parser(sub) -> None:
-    p = sub.add_parser("fuzz", help="Hypothesis stateful testing of the model (larger clusters, deeper runs)")
-    add_model_args(p)
-    p.add_argument("--examples", type=int, help="Hypothesis max_examples (default: the profile's)")
-    p.add_argument("--steps", type=int, help="steps per example (default: the profile's)")
-    p.add_argument("--seed", type=int, help="random seed (default: derandomized in ci, random in nightly); "
-                                            "a seeded run neither reads nor writes the example database")
-    p.add_argument("--profile", default="ci", choices=["ci", "nightly"])
-    p.add_argument("--mutants", action="store_true", help="fuzz every mutant; print the kill table")
-    p.add_argument("--junit", metavar="FILE")
-    p.add_argument("--out", default="reports")
-    p.set_defaults(func=run)
 
 
 def _config(args):

@@ -8,13 +8,6 @@ from dataclasses import fields
 from specs import MUTANTS, PRESETS, RELEASES, RULE_FIELDS, Bounds, Model, make_config, outside_z3, rule_doc
 from verifier.core.exitcodes import EXIT_OK
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("list", help="list presets, rules, bounds, invariants, mutants and actions")
-    p.add_argument("--mutants-markdown", action="store_true",
-                   help="print the mutant catalogue as Markdown (docs/mutants.md is this output)")
-    p.set_defaults(func=run)
-
-
 def mutants_markdown() -> str:
     """The catalogue's mutants as a Markdown page: what each breaks, and how."""
     lines = ["# Mutants", "",

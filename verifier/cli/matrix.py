@@ -11,25 +11,6 @@ from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
 from verifier.core.files import write_atomic
 
 
-def add_parser(sub) -> None:
-    from verifier.studies.matrix import BOUND_SETS, DEFAULT_SETS, RELEASES
-    p = sub.add_parser("matrix", help="every preset against every property (releases, KIP text, pre-KIP variants)")
-    p.add_argument("--presets", default=",".join(RELEASES), help=f"comma-separated (default: {','.join(RELEASES)})")
-    p.add_argument("--bound-sets", default=",".join(DEFAULT_SETS),
-                   help=f"comma-separated (default: {','.join(DEFAULT_SETS)}, minutes), of: "
-                        f"{', '.join(f'{k} {v or {}}' for k, v in BOUND_SETS.items())}; recovery composes the "
-                        f"preset with the recovery profile, min-isr-above-rf sets min ISR to the replication "
-                        f"factor + 1 and adds a spare broker, as reassignment does; admin+config and "
-                        f"reassignment are large (reassignment: over 5.6 million states in 300 s), so their "
-                        f"rows may end 'not reached' within --row-budget (make matrix-extended)")
-    p.add_argument("--brokers", type=int, help="replication factor (default: 3)")
-    p.add_argument("--row-budget", type=float, default=300.0, help="seconds per row before its cells are "
-                   "'not reached' (default 300)")
-    p.add_argument("--out", default="reports/matrix", help="directory (rows whose config and model did not "
-                   "change are reused from its matrix.json)")
-    p.set_defaults(func=run)
-
-
 def _rows(args):
     from specs import PRESETS
     from verifier.studies.matrix import BOUND_SETS, Row

@@ -16,35 +16,6 @@ from verifier.studies import gate
 SELF_CHECK_SIZES = 4      # the self-check compares N = 1..4 (the encoding is the same formula for any N)
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("prove", help="z3: prove the ELR invariants inductive for every cluster size up to N, "
-                                     "and bounded model checking from the initial state")
-    p.add_argument("--preset", help="protocol variant: kafka (default), kip-966, pre-kip-966, pre-kip-903")
-    p.add_argument("--mutant", help="a deliberately broken rule from the catalogue")
-    p.add_argument("--flag", action="append", metavar="NAME[=V]", help="a rule of the model, e.g. elr=false")
-    p.add_argument("--max-brokers", type=int, default=8, help="check every N from 1 to this (default 8)")
-    p.add_argument("--min-isr", type=int, action="append", dest="min_isr",
-                   help="check only this min ISR (repeatable; default every 1..N)")
-    p.add_argument("--depth", type=int, default=6, help="BMC depth in symbolic steps (default 6)")
-    p.add_argument("--bmc-max-brokers", type=int, default=4,
-                   help="run BMC only for N up to this (default 4; its time grows steeply with N, "
-                        "while induction covers every N)")
-    p.add_argument("--invariant", action="append", help="check only this invariant (repeatable)")
-    p.add_argument("--fixed-config", action="store_true",
-                   help="no min.insync.replicas / unclean.leader.election changes; also checks "
-                        "UncleanElectionOnlyAfterMinIsrUncleanShutdowns, which a min ISR change breaks")
-    p.add_argument("--time-budget", type=float, help="stop (exit 3) after this many seconds")
-    p.add_argument("--stop-at-first", action="store_true", help="stop at the first refuted size")
-    p.add_argument("--no-witness", action="store_true", help="do not search the concrete model for the BMC trace")
-    p.add_argument("--self-check-samples", type=int, default=100,
-                   help="random controller states per size for the self-check before any verdict (default 100)")
-    p.add_argument("--mutants", action="store_true",
-                   help="the mutation gate: refute each mutant at N=--max-brokers (use 3) with a replayable run")
-    p.add_argument("--junit", metavar="FILE")
-    p.add_argument("--out", default="reports")
-    p.set_defaults(func=run)
-
-
 def _validate(args) -> list:
     z3 = symbolic()
     BY_NAME = z3["by_name"]

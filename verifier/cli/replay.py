@@ -12,15 +12,6 @@ from verifier.engines.replay import run_file
 from verifier.core.exitcodes import EXIT_INPUT, EXIT_OK, EXIT_VIOLATION
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("replay", help="run scenario files through the model")
-    p.add_argument("files", nargs="+")
-    p.add_argument("--preset", help="override the scenarios' preset")
-    p.add_argument("--check-invariants", action="store_true", help="fail on any invariant violation not expected")
-    p.add_argument("-v", "--verbose", action="store_true", help="print each scenario's step table")
-    p.set_defaults(func=run)
-
-
 def run(args: argparse.Namespace) -> int:
     from rich.markup import escape
     from rich.table import Table

@@ -6,35 +6,8 @@ import re
 
 from spark.store import MAX_PARTITIONS
 from specs import Model
-from verifier.cli.common import UsageError, add_model_args, console, header_line, run_dir
+from verifier.cli.common import UsageError, console, header_line, run_dir
 from verifier.cli.search import report_search, search_inputs
-
-
-def add_parser(sub) -> None:
-    p = sub.add_parser("spark-check", help="the exhaustive check sharded over Spark executors (overnight runs)")
-    add_model_args(p)
-    p.add_argument("--master", default="local[*]", help="Spark master URL (default local[*]; spark://HOST:PORT)")
-    p.add_argument("--partitions", type=int, help="partitions of the frontier and visited set (default: cores)")
-    p.add_argument("--executor-memory", help="Spark executor memory, e.g. 4g")
-    p.add_argument("--driver-levels", type=int, default=None, metavar="N",
-                   help="expand levels of fewer than N states on the driver, where a Spark job would cost more "
-                        "than their work (default 5000; 0: every level on Spark)")
-    p.add_argument("--checkpoint-dir", metavar="URL",
-                   help="keep every level here so a killed run can resume: a location the driver and every "
-                        "executor reach (hdfs://..., s3a://..., or a path on a shared or local-mode disk)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue the run in --checkpoint-dir from its last good level")
-    p.add_argument("--max-depth", type=int, help="stop (exit 3) after this many BFS levels")
-    p.add_argument("--max-states", type=int, help="stop (exit 3) at the level that reaches this many states")
-    p.add_argument("--time-budget", type=float, help="stop (exit 3) after the level that exceeds this many seconds")
-    p.add_argument("--invariant", action="append", help="check only this invariant (repeatable)")
-    p.add_argument("--no-symmetry", action="store_true", help="do not reduce by broker renaming")
-    p.add_argument("--no-deadlock", action="store_true", help="do not report states where nothing can happen")
-    p.add_argument("--stop-at-first", action="store_true", help="stop after the level with the first violation")
-    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report, one test case per invariant")
-    p.add_argument("-q", "--quiet", action="store_true", help="no per-level progress lines")
-    p.add_argument("--out", default="reports", help="where run reports go (default reports/)")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

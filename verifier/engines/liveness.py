@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from array import array
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 from specs import Trace

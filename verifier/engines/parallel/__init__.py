@@ -120,7 +120,7 @@ def explore_parallel(model, invariants, workers: int, limits: Limits = Limits(),
     return res.judge(invariants)
 
 
-def _level(pool: Pool, n: int, res: Result, found: dict, level: int, known: frozenset) -> int:
+def _level(pool: Pool, n: int, res: SearchResult, found: dict, level: int, known: frozenset) -> int:
     """Expand `level`; return how many new states the next level has."""
     answers = pool.ask([("expand", known)] * n)
     for stats, _, events in answers:
