@@ -44,7 +44,7 @@ hadoop: $(STAMP)
 
 # The project packed for spark-submit --archives (spark/package.py; README, "On a cluster").
 spark-package: $(STAMP)
-	$(BIN)/python -m spark.package build/spark/kraft-verify-env.tar.gz
+	$(BIN)/python -m spark.package build build/spark/kraft-verify-env.tar.gz
 
 # Every release against its own controller code at the full budgets: the scenario files that
 # apply and 100,000 walk steps over each of four bound sets per release (minutes; the table

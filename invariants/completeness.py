@@ -72,13 +72,9 @@ def no_lost_replica_in_isr(cfg, s) -> bool:
     lrep = running_leader(cfg, s)
     if lrep is None:
         return True
-    leader = s.ctrl.partition.leader
-    prefix = lrep.log[:lrep.hwm]
-    for b in s.ctrl.partition.isr:
-        r = replica(cfg, s, b)
-        if b != leader and r is not None and r.alive and r.log[:lrep.hwm] != prefix:
-            return False
-    return True
+    leader, prefix = s.ctrl.partition.leader, lrep.log[:lrep.hwm]
+    members = ((b, replica(cfg, s, b)) for b in s.ctrl.partition.isr if b != leader)
+    return all(r.log[:lrep.hwm] == prefix for b, r in members if r is not None and r.alive)
 
 
 @state_invariant("FollowerLogMatchesLeader", "data")

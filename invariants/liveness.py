@@ -53,8 +53,12 @@ def _leaderless(cfg, s) -> bool:
     return s.ctrl.partition.leader == NO_LEADER
 
 
-def _has_leader(cfg, s) -> bool:
-    return s.ctrl.partition.leader != NO_LEADER
+def _not(predicate):
+    """The goal that is the premise's end: `not premise`."""
+    return lambda cfg, s: not predicate(cfg, s)
+
+
+_has_leader = _not(_leaderless)
 
 
 def _leaderless_with_live_complete_candidate(cfg, s) -> bool:
@@ -72,8 +76,7 @@ def _recovering(cfg, s) -> bool:
     return s.ctrl.partition.leader_recovery_state == RECOVERING
 
 
-def _recovered(cfg, s) -> bool:
-    return s.ctrl.partition.leader_recovery_state != RECOVERING
+_recovered = _not(_recovering)
 
 
 LIVENESS: tuple[LivenessProperty, ...] = (

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from spark.standalone import HOST, listening, kill_from_pid_files, spark_home
+from spark.standalone import HOST, command_line, kill_from_pid_files, listening, spark_home
 
 PRIVATE = ("/tmp", "/var/tmp")        # each Spark process's own "local disk"
 BASE = Path(os.environ.get("KRAFT_VERIFY_CLUSTER_DIR", "/var/tmp/kraft-verify-cluster"))
@@ -308,24 +308,12 @@ class Cluster:
         self.stop()
 
 
-def main(argv: list[str]) -> int:
-    try:
-        if argv[:1] == ["start"]:
-            cluster = Cluster().start()
-            print(f"master: {cluster.master_url}\nhdfs:   {cluster.hdfs_url}\nlogs:   {cluster.base / 'logs'}")
-            return 0
-        if argv[:1] == ["stop"]:
-            kill_from_pid_files(sorted((BASE / "pids").glob("*")), signal.SIGKILL)
-            return 0
-        if argv[:1] == ["fetch"]:
-            print(minicluster_jar())
-            return 0
-    except ClusterError as exc:
-        print(f"spark.cluster: {exc}", file=sys.stderr)
-        return 2
-    print("usage: python -m spark.cluster start|stop|fetch", file=sys.stderr)
-    return 2
+def _start() -> str:
+    cluster = Cluster().start()
+    return f"master: {cluster.master_url}\nhdfs:   {cluster.hdfs_url}\nlogs:   {cluster.base / 'logs'}"
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(command_line("spark.cluster", {
+        "start": _start, "stop": lambda: kill_from_pid_files(sorted((BASE / "pids").glob("*")), signal.SIGKILL),
+        "fetch": minicluster_jar}, sys.argv[1:], (ClusterError,)))

@@ -3,7 +3,7 @@ dependencies ("Python Package Management": a packed virtual environment shipped 
 `--archives`): a virtualenv holding the project's wheel and every dependency but pyspark
 (each executor has Spark's own, on the PYTHONPATH its worker gives it), in one .tar.gz.
 
-    .venv/bin/python -m spark.package build/spark/kraft-verify-env.tar.gz
+    .venv/bin/python -m spark.package build build/spark/kraft-verify-env.tar.gz
     PYSPARK_DRIVER_PYTHON=build/spark/env/bin/python PYSPARK_PYTHON=./environment/bin/python \\
       spark-submit --master spark://HOST:7077 --archives build/spark/kraft-verify-env.tar.gz#environment \\
       "$(build/spark/env/bin/python -c 'import verifier.cli.submit as m; print(m.__file__)')" \\
@@ -56,17 +56,17 @@ def build(out: Path, work: Path = ROOT / "build" / "spark") -> Path:
     return out
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: python -m spark.package OUT.tar.gz", file=sys.stderr)
-        return 2
+class BuildError(Exception):
+    pass
+
+
+def _build(out: str) -> Path:
     try:
-        print(build(Path(argv[0]).resolve()))
+        return build(Path(out).resolve())
     except subprocess.CalledProcessError as exc:
-        print(f"spark.package: {' '.join(map(str, exc.cmd))[:200]} failed (exit {exc.returncode})", file=sys.stderr)
-        return 2
-    return 0
+        raise BuildError(f"{' '.join(map(str, exc.cmd))[:200]} failed (exit {exc.returncode})") from None
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from spark.standalone import command_line
+    sys.exit(command_line("spark.package", {"build": _build}, sys.argv[1:], (BuildError, TypeError)))

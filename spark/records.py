@@ -33,27 +33,30 @@ def _fps_bytes(values: list) -> bytes:
     return b"".join(map(int.to_bytes, values, repeat(16), repeat("little")))
 
 
-def _fps_from(raw, n: int) -> list:
-    col = array("Q")
-    col.frombytes(raw[:16 * n])
+def _little(col: array) -> array:
+    """`col` in little-endian order, the stored format's, whatever this machine's."""
     if sys.byteorder != "little":
         col.byteswap()
+    return col
+
+
+def _column(code: str, raw) -> array:
+    col = array(code)
+    col.frombytes(raw)
+    return _little(col)
+
+
+def _fps_from(raw, n: int) -> list:
+    col = _column("Q", raw[:16 * n])
     return [lo | (hi << 64) for lo, hi in zip(col[0::2], col[1::2])]
 
 
 def _u32(values) -> bytes:
-    col = array("I", values)
-    if sys.byteorder != "little":
-        col.byteswap()
-    return col.tobytes()
+    return _little(array("I", values)).tobytes()
 
 
 def _u32_from(raw) -> array:
-    col = array("I")
-    col.frombytes(raw)
-    if sys.byteorder != "little":
-        col.byteswap()
-    return col
+    return _column("I", raw)
 
 
 def _dump(value) -> bytes:
@@ -165,9 +168,7 @@ def visited_blob(fps) -> bytes:
     for fp in sorted(fps, key=lambda f: f & _LO):
         col.append(fp & _LO)
         col.append(fp >> 64)
-    if sys.byteorder != "little":
-        col.byteswap()
-    return col.tobytes()
+    return _little(col).tobytes()
 
 
 def drop_visited(best: dict, blobs) -> None:
@@ -176,11 +177,7 @@ def drop_visited(best: dict, blobs) -> None:
     for blob in blobs:
         if not best:
             return
-        col = array("Q")
-        col.frombytes(blob)
-        if sys.byteorder != "little":
-            col.byteswap()
-        view = memoryview(col)
+        view = memoryview(_column("Q", blob))
         los = view[0::2]
         if wanted is None:
             wanted = {fp & _LO for fp in best}

@@ -62,17 +62,6 @@ def jars() -> list[str]:
     return sorted(str(j) for j in where.glob("*.jar") if not SPARK_HAS.match(j.name))
 
 
-def main(argv: list[str]) -> int:
-    if argv[:1] != ["jars"]:
-        print("usage: python -m spark.s3 jars", file=sys.stderr)
-        return 2
-    try:
-        print(",".join(jars()))
-    except ClusterError as exc:
-        print(f"spark.s3: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from spark.standalone import command_line
+    sys.exit(command_line("spark.s3", {"jars": lambda: ",".join(jars())}, sys.argv[1:], (ClusterError,)))

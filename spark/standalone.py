@@ -52,20 +52,22 @@ def start(port: int = PORT, cores: int = 2, memory: str = "2g", timeout: float =
     _launch("master", ["org.apache.spark.deploy.master.Master", "--host", HOST, "--port", str(port),
                        "--webui-port", "18080"])
     deadline = time.monotonic() + timeout
-    while not listening(port):
-        if time.monotonic() > deadline:
-            stop()
-            raise RuntimeError(f"the master did not start (see {STATE / 'master.log'})")
-        time.sleep(0.5)
+    _wait(lambda: listening(port), deadline, "the master did not start", "master")
     url = f"spark://{HOST}:{port}"
     _launch("worker", ["org.apache.spark.deploy.worker.Worker", url, "--host", HOST, "--cores", str(cores),
                        "--memory", memory, "--webui-port", "18081"])
-    while "Successfully registered with master" not in _read(STATE / "worker.log"):
+    _wait(lambda: "Successfully registered with master" in _read(STATE / "worker.log"), deadline,
+          "the worker did not register", "worker")
+    return url
+
+
+def _wait(ready, deadline: float, failure: str, log: str) -> None:
+    """Poll `ready()` until the deadline; past it, stop everything and say which log tells why."""
+    while not ready():
         if time.monotonic() > deadline:
             stop()
-            raise RuntimeError(f"the worker did not register (see {STATE / 'worker.log'})")
+            raise RuntimeError(f"{failure} (see {STATE / (log + '.log')})")
         time.sleep(0.5)
-    return url
 
 
 def _read(path: Path) -> str:
@@ -92,16 +94,23 @@ def kill_from_pid_files(pid_files, sig: int) -> None:
         pid_file.unlink(missing_ok=True)
 
 
-def main(argv: list[str]) -> int:
-    if argv[:1] == ["start"]:
-        print(start())
-        return 0
-    if argv[:1] == ["stop"]:
-        stop()
-        return 0
-    print("usage: python -m spark.standalone start|stop", file=sys.stderr)
-    return 2
+def command_line(prog: str, actions: dict, argv: list[str], errors: tuple = ()) -> int:
+    """The entry point of a make target or a recipe, `python -m PROG ACTION [ARG...]`: the
+    action's result (if any) on stdout and exit 0; an unknown action, or one of `errors`, is
+    one line on stderr and exit 2."""
+    action = actions.get(argv[0]) if argv else None
+    if action is None:
+        print(f"usage: python -m {prog} {'|'.join(actions)}", file=sys.stderr)
+        return 2
+    try:
+        result = action(*argv[1:])
+    except errors as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    if result is not None:
+        print(result)
+    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(command_line("spark.standalone", {"start": start, "stop": stop}, sys.argv[1:]))

@@ -25,6 +25,7 @@ from spark.records import BLOCK as BLOCK_MAGIC
 from spark.records import PART, Record, drop_visited, encode, fps_of, visited_blob
 from spark.store import chunk_key, owner_of_key
 from verifier.core.codec import codec_of, pack, pack_ids, unpack
+from verifier.core.levels import expand_state
 from verifier.core.result import DEADLOCK
 
 CHUNK = 100_000          # states per chunk of a level, and successors per block an expand task ships
@@ -88,7 +89,7 @@ def expand(job: Job, found: frozenset, records):
     """An expand task over some chunks (key, bytes) of a level: yields (owner, ("B", block))
     per owner and batch of successors, then (0, ("S", counts, events)) for the driver."""
     model = job.model()
-    cfg, canonical, n = job.cfg, model.canonical, job.partitions
+    n = job.partitions
     step_invs = [inv for inv in job.invariants if inv.kind == "step" and inv.name not in found]
     transitions, terminal, stuck = 0, 0, 0
     enabled: Counter = Counter()
@@ -99,21 +100,13 @@ def expand(job: Job, found: frozenset, records):
         codec, rows = codec_of(part.packed())     # the chunk's states as field ids (verifier/core/codec.py)
         for fp, held in zip(part.fps, rows):
             s = codec.decode(held)
-            nth = 0
-            for label, t in model.successors(s):
-                nth += 1
-                transitions += 1
-                enabled[label[0]] += 1
-                for inv in step_invs:
-                    if not inv.check(cfg, s, label, t):
-                        key = (fp, nth, label)
-                        if inv.name not in events or key[:2] < events[inv.name][:2]:
-                            events[inv.name] = key
-                ids, fp2 = codec.child(canonical(t) if canonical else t, s, held, fp)
+            succ = expand_state(model, codec, s, held, fp, step_invs, enabled, events, _event_key)
+            transitions += len(succ)
+            for nth, label, ids, fp2 in succ:
                 old = best.get(fp2)
                 if old is None or (fp, nth) < old[:2]:
                     best[fp2] = (fp, nth, label, ids)
-            if nth == 0:
+            if not succ:
                 if job.check_deadlock and DEADLOCK not in found and model.stuck(s):
                     stuck += 1
                     key = (fp, 0, None)
@@ -128,6 +121,10 @@ def expand(job: Job, found: frozenset, records):
             yield from _ship(best, n, codec)
             best = {}
     yield 0, ("S", (transitions, dict(enabled), terminal, stuck), events)
+
+
+def _event_key(fp: int, nth: int, label) -> tuple:
+    return fp, nth, label
 
 
 def _ship(best: dict, n: int, codec):

@@ -73,10 +73,6 @@ class Concrete:
         return all(x in b for x in a)
 
     @staticmethod
-    def is_empty(a: tuple) -> bool:
-        return not a
-
-    @staticmethod
     def size(a: tuple) -> int:
         return len(a)
 
@@ -117,6 +113,8 @@ class Concrete:
     @staticmethod
     def not_(c: bool) -> bool:
         return not c
+
+    is_empty = not_               # a set of no members is falsy, as a false condition is
 
     @staticmethod
     def ge(i: int, j: int) -> bool:

@@ -108,14 +108,21 @@ def _check_type(name: str, value: Any, kind: type) -> Any:
     return value
 
 
+def _natural(name: str, value: Any, most: int, negative: str, beyond: str) -> int:
+    """An integer from 0 to `most`; the messages say what a value below or above means."""
+    if _check_type(name, value, int) < 0:
+        raise ConfigError(negative)
+    if value > most:
+        raise ConfigError(beyond)
+    return value
+
+
 def _broker_ids(name: str, ids: Any) -> tuple[int, ...]:
     if not isinstance(ids, (list, tuple)):
         raise ConfigError(f"config field '{name}' must be a list of broker ids")
     for b in ids:
-        if _check_type(name, b, int) < 0:
-            raise ConfigError(f"config field '{name}': broker ids are >= 0, got {b}")
-        if b > MAX_INT:
-            raise ConfigError(f"config field '{name}': broker id {b} does not fit Kafka's int (max {MAX_INT})")
+        _natural(name, b, MAX_INT, f"config field '{name}': broker ids are >= 0, got {b}",
+                 f"config field '{name}': broker id {b} does not fit Kafka's int (max {MAX_INT})")
     return tuple(ids)
 
 
@@ -169,11 +176,8 @@ def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = N
     for name, value in (bounds or {}).items():
         if name not in BOUND_NAMES:
             raise unknown("bound", name, BOUND_NAMES)
-        if _check_type(name, value, int) < 0:
-            raise ConfigError(f"bound '{name}' must be >= 0")
-        if value > MAX_BOUND:
-            raise ConfigError(f"bound '{name}' = {value} is beyond any search (at most {MAX_BOUND:,})")
-        bound_values[name] = value
+        bound_values[name] = _natural(name, value, MAX_BOUND, f"bound '{name}' must be >= 0",
+                                      f"bound '{name}' = {value} is beyond any search (at most {MAX_BOUND:,})")
     cfg = Config(rules=rules, bounds=Bounds(**bound_values), preset=preset, mutant=mutant)
     if replicas is not None:
         replicas = _broker_ids("replicas", replicas)

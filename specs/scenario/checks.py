@@ -26,6 +26,31 @@ def unreadable(path: str) -> Optional[str]:
     return f"not a regular file ({kind})"
 
 
+class Unreadable(ValueError):
+    """An input file that cannot be read or parsed; str() says why, without the path."""
+
+
+def read_data(path: str, parse, what: str) -> Any:
+    """`parse` (bytes -> data) of the file at `path`, or Unreadable with the reason: not a
+    regular file, missing, malformed (the parser's words), nested too deeply, unreadable."""
+    problem = unreadable(path)
+    if problem:
+        raise Unreadable(problem)
+    try:
+        with open(path, "rb") as fh:
+            return parse(fh.read())
+    except FileNotFoundError:
+        raise Unreadable("no such file") from None
+    except json.JSONDecodeError as exc:
+        raise Unreadable(f"not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except ValueError as exc:       # a parser's own error, bytes that are not UTF-8, a duplicated key
+        raise Unreadable(str(exc)) from None
+    except RecursionError:
+        raise Unreadable(f"nested too deeply to be a {what}") from None
+    except OSError as exc:
+        raise Unreadable(f"cannot read it ({exc.strerror})") from None
+
+
 def surrogate(data: Any) -> Optional[str]:
     """A JSON string may spell half a UTF-16 pair (\\ud800); such text cannot be printed nor
     written to a report. Returns a message if `data` holds one."""

@@ -20,7 +20,7 @@ from specs import actions as A
 from specs.actions import OpError
 from specs.config import Config, ConfigError, config_from_dict
 from specs.model import Model
-from specs.scenario.checks import broker_id, op_values, surrogate, unreadable
+from specs.scenario.checks import Unreadable, broker_id, op_values, read_data, surrogate
 from specs.scenario.initial import broker_universe, initial_state
 from specs.state import RECOVERY_NAMES, State
 
@@ -135,25 +135,12 @@ def _no_duplicate_keys(pairs):
 
 
 def load(path: str) -> dict:
-    problem = unreadable(path)
-    if problem:
-        raise ScenarioError(f"{path}: {problem}")
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh, object_pairs_hook=_no_duplicate_keys)
-    except FileNotFoundError:
-        raise ScenarioError(f"{path}: no such file") from None
-    except json.JSONDecodeError as exc:
-        raise ScenarioError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
-    except ValueError as exc:       # a duplicated key, or bytes that are not UTF-8
+        data = read_data(path, lambda raw: json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicate_keys),
+                         "scenario")
+    except Unreadable as exc:
         raise ScenarioError(f"{path}: {exc}") from None
-    except RecursionError:
-        raise ScenarioError(f"{path}: nested too deeply to be a scenario") from None
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read it ({exc.strerror})") from None
-    if not isinstance(data, dict):
-        raise ScenarioError(f"{path}: a scenario must be a JSON object")
-    problem = surrogate(data)
+    problem = "a scenario must be a JSON object" if not isinstance(data, dict) else surrogate(data)
     if problem:
         raise ScenarioError(f"{path}: {problem}")
     return data
@@ -239,32 +226,32 @@ def _check_step(where: str, st: Any) -> Optional[tuple]:
     if len(kinds) != 1:
         raise ScenarioError(f"{where}: a step needs exactly one of {', '.join(repr(k) for k in STEP_KINDS)}")
     if "op" in st:
-        fields = operation(st)
-        try:
-            A.op_label(fields)
-        except OpError as exc:
-            raise ScenarioError(f"{where}: {exc}") from None
-        if op_values(fields):
-            raise ScenarioError(f"{where}: {op_values(fields)}")
+        _check_operation(f"{where}: ", operation(st))
     elif "expect" in st:
         _check_expect(where, st["expect"])
     elif "expect_not_enabled" in st:
         probe = st["expect_not_enabled"]
         if not isinstance(probe, dict):
             raise ScenarioError(f"{where}: expect_not_enabled must be an operation object")
-        try:
-            if A.OPS[A.op_label(probe)[0]].kind != A.DATA:
-                raise ScenarioError(f"{where}: expect_not_enabled takes a data-plane operation")
-        except OpError as exc:
-            raise ScenarioError(f"{where}: expect_not_enabled: {exc}") from None
-        if op_values(probe):
-            raise ScenarioError(f"{where}: expect_not_enabled: {op_values(probe)}")
+        if _check_operation(f"{where}: expect_not_enabled: ", probe).kind != A.DATA:
+            raise ScenarioError(f"{where}: expect_not_enabled takes a data-plane operation")
     else:
         names = expected_violations(st)
         if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
             raise ScenarioError(f"{where}: expect_violation must name invariants (a name or a list of names)")
         return tuple(names)
     return None
+
+
+def _check_operation(where: str, fields: dict):
+    """An operation's form and values (ScenarioError prefixed by `where`); its declaration."""
+    try:
+        action = A.OPS[A.op_label(fields)[0]]
+    except OpError as exc:
+        raise ScenarioError(f"{where}{exc}") from None
+    if op_values(fields):
+        raise ScenarioError(f"{where}{op_values(fields)}")
+    return action
 
 
 def operation(st: dict) -> dict:

@@ -125,19 +125,22 @@ class Symbolic:
     def ne(self, x, y):
         return self.not_(self.eq(x, y))
 
+    @staticmethod
+    def _fold(cs, unit: bool, join):
+        """`join` of the conditions, with Python's own True and False folded away: `unit` (True
+        for a conjunction) is dropped, its opposite decides at once."""
+        rest = [c for c in cs if c is not unit]
+        if any(c is (not unit) for c in rest):
+            return not unit
+        return rest[0] if len(rest) == 1 else (join(*rest) if rest else unit)
+
     def all_(self, *cs):
-        rest = [c for c in cs if c is not True]
-        if any(c is False for c in rest):
-            return False
-        return rest[0] if len(rest) == 1 else (z3.And(*rest) if rest else True)
+        return self._fold(cs, True, z3.And)
 
     all = all_    # the algebra's name (shadows the set `all` only as a method)
 
     def any(self, *cs):
-        rest = [c for c in cs if c is not False]
-        if any(c is True for c in rest):
-            return True
-        return rest[0] if len(rest) == 1 else (z3.Or(*rest) if rest else False)
+        return self._fold(cs, False, z3.Or)
 
     def not_(self, c):
         return (not c) if isinstance(c, bool) else z3.Not(c)

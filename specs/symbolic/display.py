@@ -9,29 +9,30 @@ def _names(cfg: Config, bits: int) -> str:
     return "[" + ",".join(str(b) for b in members(cfg, bits)) + "]"
 
 
+# action -> its sentence, from the step's fields: b (the one broker it names), m (its members),
+# v (its value), f (its flag), p (the broker a recovery round picks)
+_TEXT = {
+    "alter_partition": "AlterPartition isr={m}",
+    "crash": "crash broker={b} ({f})",
+    "set_min_isr": "set_min_isr value={v}",
+    "set_unclean": "set_unclean value={f}",
+    "advance_hwm": "advance_hwm (non-ISR replicas keeping up: {m})",
+    "unclean_recovery": "unclean_recovery round elects broker={p}",
+    "fetch": "fetch by {m}",
+    **{a: a + " broker={b}" for a in ("fence", "unfence", "controlled_shutdown", "clean_shutdown", "restart",
+                                      "elect_designated")},
+}
+
+
 def step_text(cfg: Config, step) -> str:
     """A symbolic step (verifier.engines.prove.Step) as a sentence."""
-    who = members(cfg, step.broker)
-    b = who[0] if len(who) == 1 else None
-    a = step.action
-    if a == "alter_partition":
-        return f"AlterPartition isr={_names(cfg, step.members)}"
-    if a == "crash":
-        return f"crash broker={b}" + (" (loses unflushed records)" if step.flag else " (keeps its log)")
-    if a in ("fence", "unfence", "controlled_shutdown", "clean_shutdown", "restart", "elect_designated"):
-        return f"{a} broker={b}"
-    if a == "set_min_isr":
-        return f"set_min_isr value={step.value}"
-    if a == "set_unclean":
-        return f"set_unclean value={str(step.flag).lower()}"
-    if a == "advance_hwm":
-        return f"advance_hwm (non-ISR replicas keeping up: {_names(cfg, step.members)})"
-    if a == "unclean_recovery":
-        chosen = members(cfg, step.pick)
-        return f"unclean_recovery round elects broker={chosen[0] if chosen else None}"
-    if a == "fetch":
-        return f"fetch by {_names(cfg, step.members)}"
-    return a
+    who, chosen = members(cfg, step.broker), members(cfg, step.pick)
+    flag = str(step.flag).lower()
+    if step.action == "crash":
+        flag = "loses unflushed records" if step.flag else "keeps its log"
+    return _TEXT.get(step.action, step.action).format(
+        b=who[0] if len(who) == 1 else None, m=_names(cfg, step.members), v=step.value, f=flag,
+        p=chosen[0] if chosen else None)
 
 
 def state_changes(cfg: Config, before: Abstract, after: Abstract) -> str:

@@ -209,5 +209,6 @@ def evaluate(terms: dict, pins: list) -> dict:
 
 def _brief(ctrl: Controller) -> str:
     p = ctrl.partition
-    return (f"leader={p.leader} isr={list(p.isr)} elr={list(p.elr)} last_known_elr={list(p.last_known_elr)} "
-            f"fenced={list(ctrl.fenced)} shutting_down={list(ctrl.shutting_down)} min_isr={ctrl.min_isr}")
+    shown = {"leader": p.leader, "isr": list(p.isr), "elr": list(p.elr), "last_known_elr": list(p.last_known_elr),
+             "fenced": list(ctrl.fenced), "shutting_down": list(ctrl.shutting_down), "min_isr": ctrl.min_isr}
+    return " ".join(f"{k}={v}" for k, v in shown.items())

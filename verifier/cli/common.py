@@ -55,21 +55,11 @@ def _parse_flag(text: str) -> tuple[str, Any]:
 
 
 def read_toml(path: str) -> dict:
-    from specs import unreadable
-    problem = unreadable(path)          # a FIFO would hang the open, /dev/zero the read
-    if problem:
-        raise UsageError(f"config file {path}: {problem}")
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        raise UsageError(f"config file {path}: no such file") from None
-    except ValueError as exc:     # TOMLDecodeError, UnicodeDecodeError, an integer of 5000 digits
+    from specs.scenario.checks import Unreadable, read_data
+    try:                 # TOMLDecodeError, UnicodeDecodeError, an integer of 5000 digits: one line
+        data = read_data(path, lambda raw: tomllib.loads(raw.decode("utf-8")), "config")
+    except Unreadable as exc:
         raise UsageError(f"config file {path}: {exc}") from None
-    except RecursionError:
-        raise UsageError(f"config file {path}: nested too deeply to be a config") from None
-    except OSError as exc:
-        raise UsageError(f"config file {path}: cannot read it ({exc.strerror})") from None
     if "brokers" in data:
         raise UsageError(f"config file {path}: 'brokers' is now 'spare_brokers' (registered brokers that are not "
                          "replicas, the reassignment targets); the replicas themselves are 'replicas = [...]'")

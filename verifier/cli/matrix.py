@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from html import escape
 from pathlib import Path
 
 from verifier.cli.common import UsageError, console
@@ -34,7 +33,8 @@ def _rows(args):
 
 def run(args: argparse.Namespace) -> int:
     from rich.table import Table
-    from verifier.studies.matrix import Engines, build, cell_text, properties
+    from verifier.reports.matrix import cell_text, render_html, render_md
+    from verifier.studies.matrix import Engines, build, properties
     rows = _rows(args)
     out, out_dir = console(), Path(args.out)
     if out_dir.exists() and not out_dir.is_dir():
@@ -77,76 +77,3 @@ def exit_code(matrix: dict) -> int:
     if any(c["status"] == VIOLATED for r in matrix["rows"] for c in r["cells"].values()):
         return EXIT_VIOLATION
     return EXIT_OK if all(r["complete"] for r in matrix["rows"]) else EXIT_STOPPED
-
-
-def row_shape(r: dict) -> str:
-    """What the row checked beyond its preset: replicas, spare brokers, min ISR, bounds."""
-    shape = r.get("shape") or {}
-    parts = [f"replicas {shape['replicas']}"] if "replicas" in shape else []
-    if shape.get("spare_brokers"):
-        parts.append(f"spare {shape['spare_brokers']}")
-    if "min_isr" in shape:
-        parts.append(f"min ISR {shape['min_isr']}")
-    if r["bounds"] == "recovery":
-        parts.append("the recovery profile's rules and bounds (kraft-verify list)")
-    parts += [f"{k}={v}" for k, v in r["bound_values"].items()]
-    return ", ".join(parts) or "-"
-
-
-def render_md(matrix: dict, names: list[str]) -> str:
-    from verifier.studies.matrix import VIOLATED, cell_text
-    rows = matrix["rows"]
-    lines = ["# Variant matrix", "", f"Command: `{matrix['command']}`; model `{matrix['model']}`; "
-             f"{matrix['budget_seconds']:g} s per row.", "",
-             "| property | " + " | ".join(f"{r['preset']} @ {r['bounds']}" for r in rows) + " |",
-             "|---|" + "---|" * len(rows)]
-    for name in names:
-        cells = []
-        for r in rows:
-            c = r["cells"].get(name)
-            text = cell_text(c)
-            if c and c["status"] == VIOLATED:
-                text = f"[{text}]({c['scenario']}) ([report]({c['report']}))"
-            cells.append(text)
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines += ["", "| row | config | states | complete |", "|---|---|---|---|"]
-    lines += [f"| {r['preset']} @ {r['bounds']} | {row_shape(r)} | {r['states']:,} | "
-              f"{'yes' if r['complete'] else 'no: ' + r['stop_reason']} |" for r in rows]
-    return "\n".join(lines) + "\n"
-
-
-def render_html(matrix: dict, names: list[str]) -> str:
-    from verifier.studies.matrix import VIOLATED, cell_text
-    rows = matrix["rows"]
-    head = "".join(f"<th>{escape(r['preset'])}<br>{escape(r['bounds'])}</th>" for r in rows)
-    body = []
-    for name in names:
-        cells = []
-        for r in rows:
-            c = r["cells"].get(name)
-            status = c["status"] if c else "absent"
-            text = escape(cell_text(c))
-            if c and c["status"] == VIOLATED:
-                text = (f'<a href="{escape(c["scenario"])}">{text}</a> '
-                        f'<a href="{escape(c["report"])}">report</a>')
-            cells.append(f'<td class="cell {status.replace(" ", "-")}" data-preset="{escape(r["preset"])}" '
-                         f'data-bounds="{escape(r["bounds"])}" data-property="{escape(name)}">{text}</td>')
-        body.append(f"<tr><th>{escape(name)}</th>{''.join(cells)}</tr>")
-    info = "".join(f"<tr><th>{escape(r['preset'])} @ {escape(r['bounds'])}</th>"
-                   f"<td>{escape(row_shape(r))}</td>"
-                   f"<td class=\"num\">{r['states']:,}</td><td class=\"num\">{r['seconds']:g} s</td>"
-                   f"<td>{'yes' if r['complete'] else 'no: ' + escape(r['stop_reason'] or '')}</td></tr>"
-                   for r in rows)
-    legend = ("<p>holds: no reachable state of the row's config breaks it (an exhaustive search at those "
-              "bounds, not a proof for all sizes); violated (n): the shortest counterexample has n steps, "
-              "linked to its replay scenario and the row's report; not reached: the search did not finish "
-              "within the row budget and fuzzing did not break it.</p>")
-    css = ("body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:1.5em}"
-           ".num{text-align:right}"
-           "td,th{border:1px solid #ccc;padding:.2em .5em;font-size:.85em}.violated{background:#f8d0d0}"
-           ".holds{background:#d9f2d9}.not-reached{background:#fbeec0}")
-    return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>kraft-verify matrix</title>"
-            f"<style>{css}</style></head><body><h1>Variant matrix</h1><p>{escape(matrix['command'])}</p>"
-            f"{legend}<table id=\"matrix\"><tr><th>property</th>{head}</tr>{''.join(body)}</table>"
-            f"<h2>Rows</h2><table id=\"rows\"><tr><th>row</th><th>bounds over the preset</th><th>distinct states</th>"
-            f"<th>time</th><th>exhausted</th></tr>{info}</table></body></html>\n")

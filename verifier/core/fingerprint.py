@@ -46,32 +46,6 @@ class Fingerprinter:
             fp += k * h
         return fp & MASK
 
-    def fields(self, state, parent=None, known: list[int] | None = None) -> list[int]:
-        """The field hashes of a state. For a successor of `parent` (whose field hashes are
-        `known`), a field the step did not touch is the parent's very object: its hash is reused."""
-        out = []
-        if parent is None:
-            for cache, field in zip(self._caches, state):
-                h = cache.get(field)
-                if h is None:
-                    h = cache[field] = value_hash(field)
-                out.append(h)
-            return out
-        for cache, field, old, h in zip(self._caches, state, parent, known):
-            if field is not old:
-                h = cache.get(field)
-                if h is None:
-                    h = cache[field] = value_hash(field)
-            out.append(h)
-        return out
-
-    @staticmethod
-    def mix(hashes: list[int]) -> int:
-        fp = 0
-        for k, h in zip(_MULTIPLIERS, hashes):
-            fp += k * h
-        return fp & MASK
-
 
 def collision_probability(distinct: int, generated: int) -> float:
     """TLC's optimistic estimate: distinct * (generated - distinct) / 2**bits."""

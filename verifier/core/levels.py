@@ -96,3 +96,24 @@ def rebuild(model, properties, root, labels: list, final_label, violated: list[s
     steps = concrete_trace(model, root, labels, final_label, model.canonical)
     checked = list(violated) if keep_going else [p.name for p in properties]
     return Trace(model, root, steps, list(violated), engine=engine, checked=checked, properties=tuple(properties))
+
+
+def expand_state(model, codec, s, held, fp: int, step_invs, enabled, events: dict, event_key) -> list:
+    """The successors of one held state (field ids `held`, fingerprint `fp`) as (n-th, label,
+    field ids, fingerprint), the expand step of the worker processes and of Spark's tasks. Each
+    action's transitions are counted in `enabled`; for each step invariant broken, `events`
+    keeps the smallest `event_key(fp, n-th, label)`, so the violation reported does not depend
+    on how the level was split."""
+    cfg, canonical = model.cfg, model.canonical
+    out = []
+    for label, t in model.successors(s):
+        nth = len(out) + 1             # the n-th successor of a state: the tie-break among its steps
+        enabled[label[0]] += 1
+        for inv in step_invs:
+            if not inv.check(cfg, s, label, t):
+                key = event_key(fp, nth, label)
+                if inv.name not in events or key < events[inv.name]:
+                    events[inv.name] = key
+        ids, fp2 = codec.child(canonical(t) if canonical else t, s, held, fp)
+        out.append((nth, label, ids, fp2))
+    return out

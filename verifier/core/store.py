@@ -8,6 +8,21 @@ from array import array
 from typing import Optional
 
 
+class Labels(list):
+    """Action labels held once each, by id (a state keeps the id of the label that reached it)."""
+
+    def __init__(self, *first):
+        super().__init__(first)
+        self.ids: dict = {label: i for i, label in enumerate(first)}
+
+    def id(self, label) -> int:
+        i = self.ids.get(label)
+        if i is None:
+            i = self.ids[label] = len(self)
+            self.append(label)
+        return i
+
+
 class Store:
     """Visited fingerprints plus parent links in flat arrays (about 100 bytes a state)."""
 
@@ -15,8 +30,7 @@ class Store:
         self.seen: set[int] | dict[int, int] = {} if graph else set()
         self.parent = array("q")
         self.via = array("I")
-        self.labels: list = [None]
-        self.label_ids: dict = {}
+        self.labels = Labels(None)
         self.edges: Optional[list] = [] if graph else None
 
     def add(self, fp: int, parent: int, label) -> int:
@@ -26,11 +40,7 @@ class Store:
         else:
             self.seen.add(fp)
         self.parent.append(parent)
-        lid = self.label_ids.get(label)
-        if lid is None:
-            lid = self.label_ids[label] = len(self.labels)
-            self.labels.append(label)
-        self.via.append(lid)
+        self.via.append(self.labels.id(label))
         return index
 
     def path(self, index: int) -> tuple[int, list]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from html import escape
 from typing import Optional
 
+from verifier.reports.page import page, table
+
 COLUMNS = ("variant", "runs", "faults", "leaderless", "outages", "recover median", "p90", "max",
            "never (stuck)", "data loss", "loss in tolerance", "unclean elections")
 
@@ -179,37 +181,20 @@ def loss_chart(rep: dict) -> str:
                   f"bar width: 0 to {100 * scale:.0f}% of the runs")
 
 
+CSS = """
+body{font-family:Helvetica,Arial,sans-serif;max-width:1000px}
+table{font-size:12px}td,th{text-align:right}td:first-child,th:first-child{text-align:left}
+.partial{color:#b00;font-weight:bold}figure{margin:1.5em 0}
+"""
+
+
 def html(rep: dict) -> str:
     note = partial_note(rep)
-    head = "".join(f"<th>{escape(c)}</th>" for c in COLUMNS)
-    body = "\n".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row(v)) + "</tr>" for v in rep["variants"])
     defs = "\n".join(f"<li><b>{escape(t)}</b>: {escape(d)}.</li>" for t, d in DEFINITIONS)
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>KRaft partition availability</title>
-<style>
-body {{ font-family: Helvetica, Arial, sans-serif; margin: 2em; max-width: 1000px; color: #222; }}
-table {{ border-collapse: collapse; font-size: 12px; margin: 1em 0; }}
-td, th {{ border: 1px solid #ccc; padding: 3px 6px; text-align: right; }}
-td:first-child, th:first-child {{ text-align: left; }}
-code {{ background: #f4f4f4; padding: 2px 4px; }}
-.partial {{ color: #b00; font-weight: bold; }}
-figure {{ margin: 1.5em 0; }}
-</style></head><body>
-<h1>KRaft partition availability under random fault schedules</h1>
-{f'<p class="partial">{escape(note)}</p>' if note else ''}
-<p><code>{escape(rep["command"])}</code></p>
-<p>{escape(parameters(rep))}</p>
-<figure>{leaderless_chart(rep)}</figure>
-<figure>{recovery_chart(rep)}</figure>
-<figure>{loss_chart(rep)}</figure>
-<table><tr>{head}</tr>
-{body}
-</table>
-<h2>Definitions</h2>
-<ul>
-{defs}
-<li>A step is one step of the model, any action: a proxy for time in which every enabled event is equally
-likely, not seconds.</li>
-</ul>
-</body></html>
-"""
+    return page("KRaft partition availability under random fault schedules", [
+        f'<p class="partial">{escape(note)}</p>' if note else "",
+        f'<p><code>{escape(rep["command"])}</code></p>', f"<p>{escape(parameters(rep))}</p>",
+        f"<figure>{leaderless_chart(rep)}</figure>", f"<figure>{recovery_chart(rep)}</figure>",
+        f"<figure>{loss_chart(rep)}</figure>", table(COLUMNS, (row(v) for v in rep["variants"])),
+        f"<h2>Definitions</h2><ul>{defs}<li>A step is one step of the model, any action: a proxy for time in "
+        "which every enabled event is equally likely, not seconds.</li></ul>"], CSS)

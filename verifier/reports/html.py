@@ -9,13 +9,10 @@ from html import escape
 from typing import Any
 
 from verifier.core.files import PathLike, write_atomic
+from verifier.reports.page import page, table
 from verifier.reports.text import scalar
 
 CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em}
-td,th{border:1px solid #ccc;padding:.2em .5em;font-size:.9em;vertical-align:top}
-th{background:#f3f3f3}
 .verdict{font-size:1.3em;padding:.5em 1em;display:inline-block;border-radius:4px}
 .ok{background:#d9f2d9}.violation{background:#f8d0d0}.stopped{background:#fbeec0}
 .violated{color:#b00;font-weight:bold}.holds{color:#070}
@@ -29,10 +26,7 @@ COLUMNS = ("role", "member", "status", "log", "hwm")
 
 
 def _table(head: list[str], rows: list[list[Any]], cls: str = "") -> str:
-    out = [f'<table class="{cls}"><tr>' + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr>"]
-    for row in rows:
-        out.append("<tr>" + "".join(f"<td>{escape(scalar(v))}</td>" for v in row) + "</tr>")
-    return "\n".join(out) + "</table>"
+    return table(head, ([scalar(v) for v in row] for row in rows), cls)
 
 
 def _verdict(summary: dict) -> str:
@@ -124,10 +118,8 @@ def _counterexamples(summary: dict) -> str:
 
 def render_report_html(summary: dict) -> str:
     title = f"kraft-verify {summary.get('engine', '?')}: {summary.get('run_id', '')}"
-    body = [f"<h1>{escape(title)}</h1>", _verdict(summary), _properties(summary), _counterexamples(summary),
-            _levels(summary), _coverage(summary), _config(summary)]
-    return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
-            f"<style>{CSS}</style></head><body>" + "\n".join(b for b in body if b) + "</body></html>\n")
+    return page(title, [_verdict(summary), _properties(summary), _counterexamples(summary), _levels(summary),
+                        _coverage(summary), _config(summary)], CSS)
 
 
 def write_report_html(summary: dict, path: PathLike) -> None:

@@ -186,12 +186,3 @@ def properties(matrix: dict) -> list[str]:
     for r in matrix["rows"]:
         names += [n for n in r["cells"] if n not in names]
     return names
-
-
-def cell_text(cell: Optional[dict]) -> str:
-    if cell is None:
-        return "-"
-    if cell["status"] == VIOLATED:
-        by = " by fuzz" if cell.get("engine") == "fuzz" else ""
-        return f"violated ({cell['length']}{by})"
-    return cell["status"]

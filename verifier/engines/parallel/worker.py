@@ -12,9 +12,11 @@ from collections import Counter
 
 from verifier.core import stop
 from verifier.core.codec import Codec, Level
+from verifier.core.levels import expand_state
 from verifier.core.properties import split
 from verifier.core.result import DEADLOCK
 from verifier.core.settings import Options
+from verifier.core.store import Labels
 
 M64 = (1 << 64) - 1
 PROTOCOL = pickle.HIGHEST_PROTOCOL
@@ -50,15 +52,7 @@ class Worker:
         self.cand: dict[int, tuple] = {}     # fp -> (parent fp, n-th successor, label, ids): best parent
         self.kept: list = []                 # the new states it both generated and owns
         self.links: list[Links] = []         # per level
-        self.labels: list = []
-        self.label_ids: dict = {}
-
-    def _label_id(self, label) -> int:
-        lid = self.label_ids.get(label)
-        if lid is None:
-            lid = self.label_ids[label] = len(self.labels)
-            self.labels.append(label)
-        return lid
+        self.labels = Labels()
 
     def _state_events(self, fp: int, s, known, events: dict) -> None:
         for inv in self.state_invs:
@@ -78,7 +72,7 @@ class Worker:
 
     def expand(self, known: frozenset) -> tuple:
         """Successors of this worker's part of the level: counts, candidates per owner, events."""
-        cfg, codec, canonical, model = self.cfg, self.codec, self.canonical, self.model
+        codec, model = self.codec, self.model
         step_invs = [inv for inv in self.step_invs if inv.name not in known]
         transitions, terminal = 0, 0
         enabled: Counter = Counter()
@@ -88,24 +82,15 @@ class Worker:
         for pos in range(len(frontier)):
             fp, held = frontier[pos]
             s = codec.decode(held)
-            n_succ = 0
-            for label, t in model.successors(s):
-                n_succ += 1             # the n-th successor of a state: the tie-break among its steps
-                transitions += 1
-                enabled[label[0]] += 1
-                for inv in step_invs:
-                    if not inv.check(cfg, s, label, t):
-                        key = ("step", fp, n_succ, label)
-                        if inv.name not in events or key < events[inv.name]:
-                            events[inv.name] = key
-                c = canonical(t) if canonical else t
-                ids, fp2 = codec.child(c, s, held, fp)
+            succ = expand_state(model, codec, s, held, fp, step_invs, enabled, events, _step_key)
+            transitions += len(succ)
+            for n_succ, label, ids, fp2 in succ:
                 if fp2 % n == w and fp2 in visited:
                     continue                   # seen before, and this worker is its owner
                 mine = cand.get(fp2)
                 if mine is None or (fp, n_succ) < mine[:2]:
                     cand[fp2] = (fp, n_succ, label, ids)
-            if n_succ == 0:
+            if not succ:
                 terminal += 1
                 if self.options.check_deadlock and DEADLOCK not in known and model.stuck(s):
                     key = ("state", fp, 0, None)
@@ -161,7 +146,7 @@ class Worker:
         states.sort(key=lambda item: item[0])
         self.kept = []
         for fp, parent, label, ids in states:
-            entries.append((fp, parent, self._label_id(label)))
+            entries.append((fp, parent, self.labels.id(label)))
             frontier.append(fp, ids)
             taken[label[0]] += 1
             self._state_events(fp, codec.decode(ids), known, events)
@@ -172,6 +157,10 @@ class Worker:
     def link(self, level: int, fp: int):
         hit = self.links[level].find(fp) if level < len(self.links) else None
         return None if hit is None else (hit[0], self.labels[hit[1]])
+
+
+def _step_key(fp: int, nth: int, label) -> tuple:
+    return "step", fp, nth, label
 
 
 def serve(worker: Worker, conn) -> None:
