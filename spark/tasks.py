@@ -25,10 +25,11 @@ from spark.records import BLOCK as BLOCK_MAGIC
 from spark.records import PART, Record, drop_visited, encode, fps_of, visited_blob
 from spark.store import chunk_key, owner_of_key
 from verifier.core.codec import codec_of, pack, pack_ids, unpack
-from verifier.core.levels import expand_state
+from verifier.core.levels import expand_states
 from verifier.core.result import DEADLOCK
 
 CHUNK = 100_000          # states per chunk of a level, and successors per block an expand task ships
+SLICE = 4_096            # states an expand task expands between two looks at what it holds
 
 
 def owner_of(key: int) -> int:
@@ -95,36 +96,35 @@ def expand(job: Job, found: frozenset, records):
     enabled: Counter = Counter()
     events: dict = {}
     best: dict[int, tuple] = {}          # successor fp -> (parent fp, n-th successor, label, field ids)
+    skip_deadlock = not job.check_deadlock or DEADLOCK in found
+
+    def keep(fp, nth, label, ids, fp2):
+        old = best.get(fp2)
+        if old is None or (fp, nth) < old[:2]:
+            best[fp2] = (fp, nth, label, ids)
     for _, data in records:
         part = Record(bytes(data), PART, model.value_types)
         codec, rows = codec_of(part.packed())     # the chunk's states as field ids (verifier/core/codec.py)
-        for fp, held in zip(part.fps, rows):
-            s = codec.decode(held)
-            succ = expand_state(model, codec, s, held, fp, step_invs, enabled, events, _event_key)
-            transitions += len(succ)
-            for nth, label, ids, fp2 in succ:
-                old = best.get(fp2)
-                if old is None or (fp, nth) < old[:2]:
-                    best[fp2] = (fp, nth, label, ids)
-            if not succ:
-                if job.check_deadlock and DEADLOCK not in found and model.stuck(s):
-                    stuck += 1
-                    key = (fp, 0, None)
-                    if DEADLOCK not in events or key[:2] < events[DEADLOCK][:2]:
-                        events[DEADLOCK] = key
-                else:
-                    terminal += 1
+        items = list(zip(part.fps, rows))
+        for at in range(0, len(items), SLICE):    # ship about every CHUNK successors (a task's memory)
+            t, te, st = expand_states(model, codec, items[at:at + SLICE], step_invs, skip_deadlock, enabled, events,
+                                      (_event_key, _deadlock_key), keep)
+            transitions, terminal, stuck = transitions + t, terminal + te - st, stuck + st
             if len(best) >= CHUNK:
                 yield from _ship(best, n, codec)
-                best = {}
+                best.clear()
         if best:                          # a block never mixes two chunks' codecs
             yield from _ship(best, n, codec)
-            best = {}
+            best.clear()
     yield 0, ("S", (transitions, dict(enabled), terminal, stuck), events)
 
 
 def _event_key(fp: int, nth: int, label) -> tuple:
     return fp, nth, label
+
+
+def _deadlock_key(fp: int) -> tuple:
+    return fp, 0, None
 
 
 def _ship(best: dict, n: int, codec):

@@ -29,7 +29,7 @@ def test_old_bugs_are_found_shrunk_near_the_shortest_and_replay(preset):
     cfg = fuzz_config(preset)
     found = fuzz(Model(cfg), I.REGISTRY, "ci")
     assert found.status == "violation"
-    trace = found.trace
+    trace = found.counterexample
     bfs = explore(Model(cfg), [I.BY_NAME[name] for name in trace.violated])
     assert bfs.counterexample is not None
     assert len(trace) <= len(bfs.counterexample) + 2, (len(trace), len(bfs.counterexample))
@@ -63,8 +63,8 @@ def test_every_mutant_is_killed_on_the_ci_profile(brokers):
 def test_kafka_holds_on_larger_clusters(brokers):
     # 400 of the ci profile's 2,500 examples keep CI short; `kraft-verify fuzz --brokers 7` runs all
     result = fuzz(Model(fuzz_config(brokers=brokers)), I.REGISTRY, "ci", examples=400)
-    assert result.status == "ok", result.trace and result.trace.violated
-    rec = result.recorder
+    assert result.status == "ok", result.counterexample and result.counterexample.violated
+    rec = result.facts
     assert rec.examples >= 400 and rec.steps > 10 * rec.examples
     # the runs reached the protocol's core actions, not just the start state
     for action in ("produce", "fetch", "advance_hwm", "shrink_isr", "expand_isr", "deliver_alter_partition",
@@ -80,7 +80,7 @@ def test_a_saved_failure_replays_first(tmp_path):
     assert first.status == "violation"
     assert any(tmp_path.rglob("*")), "the failure was saved"
     again = fuzz(Model(cfg), I.REGISTRY, "nightly", examples=2000, database=tmp_path)
-    assert again.status == "violation" and again.recorder.first_failure_example == 1
+    assert again.status == "violation" and again.facts.first_failure_example == 1
 
 
 def test_fuzz_cli_exit_codes_and_files(cli, tmp_path):
@@ -109,6 +109,6 @@ def test_fuzz_cli_exit_codes_and_files(cli, tmp_path):
 def test_the_recovery_profile_reaches_recovery_rounds_and_recovered_on_the_ci_profile():
     """Issue: fuzz reaches unclean_recovery and complete_recovery on the recovery preset."""
     result = fuzz(Model(fuzz_config("recovery")), I.REGISTRY, "ci", examples=1000)
-    assert result.status == "ok", result.trace and result.trace.violated
-    runs = result.recorder.rule_runs
+    assert result.status == "ok", result.counterexample and result.counterexample.violated
+    runs = result.facts.rule_runs
     assert runs["unclean_recovery"] > 0 and runs["complete_recovery"] > 0 and runs["elect"] > 0

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from specs import MUTANTS, Model, config_label
 from verifier.cli.binding import engine as engine_named
-from verifier.cli.common import (ProgressLine, UsageError, abandon_run, console, header_line,
-                                 replaceable, run_dir, write_result)
+from verifier.cli.common import (ProgressLine, UsageError, abandon_run, console, gate_command, header_line,
+                                 replaceable, run_dir)
 from verifier.cli.search import report_search, search_inputs
 from verifier.core import stop
 from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED
@@ -141,17 +141,15 @@ def run_estimate(args: argparse.Namespace) -> int:
         abandon_run()        # nothing to write: no empty run directory either
         return EXIT_STOPPED
     else:
-        out.print(f"forecast from {found['finished_levels']} finished levels ({found['sample_states']:,} states in "
-                  f"{found['sample_seconds']:.0f}s, {found['states_per_second']:,.0f} states/s with {workers} "
-                  f"worker(s)):", markup=False)
-        out.print(f"  distinct states about {found['states']:,} (range {found['states_low']:,} to "
-                  f"{found['states_high']:,})", markup=False)
-        out.print(f"  depth about {found['depth']} (range {found['depth_low']} to {found['depth_high']})",
-                  markup=False)
-        out.print(f"  run time about {found['seconds']:,}s (range {found['seconds_low']:,}s to "
-                  f"{found['seconds_high']:,}s) at the sampled speed", markup=False)
-        out.print("a forecast from the trend of the level sizes, not a bound (docs: BENCHMARKS.md, estimates)",
-                  markup=False)
+        f = found
+        for line in (f"forecast from {f['finished_levels']} finished levels ({f['sample_states']:,} states in "
+                     f"{f['sample_seconds']:.0f}s, {f['states_per_second']:,.0f} states/s with {workers} worker(s)):",
+                     f"  distinct states about {f['states']:,} (range {f['states_low']:,} to {f['states_high']:,})",
+                     f"  depth about {f['depth']} (range {f['depth_low']} to {f['depth_high']})",
+                     f"  run time about {f['seconds']:,}s (range {f['seconds_low']:,}s to {f['seconds_high']:,}s) "
+                     "at the sampled speed",
+                     "a forecast from the trend of the level sizes, not a bound (docs: BENCHMARKS.md, estimates)"):
+            out.print(line, markup=False)
     write_atomic(out_dir / "estimate.json", json.dumps(dict(report, run_id=run_id), indent=2) + "\n")
     out.print(f"report: {out_dir}", markup=False)
     return EXIT_OK
@@ -248,7 +246,6 @@ def run_mutants(args: argparse.Namespace) -> int:
     for name in names:
         if name not in MUTANTS:
             raise UsageError(f"unknown mutant '{name}' (known: {', '.join(MUTANTS)})")
-    out = console()
     settings = Settings(limits=Limits(time_budget=args.time_budget))
 
     def run_one(cfg) -> dict:
@@ -258,9 +255,6 @@ def run_mutants(args: argparse.Namespace) -> int:
     def run_liveness(cfg) -> dict:
         result = engine_named("liveness")(Model(cfg, symmetry=False), liveness_properties(), settings)
         return gate.outcome_row(cfg.mutant, result, result.stop_reason, states=result.distinct_states)
-    run_id, out_dir = run_dir(args.out, "mutants", base)
-    out.print(header_line("check --mutants", base), markup=False)
-    rows, code = gate.run_gate("bfs", base, names, run_one, out, "mutation gate (exhaustive search)", ("states",),
-                               run_liveness=run_liveness)
-    write_result(gate.gate_result("bfs", rows, code), Model(base), out_dir, run_id, args, base.preset, out)
-    return code
+    args.command = "check"
+    return gate_command(args, "bfs", base, names, lambda out, where: run_one, "mutation gate (exhaustive search)",
+                        ("states",), run_liveness=run_liveness)

@@ -92,23 +92,33 @@ def build_config(args: argparse.Namespace, default_bounds: Optional[dict] = None
         if not 1 <= args.brokers <= 7:
             raise UsageError(f"--brokers must be between 1 and 7, got {args.brokers}")
         replicas = list(range(1, args.brokers + 1))
-    if getattr(args, "replicas", None):
-        try:
-            replicas = [int(x) for x in args.replicas.split(",")]
-        except ValueError:
-            raise UsageError(f"--replicas takes a comma-separated list of broker ids, got '{args.replicas}'") from None
+    replicas = _ids(args, "replicas", replicas)
     min_isr = args.min_isr if getattr(args, "min_isr", None) is not None else data.get("min_isr")
-    spare = data.get("spare_brokers")
-    if getattr(args, "spare_brokers", None):
-        try:
-            spare = [int(x) for x in args.spare_brokers.split(",")]
-        except ValueError:
-            raise UsageError(f"--spare-brokers takes a comma-separated list of broker ids, "
-                             f"got '{args.spare_brokers}'") from None
+    spare = _ids(args, "spare_brokers", data.get("spare_brokers"))
     return make_config(getattr(args, "preset", None) or data.get("preset", "kafka"), replicas=replicas,
                        min_isr=min_isr, unclean_leader_election=data.get("unclean_leader_election"),
                        extra_brokers=spare, flags=flags, bounds=bounds,
                        mutant=getattr(args, "mutant", None) or data.get("mutant")), data.get("check", {})
+
+
+def _ids(args, name: str, otherwise):
+    """A comma-separated list of broker ids given as --NAME, else `otherwise`."""
+    text = getattr(args, name, None)
+    if not text:
+        return otherwise
+    try:
+        return [int(x) for x in text.split(",")]
+    except ValueError:
+        raise UsageError(f"--{name.replace('_', '-')} takes a comma-separated list of broker ids, "
+                         f"got '{text}'") from None
+
+
+def make_dir(path: Path, failure: str) -> None:
+    """Create a report directory, or one line: `failure` and the system's reason."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{failure} ({exc.strerror})") from None
 
 
 def header_line(command: str, cfg, extra: str = "") -> str:
@@ -125,10 +135,7 @@ def run_dir(base: str, kind: str, cfg) -> tuple[str, Path]:
     label = re.sub(r"[^A-Za-z0-9_.=+,-]", "_", config_label(cfg))[:120]
     run_id = f"{kind}-{label}-{stamp}-{os.getpid()}"
     path = Path(base) / run_id
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--out {base}: cannot create the report directory ({exc.strerror})") from None
+    make_dir(path, f"--out {base}: cannot create the report directory")
     RUN.update(run_id=run_id, dir=path, kind=kind, cfg=cfg)
     return run_id, path
 
@@ -281,3 +288,21 @@ class ProgressLine:
         elif p.seconds - self.last_plain >= 10:
             self.last_plain = p.seconds
             self.console.print("progress: " + text, markup=False)
+
+
+def gate_command(args, engine: str, base, names: list, run_one_for, title: str, columns: tuple = (),
+                 details=None, note: str = "", run_liveness=None) -> int:
+    """A mutation gate's whole run (verifier/studies/gate.py): the run directory, the header,
+    every mutant (`run_one_for(console, run directory)` gives the engine's run_one), the table
+    and the files. Returns the gate's exit code."""
+    from specs import Model
+    from verifier.studies import gate
+    out = console()
+    kind = {"bfs": "mutants", "z3": "prove-mutants"}.get(engine, f"{engine}-mutants")
+    run_id, out_dir = run_dir(args.out, kind, base)
+    run_one = run_one_for(out, out_dir)
+    out.print(header_line(f"{args.command} --mutants", base, note), markup=False)
+    rows, code = gate.run_gate(engine, base, names, run_one, out, title, columns, run_liveness=run_liveness)
+    write_result(gate.gate_result(engine, rows, code, details), Model(base), out_dir, run_id, args, base.preset, out)
+    return code
+

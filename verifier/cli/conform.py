@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _report(args, rel, cfg, model, result, cases, skipped, run_id, out_dir, out) -> int:
     from verifier.reports.summary import counterexample_json, summarize
-    outcome, command = result.outcome, " ".join(["kraft-verify"] + args.argv)
+    outcome, command = result.facts, " ".join(["kraft-verify"] + args.argv)
     d, divergence, files = outcome.divergence, None, {}
     if d:
         divergence = _write_divergence(d, rel, out_dir, command)

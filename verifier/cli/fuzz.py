@@ -6,7 +6,7 @@ import argparse
 
 from specs import MUTANTS, Model, deep_bounds
 from verifier.cli.binding import engine, properties
-from verifier.cli.common import UsageError, build_config, console, header_line, run_dir, write_result
+from verifier.cli.common import UsageError, build_config, console, gate_command, header_line, run_dir, write_result
 from verifier.core.settings import Settings
 from verifier.studies import gate
 
@@ -29,7 +29,7 @@ def _fuzz(args, model, invs, shrink=True):
 def _stats(out, result, model) -> None:
     """Rule counts and run depths (the warnings are the result's)."""
     from rich.table import Table
-    rec = result.recorder
+    rec = result.facts
     off = model.off_by_config()
     table = Table(title=f"rules run ({rec.examples:,} examples, {rec.steps:,} steps)")
     table.add_column("action")
@@ -63,11 +63,11 @@ def run(args: argparse.Namespace) -> int:
     out.print(header_line("fuzz", cfg, f"profile={args.profile}"), markup=False)
     result = _fuzz(args, model, properties())
     _stats(out, result, model)
-    rec = result.recorder
+    rec = result.facts
     result.sections = {"profile": args.profile, **result.sections}
-    if result.trace is not None:
-        render(result.trace, out,
-               title=f"shrunk counterexample: {', '.join(result.violated)} ({len(result.trace)} steps)")
+    if result.counterexample is not None:
+        render(result.counterexample, out,
+               title=f"shrunk counterexample: {', '.join(result.violated)} ({len(result.counterexample)} steps)")
         out.print(f"counterexample: {out_dir / 'counterexample.json'} (replay it with `kraft-verify replay`); "
                   f"found at example {rec.first_failure_example}", markup=False)
     else:
@@ -81,18 +81,12 @@ def run_mutants(args: argparse.Namespace) -> int:
     base = _config(args)
     if base.mutant:
         raise UsageError("--mutants runs every mutant; drop --mutant")
-    out = console()
 
     def run_one(cfg) -> dict:
         result = _fuzz(args, Model(cfg, symmetry=False), properties(), shrink=False)
-        rec = result.recorder
+        rec = result.facts
         return gate.outcome_row(cfg.mutant, result, f"{rec.examples} examples",
                                 examples_to_failure=rec.first_failure_example, examples=rec.examples)
-    run_id, out_dir = run_dir(args.out, "fuzz-mutants", base)
-    out.print(header_line("fuzz --mutants", base, f"profile={args.profile}"), markup=False)
-    rows, code = gate.run_gate("fuzz", base, list(MUTANTS), run_one, out,
-                               f"fuzz mutation gate ({args.profile}, {len(base.replicas)} brokers)",
-                               ("examples_to_failure",))
-    write_result(gate.gate_result("fuzz", rows, code, {"profile": args.profile}), Model(base), out_dir, run_id, args,
-                 base.preset, out)
-    return code
+    return gate_command(args, "fuzz", base, list(MUTANTS), lambda out, where: run_one,
+                        f"fuzz mutation gate ({args.profile}, {len(base.replicas)} brokers)", ("examples_to_failure",),
+                        {"profile": args.profile}, f"profile={args.profile}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from verifier.cli.common import UsageError, console
+from verifier.cli.common import UsageError, console, make_dir
 from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
 from verifier.core.files import write_atomic
 
@@ -39,10 +39,7 @@ def run(args: argparse.Namespace) -> int:
     out, out_dir = console(), Path(args.out)
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out {args.out}: not a directory")
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--out {args.out}: cannot create it ({exc.strerror})") from None
+    make_dir(out_dir, f"--out {args.out}: cannot create it")
     cache = out_dir / "matrix.json"
     if (cache.exists() or cache.is_symlink()) and not cache.is_file():
         raise UsageError(f"--out {args.out}: matrix.json there is not a file (it is rewritten after every row)")

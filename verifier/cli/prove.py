@@ -7,7 +7,7 @@ import json
 
 from specs import MUTANTS, Model, make_config, refused_by_z3, unknown
 from verifier.cli.binding import engine, symbolic
-from verifier.cli.common import UsageError, build_config, console, header_line, run_dir, write_result
+from verifier.cli.common import UsageError, build_config, console, gate_command, header_line, run_dir, write_result
 from verifier.core import stop
 from verifier.core.files import write_atomic
 from verifier.core.settings import Limits, Settings
@@ -127,8 +127,6 @@ def run_mutants(args: argparse.Namespace) -> int:
     from verifier.engines.prove import REFUTED, check_size
     n, m = args.max_brokers, (args.min_isr or [min(2, args.max_brokers)])[0]
     base = make_config("kafka")
-    out = console()
-    run_id, out_dir = run_dir(args.out, "prove-mutants", base)
     invariants = list(symbolic()["invariants"]) + list(symbolic()["more"])
     concrete = [i.concrete for i in invariants]
     command = " ".join(["kraft-verify"] + args.argv)
@@ -136,7 +134,10 @@ def run_mutants(args: argparse.Namespace) -> int:
     def realize(cfg, trace, names):
         return witness_trace(cfg, trace, names, concrete)
 
-    def run_one(cfg) -> dict:
+    def run_one_for(out, out_dir):
+        return lambda cfg: run_one(cfg, out, out_dir)
+
+    def run_one(cfg, out, out_dir) -> dict:
         outside = MUTANTS[cfg.mutant].outside_z3()
         if outside:
             return gate.row(cfg.mutant, gate.OUTSIDE, reason="; ".join(outside))
@@ -153,11 +154,8 @@ def run_mutants(args: argparse.Namespace) -> int:
             r.witness, f"z3 refutes {cfg.mutant}", command), indent=2) + "\n")
         return gate.row(cfg.mutant, gate.KILLED, r.violation, len(r.witness), r.seconds,
                         symbolic_steps=len(r.trace) - 1, scenario=scenario)
-    out.print(header_line("prove --mutants", base, f"N={n} min ISR {m} BMC depth {args.depth}"), markup=False)
-    rows, code = gate.run_gate("z3", base, list(MUTANTS), run_one, out,
-                               f"z3 mutation gate (N={n}, min ISR {m}, BMC depth {args.depth}, fixed topic config)",
-                               ("symbolic_steps",))
-    write_result(gate.gate_result("z3", rows, code, {"brokers": n, "min_isr": m, "depth": args.depth}),
-                 Model(base), out_dir, run_id, args, base.preset, out)
-    return code
+    return gate_command(args, "z3", base, list(MUTANTS), run_one_for,
+                        f"z3 mutation gate (N={n}, min ISR {m}, BMC depth {args.depth}, fixed topic config)",
+                        ("symbolic_steps",), {"brokers": n, "min_isr": m, "depth": args.depth},
+                        f"N={n} min ISR {m} BMC depth {args.depth}")
 

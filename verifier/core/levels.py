@@ -12,7 +12,7 @@ from specs import Trace
 from verifier.core import stop
 from verifier.core.estimate import predict
 from verifier.core.fingerprint import Fingerprinter
-from verifier.core.result import STOPPED, Progress
+from verifier.core.result import DEADLOCK, STOPPED, Progress
 from verifier.core.settings import Limits
 
 
@@ -117,3 +117,36 @@ def expand_state(model, codec, s, held, fp: int, step_invs, enabled, events: dic
         ids, fp2 = codec.child(canonical(t) if canonical else t, s, held, fp)
         out.append((nth, label, ids, fp2))
     return out
+
+
+def expand_states(model, codec, items, step_invs, skip_deadlock: bool, enabled, events: dict, keys,
+                  keep) -> tuple[int, int, int]:
+    """Expand held states `items` ((fingerprint, field ids) pairs): every successor goes to
+    `keep(parent fp, n-th, label, field ids, fp)`; a state without successors is terminal,
+    and stuck (a deadlock, its smallest `keys[1](fp)` kept in events) unless `skip_deadlock`.
+    `keys` = (step event key, deadlock event key). Returns (transitions, terminal, stuck)."""
+    step_key, deadlock_key = keys
+    transitions = terminal = stuck = 0
+    for fp, held in items:
+        s = codec.decode(held)
+        succ = expand_state(model, codec, s, held, fp, step_invs, enabled, events, step_key)
+        transitions += len(succ)
+        for nth, label, ids, fp2 in succ:
+            keep(fp, nth, label, ids, fp2)
+        if succ:
+            continue
+        terminal += 1
+        if not skip_deadlock and model.stuck(s):
+            stuck += 1
+            key = deadlock_key(fp)
+            if DEADLOCK not in events or key < events[DEADLOCK]:
+                events[DEADLOCK] = key
+    return transitions, terminal, stuck
+
+
+def random_step(model, state, rng, allowed=None) -> Optional[tuple]:
+    """A step chosen uniformly among the enabled ones (those `allowed(state, label)` says may
+    be taken, if given): (label, next state), or None if there is none. Random walks,
+    conform's walks and the availability study draw their steps here."""
+    options = [(label, t) for label, t in model.successors(state) if allowed is None or allowed(state, label)]
+    return options[rng.randrange(len(options))] if options else None

@@ -70,6 +70,7 @@ class Result:
     counts: dict = field(default_factory=dict)           # engine-specific figures (summary's counts)
     sections: dict = field(default_factory=dict)         # engine-specific top-level summary keys
     exit_code: Optional[int] = None              # when the engine decides it (else from status)
+    facts: Any = None                            # the engine's own record (fuzz: its Recorder; conform: its Outcome)
 
     @property
     def violated(self) -> list[str]:

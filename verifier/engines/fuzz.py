@@ -24,7 +24,7 @@ from hypothesis.stateful import (RuleBasedStateMachine, get_state_machine_test, 
 from specs import Trace, config_summary
 from verifier.core import stop
 from verifier.core.properties import names as names_of
-from verifier.core.properties import verdicts
+from verifier.core.properties import split, verdicts
 from verifier.core.result import COMPLETE, DEADLOCK, SAMPLED_STATUS, VIOLATION, Result
 from verifier.core.settings import Settings
 from verifier.core.shrink import shrink_steps, violated_at_end
@@ -77,8 +77,7 @@ class Recorder:
 def machine_for(model, invariants, recorder: Recorder) -> type[RuleBasedStateMachine]:
     """A RuleBasedStateMachine class for this model; statistics and failures go to `recorder`."""
     cfg = model.cfg
-    state_invs = [inv for inv in invariants if inv.kind == "state"]
-    step_invs = [inv for inv in invariants if inv.kind == "step"]
+    state_invs, step_invs = split(invariants)
     inits = model.init_states()
     targets = list(model.fault_targets)
 
@@ -138,10 +137,8 @@ def machine_for(model, invariants, recorder: Recorder) -> type[RuleBasedStateMac
 
     for name in model.action_names:
         setattr(KRaftMachine, name, _rule_for(name, model.action_docs[name]))
-    for inv in state_invs:
-        setattr(KRaftMachine, f"invariant_{inv.name}", _state_check(cfg, inv))
-    for inv in step_invs:
-        setattr(KRaftMachine, f"invariant_{inv.name}", _step_check(cfg, inv))
+    for inv in state_invs + step_invs:
+        setattr(KRaftMachine, f"invariant_{inv.name}", _invariant_rule(cfg, inv))
     KRaftMachine.__name__ = KRaftMachine.__qualname__ = f"ModelMachine_{cfg.preset}_{cfg.mutant or 'none'}"
     return KRaftMachine
 
@@ -157,19 +154,16 @@ def _rule_for(name: str, doc: str):
     return run
 
 
-def _state_check(cfg, inv):
+def _invariant_rule(cfg, inv):
+    """The property as a Hypothesis @invariant: a state invariant on the current state, a step
+    invariant on the last step taken."""
     @invariant()
     def check(self):
-        if not inv.check(cfg, self.state):
-            self.fail([inv.name])
-    check.__name__ = f"invariant_{inv.name}"
-    return check
-
-
-def _step_check(cfg, inv):
-    @invariant()
-    def check(self):
-        if self.last is not None and not inv.check(cfg, *self.last):
+        if inv.kind == "state":
+            ok = inv.check(cfg, self.state)
+        else:
+            ok = self.last is None or inv.check(cfg, *self.last)
+        if not ok:
             self.fail([inv.name])
     check.__name__ = f"invariant_{inv.name}"
     return check
@@ -202,19 +196,7 @@ def database_key(cfg) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-class FuzzResult(Result):
-    """A Hypothesis run: the base result, with the run's statistics (`recorder`)."""
-
-    def __init__(self, recorder: Recorder, **kw):
-        super().__init__(engine="fuzz", **kw)
-        self.recorder = recorder
-
-    @property
-    def trace(self) -> Optional[Trace]:
-        return self.counterexample
-
-
-def run(model, properties, settings_: Settings = Settings(), progress=None) -> FuzzResult:
+def run(model, properties, settings_: Settings = Settings(), progress=None) -> Result:
     """The engine interface: `settings_.profile` (a registered Hypothesis profile), with its
     examples, steps, seed, database and shrink fields."""
     database = DATABASE_ROOT if settings_.database == "default" else settings_.database
@@ -224,7 +206,7 @@ def run(model, properties, settings_: Settings = Settings(), progress=None) -> F
 
 def fuzz(model, invariants, profile: str = "ci", examples: Optional[int] = None,
          steps: Optional[int] = None, seed: Optional[int] = None, database: Optional[Path] = DATABASE_ROOT,
-         hypothesis_shrink: bool = True) -> FuzzResult:
+         hypothesis_shrink: bool = True) -> Result:
     """Run the machine outside pytest; a failure comes back shrunk, as a Trace: by Hypothesis
     (unless `hypothesis_shrink` is off, as for the mutant kill table, which needs only the kill),
     then by deleting steps while the same invariant still fails."""
@@ -251,16 +233,16 @@ def fuzz(model, invariants, profile: str = "ci", examples: Optional[int] = None,
         recorder.end()
     seconds = time.monotonic() - start
     found = {name: trace for name in trace.violated} if trace is not None else {}
-    result = FuzzResult(recorder, status=VIOLATION if trace is not None else COMPLETE, seconds=seconds,
-                        counterexamples=found, counterexample=trace,
-                        verdicts=verdicts(invariants, found, SAMPLED_STATUS))
+    result = Result(VIOLATION if trace is not None else COMPLETE, seconds, engine="fuzz", facts=recorder,
+                    counterexamples=found, counterexample=trace, verdicts=verdicts(invariants, found, SAMPLED_STATUS))
     _statistics(result, model)
     return result
 
 
-def _statistics(result: FuzzResult, model) -> None:
-    """Counts, coverage and warnings: an action no example ever took is a warning, not silence."""
-    rec, seconds = result.recorder, result.seconds
+def _statistics(result: Result, model) -> None:
+    """Counts, coverage and warnings: an action no example ever took is a warning, not silence.
+    `result.facts` is the run's Recorder."""
+    rec, seconds = result.facts, result.seconds
     off = model.off_by_config()
     result.counts = {"samples": rec.examples, "examples": rec.examples, "steps": rec.steps,
                      "seconds": round(seconds, 3), "examples_per_second": round(rec.examples / max(seconds, 1e-9), 1),

@@ -76,9 +76,8 @@ def run_scenario(data: dict, path: str = "<scenario>", *, properties, preset: Op
 
     for i, st in enumerate(scenario.steps, 1):
         if "op" in st:
-            failure = unexpected(pending)
-            if failure:
-                return result(failure)
+            if unexpected(pending):
+                return result(unexpected(pending))
             try:
                 nxt, last_error, label = apply_op(cfg, s, operation(st))
             except NotEnabled as exc:

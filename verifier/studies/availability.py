@@ -27,6 +27,7 @@ import random
 from typing import Callable, NamedTuple, Optional
 
 import specs
+from verifier.core.levels import random_step
 
 # The bounds every variant runs with (the command's defaults; `--bound` overrides them): two
 # records, two network partitions, one crash keeping the page cache, one crash losing the
@@ -83,18 +84,18 @@ def run_once(model, rng: random.Random, fault_steps: int, heal_steps: int) -> di
     s = model.init_states()[0]
     warmup = 0
     while not model.acknowledged(s) and warmup < WARMUP_LIMIT:
-        succ = [(label, nxt) for label, nxt in model.successors(s) if model.heals(s, label)]
-        if not succ:
+        step = random_step(model, s, rng, model.heals)
+        if step is None:
             break
-        s, warmup = succ[rng.randrange(len(succ))][1], warmup + 1
+        s, warmup = step[1], warmup + 1
     faults, last_fault, lost = 0, None, set()
     up: list[bool] = [model.live_leader(s)]         # up[t]: a live leader after step t
     t = 0
     while t < fault_steps and faults < budget:
-        succ = list(model.successors(s))
-        if not succ:
+        step = random_step(model, s, rng)
+        if step is None:
             break
-        label, nxt = succ[rng.randrange(len(succ))]
+        label, nxt = step
         t += 1
         if model.is_fault(s, label):
             faults, last_fault = faults + 1, t
@@ -105,9 +106,9 @@ def run_once(model, rng: random.Random, fault_steps: int, heal_steps: int) -> di
     for _ in range(heal_steps):
         t += 1
         if stuck_at is None:
-            succ = [(label, nxt) for label, nxt in model.successors(s) if model.heals(s, label)]
-            if succ:
-                s = succ[rng.randrange(len(succ))][1]
+            step = random_step(model, s, rng, model.heals)
+            if step is not None:
+                s = step[1]
                 lost |= model.lost_records(s)
             else:
                 stuck_at = t - 1

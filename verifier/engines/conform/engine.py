@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from specs import Model
+from verifier.core.levels import random_step
 from verifier.engines.conform.compare import Diff, diff
 
 
@@ -78,11 +79,11 @@ def walk(model: Model, rng: random.Random, depth: int, name: str) -> Case:
     s = model.init_states()[0]
     case = Case(name, model, s)
     for _ in range(depth):
-        options = list(model.successors(s))
-        if not options:
+        step = random_step(model, s, rng)
+        if step is None:
             break
-        label, _ = options[rng.randrange(len(options))]
-        nxt, error = model.apply(s, label)
+        nxt, error = model.apply(s, step[0])
+        label = step[0]
         case.steps.append((label, nxt, error))
         s = nxt
     return case

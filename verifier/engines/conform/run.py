@@ -95,19 +95,11 @@ def conform(version: str, api: str, preset: str, *, cases: list[Case], model=Non
 PROPERTY = "ControllerAgreesWithKafka"
 
 
-class ConformResult(Result):
-    """The base result, with the run's outcome (cases, steps, the divergence)."""
-
-    def __init__(self, outcome: Outcome, **kw):
-        super().__init__(engine="conform", **kw)
-        self.outcome = outcome
-
-
-def run(model, properties=(), settings: Settings = Settings(), progress=None) -> ConformResult:
+def run(model, properties=(), settings: Settings = Settings(), progress=None) -> Result:
     """The engine interface. Its one property is agreement with Kafka (the safety properties
     are not its business); `settings.engine` holds the release (`version`, `api`), the model's
     `preset`, the scenario `cases`, `walks`, `steps`, `depth`; the seed and time budget are
-    settings' own. Raises OracleError if the oracle cannot run."""
+    settings' own; `facts` is the run's Outcome. Raises OracleError if the oracle cannot run."""
     e = settings.engine
     out = conform(e["version"], e["api"], e["preset"], cases=e.get("cases", []), model=model,
                   walks=e.get("walks", 0), steps=e.get("steps", 0), depth=e.get("depth", 50),
@@ -122,9 +114,9 @@ def run(model, properties=(), settings: Settings = Settings(), progress=None) ->
                             f"{e['version']}'s own controller code")
     off = model.off_by_config()
     never = [a for a in model.action_names if out.walks and a not in out.ops and a not in off]
-    return ConformResult(out, status=VIOLATION if d else (STOPPED if out.stopped else COMPLETE),
-                         seconds=out.seconds, stop_reason=out.stopped or "", verdicts=[verdict],
-                         counts={"samples": out.cases, "steps_compared": out.steps, "walks": out.walks,
-                                 "walk_steps": out.walk_steps, "scenario_files": len(out.files),
-                                 "seconds": round(out.seconds, 2), "steps_per_second": round(out.steps_per_second)},
-                         warnings=[f"action {a} was never compared with Kafka in {out.walks:,} walks" for a in never])
+    return Result(VIOLATION if d else (STOPPED if out.stopped else COMPLETE), out.seconds, out.stopped or "",
+                  "conform", facts=out, verdicts=[verdict],
+                  counts={"samples": out.cases, "steps_compared": out.steps, "walks": out.walks,
+                          "walk_steps": out.walk_steps, "scenario_files": len(out.files),
+                          "seconds": round(out.seconds, 2), "steps_per_second": round(out.steps_per_second)},
+                  warnings=[f"action {a} was never compared with Kafka in {out.walks:,} walks" for a in never])

@@ -12,7 +12,7 @@ from collections import Counter
 
 from verifier.core import stop
 from verifier.core.codec import Codec, Level
-from verifier.core.levels import expand_state
+from verifier.core.levels import expand_states
 from verifier.core.properties import split
 from verifier.core.result import DEADLOCK
 from verifier.core.settings import Options
@@ -74,28 +74,19 @@ class Worker:
         """Successors of this worker's part of the level: counts, candidates per owner, events."""
         codec, model = self.codec, self.model
         step_invs = [inv for inv in self.step_invs if inv.name not in known]
-        transitions, terminal = 0, 0
         enabled: Counter = Counter()
         events: dict = {}
         cand, visited, n, w = self.cand, self.visited, self.n, self.w
-        frontier = self.frontier
-        for pos in range(len(frontier)):
-            fp, held = frontier[pos]
-            s = codec.decode(held)
-            succ = expand_state(model, codec, s, held, fp, step_invs, enabled, events, _step_key)
-            transitions += len(succ)
-            for n_succ, label, ids, fp2 in succ:
-                if fp2 % n == w and fp2 in visited:
-                    continue                   # seen before, and this worker is its owner
-                mine = cand.get(fp2)
-                if mine is None or (fp, n_succ) < mine[:2]:
-                    cand[fp2] = (fp, n_succ, label, ids)
-            if not succ:
-                terminal += 1
-                if self.options.check_deadlock and DEADLOCK not in known and model.stuck(s):
-                    key = ("state", fp, 0, None)
-                    if DEADLOCK not in events or key < events[DEADLOCK]:
-                        events[DEADLOCK] = key
+
+        def keep(fp, n_succ, label, ids, fp2):
+            if fp2 % n == w and fp2 in visited:
+                return                         # seen before, and this worker is its owner
+            mine = cand.get(fp2)
+            if mine is None or (fp, n_succ) < mine[:2]:
+                cand[fp2] = (fp, n_succ, label, ids)
+        skip = not self.options.check_deadlock or DEADLOCK in known
+        transitions, terminal, _ = expand_states(model, codec, self.frontier, step_invs, skip, enabled, events,
+                                                 (_step_key, _deadlock_key), keep)
         outgoing: list[list] = [[] for _ in range(self.n)]
         for fp2, (parent, nth, _, _) in cand.items():
             outgoing[fp2 % self.n].append((fp2, parent, nth))
@@ -161,6 +152,10 @@ class Worker:
 
 def _step_key(fp: int, nth: int, label) -> tuple:
     return "step", fp, nth, label
+
+
+def _deadlock_key(fp: int) -> tuple:
+    return "state", fp, 0, None
 
 
 def serve(worker: Worker, conn) -> None:
