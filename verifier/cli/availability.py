@@ -13,7 +13,7 @@ from verifier.studies.availability import DEFAULT_BOUNDS, VARIANTS, Measurement
 from verifier.reports.availability import COLUMNS, DEFINITIONS, html, markdown, partial_note, row
 from verifier.cli.common import UsageError, console, run_dir
 from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED
-from verifier.core.files import write_atomic
+from verifier.reports.writer import write_pages
 
 DEFAULTS = {"runs": 500, "seed": 0, "fault_steps": 20, "heal_steps": 40}
 
@@ -86,9 +86,8 @@ def run(args: argparse.Namespace) -> int:
     rep = m.report(" ".join(command))
     rep["definitions"] = dict(DEFINITIONS)
     _show(out, rep)
-    write_atomic(out_dir / "availability.json", json.dumps(rep, indent=1) + "\n")
-    write_atomic(out_dir / "report.md", markdown(rep))
-    write_atomic(out_dir / "availability.html", html(rep))
+    write_pages(out_dir, {"availability.json": json.dumps(rep, indent=1) + "\n", "report.md": markdown(rep),
+                          "availability.html": html(rep)})
     out.print(f"{time.monotonic() - start:.1f}s; report: {out_dir}", markup=False)
     return EXIT_STOPPED if rep["partial"] else EXIT_OK
 

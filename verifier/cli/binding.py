@@ -12,7 +12,7 @@ from specs import unknown
 ENGINES = {
     "bfs": "verifier.engines.bfs", "parallel": "verifier.engines.parallel", "simulate": "verifier.engines.simulate",
     "fuzz": "verifier.engines.fuzz", "liveness": "verifier.engines.liveness", "prove": "verifier.engines.prove",
-    "spark": "spark.engine",
+    "replay": "verifier.engines.replay", "conform": "verifier.engines.conform.run", "spark": "spark.engine",
 }
 
 

@@ -99,8 +99,8 @@ def _file_case(path: str, rel, preset, strict: bool):
 
 
 def run(args: argparse.Namespace) -> int:
+    from verifier.cli.binding import engine
     from verifier.engines.conform.oracle import OracleError
-    from verifier.engines.conform.run import run as conform
     rel = _release(args.kafka)
     for name in ("walks", "depth", "steps"):
         value = getattr(args, name)
@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
               markup=False)
     run_id, out_dir = run_dir(args.out, f"conform-{rel.version}", cfg)
     try:
-        result = conform(model, (), Settings(limits=Limits(time_budget=args.time_budget), seed=args.seed, engine={
+        result = engine("conform")(model, (), Settings(limits=Limits(time_budget=args.time_budget), seed=args.seed, engine={
             "version": rel.version, "api": rel.api, "preset": preset, "cases": cases, "walks": walks,
             "steps": args.steps, "depth": args.depth}))
     except OracleError as exc:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from verifier.cli.common import UsageError, console, make_dir
 from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
-from verifier.core.files import write_atomic
+from verifier.reports.writer import write_pages
 
 
 def _rows(args):
@@ -61,8 +61,7 @@ def run(args: argparse.Namespace) -> int:
     for name in names:
         table.add_row(name, *(cell_text(r["cells"].get(name)) for r in matrix["rows"]))
     out.print(table)
-    write_atomic(out_dir / "matrix.md", render_md(matrix, names))
-    write_atomic(out_dir / "matrix.html", render_html(matrix, names))
+    write_pages(out_dir, {"matrix.md": render_md(matrix, names), "matrix.html": render_html(matrix, names)})
     out.print(f"matrix: {out_dir}/matrix.md, matrix.json, matrix.html", markup=False)
     return exit_code(matrix)
 

@@ -6,9 +6,9 @@ import json
 import sys
 
 from specs import ScenarioError
-from verifier.cli.binding import properties
+from verifier.cli.binding import engine, properties
 from verifier.cli.common import console, one_line
-from verifier.engines.replay import run_file
+from verifier.core.settings import Settings
 from verifier.core.exitcodes import EXIT_INPUT, EXIT_OK, EXIT_VIOLATION
 
 
@@ -18,15 +18,13 @@ def run(args: argparse.Namespace) -> int:
     from verifier.reports.story import render
     out = console()
     worst = EXIT_OK
-    results = []
-    for path in args.files:       # every file is checked before any result is printed: one bad
-        try:                      # file is one line and exit 2, never a half-printed run
-            results.append((path, run_file(path, properties=properties(), preset=args.preset,
-                                               force_invariants=args.check_invariants)))
-        except ScenarioError as exc:
-            print(f"kraft-verify: error: {one_line(exc)}", file=sys.stderr)
-            return EXIT_INPUT
-    for path, result in results:
+    settings = Settings(engine={"files": args.files, "preset": args.preset, "force_invariants": args.check_invariants})
+    try:                          # every file is checked before any result is printed: one bad
+        batch = engine("replay")(None, properties(), settings)    # file is one line and exit 2
+    except ScenarioError as exc:
+        print(f"kraft-verify: error: {one_line(exc)}", file=sys.stderr)
+        return EXIT_INPUT
+    for path, result in zip(args.files, batch.facts):
         if args.preset:
             worst = max(worst, _under_preset(result, path, args.preset, out))
             continue

@@ -10,12 +10,16 @@ own actions, so their guard is checked: a replayed counterexample is a real run.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from specs import Model, ScenarioError, Trace, load_scenario, parse_scenario
 from specs.scenario import NotEnabled, apply_op, compare, enabled_probe, expected_violations, operation
 from verifier.core.properties import state_violations, step_violations
+from verifier.core.result import COMPLETE, VIOLATION
+from verifier.core.result import Result as Result_
+from verifier.core.settings import Settings
 
 
 @dataclass
@@ -111,3 +115,17 @@ def run_scenario(data: dict, path: str = "<scenario>", *, properties, preset: Op
 
 def run_file(path: str, *, properties, **kw) -> Result:
     return run_scenario(load_scenario(path), path, properties=properties, **kw)
+
+
+def run(model, properties, settings: Settings = Settings(), progress=None) -> Result_:
+    """The engine interface: every file of `settings.engine["files"]` (each scenario states its
+    own model, so `model` is unused), under `preset` and with `force_invariants` if given there.
+    The whole batch is checked before any result is kept: a malformed file raises
+    ScenarioError. `facts` holds each file's Result."""
+    e = settings.engine
+    started = time.monotonic()
+    runs = [run_file(path, properties=properties, preset=e.get("preset"),
+                     force_invariants=e.get("force_invariants", False)) for path in e.get("files", ())]
+    failed = [r for r in runs if not r.ok]
+    return Result_(VIOLATION if failed else COMPLETE, time.monotonic() - started, engine="replay", facts=runs,
+                   counts={"scenarios": len(runs), "failed": len(failed)})

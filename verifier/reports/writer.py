@@ -51,6 +51,13 @@ def save_counterexamples(out_dir: Path, result, name: str, command: str) -> dict
     return out
 
 
+def write_pages(out_dir: Path, pages: dict[str, str]) -> None:
+    """A study's own views (the matrix's matrix.md and matrix.html and its cache, availability's
+    JSON, markdown and page), each written atomically like every report file."""
+    for name, text in pages.items():
+        write_atomic(Path(out_dir) / name, text)
+
+
 def result_id(out_dir: Path) -> str:
     return Path(out_dir).name
 
