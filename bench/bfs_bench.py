@@ -30,12 +30,13 @@ def measure(flags: dict, symmetry: bool, bounds: dict) -> dict:
     """One run in this process; called in a child."""
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from specs import Model, make_config
+    import invariants
     from verifier.engines import bfs
     cfg = make_config("kafka", flags=flags, bounds=bounds)
     model = Model(cfg, symmetry=symmetry)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     start = time.perf_counter()
-    result = bfs.explore(model, model.properties)
+    result = bfs.explore(model, tuple(invariants.REGISTRY))
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     n = result.distinct_states

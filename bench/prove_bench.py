@@ -16,7 +16,7 @@ import time
 def main() -> int:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from specs import make_config
-    from specs.symbolic import INVARIANTS, MORE_INVARIANTS
+    from invariants.symbolic import INVARIANTS, LEMMAS, MORE_INVARIANTS
     from verifier.engines.prove import check_size
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--max-brokers", type=int, default=8)
@@ -31,7 +31,7 @@ def main() -> int:
         induction = bmc = 0.0
         verdicts = set()
         for m in range(1, n + 1):
-            r = check_size(cfg, n, m, args.depth, invariants=invariants)
+            r = check_size(cfg, n, m, args.depth, invariants=invariants, lemmas=LEMMAS)
             induction += r.induction_seconds
             bmc += r.bmc_seconds
             verdicts.add(r.verdict)

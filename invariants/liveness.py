@@ -2,7 +2,8 @@
 healthy cluster keeps taking on its own.
 
 Each property says: whenever `premise` holds, `goal` holds then or later, in every run in
-which no FAIR action stays enabled forever without being taken. The fair actions are the ones
+which no fair action stays enabled forever without being taken (an action declared `fair=True`,
+specs/actions/, which the Model lists as `fair_actions`). The fair actions are the ones
 no person has to trigger: a stopped broker restarts, a running fenced broker heartbeats
 (unfence), followers fetch, the controller processes the AlterPartition in flight, a broker in
 controlled shutdown stops, a RECOVERING leader reports RECOVERED, and the controller runs a
@@ -22,10 +23,6 @@ from typing import Callable, NamedTuple, Optional
 
 from specs.facts import holds_committed_log, replica
 from specs.state import NO_LEADER, RECOVERING
-
-FAIR_ACTIONS = ("restart", "unfence", "fetch", "deliver_alter_partition", "clean_shutdown", "complete_recovery",
-                "unclean_recovery")
-
 
 class LivenessProperty(NamedTuple):
     name: str
