@@ -15,6 +15,7 @@ from verifier.core import stop
 from verifier.cli.common import (RUN, Parser, UsageError, abandon_run, begin_junit, distinct_paths, one_line,
                                  write_interrupted)
 from verifier.core.exitcodes import EXIT_INPUT, EXIT_STOPPED
+from verifier.core.files import WriteError
 
 def parser() -> Parser:
     from verifier.cli.options import add_commands
@@ -29,6 +30,17 @@ def _warning(message, category, filename, lineno, file=None, line=None) -> None:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    code = _main(argv)
+    try:
+        sys.stdout.flush()    # a terminal that cannot take the output (stdout on /dev/full) is one line
+    except OSError as exc:
+        sys.stdout = open(os.devnull, "w")      # nothing more to flush at exit
+        print(f"kraft-verify: error: cannot write to standard output ({exc.strerror or exc})", file=sys.stderr)
+        return EXIT_INPUT
+    return code
+
+
+def _main(argv: Optional[list[str]]) -> int:
     import warnings
     warnings.showwarning = _warning
     stop.install()
@@ -40,6 +52,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             os.getcwd()       # relative paths (reports/, Hypothesis' database) need a working directory
         except FileNotFoundError:
             raise UsageError("the working directory no longer exists (it was deleted): cd to one that does") from None
+        except OSError as exc:
+            raise UsageError(f"the working directory cannot be used ({exc.strerror}): cd to another") from None
         for arg in argv:      # bytes that are not UTF-8 arrive as surrogates, which no report can hold
             if not _utf8(arg):
                 raise UsageError(f"argument {arg!r} is not valid UTF-8 (it would go into UTF-8 reports)")
@@ -57,6 +71,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     except (UsageError, ConfigError) as exc:
         abandon_run()
         print(f"kraft-verify: error: {one_line(exc)}", file=sys.stderr)
+        return EXIT_INPUT
+    except WriteError as exc:     # the run's files could not be written: never a verdict (exit 2)
+        print(f"kraft-verify: error: {one_line(exc)} (the run's report is incomplete; exit 2)", file=sys.stderr)
         return EXIT_INPUT
     except Exception:
         if not stop.requested():

@@ -62,16 +62,18 @@ def search_inputs(args) -> SearchInputs:
 
 def report_search(args, console, engine: str, model, invs, result, run_id: str, out_dir,
                   comparison: Optional[dict] = None) -> int:
-    """Print the verdicts and the first counterexample; write every report file."""
+    """Print the verdicts and the first counterexample, then write every report file (so the
+    terminal says what the search found even when the files cannot be written)."""
     from rich.table import Table
     from verifier import reports
     from verifier.reports.story import render
+    from verifier.reports.summary import summarize
     result.counts["workers"] = getattr(args, "workers_used", 1)
     if comparison is not None:
         result.extra["symmetry"] = comparison
         if not comparison["same_verdict"]:
             result.warnings.append("symmetry changed the verdict: the reduction is unsound for this config")
-    summary = write_result(result, model, out_dir, run_id, args, model.cfg.preset, None)
+    summary = summarize(result, model, run_id, "kraft-verify " + " ".join(args.argv), {})
     table = Table(title="invariants")
     for col in ("invariant", "kind", "result"):
         table.add_column(col)
@@ -107,6 +109,7 @@ def report_search(args, console, engine: str, model, invs, result, run_id: str, 
         reports.write_graph(result.graph[0], result.graph[1], args.dump_graph)
         console.print(f"state graph: {args.dump_graph} ({len(result.graph[0])} nodes, "
                       f"{len(result.graph[1])} edges)", markup=False)
+    summary = write_result(result, model, out_dir, run_id, args, model.cfg.preset, None)
     console.print(f"report: {out_dir}", markup=False)
     if summary["exit_code"] == EXIT_STOPPED:
         console.print(f"STOPPED before completion: {result.stop_reason} (exit 3: not a pass)", markup=False)
