@@ -1,4 +1,4 @@
-"""The Spark engine: the exhaustive search of verifier/engines/bfs.py sharded over Spark
+"""The Spark engine: the exhaustive search of verifier/engines/bfs/ sharded over Spark
 executors (the level loop is spark/explore.py, the executors' work spark/tasks.py, the level
 store spark/store.py). Called like every engine, `run(model, properties, settings)`; what only
 Spark needs (the session, the checkpoint store, partitions) is in `settings.engine`.

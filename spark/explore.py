@@ -1,4 +1,4 @@
-"""Level-synchronous BFS on Spark, the same search as verifier/engines/bfs.py (the engine's
+"""Level-synchronous BFS on Spark, the same search as verifier/engines/bfs/ (the engine's
 entry point is spark/engine.py; this is its level loop).
 
 Per level one Spark job (spark/tasks.py): executors expand the level's chunks with the

@@ -74,7 +74,7 @@ def _altered(data: bytes) -> bytes:
 @pytest.mark.parametrize("damage", [_torn, _altered], ids=["torn", "altered"])
 def test_a_damaged_checkpoint_is_recomputed_not_trusted(cli, tmp_path, uninterrupted, damage):
     _killed_run(tmp_path / "ck", tmp_path / "out1")
-    data = tmp_path / "ck" / "search.pickle"
+    data = tmp_path / "ck" / "search.bin"
     data.write_bytes(damage(data.read_bytes()))
     r = cli("check", *CONFIG, "-q", "--out", str(tmp_path / "out2"), "--checkpoint-dir", str(tmp_path / "ck"),
             "--resume")

@@ -217,7 +217,8 @@ def _checkpoint(args, model, invs, options, out):
         raise UsageError("--checkpoint-dir goes with the exhaustive search, without --dump-graph")
     if not args.checkpoint_every > 0:
         raise UsageError("--checkpoint-every must be a positive number of seconds")
-    from verifier.engines.bfs import open_checkpoint
+    from verifier.engines.bfs import Search
+    from verifier.engines.bfs.checkpoint import open_checkpoint
     from verifier.core.checkpoint import CheckpointError
     from specs import config_summary
     cfg = model.cfg
@@ -225,7 +226,8 @@ def _checkpoint(args, model, invs, options, out):
                 "symmetry": model.symmetric, "deadlock": options.check_deadlock, "keep_going": options.keep_going,
                 "invariants": [inv.name for inv in invs]}
     try:
-        saver, search, note = open_checkpoint(args.checkpoint_dir, identity, args.resume, args.checkpoint_every)
+        saver, search, note = open_checkpoint(args.checkpoint_dir, identity, args.resume, args.checkpoint_every, model,
+                                              Search)
     except CheckpointError as exc:
         raise UsageError(str(exc)) from None
     if note:

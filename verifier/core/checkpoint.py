@@ -11,7 +11,11 @@
   when it is empty or carries the mark (DIR/.kraft-verify-checkpoint) of a run that died
   before its first manifest: never the user's own files;
 - data whose size or checksum is not the manifest's (a torn or altered write) is never
-  trusted: the engine recomputes it.
+  trusted: the engine recomputes it;
+- the manifest is signed with the user's key (verifier/core/signing.py), kept outside every
+  checkpoint location: a resumed run checks the signature before it trusts anything, so a
+  consistent forgery by someone who can write to the directory but lacks the key is refused
+  (`Unsigned`).
 """
 from __future__ import annotations
 
@@ -29,6 +33,11 @@ MARK = ".kraft-verify-checkpoint"    # written when a run claims the directory: 
 
 class CheckpointError(Exception):
     """The directory cannot be used (not writable, another run's, malformed): exit 2."""
+
+
+class Unsigned(CheckpointError):
+    """The manifest's signature is not this user's key's: written by someone else, or edited."""
+
 
 
 def digest(path: Path) -> str:
@@ -89,8 +98,9 @@ class CheckpointDir:
         self.where = self.files.where
         self.identity, self.kind, self.version = identity, kind, version
 
-    def load(self) -> Optional[dict]:
-        """The manifest of this run, None if there is none; refuses another run's."""
+    def load(self, verify: bool = True) -> Optional[dict]:
+        """The manifest of this run, None if there is none; refuses another run's, and (with
+        `verify`) one whose signature is not the user's key's (Unsigned)."""
         files, where = self.files, self.where
         if not files.exists(MANIFEST):
             return None
@@ -109,6 +119,16 @@ class CheckpointDir:
             what = data["identity"].get("what", "?") if isinstance(data.get("identity"), dict) else "?"
             raise CheckpointError(f"--checkpoint-dir {where}: holds a run of another config "
                                   f"({what}); use a fresh directory")
+        if verify:
+            from verifier.core.signing import KeyError_, signed
+            try:
+                ok = signed({k: v for k, v in data.items() if k != "mac"}, data.get("mac"))
+            except KeyError_ as exc:
+                raise CheckpointError(str(exc)) from None
+            if not ok:
+                raise Unsigned(f"--checkpoint-dir {where}: its manifest is not signed with this user's key "
+                               f"(written by another user or machine, or edited): resume where the key "
+                               f"(verifier/core/signing.py) is, or use a fresh directory")
         return data
 
     def claim(self, resume: bool) -> Optional[dict]:
@@ -116,7 +136,7 @@ class CheckpointDir:
         run clears what an earlier run left, so a directory with neither a manifest nor the
         mark of an earlier run that died before its first one is refused unless it is empty:
         a wrong --checkpoint-dir must never cost the user's files."""
-        manifest = self.load()
+        manifest = self.load(verify=resume)
         if manifest is not None and not resume:
             raise CheckpointError(f"--checkpoint-dir {self.where} holds a run of this config: "
                                   "pass --resume to continue it, or use a fresh directory")
@@ -132,9 +152,14 @@ class CheckpointDir:
         return manifest if resume else None
 
     def save(self, data: dict) -> None:
-        """Replace the manifest whole (after the data files it names are on disk)."""
-        self.files.write(MANIFEST, json.dumps(dict(data, version=self.version, kind=self.kind,
-                                                   identity=self.identity), indent=1).encode())
+        """Replace the manifest whole (after the data files it names are on disk), signed."""
+        from verifier.core.signing import KeyError_, mac
+        data = dict(data, version=self.version, kind=self.kind, identity=self.identity)
+        try:
+            data["mac"] = mac(data)
+        except KeyError_ as exc:
+            raise CheckpointError(str(exc)) from None
+        self.files.write(MANIFEST, json.dumps(data, indent=1).encode())
 
     def forget(self, *names: str) -> None:
         """Remove files and directories of an earlier run (a run without --resume)."""

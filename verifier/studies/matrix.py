@@ -1,5 +1,5 @@
 """The variant matrix: every preset (releases, the KIP text, the pre-KIP variants) against every
-property, under several sets of bounds, each row one exhaustive search (verifier/engines/bfs.py with
+property, under several sets of bounds, each row one exhaustive search (verifier/engines/bfs/ with
 every violation kept). A row the search cannot exhaust within its budget is then fuzzed
 (Hypothesis, verifier/engines/fuzz.py) for the properties the search did not break. The
 command line hands the study both engines and the properties (`Engines`). A cell is holds,

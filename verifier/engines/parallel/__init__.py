@@ -7,7 +7,7 @@ reached a new state in this level it picks the one with the smallest (parent fin
 position among that parent's steps), which does not depend on N; the generator of that winner
 sends the state to its owner, who expands it at the next level and keeps its parent link. So
 distinct states, transitions, states per level, verdicts and shortest counterexample lengths
-are those of the one-process search (verifier/engines/bfs.py), and the traces are the same run after
+are those of the one-process search (verifier/engines/bfs/), and the traces are the same run after
 run. Limits are checked between levels, so --stop-at-first and --max-states stop at the end of
 a level (the one-process search stops at once). Per-action "new states" counts may differ from
 the one-process search: they follow the parent chosen, which differs.
@@ -68,14 +68,14 @@ class Pool:
 
 def run(model, properties, settings: Settings = Settings(),
         progress: Optional[Callable[[Progress], None]] = None) -> SearchResult:
-    """The engine interface: the search of verifier/engines/bfs.py on `settings.workers` (>= 2)
+    """The engine interface: the search of verifier/engines/bfs/ on `settings.workers` (>= 2)
     processes."""
     return explore_parallel(model, properties, settings.workers, settings.limits, settings.options, progress)
 
 
 def explore_parallel(model, invariants, workers: int, limits: Limits = Limits(), options: Options = Options(),
                      progress: Optional[Callable[[Progress], None]] = None) -> SearchResult:
-    """The search of verifier/engines/bfs.py on `workers` processes (>= 2)."""
+    """The search of verifier/engines/bfs/ on `workers` processes (>= 2)."""
     start = time.monotonic()
     res = SearchResult(engine="bfs", deadlock_checked=options.check_deadlock)
     roots = {fp: s for fp, (s, _) in levels.roots(model).items()}

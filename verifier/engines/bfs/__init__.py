@@ -3,22 +3,18 @@
 Level by level, so the first violation found is a shortest one. The visited set holds
 128-bit fingerprints of canonical states (verifier/core/store.py); a counterexample is rebuilt by
 re-running the model along the parent links. Everything the search has learnt is one
-`Search` value, so a checkpoint (verifier/core/checkpoint.py) can carry it and `--resume` go on
+`Search` value, so a checkpoint (checkpoint.py here: data, never a pickle) can carry it and `--resume` go on
 from the state it was in: between two levels, or, every few minutes, inside a long one. A
 resumed run ends with exactly the counts of an uninterrupted one. This module knows nothing
 of Kafka.
 """
 from __future__ import annotations
 
-import os
-import pickle
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Callable, Optional
 
 from verifier.core import levels, stop
-from verifier.core.checkpoint import CheckpointDir, digest
 from verifier.core.codec import Codec, Level
 from verifier.core.fingerprint import collision_probability
 from verifier.core.properties import split
@@ -27,8 +23,6 @@ from verifier.core.settings import Limits, Options, Settings
 from verifier.core.store import Store
 
 GRAPH_LIMIT = 50_000       # --dump-graph is for small runs
-CHECKPOINT_VERSION = 2
-DATA = "search.pickle"
 
 
 class Search:
@@ -51,45 +45,6 @@ class Search:
         self.seconds = 0.0                    # spent before this process (a resumed run)
 
 
-class Checkpointer:
-    """Saves a Search into a checkpoint directory: the data first, then the manifest naming
-    its checksum, so a reader never trusts a torn write."""
-
-    def __init__(self, directory: CheckpointDir, every: float = 300.0):
-        self.dir, self.every = directory, every
-        self.last = time.monotonic()
-
-    def due(self) -> bool:
-        return time.monotonic() - self.last >= self.every
-
-    def save(self, search: Search, seconds: float) -> None:
-        search.seconds = seconds
-        data = self.dir.root / f".{DATA}.new"
-        with open(data, "wb") as fh:
-            pickle.dump(search, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            fh.flush()
-            os.fsync(fh.fileno())
-        data.replace(self.dir.root / DATA)
-        self.dir.save({"data": DATA, "sha256": digest(self.dir.root / DATA), "states": len(search.store),
-                       "depth": search.depth, "position": search.pos, "seconds": round(seconds, 3)})
-        self.last = time.monotonic()
-
-    def load(self, manifest: dict) -> Optional[Search]:
-        """The saved Search, or None if its data is missing, torn or altered (then the run
-        starts over: a checkpoint is never trusted beyond its checksum)."""
-        name = str(manifest.get("data", DATA))
-        path = self.dir.root / name
-        # only a regular file of the directory itself: "" (the directory), "../x" or a FIFO is altered
-        if Path(name).name != name or not path.is_file() or digest(path) != manifest.get("sha256"):
-            return None
-        try:
-            with open(path, "rb") as fh:
-                search = pickle.load(fh)
-        except Exception:       # a torn or foreign file: recompute rather than trust it
-            return None
-        return search if isinstance(search, Search) else None
-
-
 def run(model, properties, settings: Settings = Settings(),
         progress: Optional[Callable[[Progress], None]] = None) -> SearchResult:
     """The engine interface: BFS of `model` checking `properties` under `settings` (its limits
@@ -101,7 +56,7 @@ def run(model, properties, settings: Settings = Settings(),
 
 def explore(model, invariants, limits: Limits = Limits(), options: Options = Options(),
             progress: Optional[Callable[[Progress], None]] = None, progress_every: float = 0.5,
-            checkpoint: Optional[Checkpointer] = None, resume_from: Optional[Search] = None) -> SearchResult:
+            checkpoint=None, resume_from: Optional[Search] = None) -> SearchResult:
     """BFS from the model's initial states. Stops at the first violation unless keep_going."""
     cfg = model.cfg
     state_invs, step_invs = split(invariants)
@@ -237,23 +192,6 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
 def _progress(run: Search, seconds: float) -> Progress:
     return levels.progress(run.transitions, run.states_per_level, run.depth, len(run.nxt), seconds,
                            level=len(run.frontier), level_done=run.pos, done=len(run.store))
-
-
-def open_checkpoint(path: str, identity: dict, resume: bool,
-                    every: float) -> tuple[Checkpointer, Optional[Search], str]:
-    """(the checkpointer, the Search to resume or None, a note for the user). The directory
-    rules are verifier/core/checkpoint.py's; a torn or altered checkpoint is recomputed."""
-    directory = CheckpointDir(path, identity, "check", CHECKPOINT_VERSION)
-    manifest = directory.claim(resume)
-    saver = Checkpointer(directory, every)
-    if manifest is None:
-        directory.forget(Path(directory.root / "manifest.json").name, DATA)
-        return saver, None, ""
-    search = saver.load(manifest)
-    if search is None:
-        return saver, None, f"checkpoint in {path} is torn or altered: starting over"
-    return saver, search, (f"resuming from {path}: {len(search.store):,} states, depth {search.depth}, "
-                           f"{search.pos:,} of {len(search.frontier):,} states of the level expanded")
 
 
 def _nodes(model, store: Store, roots: dict, bad: set) -> list:
