@@ -237,6 +237,10 @@ def malformed(data: dict) -> str:
             return f"level {k} has no valid totals"
         if any(type(v) is not int or v < 0 for d in (totals["enabled"], totals["taken"]) for v in d.values()):
             return f"level {k}'s action counts are not counts"
+        if totals["transitions"] != sum(totals["enabled"].values()):
+            return f"level {k}'s transitions are not its actions' transitions"
+        if sum(totals["taken"].values()) != sum(m["states"] for m in levels[1:k + 1]):
+            return f"level {k}'s new states are not its actions' new states"
         for name, f in totals["found"].items():
             if not (isinstance(f, dict) and type(f.get("level")) is int and 0 <= f["level"] <= k
                     and isinstance(f.get("fp"), str) and re.fullmatch(r"[0-9a-f]{1,32}", f["fp"])

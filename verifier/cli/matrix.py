@@ -50,9 +50,11 @@ def run(args: argparse.Namespace) -> int:
         done = "complete" if entry["complete"] else "NOT complete: " + entry["stop_reason"]
         out.print(f"{entry['preset']} @ {entry['bounds']}: {entry['states']:,} states, {done}, {how}", markup=False)
     from verifier.cli import binding
-    matrix = build(rows, out_dir, args.row_budget, command,
-                   Engines(binding.engine("bfs"), binding.engine("fuzz"), binding.properties()),
-                   args.brokers, on_row)
+    from verifier.core import stop
+    with stop.polled():       # a signal stops the row under way (its search polls), then the matrix
+        matrix = build(rows, out_dir, args.row_budget, command,
+                       Engines(binding.engine("bfs"), binding.engine("fuzz"), binding.properties()),
+                       args.brokers, on_row, stopped=lambda: stop.requested() is not None)
     names = properties(matrix)
     table = Table(title="variant matrix (violated: steps of the shortest counterexample)")
     table.add_column("property")
@@ -63,6 +65,11 @@ def run(args: argparse.Namespace) -> int:
     out.print(table)
     write_pages(out_dir, {"matrix.md": render_md(matrix, names), "matrix.html": render_html(matrix, names)})
     out.print(f"matrix: {out_dir}/matrix.md, matrix.json, matrix.html", markup=False)
+    if matrix["missing"]:
+        out.print(f"INTERRUPTED by {stop.requested()}: {len(matrix['missing'])} row(s) not computed "
+                  f"({', '.join(matrix['missing'][:4])}{', ...' if len(matrix['missing']) > 4 else ''}); "
+                  "the pages say so (exit 3)", markup=False)
+        return EXIT_STOPPED
     return exit_code(matrix)
 
 

@@ -42,13 +42,21 @@ def _exhausted(r: dict, esc=str) -> str:
     return "yes" if r["complete"] else "no: " + esc(r["stop_reason"] or "")
 
 
+def missing_note(matrix: dict) -> str:
+    """An interrupted matrix says so, and which rows it lacks ("" for a whole one)."""
+    missing = matrix.get("missing") or []
+    return (f"INTERRUPTED: {len(missing)} row(s) were not computed ({', '.join(missing)}); this matrix is "
+            "partial and no cell of those rows is known") if missing else ""
+
+
 def render_md(matrix: dict, names: list[str]) -> str:
     def cell(r, c):
         text = cell_text(c)
         return f"[{text}]({c['scenario']}) ([report]({c['report']}))" if c and c["status"] == VIOLATED else text
     rows = matrix["rows"]
-    lines = ["# Variant matrix", "", f"Command: `{matrix['command']}`; model `{matrix['model']}`; "
-             f"{matrix['budget_seconds']:g} s per row.", "",
+    note = missing_note(matrix)
+    lines = ["# Variant matrix", ""] + ([f"**{note}**", ""] if note else []) + [
+             f"Command: `{matrix['command']}`; model `{matrix['model']}`; {matrix['budget_seconds']:g} s per row.", "",
              "| property | " + " | ".join(f"{r['preset']} @ {r['bounds']}" for r in rows) + " |",
              "|---|" + "---|" * len(rows)]
     lines += [f"| {name} | " + " | ".join(cell(r, r["cells"].get(name)) for r in rows) + " |" for name in names]
@@ -72,7 +80,9 @@ def render_html(matrix: dict, names: list[str]) -> str:
                    + "</tr>" for name in names)
     info = [(f"{r['preset']} @ {r['bounds']}", row_shape(r), f"{r['states']:,}", f"{r['seconds']:g} s",
              _exhausted(r)) for r in rows]
+    note = missing_note(matrix)
     return page("Variant matrix", [
+        f'<p class="partial"><b>{escape(note)}</b></p>' if note else "",
         f"<p>{escape(matrix['command'])}</p><p>{escape(LEGEND)}</p>",
         f'<table id="matrix"><tr><th>property</th>{head}</tr>{body}</table>',
         "<h2>Rows</h2>" + table(("row", "bounds over the preset", "distinct states", "time", "exhausted"), info,

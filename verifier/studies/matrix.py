@@ -148,36 +148,68 @@ def _fuzz_rest(engines: Engines, model, invs, traces: dict) -> dict[str, str]:
     return found
 
 
-# What a cached row must hold to be reused (anything less is a damaged file, recomputed).
-ROW_FIELDS = {"key", "preset", "bounds", "bound_values", "states", "seconds", "complete", "stop_reason", "cells"}
+# What a cached row holds, each field of its type (anything else is a damaged file, recomputed).
+ROW_FIELDS = {"key": str, "preset": str, "bounds": str, "bound_values": dict, "shape": dict, "states": int,
+              "seconds": (int, float), "complete": bool, "stop_reason": str, "cells": dict, "mac": str}
+CELL_STATUSES = {HOLDS, VIOLATED, NOT_REACHED}
+
+
+def cached_rows(path: Path, names: list[str]) -> dict:
+    """The rows of an earlier matrix.json that may be reused: by key, each signed with the
+    user's key (verifier/core/signing.py), each field of its type, one cell per property and
+    no "holds" in a row that was not exhausted. A damaged, foreign or forged row is recomputed."""
+    from specs.scenario.checks import Unreadable, read_data
+    from verifier.core.signing import signed
+    try:
+        data = read_data(str(path), lambda raw: json.loads(raw.decode("utf-8")), "matrix")
+    except Unreadable:
+        return {}
+    rows = data.get("rows") if isinstance(data, dict) else None
+    out = {}
+    for r in rows if isinstance(rows, list) else ():
+        if (isinstance(r, dict) and set(r) == set(ROW_FIELDS)
+                and all(isinstance(r[k], kind) and not (kind is int and isinstance(r[k], bool))
+                        for k, kind in ROW_FIELDS.items())
+                and sorted(r["cells"]) == sorted(names) and all(_cell_ok(c, r["complete"]) for c in r["cells"].values())
+                and signed({k: v for k, v in r.items() if k != "mac"}, r["mac"])):
+            out[r["key"]] = r
+    return out
+
+
+def _cell_ok(cell, complete: bool) -> bool:
+    return (isinstance(cell, dict) and cell.get("status") in CELL_STATUSES
+            and (cell["status"] != HOLDS or complete) and (cell["status"] != NOT_REACHED or not complete)
+            and (cell["status"] != VIOLATED or (type(cell.get("length")) is int and cell["length"] >= 0)))
 
 
 def build(rows: list[Row], out_dir: Path, budget: float, command: str, engines: Engines, brokers: Optional[int] = None,
-          on_row: Optional[Callable[[dict, bool], None]] = None) -> dict:
-    """Every row, reusing the cached ones; matrix.json is rewritten after each row."""
+          on_row: Optional[Callable[[dict, bool], None]] = None, stopped: Callable[[], bool] = lambda: False) -> dict:
+    """Every row, reusing the cached ones; matrix.json is rewritten after each row. A row cut
+    short by `stopped()` (a signal) is neither kept nor cached, and no later row runs: the
+    matrix says which rows it lacks (`missing`)."""
+    from verifier.core.signing import mac
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "matrix.json"
-    old = {}
-    if path.exists():
-        try:
-            old = {r["key"]: r for r in json.loads(path.read_text()).get("rows", [])
-                   if isinstance(r, dict) and ROW_FIELDS <= set(r)}
-        except (ValueError, KeyError, TypeError, AttributeError):
-            old = {}             # a damaged file is recomputed, never trusted
+    old = cached_rows(path, [p.name for p in engines.properties]) if path.exists() else {}
     mhash = model_hash()
     done: list[dict] = []
     started = time.monotonic()
-    for row in rows:
+    for i, row in enumerate(rows):
         cfg = row_config(row, brokers)
         key = row_key(cfg, budget, mhash)
         reused = key in old
         entry = old[key] if reused else dict(run_row(row, cfg, budget, out_dir, command, engines), key=key)
+        if stopped():
+            return {"model": mhash, "budget_seconds": budget, "command": command, "rows": done,
+                    "missing": [r.id for r in rows[i:]], "seconds": round(time.monotonic() - started, 1)}
+        if not reused:
+            entry["mac"] = mac(entry)
         done.append(entry)
         matrix = {"model": mhash, "budget_seconds": budget, "command": command, "rows": done}
         write_atomic(path, json.dumps(matrix, indent=2) + "\n")
         if on_row:
             on_row(entry, reused)
-    return {"model": mhash, "budget_seconds": budget, "command": command, "rows": done,
+    return {"model": mhash, "budget_seconds": budget, "command": command, "rows": done, "missing": [],
             "seconds": round(time.monotonic() - started, 1)}
 
 
