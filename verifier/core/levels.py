@@ -47,6 +47,17 @@ def between_levels(limits: Limits, depth: int, unexplored: int, total: int, star
     return (STOPPED, why) if why else None
 
 
+def within_level(limits: Limits, total: int, started: float) -> Optional[tuple[str, str]]:
+    """(STOPPED, why) if a search must stop inside a level: its states, time or a signal."""
+    if limits.max_states is not None and total >= limits.max_states:
+        return STOPPED, f"max states {limits.max_states} reached"
+    if limits.time_budget is not None and time.monotonic() - started > limits.time_budget:
+        return STOPPED, f"time budget {limits.time_budget:g}s spent"
+    if stop.requested():
+        return STOPPED, stop.reason()
+    return None
+
+
 def progress(generated: int, per_level: list[int], depth: int, queue: int, seconds: float,
              level: int = 0, level_done: int = 0, done: Optional[int] = None) -> Progress:
     """The progress line's figures, with a forecast and an ETA once the finished levels allow."""

@@ -198,8 +198,11 @@ def build(rows: list[Row], out_dir: Path, budget: float, command: str, engines: 
         cfg = row_config(row, brokers)
         key = row_key(cfg, budget, mhash)
         reused = key in old
-        entry = old[key] if reused else dict(run_row(row, cfg, budget, out_dir, command, engines), key=key)
-        if stopped():
+        try:
+            entry = old[key] if reused else dict(run_row(row, cfg, budget, out_dir, command, engines), key=key)
+        except KeyboardInterrupt:          # a signal inside the row's fuzzing (verifier/core/stop.py)
+            entry = None
+        if entry is None or stopped():
             return {"model": mhash, "budget_seconds": budget, "command": command, "rows": done,
                     "missing": [r.id for r in rows[i:]], "seconds": round(time.monotonic() - started, 1)}
         if not reused:

@@ -100,8 +100,14 @@ def explore_parallel(model, invariants, workers: int, limits: Limits = Limits(),
             if stopped:                     # between two levels: workers finish the one under way
                 status, reason = stopped
                 break
-            new = _level(pool, workers, res, found, len(res.states_per_level) - 1, frozenset(found))
+            total = sum(res.states_per_level)
+            rounds = ROUND if limits.max_states is None else max(1000, min(ROUND, (limits.max_states - total) // workers))
+            new, stopped = _level(pool, workers, res, found, len(res.states_per_level) - 1, frozenset(found),
+                                  lambda so_far: levels.within_level(limits, total + so_far, start), rounds)
             res.states_per_level.append(new)
+            if stopped:                     # inside the level: what the next level had so far is counted
+                status, reason = stopped
+                break
             if new:
                 res.depth += 1
             if progress:
@@ -120,25 +126,38 @@ def explore_parallel(model, invariants, workers: int, limits: Limits = Limits(),
     return res.judge(invariants)
 
 
-def _level(pool: Pool, n: int, res: SearchResult, found: dict, level: int, known: frozenset) -> int:
-    """Expand `level`; return how many new states the next level has."""
-    answers = pool.ask([("expand", known)] * n)
-    for stats, _, events in answers:
-        transitions, enabled, terminal = stats
-        res.transitions += transitions
-        res.enabled.update(enabled)
-        res.terminal_states += terminal
-        _merge_found(found, [events], level)
-    # candidates go to their owners, winners back to their generators, states to their owners
-    winners = pool.ask([("dedupe", [outgoing[owner] for _, outgoing, _ in answers]) for owner in range(n)])
-    shipped = pool.ask([("ship", [owned[gen] for owned in winners]) for gen in range(n)])
-    accepted = pool.ask([("accept", [sent[owner] for sent in shipped], known) for owner in range(n)])
-    new = 0
-    for count, taken, events in accepted:
-        new += count
-        res.taken.update(taken)
-        _merge_found(found, [events], level + 1)
-    return new
+ROUND = 50_000          # states a worker expands between two looks at the budgets and signals
+
+
+def _level(pool: Pool, n: int, res: SearchResult, found: dict, level: int, known: frozenset,
+           mid_level, size: int) -> tuple[int, Optional[tuple]]:
+    """Expand `level` in rounds of at most `size` states per worker (one round for a level of
+    fewer; a state reached in two rounds keeps the first round's parent); between two rounds
+    `mid_level(new states so far)` may stop it. Returns (new states, (STOPPED, why) or None)."""
+    new, stopped = 0, None
+    while True:
+        answers = pool.ask([("expand", known, size)] * n)
+        for stats, _, events, _ in answers:
+            transitions, enabled, terminal = stats
+            res.transitions += transitions
+            res.enabled.update(enabled)
+            res.terminal_states += terminal
+            _merge_found(found, [events], level)
+        # candidates go to their owners, winners back to their generators, states to their owners
+        winners = pool.ask([("dedupe", [outgoing[owner] for _, outgoing, _, _ in answers]) for owner in range(n)])
+        shipped = pool.ask([("ship", [owned[gen] for owned in winners]) for gen in range(n)])
+        accepted = pool.ask([("accept", [sent[owner] for sent in shipped], known) for owner in range(n)])
+        for count, taken, events in accepted:
+            new += count
+            res.taken.update(taken)
+            _merge_found(found, [events], level + 1)
+        if all(done for _, _, _, done in answers):
+            break
+        stopped = mid_level(new)
+        if stopped:
+            break
+    pool.ask([("advance",)] * n)
+    return new, stopped
 
 
 def _merge_found(found: dict, answers: list, level: int) -> None:

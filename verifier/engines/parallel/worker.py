@@ -48,7 +48,10 @@ class Worker:
         self.state_invs, self.step_invs = split(invariants)
         self.codec = Codec()                 # states are held as field ids (verifier/core/codec.py)
         self.visited: set[int] = set()       # the fingerprints this worker owns (fp mod n == w)
-        self.frontier = Level("fingerprint")  # the canonical states it expands next
+        self.frontier = Level("fingerprint")  # the canonical states it expands (this level)
+        self.pos = 0                         # ... how many of them it has expanded
+        self.next = Level("fingerprint")     # the next level's states it owns, so far
+        self.entries: list = []              # ... and their parent links
         self.cand: dict[int, tuple] = {}     # fp -> (parent fp, n-th successor, label, ids): best parent
         self.kept: list = []                 # the new states it both generated and owns
         self.links: list[Links] = []         # per level
@@ -70,8 +73,9 @@ class Worker:
             self._state_events(fp, s, frozenset(), events)
         return events
 
-    def expand(self, known: frozenset) -> tuple:
-        """Successors of this worker's part of the level: counts, candidates per owner, events."""
+    def expand(self, known: frozenset, limit: int) -> tuple:
+        """Successors of the next `limit` states of this worker's part of the level (a round):
+        counts, candidates per owner, events, and whether its part is done."""
         codec, model = self.codec, self.model
         step_invs = [inv for inv in self.step_invs if inv.name not in known]
         enabled: Counter = Counter()
@@ -85,12 +89,15 @@ class Worker:
             if mine is None or (fp, n_succ) < mine[:2]:
                 cand[fp2] = (fp, n_succ, label, ids)
         skip = not self.options.check_deadlock or DEADLOCK in known
-        transitions, terminal, _ = expand_states(model, codec, self.frontier, step_invs, skip, enabled, events,
-                                                 (_step_key, _deadlock_key), keep)
+        frontier, end = self.frontier, min(self.pos + limit, len(self.frontier))
+        transitions, terminal, _ = expand_states(model, codec, (frontier[i] for i in range(self.pos, end)), step_invs,
+                                                 skip, enabled, events, (_step_key, _deadlock_key), keep)
+        self.pos = end
         outgoing: list[list] = [[] for _ in range(self.n)]
         for fp2, (parent, nth, _, _) in cand.items():
             outgoing[fp2 % self.n].append((fp2, parent, nth))
-        return (transitions, dict(enabled), terminal), [pickle.dumps(o, PROTOCOL) for o in outgoing], events
+        return ((transitions, dict(enabled), terminal), [pickle.dumps(o, PROTOCOL) for o in outgoing], events,
+                end == len(frontier))
 
     def dedupe(self, routed: list) -> list:
         """As owner: the new fingerprints and, for each, the generator of its smallest parent."""
@@ -126,11 +133,11 @@ class Worker:
         return out
 
     def accept(self, shipped: list, known: frozenset) -> tuple:
-        """As owner: the new states it owns become its part of the next level, with their parent
+        """As owner: the new states it owns join its part of the next level, with their parent
         links, and the state invariants are checked on them."""
         taken: Counter = Counter()
         events: dict = {}
-        entries, frontier, codec = [], Level("fingerprint"), self.codec
+        entries, frontier, codec = self.entries, self.next, self.codec
         received = [item for blob in shipped for item in pickle.loads(blob)]
         states = self.kept + [item[:3] + (ids,) for item, ids
                               in zip(received, codec.encode_batch([item[3] for item in received]))]
@@ -141,9 +148,13 @@ class Worker:
             frontier.append(fp, ids)
             taken[label[0]] += 1
             self._state_events(fp, codec.decode(ids), known, events)
-        self.links.append(Links(entries))
-        self.frontier = frontier
-        return len(frontier), dict(taken), events
+        return len(states), dict(taken), events
+
+    def advance(self) -> int:
+        """The level is over: what was accepted becomes the level to expand, its links kept."""
+        self.links.append(Links(self.entries))
+        self.frontier, self.pos, self.next, self.entries = self.next, 0, Level("fingerprint"), []
+        return len(self.frontier)
 
     def link(self, level: int, fp: int):
         hit = self.links[level].find(fp) if level < len(self.links) else None
