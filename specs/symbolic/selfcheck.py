@@ -38,6 +38,7 @@ class SelfCheck(NamedTuple):
     events: int                   # (state, event) pairs compared
     sizes: tuple[int, ...]        # the N checked
     mismatch: Optional[str]       # the first disagreement, in one line (None: they agree)
+    stopped: bool = False         # `should_stop` ended it before every sample was compared
 
 
 def _subset(rng, ids):
@@ -137,8 +138,9 @@ def _event(rng, cfg: Config, ctrl: Controller, kind: str):
 
 
 def check(cfg: Config, sizes: tuple[int, ...], samples: int = 200, seed: int = 0,
-          config_changes: bool = True) -> SelfCheck:
-    """Compare for each N in `sizes`, `samples` random states per N, every event each."""
+          config_changes: bool = True, should_stop=lambda: False) -> SelfCheck:
+    """Compare for each N in `sizes`, `samples` random states per N, every event each; a
+    caller's budget or signal (`should_stop()`, asked before each sample) ends it early."""
     rng = random.Random(seed)
     states = events = 0
     for n in sizes:
@@ -147,6 +149,8 @@ def check(cfg: Config, sizes: tuple[int, ...], samples: int = 200, seed: int = 0
         s, p = sym_state(n, "c"), sym_params(n, "c")
         built = {k: enc.step(STEP_OF.get(k, k), s, p) for k in EVENTS}
         for _ in range(samples):
+            if should_stop():
+                return SelfCheck(states, events, tuple(sizes), None, stopped=True)
             ctrl = random_controller(rng, scfg)
             states += 1
             for kind in EVENTS:

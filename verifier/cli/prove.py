@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 
 from specs import MUTANTS, Model, make_config, refused_by_z3, unknown
 from verifier.cli.binding import engine, symbolic
@@ -40,15 +41,21 @@ def _validate(args) -> list:
     return [BY_NAME[n] for n in args.invariant] if args.invariant else invariants
 
 
-def footing(cfg, max_brokers: int, samples: int, config_changes: bool, out) -> dict:
+def footing(cfg, max_brokers: int, samples: int, config_changes: bool, out, deadline=None) -> dict:
     """Refuse (exit 2) a config z3 cannot stand for, or whose relation disagrees with the
-    concrete controller; say how much was compared."""
+    concrete controller; say how much was compared. A signal or the time budget (`deadline`)
+    ends the self-check early: then the result says `stopped` and why."""
     from specs.symbolic import selfcheck
     refused = refused_by_z3(cfg.rules)
     if refused:
         raise UsageError(f"prove cannot check this config: rule {refused[0]}")
     sizes = tuple(range(1, min(max_brokers, SELF_CHECK_SIZES) + 1))
-    result = selfcheck.check(cfg, sizes, samples, config_changes=config_changes)
+    result = selfcheck.check(cfg, sizes, samples, config_changes=config_changes, should_stop=lambda: bool(
+        stop.requested() or (deadline is not None and time.monotonic() > deadline)))
+    if result.stopped:
+        why = stop.reason() if stop.requested() else "time budget spent"
+        return {"passed": None, "stopped": f"{why} during the self-check (before any verdict)",
+                "states": result.states, "events": result.events, "sizes": list(sizes)}
     if result.mismatch:
         raise UsageError(f"prove: self-check failed, the z3 relation disagrees with the concrete controller: "
                          f"{result.mismatch}")
@@ -89,7 +96,11 @@ def _run(args: argparse.Namespace) -> int:
                                         f"N<={args.bmc_max_brokers}"), markup=False)
     out.print(f"{'fixed topic config' if args.fixed_config else 'min ISR and unclean.leader.election changes on'}; "
               f"invariants: {', '.join(i.name for i in invariants)}", markup=False)
-    check = footing(cfg, args.max_brokers, args.self_check_samples, not args.fixed_config, out)
+    started = time.monotonic()
+    deadline = started + args.time_budget if args.time_budget is not None else None
+    check = footing(cfg, args.max_brokers, args.self_check_samples, not args.fixed_config, out, deadline)
+    if check.get("stopped"):
+        return _stopped_in_footing(args, out, cfg, invariants, check, started, run_id, out_dir)
     command = " ".join(["kraft-verify"] + args.argv)
     concrete = [i.concrete for i in invariants if i.concrete is not None]
 
@@ -108,7 +119,8 @@ def _run(args: argparse.Namespace) -> int:
         for line in size_line(r, args.bmc_max_brokers):
             out.print(line, markup=False)
 
-    settings = Settings(limits=Limits(time_budget=args.time_budget), engine={
+    left = None if deadline is None else max(deadline - time.monotonic(), 0.001)
+    settings = Settings(limits=Limits(time_budget=left), engine={
         "max_brokers": args.max_brokers, "min_isrs": args.min_isr, "depth": args.depth,
         "bmc_max_brokers": args.bmc_max_brokers, "config_changes": not args.fixed_config,
         "lemmas": symbolic()["lemmas"], "stop_at_first": args.stop_at_first, "witness": not args.no_witness,
@@ -118,6 +130,16 @@ def _run(args: argparse.Namespace) -> int:
     result.sections = {"self_check": check, "details": details(args, result.sizes, result.completed)}
     summary = write_result(result, Model(cfg, symmetry=False), out_dir, run_id, args, f"z3-{cfg.preset}", out)
     return summary["exit_code"]
+
+
+def _stopped_in_footing(args, out, cfg, invariants, check: dict, started: float, run_id, out_dir) -> int:
+    """A run stopped in its self-check: no verdict, a report that says so, exit 3."""
+    from verifier.core.result import STOPPED, STOPPED_STATUS, Result, Verdict
+    result = Result(STOPPED, time.monotonic() - started, check["stopped"], "z3", sections={"self_check": check},
+                    verdicts=[Verdict(i.name, i.kind, STOPPED_STATUS, detail="the self-check did not finish")
+                              for i in invariants])
+    out.print(f"STOPPED: {check['stopped']} (exit 3: not a pass)", markup=False)
+    return write_result(result, Model(cfg, symmetry=False), out_dir, run_id, args, f"z3-{cfg.preset}", out)["exit_code"]
 
 
 def run_mutants(args: argparse.Namespace) -> int:

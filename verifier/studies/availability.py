@@ -79,7 +79,11 @@ def variant_config(variant: Variant, bounds: dict, replicas=None, min_isr=None) 
 
 # ---------------------------------------------------------------- one run
 
-def run_once(model, rng: random.Random, fault_steps: int, heal_steps: int) -> dict:
+class Stopped(Exception):
+    """The run under way was stopped (a signal): it is dropped, the finished ones are kept."""
+
+
+def run_once(model, rng: random.Random, fault_steps: int, heal_steps: int, should_stop=lambda: False) -> dict:
     budget = model.fault_budget()
     s = model.init_states()[0]
     warmup = 0
@@ -92,6 +96,8 @@ def run_once(model, rng: random.Random, fault_steps: int, heal_steps: int) -> di
     up: list[bool] = [model.live_leader(s)]         # up[t]: a live leader after step t
     t = 0
     while t < fault_steps and faults < budget:
+        if t % 1024 == 1023 and should_stop():
+            raise Stopped()
         step = random_step(model, s, rng)
         if step is None:
             break
@@ -103,21 +109,30 @@ def run_once(model, rng: random.Random, fault_steps: int, heal_steps: int) -> di
         up.append(model.live_leader(s))
         lost |= model.lost_records(s)
     fault_len, stuck_at = t, None
-    for _ in range(heal_steps):
-        t += 1
+    leaderless = sum(1 for ok in up[1:] if not ok)
+    outage = last_fault is not None and not up[last_fault]
+    recover: Optional[int] = None
+    if last_fault is not None:
+        recover = next((i - last_fault for i in range(last_fault, len(up)) if up[i]), None)
+    heal = 0
+    while heal < heal_steps:              # the healing phase, counted as it goes (no per-step list)
+        if heal % 1024 == 1023 and should_stop():
+            raise Stopped()
         if stuck_at is None:
             step = random_step(model, s, rng, model.heals)
             if step is not None:
                 s = step[1]
                 lost |= model.lost_records(s)
             else:
-                stuck_at = t - 1
-        up.append(model.live_leader(s))
-    leaderless = sum(1 for ok in up[1:] if not ok)
-    outage = last_fault is not None and not up[last_fault]
-    recover: Optional[int] = None
-    if last_fault is not None:
-        recover = next((i - last_fault for i in range(last_fault, t + 1) if up[i]), None)
+                stuck_at = t
+        t, heal = t + 1, heal + 1
+        live = model.live_leader(s)
+        leaderless += not live
+        if recover is None and last_fault is not None and live:
+            recover = t - last_fault
+        if stuck_at is not None:          # nothing changes any more: the rest of the phase is this step again
+            rest, heal = heal_steps - heal, heal_steps
+            t, leaderless = t + rest, leaderless + rest * (not live)
     return {"warmup": warmup, "faults": faults, "fault_phase": fault_len, "steps": t, "leaderless": leaderless,
             "last_fault": last_fault, "outage": outage, "recover": recover,
             "stuck": recover is None and stuck_at is not None and last_fault is not None,
@@ -197,7 +212,10 @@ class Measurement:
                 if stop():
                     return False
                 rng = random.Random(f"{self.seed}/{i}")
-                done.append(dict(run=i, **run_once(model, rng, self.fault_steps, self.heal_steps)))
+                try:
+                    done.append(dict(run=i, **run_once(model, rng, self.fault_steps, self.heal_steps, stop)))
+                except Stopped:
+                    return False
                 if progress:
                     progress(name, i + 1)
         return True
