@@ -127,6 +127,7 @@ def _broker_ids(name: str, ids: Any) -> tuple[int, ...]:
 
 
 MAX_INT = 2**31 - 1          # Kafka's broker ids and min.insync.replicas are Java ints
+MAX_REPLICAS = 7             # the largest replication factor a search of this model gets through
 MAX_BOUND = 1_000_000        # a bound beyond this is a typo: no search gets near it
 
 
@@ -185,8 +186,8 @@ def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = N
             raise ConfigError("config field 'replicas' must be a non-empty list of broker ids")
         if len(set(replicas)) != len(replicas):
             raise ConfigError("config field 'replicas' has a duplicate broker id")
-        if not 1 <= len(replicas) <= 7:
-            raise ConfigError("replication factor must be between 1 and 7")
+        if not 1 <= len(replicas) <= MAX_REPLICAS:
+            raise ConfigError(f"replication factor must be between 1 and {MAX_REPLICAS}")
         cfg = replace(cfg, replicas=replicas)
     if min_isr is not None:
         if not 1 <= _check_type("min_isr", min_isr, int) <= MAX_INT:
@@ -197,6 +198,8 @@ def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = N
             "unclean_leader_election", unclean_leader_election, bool))
     if extra_brokers is not None:
         extra = _broker_ids("spare_brokers", extra_brokers)
+        if len(set(extra)) != len(extra):
+            raise ConfigError("config field 'spare_brokers' has a duplicate broker id")
         cfg = replace(cfg, extra_brokers=tuple(sorted(set(extra) - set(cfg.replicas))))
     if cfg.rules.any_candidate_elections and list(cfg.replicas) != sorted(cfg.replicas):
         raise ConfigError("any_candidate_elections keeps replicas as a set: list them in id order")

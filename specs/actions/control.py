@@ -9,7 +9,7 @@ from typing import Optional
 from specs import brokers as B
 from specs import controller as C
 from specs.actions.common import after_controller, alive, event
-from specs.actions.declare import (BOOL, BROKER, BROKER_LIST, CONTROLLER, EPOCH_MAP, INT, INT_LIST, OPT_INT,
+from specs.actions.declare import (BOOL, BROKER, BROKER_LIST, CONTROLLER, EPOCH_MAP, INT_LIST, LONG, OPT_INT,
                                    REQUEST, Kind, OpError, Param, action, at_least, choice)
 from specs.algebra import CONCRETE
 from specs.config import Config
@@ -195,8 +195,8 @@ RECOVERY = Kind("RECOVERED|RECOVERING", _recovery, lambda v: RECOVERY_NAMES[v])
 
 
 @action(REQUEST, params=(BROKER, Param("clean_shutdown", BOOL, required=False),
-                         Param("previous_broker_epoch", INT, required=False, default=NO_EPOCH),
-                         Param("new_broker_epoch", INT, required=False)),
+                         Param("previous_broker_epoch", LONG, required=False, default=NO_EPOCH),
+                         Param("new_broker_epoch", LONG, required=False)),
         z3=("restart",))
 class register:
     """A new incarnation registers (as Kafka's controller tests drive it): clean iff
@@ -215,7 +215,7 @@ class register:
         return after_controller(cfg, s, out)
 
 
-@action(REQUEST, params=(Param("broker", OPT_INT, required=False), Param("request_broker_epoch", INT, required=False),
+@action(REQUEST, params=(Param("broker", OPT_INT, required=False), Param("request_broker_epoch", LONG, required=False),
                          Param("leader_epoch"), Param("partition_epoch"), Param("isr", INT_LIST),
                          Param("broker_epochs", EPOCH_MAP, required=False, default=()),
                          Param("leader_recovery_state", RECOVERY, required=False, default=0)),

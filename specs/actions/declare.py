@@ -41,15 +41,22 @@ class Kind(NamedTuple):
     to_json: Callable[[Any], Any] = lambda v: v
 
 
-JAVA_LONG = 2**63 - 1      # Kafka's widest integer field (a broker epoch)
+JAVA_LONG = 2**63 - 1      # Kafka's int64 fields: broker epochs
+JAVA_INT = 2**31 - 1       # its int32 fields: broker ids, leader and partition epochs, min ISR
+MAX_LIST = 64              # a request's list of brokers longer than this is no request Kafka sees
 
 
-def _int(v, name):
+def _int(v, name, top: int = JAVA_LONG):
     if not isinstance(v, int) or isinstance(v, bool):
         raise OpError(f"field '{name}' has the wrong type ({type(v).__name__})")
-    if not -JAVA_LONG - 1 <= v <= JAVA_LONG:
-        raise OpError(f"field '{name}' = {v} does not fit any Kafka integer field")
+    if not -top - 1 <= v <= top:
+        raise OpError(f"field '{name}' = {v} does not fit Kafka's {'int64' if top == JAVA_LONG else 'int32'} "
+                      f"field")
     return v
+
+
+def _int32(v, name):
+    return _int(v, name, JAVA_INT)
 
 
 def _bool(v, name):
@@ -59,25 +66,37 @@ def _bool(v, name):
 
 
 def _ints(v, name):
+    """A list of broker ids (int32); a raw request's may repeat one (Kafka answers INVALID_REQUEST)."""
     if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
         raise OpError(f"field '{name}' has the wrong type ({type(v).__name__})")
-    return tuple(_int(x, name) for x in v)
+    if len(v) > MAX_LIST:
+        raise OpError(f"field '{name}' names {len(v)} brokers (at most {MAX_LIST})")
+    return tuple(_int32(x, name) for x in v)
 
 
 def _brokers(v, name):
+    from specs.config import MAX_REPLICAS
     ids = _ints(v, name)
     if not ids or len(set(ids)) != len(ids):
         raise OpError(f"'{name}' must be a non-empty list without duplicates")
+    if len(ids) > MAX_REPLICAS:
+        raise OpError(f"'{name}' names {len(ids)} replicas: the model's replication factor is at most {MAX_REPLICAS}")
     return ids
 
 
 def _epochs(v, name):
     if not isinstance(v, dict) or not all(isinstance(e, int) and not isinstance(e, bool) for e in v.values()):
         raise OpError(f"field '{name}' has the wrong type ({type(v).__name__})")
+    if len(v) > MAX_LIST:
+        raise OpError(f"field '{name}' names {len(v)} brokers (at most {MAX_LIST})")
     try:
-        return tuple(sorted((int(k), e) for k, e in v.items()))    # hashable, like every label
+        pairs = [(int(k), e) for k, e in v.items()]
     except ValueError:
         raise OpError(f"field '{name}' must map broker ids to epochs") from None
+    for b, e in pairs:
+        _int32(b, f"{name}: broker id")
+        _int(e, f"{name}: broker epoch")
+    return tuple(sorted(pairs))    # hashable, like every label
 
 
 def choice(*values: str, optional: bool = False) -> Kind:
@@ -92,15 +111,16 @@ def choice(*values: str, optional: bool = False) -> Kind:
 
 def at_least(low: int) -> Kind:
     def parse(v, name):
-        if _int(v, name) < low:
+        if _int32(v, name) < low:
             raise OpError(f"field '{name}' must be >= {low}")
         return v
     return Kind(f"int>={low}", parse)
 
 
-INT = Kind("int", _int)
+INT = Kind("int", _int32)                       # broker ids, leader and partition epochs
+LONG = Kind("int64", _int)                      # broker epochs
 BOOL = Kind("bool", _bool)
-OPT_INT = Kind("int|null", lambda v, name: None if v is None else _int(v, name))
+OPT_INT = Kind("int|null", lambda v, name: None if v is None else _int32(v, name))
 BROKER_LIST = Kind("broker ids", _brokers, list)
 INT_LIST = Kind("ints", _ints, list)
 EPOCH_MAP = Kind("{broker: epoch}", _epochs, lambda v: {str(k): e for k, e in v})

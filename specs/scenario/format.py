@@ -190,10 +190,10 @@ def parse(data: dict, path: str = "<scenario>", *, preset: Optional[str] = None)
     if not isinstance(data["steps"], list):
         raise ScenarioError(f"{path}: 'steps' must be a list")
     config = dict(data["config"]) if isinstance(data["config"], dict) else data["config"]
-    if preset is not None and isinstance(config, dict):
-        config = _under_preset(config, preset)
     try:
-        cfg = config_from_dict(config)
+        cfg = config_from_dict(config)          # the file's own config is checked, whatever --preset says
+        if preset is not None:
+            cfg = config_from_dict(_under_preset(config, preset))
     except ConfigError as exc:
         raise ScenarioError(f"{path}: config: {exc}") from None
     steps = data["steps"]

@@ -23,8 +23,6 @@ def _options(args: argparse.Namespace) -> tuple[list[str], dict, list[str]]:
     for name, least in (("runs", 1), ("fault_steps", 0), ("heal_steps", 0)):
         if getattr(args, name) < least:
             raise UsageError(f"--{name.replace('_', '-')} must be >= {least}, got {getattr(args, name)}")
-    if args.brokers is not None and not 1 <= args.brokers <= 7:
-        raise UsageError(f"--brokers must be between 1 and 7, got {args.brokers}")
     variants = []
     for name in args.variant or VARIANTS:
         if name not in VARIANTS:

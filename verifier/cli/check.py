@@ -183,6 +183,16 @@ UNUSED = {"--mutants": ("--simulate", "--liveness", "--estimate", "--max-depth",
           "--simulate": ("--max-depth", "--max-states", "--dump-graph", "--workers")}
 
 
+# The options a config file's [check] table can also give.
+TOML_OF = {"--max-depth": "max_depth", "--max-states": "max_states", "--time-budget": "time_budget",
+           "--stop-at-first": "stop_at_first"}
+
+
+def _check_table(args) -> dict:
+    from verifier.cli.common import read_toml
+    return read_toml(args.config).get("check", {}) if getattr(args, "config", None) else {}
+
+
 def _early_checks(args) -> None:
     """Options that mean nothing without another one, or that the mode chosen would ignore,
     checked before any work."""
@@ -196,6 +206,11 @@ def _early_checks(args) -> None:
     clash = [opt for opt in UNUSED.get(mode, ()) if GIVEN[opt](args)]
     if clash:
         raise UsageError(f"{mode} does not use {', '.join(clash)}: drop {'it' if len(clash) == 1 else 'them'}")
+    in_file = _check_table(args)            # the config file's [check] keys are refused alike
+    clash = [key for opt, key in TOML_OF.items() if opt in UNUSED.get(mode, ()) and key in in_file]
+    if clash:
+        raise UsageError(f"{mode} does not use check.{', check.'.join(clash)} (config file {args.config}): "
+                         f"drop {'it' if len(clash) == 1 else 'them'}")
     args.depth = 100 if args.depth is None else args.depth
     args.seed = 0 if args.seed is None else args.seed
     if args.checkpoint_every is not None:

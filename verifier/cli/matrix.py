@@ -24,8 +24,6 @@ def _rows(args):
         if b not in BOUND_SETS:
             from specs import unknown
             raise unknown("bound set", b, list(BOUND_SETS))
-    if args.brokers is not None and not 1 <= args.brokers <= 7:
-        raise UsageError(f"--brokers must be between 1 and 7, got {args.brokers}")
     if not 0 < args.row_budget < float("inf"):
         raise UsageError(f"--row-budget must be a positive finite number, got {args.row_budget}")
     return [Row(p, b) for p in presets for b in sets]

@@ -11,7 +11,25 @@ from pathlib import Path
 
 TYPES = {"int": int, "float": float, "str": str}
 KEYS = {"flags", "positional", "action", "type", "default", "nargs", "const", "choices", "metavar", "required",
-        "dest", "help"}
+        "dest", "help", "min", "max"}
+
+
+def _ranged(kind, flag: str, low, high):
+    """A value of `kind` within [low, high]: the one check of an option's range, whichever
+    command takes it (a value outside is one line, exit 2)."""
+    def parse(text: str):
+        from verifier.cli.common import UsageError
+        try:
+            value = kind(text)
+        except ValueError:
+            raise UsageError(f"argument {flag}: invalid {kind.__name__} value: {text!r}") from None
+        if (low is not None and value < low) or (high is not None and value > high):
+            bounds = f"between {low} and {high}" if low is not None and high is not None else \
+                (f">= {low}" if low is not None else f"<= {high}")
+            raise UsageError(f"{flag} must be {bounds}, got {text}")
+        return value
+    parse.__name__ = kind.__name__
+    return parse
 
 
 @lru_cache(maxsize=None)
@@ -51,6 +69,8 @@ def add_commands(sub) -> None:
                 names = [flag]
             if "type" in spec:
                 spec["type"] = TYPES[spec["type"]]
+            if "min" in spec or "max" in spec:
+                spec["type"] = _ranged(spec["type"], names[-1], spec.pop("min", None), spec.pop("max", None))
             if uid in helps:
                 spec["help"] = helps[uid]
             p.add_argument(*names, **spec)
