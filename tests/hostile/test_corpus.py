@@ -1,4 +1,5 @@
-"""Every malformed input of the corpus (tests/hostile/corpus.py, at least 200 cases): exit 2,
+"""Every malformed input of the corpus (tests/hostile/corpus.py and corpus_types.py, at least
+800 cases): exit 2,
 one line on stderr naming the problem, no traceback, no report under a final name, and the
 case's own files as they were.
 The command line runs in this process (`verifier.cli.main`), so the corpus costs seconds; two
@@ -13,14 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile.corpus import CASES, GOOD_SCENARIO, materialize
+from tests.hostile import corpus_types
+from tests.hostile.corpus import CASES as FIRST
+from tests.hostile.corpus import GOOD_SCENARIO, materialize
 from verifier.cli import main
 
 REPORT_NAMES = ("summary.json", "report.md", "report.html", "junit.xml", "counterexample.json")
+CASES = FIRST + corpus_types.CASES
 
 
 def test_the_corpus_is_large_enough():
-    assert len(CASES) >= 200
+    assert len(CASES) >= 800
     assert len({c.name for c in CASES}) == len(CASES)
 
 

@@ -38,7 +38,7 @@ def _parse_bound(text: str) -> tuple[str, int]:
     if "=" not in text:
         raise UsageError(f"--bound takes NAME=VALUE, got '{text}'")
     name, value = text.split("=", 1)
-    if not value.strip(" ").lstrip("+-").isdigit():      # int() would take "1\n" or "1_0"; a TOML file would not
+    if not re.fullmatch(r"[+-]?[0-9]+", value.strip(" ")):    # int() would take "1\n", "1_0" or "\u0661"
         raise UsageError(f"--bound {name}: '{value}' is not an integer")
     return name.strip(" "), int(value)
 

@@ -35,8 +35,11 @@ def run(args: argparse.Namespace) -> int:
     from verifier.studies.matrix import Engines, build, properties
     rows = _rows(args)
     out, out_dir = console(), Path(args.out)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UsageError(f"--out {args.out}: not a directory")
+    try:
+        if out_dir.exists() and not out_dir.is_dir():
+            raise UsageError(f"--out {args.out}: not a directory")
+    except OSError as exc:                    # a name too long, a path through a file
+        raise UsageError(f"--out {args.out}: cannot use it ({exc.strerror})") from None
     make_dir(out_dir, f"--out {args.out}: cannot create it")
     cache = out_dir / "matrix.json"
     if (cache.exists() or cache.is_symlink()) and not cache.is_file():
