@@ -1,0 +1,98 @@
+"""Files a co-tenant of a shared checkpoint location could plant: a pickle payload (and other
+content that runs code when a careless reader loads it) as check's checkpoint and as a cached
+matrix row, each with every checksum its manifest wants. Nothing runs, and the run recomputes
+or refuses: it never takes a verdict from them. (spark-check's levels: tests/spark/test_spark.py.)"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+
+import pytest
+
+from tests.verifier.test_checkpoint import CONFIG, _counts, _killed_run, _summary, uninterrupted  # noqa: F401
+
+MARK = "/tmp/kraft-verify-planted-payload-ran"
+
+
+class Payload:
+    def __reduce__(self):
+        return os.system, (f"touch {MARK}",)
+
+
+PLANTS = {
+    "a pickle as the columns": ("search.bin", pickle.dumps(Payload())),
+    "a pickle as the head": ("search.json", pickle.dumps(Payload())),
+    "a YAML object tag": ("search.json", b"!!python/object/apply:os.system ['touch " + MARK.encode() + b"']"),
+    "a JSON naming a callable": ("search.json", json.dumps({"format": "kraft-verify check search", "version": 3,
+                                                           "@": "os.system", "v": [f"touch {MARK}"]}).encode()),
+    "an emptied frontier": None,                      # made below from the real data
+}
+
+
+def _plant(ck, name: str, content: bytes, sign: bool) -> None:
+    (ck / name).write_bytes(content)
+    manifest = json.loads((ck / "manifest.json").read_text())
+    manifest["data"][name] = hashlib.sha256(content).hexdigest()
+    manifest.pop("mac", None)
+    if sign:                      # a forger with the user's key: the cross-checks are what is left
+        from verifier.core.signing import mac
+        manifest["mac"] = mac(manifest)
+    (ck / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _emptied_frontier(ck) -> bytes:
+    head = json.loads((ck / "search.json").read_text())
+    head["columns"]["frontier_index"] = head["columns"]["frontier_flat"] = 0
+    return json.dumps(head).encode()
+
+
+@pytest.mark.parametrize("sign", [False, True], ids=["without the key", "with the key"])
+@pytest.mark.parametrize("plant", sorted(PLANTS))
+def test_a_planted_checkpoint_runs_nothing_and_is_recomputed(cli, tmp_path, uninterrupted, plant, sign):  # noqa: F811
+    if os.path.exists(MARK):
+        os.remove(MARK)
+    _killed_run(tmp_path / "ck", tmp_path / "out1")
+    name, content = PLANTS[plant] or ("search.json", _emptied_frontier(tmp_path / "ck"))
+    _plant(tmp_path / "ck", name, content, sign)
+    r = cli("check", *CONFIG, "-q", "--out", str(tmp_path / "out2"), "--checkpoint-dir", str(tmp_path / "ck"),
+            "--resume")
+    assert not os.path.exists(MARK), "the planted payload ran"
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "starting over" in r.stdout and "resuming from" not in r.stdout
+    assert _counts(_summary(tmp_path / "out2")) == uninterrupted
+
+
+def _matrix(cli, out):
+    return cli("matrix", "--presets", "pre-kip-966", "--bound-sets", "default", "--brokers", "2", "--out", str(out))
+
+
+@pytest.mark.parametrize("edit", ["forged holds", "cells removed", "complete as a string", "a pickle as the file",
+                                  "signed forged holds"])
+def test_a_forged_matrix_row_is_never_reused(cli, tmp_path, edit):
+    out = tmp_path / "m"
+    assert _matrix(cli, out).returncode == 1
+    cache = out / "matrix.json"
+    data = json.loads(cache.read_text())
+    row = data["rows"][0]
+    if edit.endswith("forged holds"):
+        row["cells"] = {name: {"status": "holds", "report": c["report"]} for name, c in row["cells"].items()}
+    elif edit == "cells removed":
+        row["cells"] = {}
+    elif edit == "complete as a string":
+        row["complete"] = "no"
+    if edit == "signed forged holds":        # with the key, the row's own cross-check: nothing violated, yet a
+        from verifier.core.signing import mac     # counterexample scenario for it on disk is no proof: recomputed
+        row.pop("mac")
+        row["mac"] = mac(row)
+    cache.write_bytes(pickle.dumps(Payload()) if edit == "a pickle as the file" else json.dumps(data).encode())
+    r = _matrix(cli, out)
+    assert not os.path.exists(MARK)
+    if edit == "signed forged holds":
+        # A forger who holds the user's key can make a consistent row: docs/spark.md says so. The
+        # row is then reused (and the matrix, reading it, says holds): this is the documented limit.
+        assert "reused" in r.stdout
+        return
+    assert "reused" not in r.stdout, r.stdout
+    assert r.returncode == 1, r.stdout + r.stderr       # the violation is found again, never a green matrix
