@@ -21,7 +21,7 @@ import multiprocessing as mp
 import time
 from typing import Callable, Optional
 
-from verifier.core import levels
+from verifier.core import levels, stop
 from verifier.core.fingerprint import collision_probability
 from verifier.core.result import COMPLETE, DEADLOCK, VIOLATION, Progress, SearchResult
 from verifier.core.settings import Limits, Options, Settings
@@ -31,12 +31,14 @@ from verifier.engines.parallel.worker import Worker, serve
 class Pool:
     """N forked workers and the pipes to them."""
 
-    def __init__(self, n: int, model, invariants, options: Options):
+    def __init__(self, n: int, model, invariants, options: Options, deadline: Optional[float] = None):
         ctx = mp.get_context("fork")
         self.conns, self.procs = [], []
+        self.halt, self.deadline = ctx.Event(), deadline     # set: the workers stop expanding at once
         for w in range(n):
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=serve, args=(Worker(w, n, model, invariants, options), child), daemon=True)
+            worker = Worker(w, n, model, invariants, options, self.halt, deadline)
+            proc = ctx.Process(target=serve, args=(worker, child), daemon=True)
             proc.start()
             child.close()
             self.conns.append(parent)
@@ -48,6 +50,9 @@ class Pool:
             conn.send(msg)
         answers = []
         for conn in self.conns:
+            while not conn.poll(0.2):    # a signal or the time budget reaches the workers within a slice
+                if stop.requested() or (self.deadline is not None and time.monotonic() > self.deadline):
+                    self.halt.set()
             answer = conn.recv()
             if isinstance(answer, BaseException):
                 raise answer
@@ -80,7 +85,8 @@ def explore_parallel(model, invariants, workers: int, limits: Limits = Limits(),
     res = SearchResult(engine="bfs", deadlock_checked=options.check_deadlock)
     roots = {fp: s for fp, (s, _) in levels.roots(model).items()}
     canonical = model.canonical
-    pool = Pool(workers, model, invariants, options)
+    pool = Pool(workers, model, invariants, options,
+                None if limits.time_budget is None else start + limits.time_budget)
     found: dict[str, tuple] = {}       # invariant -> (level, kind, fp, final label)
     try:
         seeds = [[(fp, canonical(s) if canonical else s) for fp, s in sorted(roots.items()) if fp % workers == w]
@@ -153,7 +159,7 @@ def _level(pool: Pool, n: int, res: SearchResult, found: dict, level: int, known
             _merge_found(found, [events], level + 1)
         if all(done for _, _, _, done in answers):
             break
-        stopped = mid_level(new)
+        stopped = mid_level(new)        # (the workers halted only for the budget or a signal it sees)
         if stopped:
             break
     pool.ask([("advance",)] * n)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import pickle
+import time
 from array import array
 from bisect import bisect_left
 from collections import Counter
@@ -42,8 +43,9 @@ class Links:
 
 
 class Worker:
-    def __init__(self, w: int, n: int, model, invariants, options: Options):
+    def __init__(self, w: int, n: int, model, invariants, options: Options, halt=None, deadline=None):
         self.w, self.n, self.model, self.options = w, n, model, options
+        self.halt, self.deadline = halt, deadline     # the coordinator's stop, the time budget's end
         self.cfg, self.canonical = model.cfg, model.canonical
         self.state_invs, self.step_invs = split(invariants)
         self.codec = Codec()                 # states are held as field ids (verifier/core/codec.py)
@@ -89,15 +91,25 @@ class Worker:
             if mine is None or (fp, n_succ) < mine[:2]:
                 cand[fp2] = (fp, n_succ, label, ids)
         skip = not self.options.check_deadlock or DEADLOCK in known
-        frontier, end = self.frontier, min(self.pos + limit, len(self.frontier))
-        transitions, terminal, _ = expand_states(model, codec, (frontier[i] for i in range(self.pos, end)), step_invs,
-                                                 skip, enabled, events, (_step_key, _deadlock_key), keep)
-        self.pos = end
+        end = min(self.pos + limit, len(self.frontier))
+        transitions, terminal, _ = expand_states(model, codec, self._slice(end), step_invs, skip, enabled, events,
+                                                 (_step_key, _deadlock_key), keep)
         outgoing: list[list] = [[] for _ in range(self.n)]
         for fp2, (parent, nth, _, _) in cand.items():
             outgoing[fp2 % self.n].append((fp2, parent, nth))
         return ((transitions, dict(enabled), terminal), [pickle.dumps(o, PROTOCOL) for o in outgoing], events,
-                end == len(frontier))
+                self.pos == len(self.frontier))
+
+    def _slice(self, end: int):
+        """The round's states, `pos` kept as they go; every 256 a look at the halt and the time
+        budget, which end the round at once (the run is stopped then: its level is cut)."""
+        frontier = self.frontier
+        while self.pos < end:
+            if self.pos % 256 == 0 and self.halt is not None and (
+                    self.halt.is_set() or (self.deadline is not None and time.monotonic() > self.deadline)):
+                return
+            self.pos += 1
+            yield frontier[self.pos - 1]
 
     def dedupe(self, routed: list) -> list:
         """As owner: the new fingerprints and, for each, the generator of its smallest parent."""
