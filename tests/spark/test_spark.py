@@ -103,6 +103,40 @@ def test_a_corrupted_or_partial_level_is_recomputed_not_trusted(spark_session, t
     same(got, want)
 
 
+def test_a_planted_pickle_as_a_level_runs_nothing_and_the_level_is_recomputed(spark_session, tmp_path):
+    """A co-tenant's pickle in place of a level's part file (and its manifest entry re-signed
+    with the user's key): read back as data, it is not a level; it is recomputed, nothing runs."""
+    import pickle
+
+    from verifier.core.signing import mac
+
+    class Payload:
+        def __reduce__(self):
+            return os.system, (f"touch {tmp_path / 'ran'}",)
+    cfg = small()
+    limits = Limits(max_depth=7)
+    want = local(cfg, 7)
+    store = checkpoint(spark_session, tmp_path / "ck", cfg)
+    spark_explore(spark_session, Model(cfg), I.REGISTRY, store, limits=limits, partitions=2, driver_levels=0)
+    payload = pickle.dumps(Payload())
+    part(tmp_path / "ck", 5, 0).write_bytes(payload)
+    manifest = json.loads((tmp_path / "ck" / "manifest.json").read_text())
+    import hashlib
+    for chunk in manifest["levels"][5]["chunks"]:
+        if chunk[0].startswith("00000-"):
+            chunk[3] = hashlib.sha256(payload).hexdigest()
+    manifest.pop("mac")
+    manifest["mac"] = mac(manifest)
+    (tmp_path / "ck" / "manifest.json").write_text(json.dumps(manifest))
+    store = checkpoint(spark_session, tmp_path / "ck", cfg, resume=True)
+    redone = []
+    got = spark_explore(spark_session, Model(cfg), I.REGISTRY, store, resume=True, limits=limits, partitions=2,
+                        on_level=redone.append, driver_levels=0)
+    assert not (tmp_path / "ran").exists()
+    assert redone == [5, 6, 7]
+    same(got, want)
+
+
 def test_resume_of_a_finished_run_recomputes_only_its_empty_last_level(spark_session, tmp_path):
     """A manifest whose last level is empty says the search is over: that claim is checked by
     expanding the level before it again, never taken on trust."""

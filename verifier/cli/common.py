@@ -111,9 +111,14 @@ def _ids(args, name: str, otherwise):
 
 
 def make_dir(path: Path, failure: str) -> None:
-    """Create a report directory, or one line: `failure` and the system's reason."""
+    """Create a report directory and make sure a file can be written in it (an existing
+    directory on a read-only file system is found now, not after the search), or one line:
+    `failure` and the system's reason."""
+    import tempfile
     try:
         path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
     except OSError as exc:
         raise UsageError(f"{failure} ({exc.strerror})") from None
 
