@@ -105,12 +105,8 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
 
     if not run.started:
         run.started = True
-        for s in model.init_states():
-            c = canonical(s) if canonical else s
+        for fp, (s, c) in levels.roots(model).items():
             ids = codec.encode(c)
-            fp = codec.fingerprint(ids)
-            if fp in store.seen:
-                continue
             index = store.add(fp, -1, None)
             run.roots[index] = s
             run.frontier.append(index, ids)
