@@ -8,6 +8,9 @@ step).
     python bench/equivalence.py run --tree .            --json after.json
     python bench/equivalence.py compare before.json after.json      # a markdown table; exit 1 on a difference
 
+A run stopped part-way keeps the cases it finished in its JSON file and goes on from there when
+started again with the same --json.
+
 Each checkout runs with its own code (`python -m verifier.cli` from its directory). The rows use
 the one-process search and the mutants two workers, so both searches are compared. A case is
 described to the CLI as a config file (preset, replicas, min ISR, spare brokers, bounds), which
@@ -74,10 +77,14 @@ def facts(summary: dict, out: Path) -> dict:
     return got
 
 
-def run(tree: Path, which: list[dict], python: str) -> dict:
-    results = {}
+def run(tree: Path, which: list[dict], python: str, json_out: Path) -> dict:
+    """Each case's facts, the JSON file rewritten after every case (a long run stopped keeps
+    what it has; the same command goes on from it)."""
+    results = json.loads(json_out.read_text()) if json_out.exists() else {}
     env = dict(os.environ, PYTHONPATH=str(tree), COLUMNS="200")
     for i, case in enumerate(which, 1):
+        if case["id"] in results and "error" not in results[case["id"]]:
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             config = Path(tmp) / "case.toml"
             config.write_text(toml_of(case["cfg"]))
@@ -92,6 +99,7 @@ def run(tree: Path, which: list[dict], python: str) -> dict:
                 results[case["id"]] = facts(json.loads(runs[0].read_text()), runs[0].parent)
             print(f"[{i}/{len(which)}] {case['id']}: {results[case['id']].get('distinct_states', 'ERROR')} states, "
                   f"{time.monotonic() - started:.1f}s", flush=True)
+            json_out.write_text(json.dumps(results, indent=1) + "\n")
     return results
 
 
@@ -137,7 +145,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.what == "run":
         which = cases(not args.no_rows, not args.no_mutants)
-        Path(args.json).write_text(json.dumps(run(args.tree.resolve(), which, args.python), indent=1) + "\n")
+        run(args.tree.resolve(), which, args.python, Path(args.json))
         return 0
     lines, differ = compare(json.loads(Path(args.before).read_text()), json.loads(Path(args.after).read_text()))
     print("\n".join(lines))

@@ -10,7 +10,7 @@ import pytest
 from specs import MUTANTS, PRESETS, Model, make_config
 from verifier.engines.bfs import explore
 from verifier.engines.parallel import explore_parallel
-from verifier.core.result import Limits, Options
+from verifier.core.settings import Limits, Options
 
 CONFIGS = [(p, None) for p in PRESETS] + [("kafka", m) for m in MUTANTS]
 LIMITS = Limits(max_depth=8)           # about 13,000 states at the default bounds: a few seconds each
@@ -60,3 +60,40 @@ def test_the_estimate_of_a_known_config_lands_within_its_range(cli, tmp_path):
     assert not est["exact"] and est["states_low"] <= 238_348 <= est["states_high"], est
     assert est["seconds_low"] <= est["seconds"] <= est["seconds_high"]
     assert "a forecast" in r.stdout
+
+
+def test_a_halted_round_stops_at_once_and_its_successors_are_not_sorted_out():
+    """A signal or the time budget sets the pool's halt: each worker stops within a slice of
+    256 states and the coordinator cuts the level there, without deduplicating the round's
+    successors (seconds on a round of 50,000 states)."""
+    from verifier.core import levels
+    from verifier.core.result import STOPPED, SearchResult
+    from verifier.engines.parallel import ROUND, Pool, _level
+    model = Model(make_config("kafka"))
+    roots = levels.roots(model)
+
+    def grown(pool, depth):
+        res = SearchResult(engine="bfs")
+        pool.ask([("seed", [(fp, c) for fp, (_, c) in sorted(roots.items()) if fp % 2 == w]) for w in range(2)])
+        for level in range(depth):
+            _level(pool, 2, res, {}, level, frozenset(), lambda _: None, ROUND)
+        return res
+
+    pool = Pool(2, model, I.REGISTRY, Options())
+    try:
+        whole = grown(pool, 6)
+        full, _ = _level(pool, 2, whole, {}, 6, frozenset(), lambda _: None, ROUND)
+    finally:
+        pool.close()
+    assert full > 2 * 256
+    pool = Pool(2, model, I.REGISTRY, Options())
+    try:
+        res = grown(pool, 6)
+        pool.ask([("expand", frozenset(), 300)] * 2)   # 300 states each expanded, their successors pending
+        before = res.transitions
+        pool.halt.set()                                  # ... then the halt: each goes on to its 512th state
+        new, stopped = _level(pool, 2, res, {}, 6, frozenset(), lambda _: (STOPPED, "halted"), ROUND)
+    finally:
+        pool.close()
+    assert (new, stopped) == (0, (STOPPED, "halted"))    # nothing of the round sorted out or counted
+    assert before < res.transitions < before + full * 20  # the slice to the 512th state was expanded

@@ -149,6 +149,10 @@ def _level(pool: Pool, n: int, res: SearchResult, found: dict, level: int, known
             res.enabled.update(enabled)
             res.terminal_states += terminal
             _merge_found(found, [events], level)
+        if not all(done for _, _, _, done in answers):
+            stopped = mid_level(new)    # the budget or a signal halted the round: its successors
+            if stopped:                 # are not sorted out (seconds on a large round); the level is cut
+                break
         # candidates go to their owners, winners back to their generators, states to their owners
         winners = pool.ask([("dedupe", [outgoing[owner] for _, outgoing, _, _ in answers]) for owner in range(n)])
         shipped = pool.ask([("ship", [owned[gen] for owned in winners]) for gen in range(n)])
