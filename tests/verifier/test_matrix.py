@@ -101,3 +101,31 @@ def test_a_preset_or_bound_set_named_twice_is_one_row(cli, tmp_path):
     rows = json.loads((tmp_path / "m" / "matrix.json").read_text())["rows"]
     assert [(x["preset"], x["bounds"]) for x in rows] == [("kafka-3.9", "min-isr-above-rf")]
     assert r.stdout.count("kafka-3.9 @ min-isr-above-rf:") == 1
+
+
+def test_an_interrupted_matrix_marks_the_pages_of_the_earlier_run(tmp_path):
+    """SIGINT in the middle of a row: exit 3 within seconds, and the matrix.md/html left by an
+    earlier green run are replaced by pages that say which rows this run lacks."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from tests.conftest import ROOT
+    out = tmp_path / "m"
+    base = [sys.executable, "-m", "verifier.cli", "matrix", "--out", str(out)]
+    env = dict(os.environ, COLUMNS="200")
+    first = subprocess.run(base + ["--presets", "kafka-4.4", "--bound-sets", "default", "--brokers", "2"],
+                           cwd=ROOT, env=env, capture_output=True, text=True)
+    assert first.returncode == 0 and "INTERRUPTED" not in (out / "matrix.md").read_text(), first.stderr
+    proc = subprocess.Popen(base + ["--presets", "kafka-4.4", "--bound-sets", "recovery"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4)                 # inside the recovery row (about 40 s of search)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 3, stderr
+    assert "Traceback" not in stdout + stderr
+    assert "INTERRUPTED by SIGINT" in stderr + stdout
+    for page in ("matrix.md", "matrix.html"):
+        text = (out / page).read_text()
+        assert "INTERRUPTED" in text and "kafka-4.4@recovery" in text, page
