@@ -54,7 +54,12 @@ def _check_master(master: str, timeout: float) -> None:
             except OSError as exc:
                 last = exc
         raise SparkSetupError(f"cannot reach Spark master {master} ({last.strerror or last})")
-    if master in ("yarn",) or master.startswith("k8s://"):
+    if master == "yarn":
+        return
+    if master.startswith("k8s://"):        # k8s://https://HOST:PORT or k8s://HOST:PORT (Spark's forms)
+        api = master[len("k8s://"):]
+        if not urlparse(api if "://" in api else "https://" + api).hostname:
+            raise SparkSetupError(f"--master {master}: expected k8s://https://HOST:PORT (the Kubernetes API server)")
         return
     raise SparkSetupError(f"--master {master}: expected local[N], local[*], spark://HOST:PORT, yarn or k8s://...")
 

@@ -194,8 +194,8 @@ class LevelStore(CheckpointDir):
         super().__init__(fs, identity, "spark-check", VERSION)
         self.fs = self.files
 
-    def load(self) -> Optional[dict]:
-        data = super().load()
+    def load(self, verify: bool = True) -> Optional[dict]:
+        data = super().load(verify=verify)
         if data is not None:
             problem = malformed(data)
             if problem:

@@ -78,7 +78,7 @@ def test_a_damaged_checkpoint_is_recomputed_not_trusted(cli, tmp_path, uninterru
     data.write_bytes(damage(data.read_bytes()))
     r = cli("check", *CONFIG, "-q", "--out", str(tmp_path / "out2"), "--checkpoint-dir", str(tmp_path / "ck"),
             "--resume")
-    assert r.returncode == 0 and "torn or altered: starting over" in r.stdout
+    assert r.returncode == 0 and "search.bin is torn or altered): starting over" in r.stdout, r.stdout
     assert _counts(_summary(tmp_path / "out2")) == uninterrupted
 
 

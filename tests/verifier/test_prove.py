@@ -179,10 +179,15 @@ def test_prove_cli_bad_input_is_one_line_and_exit_2(cli, args, needle):
 
 
 def test_prove_cli_time_budget_stops_with_exit_3(cli, tmp_path):
-    run_cli = cli
-    out = run_cli("prove", "--max-brokers", "8", "--time-budget", "0.5", "--out", str(tmp_path))
-    assert out.returncode == 3
-    assert "stopped by the time budget" in out.stdout
+    """The budget counts from the start: spent in the self-check, no verdict at all; spent
+    among the sizes, the sizes proved so far and exit 3."""
+    early = cli("prove", "--max-brokers", "8", "--time-budget", "0.5", "--out", str(tmp_path))
+    assert early.returncode == 3
+    assert "time budget spent during the self-check (before any verdict)" in early.stdout
+    late = cli("prove", "--max-brokers", "8", "--self-check-samples", "10", "--time-budget", "4",
+               "--out", str(tmp_path))
+    assert late.returncode == 3, late.stdout + late.stderr
+    assert "stopped by the time budget (4s)" in late.stdout and "proved up to N=" in late.stdout
 
 
 def test_prove_refuses_to_give_a_verdict_when_its_relation_disagrees_with_the_model(monkeypatch):

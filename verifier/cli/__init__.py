@@ -34,10 +34,42 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         sys.stdout.flush()    # a terminal that cannot take the output (stdout on /dev/full) is one line
     except OSError as exc:
+        failed = exc
+    else:
+        failed = getattr(sys.stdout, "failed", None)
+    if failed is not None:
         sys.stdout = open(os.devnull, "w")      # nothing more to flush at exit
-        print(f"kraft-verify: error: cannot write to standard output ({exc.strerror or exc})", file=sys.stderr)
+        print(f"kraft-verify: error: cannot write to standard output ({failed.strerror or failed})",
+              file=sys.stderr)
         return EXIT_INPUT
     return code
+
+
+class _GuardedStdout:
+    """Standard output that keeps the first error of a write instead of raising it in the
+    middle of the run (rich flushes after every line): the run goes on and writes its report,
+    and `main` says once that the terminal could not take it (exit 2)."""
+
+    def __init__(self, inner):
+        self.inner, self.failed = inner, None
+
+    def write(self, text: str) -> int:
+        if self.failed is None:
+            try:
+                return self.inner.write(text)
+            except OSError as exc:
+                self.failed = exc
+        return len(text)
+
+    def flush(self) -> None:
+        if self.failed is None:
+            try:
+                self.inner.flush()
+            except OSError as exc:
+                self.failed = exc
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
 
 
 def _main(argv: Optional[list[str]]) -> int:
@@ -91,6 +123,8 @@ def _tolerant_streams() -> None:
             stream.reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError, OSError):
             pass              # not a text stream we may change (a test's capture): leave it
+    if not isinstance(sys.stdout, _GuardedStdout):
+        sys.stdout = _GuardedStdout(sys.stdout)
 
 
 def _utf8(text: str) -> bool:
