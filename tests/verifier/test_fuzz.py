@@ -9,6 +9,7 @@ from specs import Model, make_config
 from specs.catalogue import MUTANTS
 from verifier.engines.bfs import explore
 from specs import deep_bounds
+from verifier.core.result import COMPLETE
 from verifier.engines.fuzz import Recorder, fuzz, hypothesis_settings, machine_for
 from tests.bind import run_scenario
 
@@ -49,7 +50,7 @@ def test_every_mutant_is_killed_on_the_ci_profile(brokers):
             # 30-150 of 5,000 examples) but not one that loses an answered record; the BFS gate
             # and the 3-broker fuzz gate kill it. Asserted so that closing the gap shows here.
             assert fuzz(Model(fuzz_config(f"kafka+{m.needs}", brokers=brokers, mutant=mutant)), I.REGISTRY, "ci",
-                        hypothesis_shrink=False, examples=500).status == "ok"
+                        hypothesis_shrink=False, examples=500).status == COMPLETE
             continue
         preset = "kafka" + (f"+{m.needs}" if m.needs else "")     # where the broken rule matters
         result = fuzz(Model(fuzz_config(preset, brokers=brokers, mutant=mutant)), I.REGISTRY, "ci",
@@ -63,7 +64,7 @@ def test_every_mutant_is_killed_on_the_ci_profile(brokers):
 def test_kafka_holds_on_larger_clusters(brokers):
     # 400 of the ci profile's 2,500 examples keep CI short; `kraft-verify fuzz --brokers 7` runs all
     result = fuzz(Model(fuzz_config(brokers=brokers)), I.REGISTRY, "ci", examples=400)
-    assert result.status == "ok", result.counterexample and result.counterexample.violated
+    assert result.status == COMPLETE, result.counterexample and result.counterexample.violated
     rec = result.facts
     assert rec.examples >= 400 and rec.steps > 10 * rec.examples
     # the runs reached the protocol's core actions, not just the start state
@@ -109,6 +110,6 @@ def test_fuzz_cli_exit_codes_and_files(cli, tmp_path):
 def test_the_recovery_profile_reaches_recovery_rounds_and_recovered_on_the_ci_profile():
     """Issue: fuzz reaches unclean_recovery and complete_recovery on the recovery preset."""
     result = fuzz(Model(fuzz_config("recovery")), I.REGISTRY, "ci", examples=1000)
-    assert result.status == "ok", result.counterexample and result.counterexample.violated
+    assert result.status == COMPLETE, result.counterexample and result.counterexample.violated
     runs = result.facts.rule_runs
     assert runs["unclean_recovery"] > 0 and runs["complete_recovery"] > 0 and runs["elect"] > 0

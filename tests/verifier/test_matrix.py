@@ -68,7 +68,9 @@ def test_rows_are_reused_until_the_model_changes(cli, tmp_path, monkeypatch):
     monkeypatch.setattr(M, "model_hash", lambda: "changed-model")
     rows = [M.Row("kafka-4.4", "default")]
     seen = []
-    M.build(rows, out, matrix["budget_seconds"], "test", 2, lambda entry, reused: seen.append(reused))
+    from verifier.cli import binding
+    engines = M.Engines(binding.engine("bfs"), binding.engine("fuzz"), binding.properties())
+    M.build(rows, out, matrix["budget_seconds"], "test", engines, 2, lambda entry, reused: seen.append(reused))
     assert seen == [False]
 
 

@@ -86,4 +86,4 @@ def render_html(matrix: dict, names: list[str]) -> str:
         f"<p>{escape(matrix['command'])}</p><p>{escape(LEGEND)}</p>",
         f'<table id="matrix"><tr><th>property</th>{head}</tr>{body}</table>',
         "<h2>Rows</h2>" + table(("row", "bounds over the preset", "distinct states", "time", "exhausted"), info,
-                                ident="rows")], CSS)
+                                ident="rows", row_heads=True)], CSS)

@@ -24,10 +24,14 @@ def page(title: str, parts: Iterable[str], css: str = "") -> str:
             f"<style>{CSS}{css}</style></head><body><h1>{escape(title)}</h1>\n{body}</body></html>\n")
 
 
-def table(head: Iterable[str], rows: Iterable[Iterable[Any]], cls: str = "", ident: str = "", raw: bool = False) -> str:
-    """A table of text cells (escaped; `raw`: cells are HTML already)."""
+def table(head: Iterable[str], rows: Iterable[Iterable[Any]], cls: str = "", ident: str = "", raw: bool = False,
+          row_heads: bool = False) -> str:
+    """A table of text cells (escaped; `raw`: cells are HTML already; `row_heads`: each row's
+    first cell names the row, a header cell)."""
     attrs = (f' class="{cls}"' if cls else "") + (f' id="{ident}"' if ident else "")
     out = [f"<table{attrs}><tr>" + "".join(f"<th>{escape(str(h))}</th>" for h in head) + "</tr>"]
     for row in rows:
-        out.append("<tr>" + "".join(f"<td>{c if raw else escape(str(c))}</td>" for c in row) + "</tr>")
+        cells = [c if raw else escape(str(c)) for c in row]
+        out.append("<tr>" + "".join(f"<th>{c}</th>" if row_heads and i == 0 else f"<td>{c}</td>"
+                                    for i, c in enumerate(cells)) + "</tr>")
     return "\n".join(out) + "</table>"
