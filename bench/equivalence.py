@@ -7,6 +7,7 @@ step).
     python bench/equivalence.py run --tree OLD_CHECKOUT --json before.json
     python bench/equivalence.py run --tree .            --json after.json
     python bench/equivalence.py compare before.json after.json      # a markdown table; exit 1 on a difference
+    python bench/equivalence.py compare --common before.json a.json b.json   # parts of a run, finished cases only
 
 A run stopped part-way keeps the cases it finished in its JSON file and goes on from there when
 started again with the same --json.
@@ -103,7 +104,15 @@ def run(tree: Path, which: list[dict], python: str, json_out: Path) -> dict:
     return results
 
 
-def compare(before: dict, after: dict) -> tuple[list[str], int]:
+def compare(before: dict, after: dict, common: bool = False) -> tuple[list[str], int]:
+    """The table and how many cases differ; `common`: only the cases both runs finished (a run
+    stopped part-way), the others counted in a last line."""
+    left_out = 0
+    if common:
+        both = set(before) & set(after)
+        left_out = len(set(before) | set(after)) - len(both)
+        before = {k: v for k, v in before.items() if k in both}
+        after = {k: v for k, v in after.items() if k in both}
     lines = ["| case | states | transitions | states per level | terminal | verdicts | traces |",
              "|---|---|---|---|---|---|---|"]
     differ = 0
@@ -126,7 +135,8 @@ def compare(before: dict, after: dict) -> tuple[list[str], int]:
                   f"same ({len(a['traces'])})" if same[5] else "DIFFERENT"]
         lines.append(f"| {case} | " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append(f"{len(set(before) | set(after))} cases, {differ} with a difference")
+    lines.append(f"{len(set(before) | set(after))} cases, {differ} with a difference"
+                 + (f"; {left_out} cases left out (not finished by both runs)" if left_out else ""))
     return lines, differ
 
 
@@ -141,13 +151,17 @@ def main() -> int:
     r.add_argument("--no-mutants", action="store_true")
     c = sub.add_parser("compare")
     c.add_argument("before")
-    c.add_argument("after")
+    c.add_argument("after", nargs="+", help="one run's JSON, or several that together make it")
+    c.add_argument("--common", action="store_true", help="only the cases both sides finished")
     args = ap.parse_args()
     if args.what == "run":
         which = cases(not args.no_rows, not args.no_mutants)
         run(args.tree.resolve(), which, args.python, Path(args.json))
         return 0
-    lines, differ = compare(json.loads(Path(args.before).read_text()), json.loads(Path(args.after).read_text()))
+    after: dict = {}
+    for part in args.after:
+        after.update(json.loads(Path(part).read_text()))
+    lines, differ = compare(json.loads(Path(args.before).read_text()), after, args.common)
     print("\n".join(lines))
     return 1 if differ else 0
 
