@@ -31,12 +31,14 @@ def _args() -> list[Case]:
                "fuzz": ["--examples", "--steps", "--brokers", "--min-isr", "--time-budget"],
                "prove": ["--max-brokers", "--min-isr", "--depth", "--bmc-max-brokers", "--time-budget",
                          "--self-check-samples"],
-               "availability": ["--runs", "--steps", "--seed"]}
+               "availability": ["--runs", "--steps", "--seed"],
+               "matrix": ["--examples"]}
     bad_for = {"--seed": ["abc", "", "nan", "1.5"], "--estimate": ["0", "-1", "nan", "inf", "abc", ""],
                "--time-budget": ["0", "-1", "nan", "inf", "-inf", "abc", ""]}
+    bad_for_command = {("matrix", "--examples"): ["0", "-1", "nan", "inf", "abc", "", "1e9", "0x10", "1.5"]}
     for command, opts in options.items():
         for opt in opts:
-            for value in bad_for.get(opt, numbers):
+            for value in bad_for_command.get((command, opt), bad_for.get(opt, numbers)):
                 if opt in ("--min-isr",) and value in ("1e9",):
                     continue
                 if (command, opt, value) in (("prove", "--depth", "0"), ("prove", "--bmc-max-brokers", "0")):

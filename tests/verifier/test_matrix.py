@@ -76,7 +76,8 @@ def test_rows_are_reused_until_the_model_changes(cli, tmp_path, monkeypatch):
 
 def test_a_row_the_search_cannot_finish_is_fuzzed_and_says_so(cli, tmp_path):
     out = tmp_path / "m"
-    r = cli("matrix", "--presets", "pre-kip-966", "--bound-sets", "default", "--row-budget", "0.5", "--out", str(out))
+    r = cli("matrix", "--presets", "pre-kip-966", "--bound-sets", "default", "--row-budget", "0.5",
+            "--examples", "300", "--out", str(out))
     assert r.returncode == 1, r.stderr           # a violation outranks a row cut short (as in check)
     row = json.loads((out / "matrix.json").read_text())["rows"][0]
     assert not row["complete"] and "time budget" in row["stop_reason"]
@@ -89,7 +90,7 @@ def test_a_row_the_search_cannot_finish_is_fuzzed_and_says_so(cli, tmp_path):
 
 def test_a_row_cut_short_with_nothing_violated_is_exit_3_and_never_holds(cli, tmp_path):
     out = tmp_path / "m"
-    r = cli("matrix", "--presets", "kafka-4.4", "--bound-sets", "default", "--row-budget", "0.5",
+    r = cli("matrix", "--presets", "kafka-4.4", "--bound-sets", "default", "--row-budget", "0.5", "--examples", "300",
             "--out", str(out))
     assert r.returncode == 3, r.stderr
     cells = json.loads((out / "matrix.json").read_text())["rows"][0]["cells"]

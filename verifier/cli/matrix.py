@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     with stop.polled():       # a signal stops the row under way (its search polls), then the matrix
         matrix = build(rows, out_dir, args.row_budget, command,
                        Engines(binding.engine("bfs"), binding.engine("fuzz"), binding.properties()),
-                       args.brokers, on_row, stopped=lambda: stop.requested() is not None)
+                       args.brokers, on_row, stopped=lambda: stop.requested() is not None,
+                       fuzz_examples=args.examples)
     names = properties(matrix)
     table = Table(title="variant matrix (violated: steps of the shortest counterexample)")
     table.add_column("property")

@@ -87,14 +87,19 @@ def row_config(row: Row, brokers: Optional[int] = None):
                        extra_brokers=spare, min_isr=min_isr)
 
 
-def row_key(cfg, budget: float, mhash: str) -> str:
+def row_key(cfg, budget: float, mhash: str, fuzz_examples: int = FUZZ_EXAMPLES) -> str:
     text = json.dumps({"config": config_label(cfg), "replicas": list(cfg.replicas), "min_isr": cfg.min_isr,
-                       "extra": list(cfg.extra_brokers), "budget": budget, "model": mhash}, sort_keys=True)
+                       "extra": list(cfg.extra_brokers), "budget": budget, "model": mhash,
+                       "fuzz_examples": fuzz_examples}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def run_row(row: Row, cfg, budget: float, out_dir: Path, command: str, engines: Engines) -> dict:
-    """One exhaustive search with every violation kept; its report and scenarios under out_dir."""
+def run_row(row: Row, cfg, budget: float, out_dir: Path, command: str, engines: Engines,
+            fuzz_examples: int = FUZZ_EXAMPLES) -> dict:
+    """One exhaustive search with every violation kept; its report and scenarios under out_dir.
+    A search cut short is followed by fuzz rounds of `fuzz_examples` each (the row budget bounds
+    the search only: a fuzz round is bounded by its examples, so its verdicts do not depend on
+    the machine's speed)."""
     model = Model(cfg)
     invs = engines.properties
     result = engines.search(model, invs, Settings(limits=Limits(time_budget=budget), options=Options(keep_going=True)))
@@ -102,7 +107,7 @@ def run_row(row: Row, cfg, budget: float, out_dir: Path, command: str, engines: 
     where.mkdir(parents=True, exist_ok=True)
     by_engine = {}
     if not result.explored_all:
-        by_engine.update(_fuzz_rest(engines, model, invs, result.counterexamples))
+        by_engine.update(_fuzz_rest(engines, model, invs, result.counterexamples, fuzz_examples))
         result.judge(invs)
     summary = summarize(result, model, f"matrix-{row.id}", command,
                         save_counterexamples(where, _scenarios_only(result), row.id, command))
@@ -130,12 +135,12 @@ def _scenarios_only(result):
     return replace(result, counterexample=None)
 
 
-def _fuzz_rest(engines: Engines, model, invs, traces: dict) -> dict[str, str]:
+def _fuzz_rest(engines: Engines, model, invs, traces: dict, examples: int = FUZZ_EXAMPLES) -> dict[str, str]:
     """Fuzz a row the search could not finish, a round per violation found, for the properties
     the search did not break; their traces join `traces`. Returns property -> "fuzz"."""
     found: dict[str, str] = {}
     rest = [inv for inv in invs if inv.name not in traces]
-    settings = Settings(profile="ci", examples=FUZZ_EXAMPLES, seed=0, database=None)
+    settings = Settings(profile="ci", examples=examples, seed=0, database=None)
     while rest:
         res = engines.fuzz(model, rest, settings)
         new = [n for n in res.violated if n not in traces]
@@ -183,7 +188,8 @@ def _cell_ok(cell, complete: bool) -> bool:
 
 
 def build(rows: list[Row], out_dir: Path, budget: float, command: str, engines: Engines, brokers: Optional[int] = None,
-          on_row: Optional[Callable[[dict, bool], None]] = None, stopped: Callable[[], bool] = lambda: False) -> dict:
+          on_row: Optional[Callable[[dict, bool], None]] = None, stopped: Callable[[], bool] = lambda: False,
+          fuzz_examples: int = FUZZ_EXAMPLES) -> dict:
     """Every row, reusing the cached ones; matrix.json is rewritten after each row. A row cut
     short by `stopped()` (a signal) is neither kept nor cached, and no later row runs: the
     matrix says which rows it lacks (`missing`)."""
@@ -196,10 +202,11 @@ def build(rows: list[Row], out_dir: Path, budget: float, command: str, engines: 
     started = time.monotonic()
     for i, row in enumerate(rows):
         cfg = row_config(row, brokers)
-        key = row_key(cfg, budget, mhash)
+        key = row_key(cfg, budget, mhash, fuzz_examples)
         reused = key in old
         try:
-            entry = old[key] if reused else dict(run_row(row, cfg, budget, out_dir, command, engines), key=key)
+            entry = old[key] if reused else dict(run_row(row, cfg, budget, out_dir, command, engines, fuzz_examples),
+                                                 key=key)
         except KeyboardInterrupt:          # a signal inside the row's fuzzing (verifier/core/stop.py)
             entry = None
         if entry is None or stopped():
