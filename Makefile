@@ -25,15 +25,17 @@ oracle: $(STAMP)
 	$(BIN)/python -m verifier.engines.conform.oracle
 
 # Two test processes (pytest-xdist; the machine has two cores and most tests use one): a test
-# module that starts a cluster or a server is one xdist group, run whole on one process.
+# module that starts a cluster or a server is one xdist group, run whole on one process. The 30
+# slowest tests are listed, so CI's log says where its time goes.
 TEST_WORKERS ?= 2
 test: $(STAMP) oracle hadoop
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=30
 
 # The tests too slow for CI (the Spark cluster's fault cases: a worker killed mid-level, the
-# driver killed and resumed from HDFS, a DataNode restarted; the cluster runs of a violating
-# preset and of 4 brokers to depth 12; spark-submit of the packed project; the 5-broker fuzz
-# mutation gate; minutes each).
+# driver killed and resumed from HDFS, a DataNode restarted; the cluster runs with an HDFS
+# checkpoint of the default config, a violating preset and 4 brokers to depth 12; spark-submit
+# of the packed project; Ctrl-C of a Spark run (CI sends SIGTERM); the 5-broker fuzz mutation
+# gate; minutes each).
 nightly: $(STAMP) hadoop
 	$(BIN)/python -m pytest -m nightly
 

@@ -3,11 +3,12 @@ and two workers and the driver, each in its own mount namespace (its own /tmp an
 and Apache Hadoop's own NameNode and DataNodes as the checkpoint store (spark/cluster.py).
 Nothing is mocked; every run is compared with `kraft-verify check` on the same config.
 
-CI runs the operator's experiment (the two-worker run with a shared-nothing /tmp), the default
-config with an HDFS checkpoint and the two refusals. The wider comparisons (a violating preset,
-4 brokers to depth 12), spark-submit of the packed project and the fault cases (a worker killed
-mid-level, the driver killed and resumed, a DataNode restarted between levels) are marked
-nightly, minutes each: `make nightly` runs them.
+CI runs the operator's experiment (the two-worker run with a shared-nothing /tmp) and the two
+refusals; a shared checkpoint store is run in CI by tests/spark/test_s3.py. The runs with an
+HDFS checkpoint (the default config, a violating preset, 4 brokers to depth 12), spark-submit
+of the packed project and the fault cases (a worker killed mid-level, the driver killed and
+resumed, a DataNode restarted between levels) are marked nightly, minutes each: `make nightly`
+runs them.
 """
 from __future__ import annotations
 
@@ -128,7 +129,7 @@ def hdfs(cluster: Cluster, name: str) -> str:
     return f"{cluster.hdfs_url}/{name}"
 
 
-# ---------------------------------------------------------------- CI: equal to check
+# ---------------------------------------------------------------- equal to check (CI: the operator's experiment)
 
 def test_the_operators_experiment_ends_green_with_checks_states(cluster, tmp_path):
     """The run that died on the driver's /tmp: no checkpoint, every level on the executors."""
@@ -140,8 +141,8 @@ def test_the_operators_experiment_ends_green_with_checks_states(cluster, tmp_pat
     assert got["states"] == 238_348
 
 
-@pytest.mark.parametrize("args", [DEFAULT, pytest.param(VIOLATING, marks=pytest.mark.nightly),
-                                  pytest.param(WIDE, marks=pytest.mark.nightly)],
+@pytest.mark.nightly
+@pytest.mark.parametrize("args", [DEFAULT, VIOLATING, WIDE],
                          ids=["default", "pre-kip-966", "brokers4-depth12"])
 def test_with_an_hdfs_checkpoint_spark_check_is_checks_run(cluster, tmp_path, args):
     name = "ck-" + ("-".join(a.strip("-") for a in args) or "default")
