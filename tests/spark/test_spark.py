@@ -292,8 +292,10 @@ def test_bad_checkpoint_dirs_are_one_line_exit_2(cli, tmp_path):
         assert len(o.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.nightly
 def test_standalone_master_recipe(tmp_path, cli):
-    """README's recipe: a master and a worker from the installed pyspark on 127.0.0.1."""
+    """README's recipe: a master and a worker from the installed pyspark on 127.0.0.1 (nightly:
+    CI runs a standalone master and two workers in tests/spark/test_cluster.py)."""
     from spark import standalone
     os.environ["KRAFT_VERIFY_STANDALONE_DIR"] = str(tmp_path / "standalone")
     standalone.STATE = tmp_path / "standalone"
