@@ -74,7 +74,7 @@ availability: $(STAMP)
 
 # The overnight default: a wider config on Spark, resumable from its checkpoint directory.
 # Rerun the same command after a crash: it resumes from the last complete level. Forecast
-# (check --estimate 60): about 45 million states, depth about 28; about 2.5 hours on 2 cores (measured to level 18: BENCHMARKS.md)
+# (check --estimate 60): about 45 million states, depth about 28; about 3 hours on 2 cores (measured to level 18: BENCHMARKS.md)
 # (README, "make spark-check").
 # On a cluster: SPARK_MASTER=spark://HOST:7077 SPARK_CHECKPOINT=hdfs://NAMENODE/kv/ck; a URL's
 # manifest cannot be looked at from here, so add RESUME=--resume to continue a run there.
