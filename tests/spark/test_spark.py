@@ -26,7 +26,11 @@ from verifier.engines.bfs import Limits, Options, explore
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = {"lossy_crashes": 1, "isr_shrinks": 1}
 DEPTH = 5
-VARIANTS = [(p, None) for p in ("kafka", "kip-966", "pre-kip-966", "pre-kip-903")] + [("kafka", m) for m in MUTANTS]
+# CI runs the presets and one mutant of each kind of property (a state invariant, a transition
+# invariant, a broker's log, the HWM); `make nightly` runs every other mutant too (6 s each).
+CI_MUTANTS = ("elr-not-cleared", "leader-epoch-not-bumped", "follower-no-truncate", "hwm-ignores-min-isr")
+VARIANTS = [pytest.param(p, None, id=p) for p in ("kafka", "kip-966", "pre-kip-966", "pre-kip-903")] + \
+    [pytest.param("kafka", m, id=m, marks=() if m in CI_MUTANTS else pytest.mark.nightly) for m in MUTANTS]
 
 
 def small(preset="kafka", mutant=None, rf=2, **bounds):
@@ -44,7 +48,7 @@ def same(a, b) -> None:
     assert {n: len(t) for n, t in a.counterexamples.items()} == {n: len(t) for n, t in b.counterexamples.items()}
 
 
-@pytest.mark.parametrize("preset,mutant", VARIANTS, ids=[m or p for p, m in VARIANTS])
+@pytest.mark.parametrize("preset,mutant", VARIANTS)
 def test_spark_check_finds_what_check_finds(spark_session, preset, mutant):
     cfg = small(preset, mutant)
     want = local(cfg, DEPTH)
@@ -185,7 +189,10 @@ def _spark_cli(*args, **kw):
 
 
 def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_counts(tmp_path):
-    args = ["--brokers", "2", "--bound", "lossy_crashes=0", "--bound", "isr_shrinks=1", "--master", "local[2]",
+    """9 levels (31 states): the kill lands after level 3, with levels still to go; what costs here
+    is Spark's per-level overhead, not the states."""
+    args = ["--brokers", "2", "--bound", "lossy_crashes=0", "--bound", "isr_shrinks=1", "--bound", "fences=0",
+            "--master", "local[2]",
             "--partitions", "2", "--driver-levels", "0", "--checkpoint-dir", str(tmp_path / "ck"),
             "--out", str(tmp_path / "out"), "-q"]
     proc = _spark_cli(*args)
@@ -199,7 +206,7 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_counts(tmp_path):
     os.killpg(proc.pid, signal.SIGKILL)           # the driver and its JVM, mid-run
     proc.wait()
     killed_at = len(json.loads(manifest.read_text())["levels"])
-    want = local(small(lossy_crashes=0))
+    want = local(small(lossy_crashes=0, fences=0))
     assert killed_at < len(want.states_per_level)
     out = _spark_cli(*args, "--resume")
     stdout, stderr = out.communicate(timeout=300)
@@ -218,7 +225,8 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_counts(tmp_path):
 def test_an_interrupt_is_one_line_and_leaves_a_resumable_checkpoint(tmp_path, sig):
     """Ctrl-C reaches the whole foreground process group: the driver, its JVM and the Python
     workers. The run stops at a level boundary with a report and exit 3, no stack trace."""
-    args = ["--brokers", "2", "--bound", "lossy_crashes=0", "--bound", "isr_shrinks=1", "--master", "local[2]",
+    args = ["--brokers", "2", "--bound", "lossy_crashes=0", "--bound", "isr_shrinks=1", "--bound", "fences=0",
+            "--master", "local[2]",
             "--partitions", "2", "--driver-levels", "0", "--checkpoint-dir", str(tmp_path / "ck"),
             "--out", str(tmp_path / "out")]
     proc = _spark_cli(*args)
@@ -235,7 +243,7 @@ def test_an_interrupt_is_one_line_and_leaves_a_resumable_checkpoint(tmp_path, si
     assert len(stopped) == 1 and f"interrupted by {sig.name}; the checkpoint keeps levels 0-" in stopped[0]
     summary = json.loads(next((tmp_path / "out").glob("spark-check-*/summary.json")).read_text())
     assert summary["result"] == "stopped" and summary["exit_code"] == 3
-    want = local(small(lossy_crashes=0))
+    want = local(small(lossy_crashes=0, fences=0))
     out = _spark_cli(*args, "--resume", "-q", "--partitions", "3")
     stdout, stderr = out.communicate(timeout=300)
     assert out.returncode == 0, stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from spark.store import MAX_PARTITIONS
+from spark.store import MAX_PARTITIONS, LevelStore
 from specs import Model
 from verifier.cli.common import UsageError, console, header_line, run_dir
 from verifier.cli.search import report_search, search_inputs
@@ -27,14 +27,18 @@ def run(args: argparse.Namespace) -> int:
     if args.executor_memory is not None and not re.fullmatch(r"[1-9][0-9]*([kmgtp]b?|b)?", args.executor_memory,
                                                              re.IGNORECASE):
         raise UsageError(f"--executor-memory {args.executor_memory}: expected a size such as 512m or 4g")
+    model = Model(cfg, symmetry=inputs.symmetry)
+    identity = {"what": cfg.preset + (f" --mutant {cfg.mutant}" if cfg.mutant else ""),
+                "config": config_summary(cfg), "symmetry": model.symmetric, "deadlock": inputs.deadlock,
+                "invariants": [inv.name for inv in invs]}
     try:
         if not under_spark_submit():     # before the JVM starts
             check_master(args.master)
         if args.checkpoint_dir and is_plain_path(args.checkpoint_dir):
-            LocalFiles(args.checkpoint_dir)          # a path's plain faults, without starting Spark
+            # a path's faults and the manifest's refusals, without starting Spark
+            LevelStore(LocalFiles(args.checkpoint_dir), identity).refusal(args.resume)
     except (SparkSetupError, CheckpointError) as exc:
         raise UsageError(str(exc)) from None
-    model = Model(cfg, symmetry=inputs.symmetry)
     out = console()
     run_id, out_dir = run_dir(args.out, "spark-check", cfg)
     out.print(header_line("spark-check", cfg), markup=False)
@@ -48,9 +52,6 @@ def run(args: argparse.Namespace) -> int:
     partitions = args.partitions or spark.sparkContext.defaultParallelism
     store, manifest = None, None
     if args.checkpoint_dir:
-        identity = {"what": cfg.preset + (f" --mutant {cfg.mutant}" if cfg.mutant else ""),
-                    "config": config_summary(cfg), "symmetry": model.symmetric, "deadlock": inputs.deadlock,
-                    "invariants": [inv.name for inv in invs]}
         store, manifest = claim(spark, args.checkpoint_dir, identity, args.resume, partitions)
     if manifest and manifest["partitions"] != partitions:     # owners are fp mod P: a run keeps its P
         out.print(f"note: resuming with the run's {manifest['partitions']} partitions, not {partitions}",

@@ -131,11 +131,10 @@ class CheckpointDir:
                                f"(verifier/core/signing.py) is, or use a fresh directory")
         return data
 
-    def claim(self, resume: bool) -> Optional[dict]:
-        """The manifest to resume from: refuses this config's run without `resume`. A fresh
-        run clears what an earlier run left, so a directory with neither a manifest nor the
-        mark of an earlier run that died before its first one is refused unless it is empty:
-        a wrong --checkpoint-dir must never cost the user's files."""
+    def refusal(self, resume: bool) -> Optional[dict]:
+        """What `claim` refuses, raised without writing anything; else the manifest found.
+        spark-check asks it of a plain path before it starts Spark: a wrong directory costs
+        a second, not a JVM's start."""
         manifest = self.load(verify=resume)
         if manifest is not None and not resume:
             raise CheckpointError(f"--checkpoint-dir {self.where} holds a run of this config: "
@@ -145,6 +144,14 @@ class CheckpointDir:
             if others:
                 raise CheckpointError(f"--checkpoint-dir {self.where}: not empty and not a kraft-verify checkpoint "
                                       f"(it holds {others[0]!r}); give a new or empty directory")
+        return manifest
+
+    def claim(self, resume: bool) -> Optional[dict]:
+        """The manifest to resume from: refuses this config's run without `resume`. A fresh
+        run clears what an earlier run left, so a directory with neither a manifest nor the
+        mark of an earlier run that died before its first one is refused unless it is empty:
+        a wrong --checkpoint-dir must never cost the user's files."""
+        manifest = self.refusal(resume)
         try:
             self.files.write(MARK, f"kraft-verify {self.kind} checkpoint\n".encode())
         except OSError as exc:
