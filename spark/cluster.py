@@ -271,7 +271,9 @@ class Cluster:
 
     # ------------------------------------------------------------ whole
 
-    def start(self) -> "Cluster":
+    def start(self, hdfs: bool = True) -> "Cluster":
+        """The Spark master and workers, and (with `hdfs`) the NameNode and DataNodes; a caller
+        that may not need HDFS starts it later with `start_hdfs()`."""
         if shutil.which("unshare") is None:
             raise ClusterError("unshare (util-linux) is needed for the namespace cluster")
         probe = subprocess.run(private_disk(["true"]), capture_output=True, text=True)
@@ -282,7 +284,8 @@ class Cluster:
             shutil.rmtree(self.base)
         (self.base / "logs").mkdir(parents=True)
         try:
-            self.start_hdfs()
+            if hdfs:
+                self.start_hdfs()
             self.start_spark()
         except BaseException:
             self.stop()

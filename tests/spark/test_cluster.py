@@ -1,6 +1,7 @@
 """spark-check on a shared-nothing cluster, as an operator runs it: a Spark standalone master
 and two workers and the driver, each in its own mount namespace (its own /tmp and /var/tmp),
-and Apache Hadoop's own NameNode and DataNodes as the checkpoint store (spark/cluster.py).
+and Apache Hadoop's own NameNode and DataNodes as the checkpoint store (spark/cluster.py),
+started when a test first asks for an HDFS URL.
 Nothing is mocked; every run is compared with `kraft-verify check` on the same config.
 
 CI runs the operator's experiment (the two-worker run with a shared-nothing /tmp) and the two
@@ -39,7 +40,7 @@ _checks: dict = {}
 def cluster():
     base = Path(f"/var/tmp/kraft-verify-test-cluster-{os.getpid()}")
     try:
-        c = Cluster(base).start()
+        c = Cluster(base).start(hdfs=False)          # HDFS on first use: CI's tests here need none
     except ClusterError as exc:        # never a skip: the cluster is what these tests are about
         pytest.fail(f"cannot start the namespace cluster: {exc}", pytrace=False)
     yield c
@@ -126,6 +127,12 @@ def spark_check(cluster: Cluster, args: list[str], out: Path) -> tuple[int, str,
 
 
 def hdfs(cluster: Cluster, name: str) -> str:
+    """A checkpoint URL on the cluster's HDFS, started by the first test that asks."""
+    if not cluster.hdfs_url:
+        try:
+            cluster.start_hdfs()
+        except ClusterError as exc:
+            pytest.fail(f"cannot start HDFS: {exc}", pytrace=False)
     return f"{cluster.hdfs_url}/{name}"
 
 
