@@ -4,6 +4,7 @@ caught, strategy None's wait for an operator is reported as the documented excep
 a pass), and Kafka's recovery rounds keep every property."""
 from __future__ import annotations
 
+import functools
 import json
 from typing import NamedTuple
 
@@ -12,8 +13,10 @@ import pytest
 from specs import Model, load_scenario, make_config
 
 from tests.bind import run_scenario
-from invariants.liveness import BY_NAME, LIVENESS
+from invariants.liveness import LIVENESS
 from verifier.engines import liveness as L
+
+pytestmark = pytest.mark.xdist_group("liveness")     # one process: the graphs below are shared
 
 
 class Prop(NamedTuple):
@@ -91,8 +94,17 @@ def test_a_fair_action_blocked_only_by_a_bound_is_inconclusive_not_a_violation()
 SMALL = {"admin_elections": 0}     # the recovery profile without its designated election: smaller
 
 
-def _check(**kw):
-    return L.check(Model(make_config("recovery", bounds=SMALL, **kw), symmetry=False), LIVENESS)
+@functools.lru_cache(maxsize=None)
+def _checked(preset: str, mutant, strategy, bounds: tuple):
+    """Every liveness property on one config, explored once per test process: several tests
+    below ask about the same graph (the module is one xdist group so that they share it)."""
+    flags = {"unclean_recovery_strategy": strategy} if strategy else {}
+    return L.check(Model(make_config(preset, mutant=mutant, flags=flags, bounds=dict(bounds)), symmetry=False),
+                   LIVENESS)
+
+
+def _check(mutant=None, strategy=None):
+    return _checked("recovery", mutant, strategy or "aggressive", tuple(sorted(SMALL.items())))
 
 
 def test_a_strategy_that_never_elects_leaves_a_partition_leaderless_forever():
@@ -105,7 +117,7 @@ def test_a_strategy_that_never_elects_leaves_a_partition_leaderless_forever():
 
 
 def test_strategy_none_waits_for_an_operator_and_says_so():
-    res = _check(flags={"unclean_recovery_strategy": "none"})
+    res = _check(strategy="none")
     v = {v.name: v for v in res.verdicts}["LeaderlessEventuallyLeads"]
     assert v.status == L.EXCEPTED and "waits for an operator" in v.detail
     assert v.status != L.HOLDS and v.trace is not None
@@ -113,7 +125,7 @@ def test_strategy_none_waits_for_an_operator_and_says_so():
 
 @pytest.mark.parametrize("strategy", ["aggressive", "balanced"])
 def test_kafka_recovery_rounds_keep_every_liveness_property(strategy):
-    res = _check(flags={"unclean_recovery_strategy": strategy})
+    res = _check(strategy=strategy)
     assert res.complete and [v.status for v in res.verdicts] == [L.HOLDS] * len(res.verdicts)
 
 
@@ -167,7 +179,7 @@ def test_every_liveness_property_has_a_killer():
 @pytest.mark.parametrize("name", sorted(KILLERS))
 def test_liveness_property_fails_on_a_broken_rule_and_holds_on_kafkas(name):
     preset, mutant, bounds = KILLERS[name]
-    broken = L.check(Model(make_config(preset, mutant=mutant, bounds=bounds), symmetry=False), [BY_NAME[name]])
-    assert broken.verdicts[0].status == L.VIOLATED
-    real = L.check(Model(make_config(preset, bounds=bounds), symmetry=False), [BY_NAME[name]])
-    assert real.verdicts[0].status == L.HOLDS
+    strategy = "aggressive" if preset == "recovery" else None        # the recovery preset's own
+    for which, want in ((mutant, L.VIOLATED), (None, L.HOLDS)):
+        verdicts = {v.name: v for v in _checked(preset, which, strategy, tuple(sorted(bounds.items()))).verdicts}
+        assert verdicts[name].status == want, (which, name)
