@@ -75,11 +75,14 @@ availability: $(STAMP)
 
 # The overnight default: a wider config on Spark, resumable from its checkpoint directory.
 # Rerun the same command after a crash: it resumes from the last complete level. Forecast
-# (check --estimate 60): about 45 million states, depth about 28; about 3 hours on 2 cores (measured to level 18: BENCHMARKS.md)
+# (check --estimate 60): about 45 million states, depth about 28; about 3 hours on 2 cores (measured to level 18,
+# 25.7 million states: BENCHMARKS.md)
 # (README, "make spark-check").
 # On a cluster: SPARK_MASTER=spark://HOST:7077 SPARK_CHECKPOINT=hdfs://NAMENODE/kv/ck; a URL's
 # manifest cannot be looked at from here, so add RESUME=--resume to continue a run there.
-SPARK_MASTER ?= local[*]
+# local[*,4]: a task whose Python worker crashes is retried (up to 4 attempts), as a cluster
+# would; plain local[*] fails the whole level on one crash (the third overnight run's level 19).
+SPARK_MASTER ?= local[*,4]
 SPARK_CHECKPOINT ?= reports/spark-checkpoint
 RESUME ?= $(shell test -f '$(SPARK_CHECKPOINT)/manifest.json' && echo --resume)
 spark-check: $(STAMP)
