@@ -188,13 +188,20 @@ def _spark_cli(*args, **kw):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, **kw)
 
 
+RESUMABLE = {"lossy_crashes": 0, "fences": 0}      # with SMALL's isr_shrinks=1: 9 levels, 31 states
+
+
+def _resumable_args(tmp_path) -> list[str]:
+    """The CLI run the SIGKILL and interrupt tests stop and resume (the config `small(**RESUMABLE)`)."""
+    bounds = [a for k, v in {**SMALL, **RESUMABLE}.items() for a in ("--bound", f"{k}={v}")]
+    return ["--brokers", "2", *bounds, "--master", "local[2]", "--partitions", "2", "--driver-levels", "0",
+            "--checkpoint-dir", str(tmp_path / "ck"), "--out", str(tmp_path / "out")]
+
+
 def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_counts(tmp_path):
     """9 levels (31 states): the kill lands after level 3, with levels still to go; what costs here
     is Spark's per-level overhead, not the states."""
-    args = ["--brokers", "2", "--bound", "lossy_crashes=0", "--bound", "isr_shrinks=1", "--bound", "fences=0",
-            "--master", "local[2]",
-            "--partitions", "2", "--driver-levels", "0", "--checkpoint-dir", str(tmp_path / "ck"),
-            "--out", str(tmp_path / "out"), "-q"]
+    args = [*_resumable_args(tmp_path), "-q"]
     proc = _spark_cli(*args)
     manifest = tmp_path / "ck" / "manifest.json"
     deadline = time.monotonic() + 180
@@ -206,7 +213,7 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_counts(tmp_path):
     os.killpg(proc.pid, signal.SIGKILL)           # the driver and its JVM, mid-run
     proc.wait()
     killed_at = len(json.loads(manifest.read_text())["levels"])
-    want = local(small(lossy_crashes=0, fences=0))
+    want = local(small(**RESUMABLE))
     assert killed_at < len(want.states_per_level)
     out = _spark_cli(*args, "--resume")
     stdout, stderr = out.communicate(timeout=300)
@@ -225,10 +232,7 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_counts(tmp_path):
 def test_an_interrupt_is_one_line_and_leaves_a_resumable_checkpoint(tmp_path, sig):
     """Ctrl-C reaches the whole foreground process group: the driver, its JVM and the Python
     workers. The run stops at a level boundary with a report and exit 3, no stack trace."""
-    args = ["--brokers", "2", "--bound", "lossy_crashes=0", "--bound", "isr_shrinks=1", "--bound", "fences=0",
-            "--master", "local[2]",
-            "--partitions", "2", "--driver-levels", "0", "--checkpoint-dir", str(tmp_path / "ck"),
-            "--out", str(tmp_path / "out")]
+    args = _resumable_args(tmp_path)
     proc = _spark_cli(*args)
     manifest = tmp_path / "ck" / "manifest.json"
     deadline = time.monotonic() + 180
@@ -243,7 +247,7 @@ def test_an_interrupt_is_one_line_and_leaves_a_resumable_checkpoint(tmp_path, si
     assert len(stopped) == 1 and f"interrupted by {sig.name}; the checkpoint keeps levels 0-" in stopped[0]
     summary = json.loads(next((tmp_path / "out").glob("spark-check-*/summary.json")).read_text())
     assert summary["result"] == "stopped" and summary["exit_code"] == 3
-    want = local(small(lossy_crashes=0, fences=0))
+    want = local(small(**RESUMABLE))
     out = _spark_cli(*args, "--resume", "-q", "--partitions", "3")
     stdout, stderr = out.communicate(timeout=300)
     assert out.returncode == 0, stderr
