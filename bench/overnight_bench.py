@@ -59,7 +59,7 @@ def main() -> int:
     ap.add_argument("--json")
     args = ap.parse_args()
     resumed = (ROOT / "reports" / "spark-checkpoint" / "manifest.json").exists()
-    t0 = time.monotonic()
+    t0, started = time.monotonic(), time.time()
     proc = subprocess.Popen(["make", "spark-check"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
     peak = {"driver_mb": 0.0, "jvm_mb": 0.0, "tree_mb": 0.0}
@@ -91,7 +91,9 @@ def main() -> int:
     done.set()
     wall = time.monotonic() - t0
     cpu = sum(cpu_of.values())
-    summaries = sorted((ROOT / "reports").glob("spark-check-*/summary.json"), key=lambda p: p.stat().st_mtime)
+    # this run's summary only: a run that died without one must not borrow an earlier run's
+    summaries = sorted((p for p in (ROOT / "reports").glob("spark-check-*/summary.json")
+                        if p.stat().st_mtime >= started), key=lambda p: p.stat().st_mtime)
     summary = json.loads(summaries[-1].read_text()) if summaries else {}
     counts = summary.get("counts", {})
     result = {"command": "make spark-check", "exit_code": summary.get("exit_code"), "make_exit_code": code,

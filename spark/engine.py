@@ -10,7 +10,7 @@ from typing import Callable, Optional
 
 from spark.explore import _Run
 from spark.hadoopfs import HadoopFs
-from spark.session import Interrupts
+from spark.session import Interrupts, SparkGone
 from spark.store import HadoopLevels, LevelStore, SparkLevels
 from spark.tasks import Job
 from verifier.core.result import SearchResult
@@ -66,6 +66,8 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
             run.driver_levels = driver_levels
             try:
                 return run.go(manifest, limits, keep_going, invariants)
+            except SparkGone as gone:        # between two levels' jobs (a level's own job: explore.py)
+                return run.stopped(f"{gone}; {run._kept()}", invariants, keep_going)
             except Exception:
                 if interrupts.signal is None:
                     raise

@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from typing import Optional
 
-from spark.session import Interrupts
+from spark.session import Interrupts, failure, unpersist
 from spark.store import LevelStore
 from spark.tasks import Job, expand, find_link, own, owner_of, seed, visited_of
 from verifier.core import levels as L
@@ -111,10 +111,14 @@ class _Run:
                               meta["states"] / max(1e-9, time.monotonic() - t0), time.monotonic() - self.start)
         return self._result(invariants, keep_going, status, reason)
 
+    def stopped(self, reason: str, invariants, keep_going: bool) -> SearchResult:
+        """The result of a run stopped outside a level's job (the levels committed so far)."""
+        return self._result(invariants, keep_going, STOPPED, reason)
+
     def release(self) -> None:
         """Free what the run keeps in Spark's cache (a session may serve several runs)."""
         for rdd in self.visited + ([self.cached[1]] if self.cached else []):
-            rdd.unpersist()
+            unpersist(rdd)
         self.visited, self.cached = [], None
 
     def _kept(self) -> str:
@@ -199,9 +203,8 @@ class _Run:
             from py4j.protocol import Py4JError
             if self.interrupts.signal is not None or self.interrupts.budget_spent:   # cancelled: not an error
                 raise _Interrupted() from None
-            if isinstance(exc, Py4JError):
-                from spark.hadoopfs import reason
-                raise _JobFailed(reason(exc)) from None
+            if isinstance(exc, (Py4JError, ConnectionError)):     # ConnectionError: py4j finds the JVM gone
+                raise _JobFailed(failure(exc)) from None
             raise
         enabled, step_events, state_events = Counter(totals["enabled"]), {}, {}
         taken = Counter(totals["taken"])
@@ -257,10 +260,10 @@ class _Run:
             heads = owned.mapPartitions(_heads, preservesPartitioning=True).persist(keep)
             metas = [v[1] for _, v in heads.collect() if v[0] == "M"]
         except BaseException:
-            owned.unpersist()
+            unpersist(owned)
             raise
         if self.cached is not None:
-            self.cached[1].unpersist()
+            unpersist(self.cached[1])
         self.cached = (level + 1, owned)
         self.visited.append(heads)
         return metas

@@ -102,9 +102,12 @@ class HadoopFs:
         return self.path(name).toString()
 
     def _call(self, what: str, fn, *args):
-        from py4j.protocol import Py4JError
+        from py4j.protocol import Py4JError, Py4JNetworkError
         try:
             return fn(*args)
+        except (Py4JNetworkError, ConnectionError) as exc:       # not the store's fault: the JVM is gone
+            from spark.session import SparkGone, failure
+            raise SparkGone(failure(exc)) from None
         except Py4JError as exc:
             raise StoreError(f"--checkpoint-dir {self.where}: cannot {what} ({reason(exc)})") from None
 

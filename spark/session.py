@@ -70,8 +70,8 @@ def under_spark_submit() -> bool:
 
 
 def make_session(master: str = "local[*]", partitions: Optional[int] = None,
-                 executor_memory: Optional[str] = None, app: str = "kraft-verify spark-check",
-                 log: Optional[str] = None):
+                 executor_memory: Optional[str] = None, driver_memory: Optional[str] = None,
+                 app: str = "kraft-verify spark-check", log: Optional[str] = None):
     """A SparkSession; reuses a running one (tests share one local[2] session). Under
     spark-submit the master is spark-submit's. With `log`, the JVM (and the Python workers it
     starts) write their stderr there: its start-up warnings and, on an interrupt, its task
@@ -101,6 +101,8 @@ def make_session(master: str = "local[*]", partitions: Optional[int] = None,
                          .config("spark.default.parallelism", str(partitions))
     if executor_memory:
         builder = builder.config("spark.executor.memory", executor_memory)
+    if driver_memory:       # read when this process launches the JVM (spark-submit's own flag sets it there)
+        builder = builder.config("spark.driver.memory", driver_memory)
     # The JVM shares the driver's process group, so a SIGTERM meant for the run reaches it too
     # and its shutdown hook would stop the SparkContext under the driver. Started with SIGTERM
     # ignored (as PySpark starts it with SIGINT ignored), it keeps that, and lets the driver
@@ -127,6 +129,12 @@ def make_session(master: str = "local[*]", partitions: Optional[int] = None,
             os.dup2(saved, 2)
             os.close(saved)
     spark.sparkContext.setLogLevel("ERROR")
+    # PySpark's accumulator server (a socketserver thread in this process) prints a traceback
+    # to the user's terminal when the JVM's connection to it ends without a word, that is
+    # when the JVM dies; the run says that itself (failure(), below), on one line
+    server = getattr(spark.sparkContext, "_accumulatorServer", None)
+    if server is not None:
+        server.handle_error = lambda request, client_address: None
     return spark
 
 
@@ -190,3 +198,33 @@ class Interrupts:
             self.sc.cancelAllJobs()
         except Exception:     # the JVM is gone: the main thread sees that itself
             pass
+
+
+def unpersist(rdd) -> None:
+    """Free a cached RDD. When Spark's JVM has died (out of memory, killed) there is nothing
+    to free, and the run must still stop with its report, not with py4j's traceback."""
+    from py4j.protocol import Py4JError
+    try:
+        rdd.unpersist()
+    except (Py4JError, OSError):
+        pass
+
+
+class SparkGone(Exception):
+    """Spark's JVM died under the run (out of memory, killed): the run stops with the levels it
+    has and a report, exit 3, as when a level's job fails for good."""
+
+
+def failure(exc: BaseException) -> str:
+    """Why a level's Spark job failed, on one line. A JVM that died under the job cannot be
+    asked for its exception: say that, and where its own log is."""
+    from py4j.protocol import Py4JNetworkError
+    from spark.hadoopfs import reason
+    gone = "Spark's JVM exited under the job (spark.log in the run's directory says why; out of memory: " \
+           "give it more with --driver-memory on a local master, --executor-memory on a cluster)"
+    if isinstance(exc, (Py4JNetworkError, ConnectionError)):     # py4j cannot reach it any more
+        return gone
+    try:
+        return reason(exc)
+    except Exception:       # noqa: BLE001 -- asking the dead JVM for the cause fails too
+        return gone

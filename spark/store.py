@@ -30,6 +30,7 @@ from typing import Any, Optional
 from spark.hadoopfs import HadoopFs, StoreError
 from spark.records import chunk_measure
 from spark.seqfile import records
+from spark.session import unpersist
 from verifier.core.checkpoint import MANIFEST, CheckpointDir, CheckpointError
 from verifier.core.values import BadData
 
@@ -134,7 +135,10 @@ class HadoopLevels:
 
     def close(self) -> None:
         if self.temporary:
-            self.fs.remove("")
+            try:
+                self.fs.remove("")
+            except Exception:     # noqa: BLE001 -- the JVM is gone (the run says why): nothing to remove with
+                pass
         self.fs.close()
 
 
@@ -180,7 +184,7 @@ class SparkLevels:
 
     def drop_from(self, level: int) -> None:
         for k in [k for k in self.levels if k >= level]:
-            self.levels.pop(k).unpersist()
+            unpersist(self.levels.pop(k))
 
     def close(self) -> None:
         self.drop_from(0)

@@ -110,7 +110,8 @@ def _args() -> list[Case]:
             *[Case(f"spark-check {opt} {value}", ["spark-check", opt, value, "--out", "{dir}/r"], {})
               for opt, value in (("--master", "local[0]"), ("--master", "local[abc]"), ("--master", "local[2,0]"),
                                  ("--master", "local[]"), ("--executor-memory", "abc"), ("--executor-memory", "0g"),
-                                 ("--executor-memory", "1.5g"), ("--executor-memory", "4 g"))],
+                                 ("--executor-memory", "1.5g"), ("--executor-memory", "4 g"),
+                                 ("--driver-memory", "6 GB"), ("--driver-memory", "0"))],
             Case("matrix --out inside a file", ["matrix", "--presets", "kafka", "--out", "{dir}/f/m"], {"f": b"x"}),
             Case("matrix --out holding a directory matrix.json", ["matrix", "--presets", "kafka", "--out", "{dir}/m"],
                  {"m/matrix.json/x": b""}),

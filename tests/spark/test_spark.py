@@ -225,6 +225,48 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_counts(tmp_path):
     assert summary["counts"]["transitions"] == want.transitions
 
 
+def _jvm_of(group: int) -> int:
+    """The java process in the CLI's process group (PySpark's spark-submit launcher execs it)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.getpgid(int(entry.name)) == group and \
+                        (entry / "cmdline").read_bytes().split(b"\0")[0].endswith(b"java"):
+                    return int(entry.name)
+            except (OSError, ProcessLookupError):
+                continue
+    raise AssertionError("no JVM in the run's process group")
+
+
+def test_a_jvm_that_dies_under_the_run_is_one_line_exit_3_and_a_report(tmp_path):
+    """Spark's JVM killed mid-run (as the kernel's OOM killer or an OutOfMemoryError ends it):
+    the third overnight run's JVM died of Java heap space at level 19 and the CLI printed py4j's
+    tracebacks and exit 1, "a property is violated", with no report. Now: exit 3, the reason on
+    one line, a stopped report, and the checkpoint resumable."""
+    args = _resumable_args(tmp_path)
+    proc = _spark_cli(*args)
+    manifest = tmp_path / "ck" / "manifest.json"
+    deadline = time.monotonic() + 180
+    while not (manifest.exists() and len(json.loads(manifest.read_text())["levels"]) >= 3):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    os.kill(_jvm_of(proc.pid), signal.SIGKILL)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 3, stdout + stderr
+    assert "Traceback" not in stdout + stderr and stderr.strip() == "", stderr
+    stopped = [line for line in stdout.splitlines() if "Spark's JVM exited" in line]
+    assert len(stopped) == 1 and "the checkpoint keeps levels 0-" in stopped[0], stdout
+    summary = json.loads(next((tmp_path / "out").glob("spark-check-*/summary.json")).read_text())
+    assert summary["result"] == "stopped" and summary["exit_code"] == 3
+    out = _spark_cli(*args, "--resume", "-q")
+    stdout, stderr = out.communicate(timeout=300)
+    want = local(small(**RESUMABLE))
+    assert out.returncode == 0, stderr
+    counts = json.loads(max((tmp_path / "out").glob("spark-check-*/summary.json"),
+                            key=lambda p: p.stat().st_mtime).read_text())["counts"]
+    assert (counts["distinct_states"], counts["transitions"]) == (want.distinct_states, want.transitions)
+
+
 # SIGTERM (what YARN, Kubernetes and a standalone master send) in CI; Ctrl-C, the same stop
 # through the same handler, nightly (tests/verifier/cli/test_interrupts.py has Ctrl-C locally).
 @pytest.mark.parametrize("sig", [pytest.param(signal.SIGINT, marks=pytest.mark.nightly), signal.SIGTERM],

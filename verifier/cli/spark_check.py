@@ -24,9 +24,9 @@ def run(args: argparse.Namespace) -> int:
     if args.driver_levels is not None and args.driver_levels < 0:
         raise UsageError("--driver-levels must be >= 0")
     # Spark's own size syntax (JavaUtils.byteStringAs), checked here: Spark would find it in the JVM
-    if args.executor_memory is not None and not re.fullmatch(r"[1-9][0-9]*([kmgtp]b?|b)?", args.executor_memory,
-                                                             re.IGNORECASE):
-        raise UsageError(f"--executor-memory {args.executor_memory}: expected a size such as 512m or 4g")
+    for option, size in (("--executor-memory", args.executor_memory), ("--driver-memory", args.driver_memory)):
+        if size is not None and not re.fullmatch(r"[1-9][0-9]*([kmgtp]b?|b)?", size, re.IGNORECASE):
+            raise UsageError(f"{option} {size}: expected a size such as 512m or 4g")
     model = Model(cfg, symmetry=inputs.symmetry)
     identity = {"what": cfg.preset + (f" --mutant {cfg.mutant}" if cfg.mutant else ""),
                 "config": config_summary(cfg), "symmetry": model.symmetric, "deadlock": inputs.deadlock,
@@ -43,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
     run_id, out_dir = run_dir(args.out, "spark-check", cfg)
     out.print(header_line("spark-check", cfg), markup=False)
     try:
-        spark = make_session(args.master, args.partitions, args.executor_memory, log=str(out_dir / "spark.log"))
+        spark = make_session(args.master, args.partitions, args.executor_memory, args.driver_memory,
+                             log=str(out_dir / "spark.log"))
     except SparkSetupError as exc:
         raise UsageError(str(exc)) from None
     from spark.engine import DRIVER_LEVELS, Progress
