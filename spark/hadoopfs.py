@@ -109,6 +109,9 @@ class HadoopFs:
             from spark.session import SparkGone, failure
             raise SparkGone(failure(exc)) from None
         except Py4JError as exc:
+            from spark.session import SparkGone, failure, jvm_alive
+            if not jvm_alive():
+                raise SparkGone(failure(exc)) from None
             raise StoreError(f"--checkpoint-dir {self.where}: cannot {what} ({reason(exc)})") from None
 
     # ------------------------------------------------------------ the LocalFiles shape

@@ -3,6 +3,7 @@ in a log file), checked before use so an unreachable master is one line, not a J
 trace, and interruptible: Ctrl-C or SIGTERM stops the run at a level boundary with a report."""
 from __future__ import annotations
 
+import logging
 import os
 import re
 import signal
@@ -135,6 +136,10 @@ def make_session(master: str = "local[*]", partitions: Optional[int] = None,
     server = getattr(spark.sparkContext, "_accumulatorServer", None)
     if server is not None:
         server.handle_error = lambda request, client_address: None
+    # and py4j logs "Exception while sending command" with its traceback through Python's root
+    # logger, which prints to the terminal when it has no handler: to the JVM's log instead
+    if log is not None and not logging.getLogger().handlers:
+        logging.getLogger().addHandler(logging.FileHandler(log))
     return spark
 
 
@@ -215,6 +220,20 @@ class SparkGone(Exception):
     has and a report, exit 3, as when a level's job fails for good."""
 
 
+def jvm_alive() -> bool:
+    """Whether this process's Spark JVM still answers (a call cut by its death surfaces as a
+    plain Py4JError "An error occurred while calling ...", which says nothing of the death)."""
+    from pyspark import SparkContext
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return False
+    try:
+        gateway.jvm.java.lang.System.nanoTime()
+        return True
+    except Exception:       # noqa: BLE001 -- whatever py4j raises, nothing answered
+        return False
+
+
 def failure(exc: BaseException) -> str:
     """Why a level's Spark job failed, on one line. A JVM that died under the job cannot be
     asked for its exception: say that, and where its own log is."""
@@ -222,7 +241,7 @@ def failure(exc: BaseException) -> str:
     from spark.hadoopfs import reason
     gone = "Spark's JVM exited under the job (spark.log in the run's directory says why; out of memory: " \
            "give it more with --driver-memory on a local master, --executor-memory on a cluster)"
-    if isinstance(exc, (Py4JNetworkError, ConnectionError)):     # py4j cannot reach it any more
+    if isinstance(exc, (Py4JNetworkError, ConnectionError)) or not jvm_alive():
         return gone
     try:
         return reason(exc)

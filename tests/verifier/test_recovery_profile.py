@@ -14,7 +14,9 @@ from verifier.reports.summary import coverage
 RECOVERY_ACTIONS = ("unclean_recovery", "complete_recovery", "elect", "crash", "crash_lossy", "restart")
 
 
-@pytest.mark.parametrize("strategy", ["aggressive", "balanced", "none"])
+# CI exhausts the preset's own strategy (about a minute); the other two, a minute each, nightly
+@pytest.mark.parametrize("strategy", ["aggressive", pytest.param("balanced", marks=pytest.mark.nightly),
+                                      pytest.param("none", marks=pytest.mark.nightly)])
 def test_the_profile_is_exhausted_and_every_action_it_enables_is_taken(strategy):
     model = Model(make_config("recovery", flags={"unclean_recovery_strategy": strategy}))
     result = explore(model, I.REGISTRY, options=Options(keep_going=True))
