@@ -67,7 +67,7 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
             try:
                 return run.go(manifest, limits, keep_going, invariants)
             except SparkGone as gone:        # between two levels' jobs (a level's own job: explore.py)
-                return run.stopped(f"{gone}; {run._kept()}", invariants, keep_going)
+                return run.stopped(str(gone), invariants, keep_going)
             except Exception:
                 if interrupts.signal is None:
                     raise

@@ -113,7 +113,7 @@ class _Run:
 
     def stopped(self, reason: str, invariants, keep_going: bool) -> SearchResult:
         """The result of a run stopped outside a level's job (the levels committed so far)."""
-        return self._result(invariants, keep_going, STOPPED, reason)
+        return self._result(invariants, keep_going, STOPPED, f"{reason}; {self._kept()}")
 
     def release(self) -> None:
         """Free what the run keeps in Spark's cache (a session may serve several runs)."""
@@ -164,9 +164,9 @@ class _Run:
         meta = {"level": level, "states": sum(c[1] for c in chunks),
                 "checksum": f"{sum(int(c[2], 16) for c in chunks):x}", "chunks": chunks,
                 "totals": {k: (dict(v) if isinstance(v, dict) else v) for k, v in totals.items()}}
+        if self.store is not None:      # the level counts once the manifest has it
+            self.store.save({"partitions": self.job.partitions, "levels": self.metas + [meta]})
         self.metas.append(meta)
-        if self.store is not None:
-            self.store.save({"partitions": self.job.partitions, "levels": self.metas})
         return meta
 
     def _seed(self) -> None:

@@ -225,6 +225,32 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_counts(tmp_path):
     assert summary["counts"]["transitions"] == want.transitions
 
 
+def test_a_jvm_gone_between_two_levels_jobs_stops_the_run_with_the_levels_it_has(spark_session, tmp_path,
+                                                                                 monkeypatch):
+    """The JVM can die while the driver writes the manifest (no job running): the store's call
+    fails with a plain Py4JError. That is the JVM's death, not the store's fault (exit 2 would
+    say the user's checkpoint location is wrong): the run stops with the levels committed."""
+    from py4j.protocol import Py4JError
+    import spark.session as session
+    cfg = small()
+    store = checkpoint(spark_session, tmp_path / "ck", cfg)
+    real = store.fs.write
+
+    def write(name, data, **kw):
+        if name == "manifest.json" and len(json.loads(data)["levels"]) == 4:
+            monkeypatch.setattr(session, "jvm_alive", lambda: False)
+            return store.fs._call("write the manifest", lambda: (_ for _ in ()).throw(Py4JError("cut")))
+        return real(name, data, **kw)
+    monkeypatch.setattr(store.fs, "write", write)
+    got = spark_explore(spark_session, Model(cfg), I.REGISTRY, store, limits=Limits(max_depth=6), partitions=2,
+                        driver_levels=0)
+    assert got.status == "stopped" and got.stop_reason.startswith("Spark's JVM exited"), got.stop_reason
+    # level 3's manifest was never written: the run and its message hold levels 0-2
+    assert "the checkpoint keeps levels 0-2: rerun with --resume" in got.stop_reason
+    assert got.states_per_level == local(cfg, 6).states_per_level[:3]
+    assert len(json.loads((tmp_path / "ck" / "manifest.json").read_text())["levels"]) == 3
+
+
 def _jvm_of(group: int) -> int:
     """The java process in the CLI's process group (PySpark's spark-submit launcher execs it)."""
     for entry in Path("/proc").iterdir():
