@@ -74,9 +74,8 @@ availability: $(STAMP)
 	$(BIN)/kraft-verify availability
 
 # The overnight default: a wider config on Spark, resumable from its checkpoint directory.
-# Rerun the same command after a crash: it resumes from the last complete level. Forecast
-# (check --estimate 60): about 45 million states, depth about 28; about 3 hours on 2 cores (measured to level 18,
-# 25.7 million states: BENCHMARKS.md)
+# Rerun the same command after a crash: it resumes from the last complete level. Run to the
+# end once: 42,504,875 states, depth 33, 3.9 hours of engine time on 2 cores (BENCHMARKS.md)
 # (README, "make spark-check").
 # On a cluster: SPARK_MASTER=spark://HOST:7077 SPARK_CHECKPOINT=hdfs://NAMENODE/kv/ck; a URL's
 # manifest cannot be looked at from here, so add RESUME=--resume to continue a run there.
