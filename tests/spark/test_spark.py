@@ -266,7 +266,7 @@ def _jvm_of(group: int) -> int:
 
 def test_a_jvm_that_dies_under_the_run_is_one_line_exit_3_and_a_report(tmp_path):
     """Spark's JVM killed mid-run (as the kernel's OOM killer or an OutOfMemoryError ends it):
-    the third overnight run's JVM died of Java heap space at level 19 and the CLI printed py4j's
+    the overnight run's JVM died of Java heap space reading level 18, and the CLI printed py4j's
     tracebacks and exit 1, "a property is violated", with no report. Now: exit 3, the reason on
     one line, a stopped report, and the checkpoint as the last level left it."""
     args = _resumable_args(tmp_path)
