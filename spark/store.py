@@ -30,7 +30,7 @@ from typing import Any, Optional
 from spark.hadoopfs import HadoopFs, StoreError
 from spark.records import chunk_measure
 from spark.seqfile import records
-from spark.session import unpersist
+from spark.session import SparkGone, unpersist
 from verifier.core.checkpoint import MANIFEST, CheckpointDir, CheckpointError
 from verifier.core.values import BadData
 
@@ -137,7 +137,7 @@ class HadoopLevels:
         if self.temporary:
             try:
                 self.fs.remove("")
-            except Exception:     # noqa: BLE001 -- the JVM is gone (the run says why): nothing to remove with
+            except SparkGone:     # the run says why; there is nothing left to remove it with
                 pass
         self.fs.close()
 
