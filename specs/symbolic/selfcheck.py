@@ -58,7 +58,9 @@ def random_controller(rng: random.Random, cfg: Config) -> Controller:
                            min_isr=rng.randint(1, len(ids)), unclean_leader_election=rng.random() < 0.3)
 
 
-def _pins(enc: Encoding, s: Sym, ctrl: Controller, alive: int, clean_file: int) -> list:
+def _pins(enc: Encoding, s: Sym, ctrl: Controller) -> list:
+    """The sample's controller state as constants for `s` (all but alive and clean_file, which
+    the event sets): made once per sample, shared by its events."""
     cfg, n = enc.cfg, enc.n
     p = ctrl.partition
     bv = lambda bits: z3.BitVecVal(bits, n)  # noqa: E731
@@ -66,7 +68,7 @@ def _pins(enc: Encoding, s: Sym, ctrl: Controller, alive: int, clean_file: int) 
             "last_known_leader": [p.last_known_leader],
             "leader": [p.leader], "fenced": ctrl.fenced, "shutting_down": ctrl.shutting_down}
     out = [(getattr(s, f), bv(mask(cfg, v))) for f, v in sets.items()]
-    out += [(s.alive, bv(alive)), (s.clean_file, bv(clean_file)), (s.complete, bv((1 << n) - 1)),
+    out += [(s.complete, bv((1 << n) - 1)),
             (s.fetched, bv(0)), (s.stale, bv(0)), (s.min_isr, z3.BitVecVal(ctrl.effective_min_isr, 8)),
             (s.unclean_leader_election, z3.BoolVal(ctrl.unclean_leader_election)), (s.lost, z3.BoolVal(False)),
             (s.unclean_shutdowns, z3.BitVecVal(0, 8)), (s.lossy_crashes, z3.BitVecVal(0, 8)),
@@ -147,27 +149,42 @@ def check(cfg: Config, sizes: tuple[int, ...], samples: int = 200, seed: int = 0
         scfg = sized(cfg, n, min(2, n))
         enc = Encoding(scfg, n, config_changes)
         s, p = sym_state(n, "c"), sym_params(n, "c")
-        built = {k: enc.step(STEP_OF.get(k, k), s, p) for k in EVENTS}
+        built = {k: _packed_step(enc.step(STEP_OF.get(k, k), s, p)) for k in EVENTS}
         for _ in range(samples):
             if should_stop():
                 return SelfCheck(states, events, tuple(sizes), None, stopped=True)
             ctrl = random_controller(rng, scfg)
             states += 1
+            pinned = _pins(enc, s, ctrl)
             for kind in EVENTS:
                 if not config_changes and kind in ("set_min_isr", "set_unclean"):
                     continue
-                problem = _compare(enc, s, p, built[kind], kind, ctrl, rng)
+                problem = _compare(enc, s, p, built[kind], kind, ctrl, pinned, rng)
                 events += 1
                 if problem:
                     return SelfCheck(states, events, tuple(sizes), f"N={n}, {kind}: {problem}")
     return SelfCheck(states, events, tuple(sizes), None)
 
 
-def _compare(enc: Encoding, s: Sym, p: Params, step, kind: str, ctrl: Controller, rng) -> Optional[str]:
+# The controller fields a step's successor is compared on (and, last, whether it is unclean).
+FIELDS = ("isr", "elr", "last_known_elr", "last_known_leader", "leader", "fenced", "shutting_down", "min_isr",
+          "unclean_leader_election", "recovering")
+
+
+def _packed_step(step) -> Packed:
+    """A step's successor fields, its unclean flag and its guard as one term, packed once per
+    event kind: each sample then costs one substitution."""
+    return pack({**{f: getattr(step.succ, f) for f in FIELDS}, "unclean_election": step.unclean,
+                 "enabled": step.guard})
+
+
+def _compare(enc: Encoding, s: Sym, p: Params, step: Packed, kind: str, ctrl: Controller, pinned: list,
+             rng) -> Optional[str]:
     cfg, n = enc.cfg, enc.n
     out, b, members, value, flag, pick, alive, clean_file = _event(rng, cfg, ctrl, kind)
     bv = lambda bits: z3.BitVecVal(bits, n)  # noqa: E731
-    pins = _pins(enc, s, ctrl, alive, clean_file) + [
+    pins = pinned + [
+        (s.alive, bv(alive)), (s.clean_file, bv(clean_file)),
         (p.action, z3.BitVecVal(ACTION_ID[STEP_OF.get(kind, kind)], p.action.size())), (p.broker, bv(mask(cfg, [b]))),
         (p.members, bv(mask(cfg, members))), (p.pending, bv(0)), (p.value, z3.BitVecVal(value, 8)),
         (p.flag, z3.BoolVal(flag)), (p.pick, bv(mask(cfg, [pick]) if pick is not None else 0))]
@@ -179,9 +196,7 @@ def _compare(enc: Encoding, s: Sym, p: Params, step, kind: str, ctrl: Controller
             "min_isr": c.effective_min_isr, "unclean_leader_election": c.unclean_leader_election,
             "recovering": q.leader_recovery_state == RECOVERING,
             "unclean_election": bool(out.unclean_election) if out is not None else False}
-    terms = {f: getattr(step.succ, f) for f in want if f != "unclean_election"}
-    terms["unclean_election"] = step.unclean
-    got = evaluate(dict(terms, enabled=step.guard), pins)
+    got = evaluate(step, pins)
     if out is None:
         return "z3 enables a step the concrete controller refuses" if got["enabled"] else None
     if not got["enabled"]:
@@ -192,22 +207,36 @@ def _compare(enc: Encoding, s: Sym, p: Params, step, kind: str, ctrl: Controller
     return None
 
 
-def evaluate(terms: dict, pins: list) -> dict:
-    """Every term's value under `pins`, by one substitution into one packed term."""
-    packed, widths = [], []
-    for term in terms.values():
+class Packed(NamedTuple):
+    """Terms concatenated into one bit-vector, so that one substitution values them all."""
+    term: z3.ExprRef
+    fields: tuple[tuple[str, int, bool], ...]     # (name, width, boolean), in concatenation order
+
+
+def pack(terms: dict) -> Packed:
+    """`terms` (z3 terms or Python booleans) as one Packed term; build it once, evaluate it often."""
+    parts, fields = [], []
+    for name, term in terms.items():
+        boolean = isinstance(term, bool) or z3.is_bool(term)
         if isinstance(term, bool):
             term = z3.BoolVal(term)
         if z3.is_bool(term):
             term = z3.If(term, z3.BitVecVal(1, 1), z3.BitVecVal(0, 1))
-        packed.append(term)
-        widths.append(term.size())
-    bits = z3.simplify(z3.substitute(z3.Concat(*packed) if len(packed) > 1 else packed[0], *pins)).as_long()
+        parts.append(term)
+        fields.append((name, term.size(), boolean))
+    return Packed(z3.Concat(*parts) if len(parts) > 1 else parts[0], tuple(fields))
+
+
+def evaluate(terms, pins: list) -> dict:
+    """Every term's value under `pins` (constants for every variable the terms read), by one
+    substitution into one packed term; `terms` is a dict of terms or a Packed."""
+    packed = terms if isinstance(terms, Packed) else pack(terms)
+    bits = z3.simplify(z3.substitute(packed.term, *pins)).as_long()
     out = {}
-    for name, term, width in reversed(list(zip(terms, terms.values(), widths))):
+    for name, width, boolean in reversed(packed.fields):
         value = bits & ((1 << width) - 1)
         bits >>= width
-        out[name] = bool(value) if isinstance(term, bool) or z3.is_bool(term) else value
+        out[name] = bool(value) if boolean else value
     return out
 
 

@@ -11,7 +11,7 @@ import pickle
 
 import pytest
 
-from tests.verifier.test_checkpoint import CONFIG, _counts, _killed_run, _summary, uninterrupted  # noqa: F401
+from tests.verifier.test_checkpoint import SMALL, _counts, _stopped_run, _summary, uninterrupted_small  # noqa: F401
 
 MARK = "/tmp/kraft-verify-planted-payload-ran"
 
@@ -54,18 +54,19 @@ CASES = [(plant, True) for plant in sorted(PLANTS)] + [("a pickle as the columns
 
 
 @pytest.mark.parametrize("plant,sign", CASES, ids=[f"{p} ({'with' if s else 'without'} the key)" for p, s in CASES])
-def test_a_planted_checkpoint_runs_nothing_and_is_recomputed(cli, tmp_path, uninterrupted, plant, sign):  # noqa: F811
+def test_a_planted_checkpoint_runs_nothing_and_is_recomputed(cli, tmp_path, uninterrupted_small, plant,  # noqa: F811
+                                                             sign):
     if os.path.exists(MARK):
         os.remove(MARK)
-    _killed_run(tmp_path / "ck", tmp_path / "out1")
+    _stopped_run(tmp_path / "ck", tmp_path / "out1")
     name, content = PLANTS[plant] or ("search.json", _emptied_frontier(tmp_path / "ck"))
     _plant(tmp_path / "ck", name, content, sign)
-    r = cli("check", *CONFIG, "-q", "--out", str(tmp_path / "out2"), "--checkpoint-dir", str(tmp_path / "ck"),
+    r = cli("check", *SMALL, "-q", "--out", str(tmp_path / "out2"), "--checkpoint-dir", str(tmp_path / "ck"),
             "--resume")
     assert not os.path.exists(MARK), "the planted payload ran"
     assert r.returncode == 0, r.stdout + r.stderr
     assert "starting over" in r.stdout and "resuming from" not in r.stdout
-    assert _counts(_summary(tmp_path / "out2")) == uninterrupted
+    assert _counts(_summary(tmp_path / "out2")) == uninterrupted_small
 
 
 def _matrix(cli, out):
