@@ -29,22 +29,22 @@ def _counts(summary):
             summary["result"], summary["violated"])
 
 
-@pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory):
-    out = tmp_path_factory.mktemp("plain")
-    r = subprocess.run([sys.executable, "-m", "verifier.cli", "check", *CONFIG, "-q", "--out", str(out)], cwd=ROOT,
+def _plain(out, config) -> tuple:
+    """The counts of an uninterrupted run of `config`, without a checkpoint."""
+    r = subprocess.run([sys.executable, "-m", "verifier.cli", "check", *config, "-q", "--out", str(out)], cwd=ROOT,
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     return _counts(_summary(out))
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    return _plain(tmp_path_factory.mktemp("plain"), CONFIG)
 
 
 @pytest.fixture(scope="module")
 def uninterrupted_small(tmp_path_factory):
-    out = tmp_path_factory.mktemp("plain-small")
-    r = subprocess.run([sys.executable, "-m", "verifier.cli", "check", *SMALL, "-q", "--out", str(out)], cwd=ROOT,
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return _counts(_summary(out))
+    return _plain(tmp_path_factory.mktemp("plain-small"), SMALL)
 
 
 def _stopped_run(ck, out):
