@@ -227,10 +227,9 @@ def pack(terms: dict) -> Packed:
     return Packed(z3.Concat(*parts) if len(parts) > 1 else parts[0], tuple(fields))
 
 
-def evaluate(terms, pins: list) -> dict:
-    """Every term's value under `pins` (constants for every variable the terms read), by one
-    substitution into one packed term; `terms` is a dict of terms or a Packed."""
-    packed = terms if isinstance(terms, Packed) else pack(terms)
+def evaluate(packed: Packed, pins: list) -> dict:
+    """Every packed term's value under `pins` (constants for every variable the terms read), by
+    one substitution."""
     bits = z3.simplify(z3.substitute(packed.term, *pins)).as_long()
     out = {}
     for name, width, boolean in reversed(packed.fields):

@@ -202,14 +202,7 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_counts(tmp_path):
     """9 levels (31 states): the kill lands after level 3, with levels still to go; what costs here
     is Spark's per-level overhead, not the states."""
     args = [*_resumable_args(tmp_path), "-q"]
-    proc = _spark_cli(*args)
-    manifest = tmp_path / "ck" / "manifest.json"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if manifest.exists() and len(json.loads(manifest.read_text())["levels"]) >= 4:
-            break
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.2)
+    proc, manifest = _started_with_levels(args, tmp_path, 4)
     os.killpg(proc.pid, signal.SIGKILL)           # the driver and its JVM, mid-run
     proc.wait()
     killed_at = len(json.loads(manifest.read_text())["levels"])
@@ -251,12 +244,12 @@ def test_a_jvm_gone_between_two_levels_jobs_stops_the_run_with_the_levels_it_has
     assert len(json.loads((tmp_path / "ck" / "manifest.json").read_text())["levels"]) == 3
 
 
-def _started_past_level_2(args, tmp_path):
-    """The CLI run of `args`, once its manifest holds levels 0-2 (the run still going)."""
+def _started_with_levels(args, tmp_path, levels: int = 3):
+    """The CLI run of `args`, once its manifest holds `levels` levels (the run still going)."""
     proc = _spark_cli(*args)
     manifest = tmp_path / "ck" / "manifest.json"
     deadline = time.monotonic() + 180
-    while not (manifest.exists() and len(json.loads(manifest.read_text())["levels"]) >= 3):
+    while not (manifest.exists() and len(json.loads(manifest.read_text())["levels"]) >= levels):
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.05)
     return proc, manifest
@@ -281,7 +274,7 @@ def test_a_jvm_that_dies_under_the_run_is_one_line_exit_3_and_a_report(tmp_path)
     tracebacks and exit 1, "a property is violated", with no report. Now: exit 3, the reason on
     one line, a stopped report, and the checkpoint as the last level left it."""
     args = _resumable_args(tmp_path)
-    proc, manifest = _started_past_level_2(args, tmp_path)
+    proc, manifest = _started_with_levels(args, tmp_path)
     os.kill(_jvm_of(proc.pid), signal.SIGKILL)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 3, stdout + stderr
@@ -305,7 +298,7 @@ def test_an_interrupt_is_one_line_and_leaves_a_resumable_checkpoint(tmp_path, si
     """Ctrl-C reaches the whole foreground process group: the driver, its JVM and the Python
     workers. The run stops at a level boundary with a report and exit 3, no stack trace."""
     args = _resumable_args(tmp_path)
-    proc, manifest = _started_past_level_2(args, tmp_path)
+    proc, manifest = _started_with_levels(args, tmp_path)
     os.killpg(proc.pid, sig)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 3, stderr

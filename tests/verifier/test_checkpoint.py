@@ -29,10 +29,14 @@ def _counts(summary):
             summary["result"], summary["violated"])
 
 
+def _check(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "verifier.cli", "check", *args, "-q"], cwd=ROOT,
+                          capture_output=True, text=True)
+
+
 def _plain(out, config) -> tuple:
     """The counts of an uninterrupted run of `config`, without a checkpoint."""
-    r = subprocess.run([sys.executable, "-m", "verifier.cli", "check", *config, "-q", "--out", str(out)], cwd=ROOT,
-                       capture_output=True, text=True)
+    r = _check(*config, "--out", str(out))
     assert r.returncode == 0, r.stdout + r.stderr
     return _counts(_summary(out))
 
@@ -50,8 +54,7 @@ def uninterrupted_small(tmp_path_factory):
 def _stopped_run(ck, out):
     """A checkpointed run of SMALL stopped by --max-depth (exit 3): a resumable checkpoint with a
     frontier still to expand, made without racing a kill."""
-    r = subprocess.run([sys.executable, "-m", "verifier.cli", "check", *SMALL, "-q", "--out", str(out),
-                        "--checkpoint-dir", str(ck), "--max-depth", "10"], cwd=ROOT, capture_output=True, text=True)
+    r = _check(*SMALL, "--out", str(out), "--checkpoint-dir", str(ck), "--max-depth", "10")
     assert r.returncode == 3 and "max depth 10 reached" in r.stdout, r.stdout + r.stderr
     return json.loads((ck / "manifest.json").read_text())
 
