@@ -64,7 +64,7 @@ def consumer_hwm_never_backward(cfg, s) -> bool:
     return r is None or not within_tolerance(cfg, s) or holds_committed_log(s, r)
 
 
-@state_invariant("NoLostReplicaInIsr", "data")
+@state_invariant("NoLostReplicaInIsr", "data", explain=E.lost_replica_in_isr)
 def no_lost_replica_in_isr(cfg, s) -> bool:
     """KIP-903: "A replica with a stale broker epoch is not eligible to join the ISR." Every
     running ISR member holds the leader's log up to the leader's HWM, so no replica whose log
@@ -77,7 +77,7 @@ def no_lost_replica_in_isr(cfg, s) -> bool:
     return all(r.log[:lrep.hwm] == prefix for b, r in members if r is not None and r.alive)
 
 
-@state_invariant("FollowerLogMatchesLeader", "data")
+@state_invariant("FollowerLogMatchesLeader", "data", explain=E.follower_diverges)
 def follower_log_matches_leader(cfg, s) -> bool:
     """A follower truncates to the leader's log before it appends (docs/protocol.md, "Broker
     side"), so up to the offset the leader saw a follower fetch (in this leader epoch, from its
@@ -94,7 +94,7 @@ def follower_log_matches_leader(cfg, s) -> bool:
     return True
 
 
-@state_invariant("LogMatching", "data")
+@state_invariant("LogMatching", "data", explain=E.logs_disagree)
 def log_matching(cfg, s) -> bool:
     """Truncation by leader epoch (KIP-101; docs/protocol.md, "Broker side"): two logs with an
     entry of the same leader epoch at the same offset agree up to it."""

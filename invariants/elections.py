@@ -18,7 +18,8 @@ def _new_leader(prev, s) -> int:
     return NO_LEADER
 
 
-@step_invariant("LeaderElectedRegisteredUnfenced", "election", symbolic=Z.leader_elected_registered_unfenced)
+@step_invariant("LeaderElectedRegisteredUnfenced", "election", explain=E.elected_unacceptable,
+                symbolic=Z.leader_elected_registered_unfenced)
 def leader_elected_registered_unfenced(cfg, prev, label, s) -> bool:
     """A new leader is an acceptable leader: registered, unfenced, not in controlled shutdown
     (docs/protocol.md, "The pipeline"). The unclean-recovery tool proposal (KAFKA-20098) asks
@@ -27,7 +28,8 @@ def leader_elected_registered_unfenced(cfg, prev, label, s) -> bool:
     return b == NO_LEADER or s.ctrl.acceptable_leader(b)
 
 
-@step_invariant("ElectedLeaderWasCandidate", "election", symbolic=Z.elected_leader_was_candidate)
+@step_invariant("ElectedLeaderWasCandidate", "election", explain=E.elected_outside_candidates,
+                symbolic=Z.elected_leader_was_candidate)
 def elected_leader_was_candidate(cfg, prev, label, s) -> bool:
     """KIP-966: "In addition to the ISR members, replicas in ELR are also eligible for leader
     election during a clean election process." A clean election takes its leader from the ISR
@@ -41,7 +43,7 @@ def elected_leader_was_candidate(cfg, prev, label, s) -> bool:
     return b in p.isr or b in p.elr
 
 
-@step_invariant("UncleanElectionOnlyAfterMinIsrUncleanShutdowns", "election",
+@step_invariant("UncleanElectionOnlyAfterMinIsrUncleanShutdowns", "election", explain=E.unclean_election_too_early,
                 symbolic=Z.unclean_election_only_after_min_isr_unclean_shutdowns)
 def unclean_election_only_after_min_isr_unclean_shutdowns(cfg, prev, label, s) -> bool:
     """KIP-966: "ELR + ISR size will not be dropped below the min ISR unless the controller
@@ -55,7 +57,7 @@ def unclean_election_only_after_min_isr_unclean_shutdowns(cfg, prev, label, s) -
     return s.hist.unclean_shutdowns >= s.ctrl.effective_min_isr
 
 
-@step_invariant("OneLeaderPerEpoch", "election")
+@step_invariant("OneLeaderPerEpoch", "election", explain=E.leader_epoch_reused)
 def one_leader_per_epoch(cfg, prev, label, s) -> bool:
     """The leader epoch is bumped whenever the leader field is written, a leader becoming -1
     included (docs/protocol.md, "The pipeline"). So every leader change raises the leader

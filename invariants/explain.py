@@ -53,6 +53,36 @@ def _leader_story(cfg, states, labels, describe) -> str:
     return f"b{leader} leads since step {k}" + (f" ({describe(labels[k - 1])})" if k else "")
 
 
+def _steps_where(states, test) -> list[int]:
+    return [i for i in range(1, len(states)) if test(states[i - 1], states[i])]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "es" if word.endswith("sh") else "s")
+
+
+def tolerance_story(cfg, states, labels, describe) -> str:
+    """What KIP-966's tolerance had to absorb: the lossy crashes of replicas against
+    min ISR, whether unclean elections were enabled, and each unclean election with who made
+    it (the controller's own last-known-leader election excuses no loss: specs/facts.py)."""
+    last = states[-1]
+    crashes = [f"b{labels[i - 1][1]} at step {i}"
+               for i in _steps_where(states, lambda a, b: b.hist.lossy_crashes > a.hist.lossy_crashes)]
+    n = last.hist.lossy_crashes
+    text = (f"after {_plural(n, 'lossy crash')}" + (f" ({', '.join(crashes)})" if crashes else "")
+            + f" against min ISR {last.ctrl.effective_min_isr}")
+    if not any(s.ctrl.unclean_leader_election for s in states):
+        text += ", with unclean.leader.election.enable=false"
+    elections = []
+    for i in _steps_where(states, lambda a, b: b.hist.unclean_elections > a.hist.unclean_elections):
+        chosen = states[i].hist.operator_unclean_elections > states[i - 1].hist.operator_unclean_elections
+        who = "an operator's choice" if chosen else "the controller's own, of its last known leader"
+        elections.append(f"b{states[i].ctrl.partition.leader} at step {i} ({describe(labels[i - 1])}; {who})")
+    if elections:
+        text += "; unclean election" + ("s" if len(elections) > 1 else "") + ": " + "; ".join(elections)
+    return text
+
+
 def leader_lacks_acknowledged(cfg, states, labels, describe) -> Optional[str]:
     """The leader lacks acknowledged records: since when it leads, and each record's story."""
     last = states[-1]
@@ -62,14 +92,18 @@ def leader_lacks_acknowledged(cfg, states, labels, describe) -> Optional[str]:
         return None
     return (f"the leader b{leader} lacks acknowledged record(s) {', '.join(f'r{r}' for r in missing)}: "
             f"{_leader_story(cfg, states, labels, describe)}; "
-            + "; ".join(_record_story(cfg, states, labels, describe, r) for r in missing))
+            + "; ".join(_record_story(cfg, states, labels, describe, r) for r in missing)
+            + "; " + tolerance_story(cfg, states, labels, describe))
 
 
 def acknowledged_gone(cfg, states, labels, describe) -> Optional[str]:
     """An acknowledged record no replica holds: when it was acknowledged, how each copy went."""
     last = states[-1]
     gone = [rec for rec in last.hist.acked if not any(_holds(last, cfg, b, rec) for b in cfg.brokers)]
-    return "; ".join(_record_story(cfg, states, labels, describe, r) for r in gone) or None
+    if not gone:
+        return None
+    return ("; ".join(_record_story(cfg, states, labels, describe, r) for r in gone)
+            + "; " + tolerance_story(cfg, states, labels, describe))
 
 
 def _lacks_committed(cfg, states, labels, describe, candidates) -> Optional[str]:
@@ -81,8 +115,9 @@ def _lacks_committed(cfg, states, labels, describe, candidates) -> Optional[str]
         return None
     b, rec = short[0]
     role = "the leader" if b == p.leader else f"a leader candidate (isr={_ids(p.isr)}, elr={_ids(p.elr)})"
-    return f"b{b} is {role} but lacks committed record r{rec}: " + _record_story(
-        cfg, states, labels, describe, rec, "committed")
+    return (f"b{b} is {role} but lacks committed record r{rec}: "
+            + _record_story(cfg, states, labels, describe, rec, "committed")
+            + "; " + tolerance_story(cfg, states, labels, describe))
 
 
 def candidate_lacks_committed(cfg, states, labels, describe) -> Optional[str]:
@@ -116,3 +151,101 @@ def leader_outside_isr(cfg, states, labels, describe) -> Optional[str]:
     if p.leader == NO_LEADER:
         return None
     return f"after step {len(states) - 1} the leader b{p.leader} is not in isr={_ids(p.isr)}"
+
+
+def _last_step(states, labels, describe) -> str:
+    k = len(states) - 1
+    return f"step {k} ({describe(labels[-1])})" if labels else "the initial state"
+
+
+def unclean_election_too_early(cfg, states, labels, describe) -> Optional[str]:
+    """Who was elected uncleanly, by whom, after how many unclean shutdowns against min ISR."""
+    prev, last = states[-2:] if len(states) > 1 else (None, None)
+    if last is None:
+        return None
+    p = last.ctrl.partition
+    shutdowns = [f"b{labels[i - 1][1]}'s registration at step {i}"
+                 for i in _steps_where(states, lambda a, b: b.hist.unclean_shutdowns > a.hist.unclean_shutdowns)
+                 if len(labels[i - 1]) > 1]
+    n = last.hist.unclean_shutdowns
+    return (f"at {_last_step(states, labels, describe)} the controller elected b{p.leader} uncleanly "
+            f"(isr={_ids(prev.ctrl.partition.isr)} and elr={_ids(prev.ctrl.partition.elr)} held no acceptable "
+            f"candidate; it took its last known leader, leader_recovery_state RECOVERING) with "
+            f"unclean.leader.election.enable=false, after {_plural(n, 'unclean shutdown')}"
+            + (f" ({', '.join(shutdowns)})" if shutdowns else "")
+            + f" where KIP-966 needs min ISR = {last.ctrl.effective_min_isr}")
+
+
+def elected_unacceptable(cfg, states, labels, describe) -> Optional[str]:
+    """Which broker was elected and what made it unacceptable."""
+    last = states[-1]
+    ctrl, b = last.ctrl, last.ctrl.partition.leader
+    why = ("not registered" if b not in ctrl.registered else "fenced" if b in ctrl.fenced
+           else "in controlled shutdown" if b in ctrl.shutting_down else None)
+    if why is None:
+        return None
+    return f"at {_last_step(states, labels, describe)} the controller elected b{b}, which is {why}"
+
+
+def elected_outside_candidates(cfg, states, labels, describe) -> Optional[str]:
+    """A clean election whose leader was in neither the ISR nor the ELR."""
+    prev, last = states[-2], states[-1]
+    p = prev.ctrl.partition
+    return (f"at {_last_step(states, labels, describe)} b{last.ctrl.partition.leader} became leader in an "
+            f"election not marked unclean, but before the step it was in neither isr={_ids(p.isr)} nor "
+            f"elr={_ids(p.elr)}")
+
+
+def leader_epoch_reused(cfg, states, labels, describe) -> Optional[str]:
+    prev, last = states[-2].ctrl.partition, states[-1].ctrl.partition
+    return (f"at {_last_step(states, labels, describe)} the leader moved from b{prev.leader} to b{last.leader} "
+            f"but the leader epoch went from {prev.leader_epoch} to {last.leader_epoch}: two leaders share "
+            f"an epoch")
+
+
+def _log(log) -> str:
+    return "[" + ",".join(f"e{e}:r{r}" for e, r in log) + "]"
+
+
+def lost_replica_in_isr(cfg, states, labels, describe) -> Optional[str]:
+    """An ISR member whose log below the leader's HWM is not the leader's."""
+    last = states[-1]
+    p = last.ctrl.partition
+    if p.leader not in cfg.brokers:
+        return None
+    lrep = last.replicas[cfg.brokers.index(p.leader)]
+    for b in p.isr:
+        r = last.replicas[cfg.brokers.index(b)] if b in cfg.brokers else None
+        if b != p.leader and r is not None and r.alive and r.log[:lrep.hwm] != lrep.log[:lrep.hwm]:
+            return (f"after {_last_step(states, labels, describe)} b{b} is in isr={_ids(p.isr)} but its log "
+                    f"{_log(r.log)} differs from the leader b{p.leader}'s {_log(lrep.log)} below its HWM {lrep.hwm}")
+    return None
+
+
+def follower_diverges(cfg, states, labels, describe) -> Optional[str]:
+    """A follower whose log differs from the leader's below the offset the leader saw it fetch."""
+    last = states[-1]
+    p = last.ctrl.partition
+    if p.leader not in cfg.brokers:
+        return None
+    lrep = last.replicas[cfg.brokers.index(p.leader)]
+    for b, r, fs in zip(cfg.brokers, last.replicas, last.followers):
+        if b != p.leader and fs.leo >= 0 and r.log[:fs.leo] != lrep.log[:fs.leo]:
+            return (f"after {_last_step(states, labels, describe)} the leader b{p.leader} saw b{b} fetch up to "
+                    f"offset {fs.leo}, but b{b}'s log {_log(r.log)} is not the leader's {_log(lrep.log)} up to there")
+    return None
+
+
+def logs_disagree(cfg, states, labels, describe) -> Optional[str]:
+    """Two logs with an entry of one leader epoch at one offset that differ before it."""
+    last = states[-1]
+    reps = [(b, r.log) for b, r in zip(cfg.brokers, last.replicas) if r.log]
+    for i, (a, x) in enumerate(reps):
+        for b, y in reps[i + 1:]:
+            for k in range(min(len(x), len(y)) - 1, -1, -1):
+                if x[k][0] == y[k][0]:
+                    if x[:k + 1] != y[:k + 1]:
+                        return (f"after {_last_step(states, labels, describe)} b{a}'s log {_log(x)} and b{b}'s "
+                                f"{_log(y)} both hold leader epoch {x[k][0]} at offset {k} but differ up to it")
+                    break
+    return None

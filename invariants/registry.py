@@ -44,7 +44,8 @@ REGISTRY: list[Invariant] = []
 
 
 # KIP-966's durability promise has a stated limit; the properties that rely on it say so.
-TOLERANCE = "assumes < min ISR lossy crashes of candidates and no unclean election (KIP-966's tolerance)"
+TOLERANCE = ("assumes < min ISR lossy crashes and no unclean election an operator chose "
+             "(KIP-966's tolerance; the controller's own last-known-leader election is no excuse)")
 
 
 def _register(name: str, kind: str, group: str, assumes: str, explain, symbolic):

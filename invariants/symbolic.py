@@ -60,6 +60,12 @@ LEMMAS = (
         "size will not be dropped below the min ISR unless the controller discovers an ELR member has "
         "an unclean shutdown\"); needs fixed topic config, since Kafka clears ELR on a min ISR change"),
     SymbolicInvariant(
+        "EveryUncleanElectionChosen", "state",
+        lambda enc, s: z3.Or(z3.Not(s.lost), s.operator_unclean),
+        "every unclean election so far was one an operator chose: true where the controller never "
+        "elects uncleanly on its own (recovery rounds replace the last-known-leader election, or "
+        "there is no ELR), so a proof there may treat `lost` and `operator_unclean` as one"),
+    SymbolicInvariant(
         "OneElrMemberAtMinIsrOne", "state",
         lambda enc, s: z3.Or(s.min_isr != 1, one_hot_or_zero(s.elr)),
         "with min ISR 1 the ELR only ever takes the last ISR member, so electing it from ELR "

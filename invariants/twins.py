@@ -28,10 +28,11 @@ def elr_only_below_min_isr(enc, s):
 def leader_candidate_completeness(enc, s):
     """Running candidates (ISR, unfenced ELR) are complete, within KIP-966's tolerance as the
     concrete predicate states it: fewer than min ISR lossy crashes of candidates, and no
-    unclean election yet (`lost`)."""
+    unclean election an operator chose (`operator_unclean`; the controller's own
+    last-known-leader election is no excuse)."""
     z3, _ = _z3()
     candidates = s.isr | (s.elr & ~s.fenced)
-    return z3.Or(s.lost, z3.UGE(s.lossy_crashes, s.min_isr), candidates & s.alive & ~s.complete == 0)
+    return z3.Or(s.operator_unclean, z3.UGE(s.lossy_crashes, s.min_isr), candidates & s.alive & ~s.complete == 0)
 
 
 def elected_leader_was_candidate(enc, s, p, t):
@@ -73,5 +74,5 @@ def recovery_elects_a_replica_with_every_answered_record(enc, s, p, t):
     z3, S = _z3()
     answered = s.alive & enc.acceptable(s)
     new_leader = z3.And(t.leader != 0, t.leader != s.leader)
-    return z3.Or(p.action != S.ACTION_ID["unclean_recovery"], s.lost, z3.UGE(s.lossy_crashes, s.min_isr),
+    return z3.Or(p.action != S.ACTION_ID["unclean_recovery"], s.operator_unclean, z3.UGE(s.lossy_crashes, s.min_isr),
                  z3.Not(new_leader), answered & s.complete == 0, S.meets(t.leader, s.complete))

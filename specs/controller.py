@@ -26,11 +26,13 @@ class Outcome(NamedTuple):
     error: Any = None                 # Kafka's error name (None: accepted); in z3, "refused?"
     unclean_election: Any = False
     unclean_shutdown: Any = False     # a registration the controller judged unclean
+    operator_unclean: Any = False     # the unclean election is one an operator chose (specs/pipeline.py, Change)
 
 
 def _change(R, rules: Rules, ctrl, target_isr, **kw) -> Outcome:
     change = build(R, rules, ctrl, target_isr, **kw)
-    return Outcome(ctrl._replace(partition=change.partition), None, change.unclean_election)
+    return Outcome(ctrl._replace(partition=change.partition), None, change.unclean_election,
+                   operator_unclean=change.operator_unclean)
 
 
 def _remove_from_isr(R, rules: Rules, ctrl, b, prefer=None) -> Outcome:

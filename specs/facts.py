@@ -37,9 +37,13 @@ def holds_committed_log(s: State, r: Replica) -> bool:
 
 
 def within_tolerance(cfg: Config, s: State) -> bool:
-    """KIP-966's durability promise applies: fewer than min ISR lossy crashes and no unclean
-    election yet (the documented point where Kafka trades durability for availability)."""
-    return s.hist.lossy_crashes < s.ctrl.effective_min_isr and s.hist.unclean_elections == 0
+    """KIP-966's durability promise applies: fewer than min ISR lossy crashes of the
+    partition's replicas ("MinISR-1 tolerance to data loss unclean shutdown events") and no unclean
+    election an operator chose (unclean.leader.election.enable, an admin UNCLEAN or designated
+    election, a recovery strategy: the documented points where Kafka trades durability for
+    availability). The controller's own last-known-leader election excuses nothing: with
+    unclean elections disabled nobody chose it (docs/protocol.md, "Durability")."""
+    return s.hist.lossy_crashes < s.ctrl.effective_min_isr and s.hist.operator_unclean_elections == 0
 
 
 def leader_candidates(s: State) -> set[int]:

@@ -23,6 +23,10 @@ DESIGNATED = "designated"
 class Change(NamedTuple):
     partition: Any            # the partition after the change (specs.state.Partition)
     unclean_election: Any     # the new leader came from outside ISR/ELR (data loss possible)
+    # ... and an operator chose it: unclean.leader.election.enable, an admin UNCLEAN or
+    # designated election, a recovery round of the strategy the operator set. The last-known-
+    # leader election is the controller's own (KIP-966's "ELR only" mode), never a choice.
+    operator_unclean: Any = False
 
 
 def acceptable(R, ctrl, xs):
@@ -56,7 +60,7 @@ def build(R, rules: Rules, ctrl, target_isr, *, election: str = ONLINE, designat
         bump_leader_epoch = bump_leader_epoch or reassigned
 
     elr, lke = _update_elr(R, rules, p, target, elr, lke, min_isr, unclean_shutdown)
-    leader, unclean, target = _elect(R, rules, ctrl, replicas, target, elr, election, designated, prefer)
+    leader, unclean, chosen, target = _elect(R, rules, ctrl, replicas, target, elr, election, designated, prefer)
 
     # The ISR write: an unclean leader or a leader from ELR becomes the whole ISR.
     changed = R.all(R.ne(leader, p.leader), R.not_(R.is_none(leader)))
@@ -87,14 +91,14 @@ def build(R, rules: Rules, ctrl, target_isr, *, election: str = ONLINE, designat
 
     wrote = R.ne(new, p)
     if not R.epochs:
-        return Change(new, R.all(unclean, wrote))
+        return Change(new, R.all(unclean, wrote), R.all(chosen, wrote))
     bump = leader_set
     if not rules.leader_change_bumps_leader_epoch:
         bump = False
     if not wrote and not bump:
         return Change(p, False)
     return Change(new._replace(leader_epoch=p.leader_epoch + (1 if bump else 0),
-                               partition_epoch=p.partition_epoch + 1), unclean)
+                               partition_epoch=p.partition_epoch + 1), unclean, chosen)
 
 
 def written_again(before, after, times: int):
@@ -150,7 +154,8 @@ def _update_elr(R, rules, p, target, elr, lke, min_isr, unclean_shutdown):
 
 
 def _elect(R, rules, ctrl, replicas, target, elr, election, designated, prefer):
-    """2. Leader election: (leader, unclean?, target ISR). The leader stays while valid: in the
+    """2. Leader election: (leader, unclean?, unclean by an operator's choice?, target ISR).
+    The leader stays while valid: in the
     target ISR, or (target ISR empty) in ELR, and acceptable. Otherwise the first valid replica
     in replica order; then the acceptable last known leader (unclean); then, if unclean
     elections are allowed, the first acceptable replica (unclean). With a recovery strategy
@@ -164,7 +169,8 @@ def _elect(R, rules, ctrl, replicas, target, elr, election, designated, prefer):
                         R.minus(R.inter(from_elr, ctrl.registered), ctrl.shutting_down))
     if election == DESIGNATED:
         leader = R.none if designated is None else designated
-        return leader, R.not_(R.member(leader, valid)), target
+        unclean = R.not_(R.member(leader, valid))
+        return leader, unclean, unclean, target
 
     def first(candidates):
         chosen = R.first(candidates, replicas)
@@ -184,7 +190,10 @@ def _elect(R, rules, ctrl, replicas, target, elr, election, designated, prefer):
         ok = is_acceptable(R, ctrl, known) if rules.last_known_leader_must_be_acceptable else R.not_(R.is_none(known))
         known = R.ite(R.all(R.is_empty(target), R.is_empty(elr), ok), known, R.none)
     fallback = R.ite(R.is_none(chosen), known, chosen)
-    unclean = R.all(R.is_none(chosen), R.not_(R.is_none(known)))
+    # The controller's own unclean election (KIP-966 "ELR only": "the LastKnownLeader is
+    # preferred when ELR and ISR are both empty"): no operator chose it, so it excuses no loss.
+    by_known = R.all(R.is_none(chosen), R.not_(R.is_none(known)))
+    unclean = by_known
     online = R.false if rounds or election == CLEAN else ctrl.unclean_leader_election
     allowed = online if election in (ONLINE, CLEAN) else (R.true if election == UNCLEAN else R.false)
     any_live = R.ite(allowed, first(acceptable(R, ctrl, replicas)), R.none)
@@ -203,7 +212,9 @@ def _elect(R, rules, ctrl, replicas, target, elr, election, designated, prefer):
         preferred_ok = R.member(preferred, valid)
         leader = R.ite(preferred_ok, preferred, leader)
         unclean = R.all(R.not_(preferred_ok), unclean)
-    return leader, unclean, target
+    # Chosen: any unclean election but the last known leader's, and that one too where the
+    # operator allowed unclean elections (the topic's config, an admin UNCLEAN election).
+    return leader, unclean, R.all(unclean, R.any(R.not_(by_known), allowed)), target
 
 
 def _update_last_known(R, rules, p, leader, leader_set, new_isr, lke):

@@ -93,9 +93,13 @@ class History(NamedTuple):
     produced: int                        # records produced so far (record ids are 1..produced)
     acked: tuple[int, ...]               # record ids acknowledged to an acks=all producer
     visible: tuple[int, ...]             # record ids below the highest HWM consumers saw, by offset
-    lossy_crashes: int                   # lossy unclean shutdowns of ISR/ELR members
+    lossy_crashes: int                   # lossy unclean shutdowns of the partition's replicas
     unclean_shutdowns: int               # registrations the controller judged unclean
     unclean_elections: int               # elections that took a leader from outside ISR/ELR
+    # ... of which an operator chose (unclean.leader.election.enable, an admin UNCLEAN or
+    # designated election, a recovery strategy): the only elections that excuse a loss
+    # (specs/facts.py, within_tolerance). The controller's last-known-leader election is not one.
+    operator_unclean_elections: int
     used: tuple[int, ...]                # budget use, aligned with config.BUDGETS
 
 

@@ -48,7 +48,7 @@ def init_state(cfg: Config) -> State:
                  replicas=tuple(Replica(True, (), 0, 0, NO_EPOCH) for _ in cfg.brokers),
                  followers=(B.UNKNOWN,) * len(cfg.brokers),
                  inflight=None,
-                 hist=History(0, (), (), 0, 0, 0, (0,) * len(BUDGETS)))
+                 hist=History(0, (), (), 0, 0, 0, 0, (0,) * len(BUDGETS)))
 
 
 def init_states(cfg: Config) -> list[State]:
@@ -70,7 +70,7 @@ def step(cfg: Config, s: State, label: Label) -> tuple[State, Optional[str]]:
         used = h.used[:i] + (h.used[i] + 1,) + h.used[i + 1:]
         new = State(new.ctrl, new.replicas, new.followers, new.inflight,
                     History(h.produced, h.acked, h.visible, h.lossy_crashes, h.unclean_shutdowns,
-                            h.unclean_elections, used))
+                            h.unclean_elections, h.operator_unclean_elections, used))
     return new, error
 
 
@@ -150,7 +150,8 @@ def _same_but_budgets(a: State, b: State) -> bool:
     x, y = a.hist, b.hist
     return (x.produced == y.produced and x.acked == y.acked and x.visible == y.visible
             and x.lossy_crashes == y.lossy_crashes and x.unclean_shutdowns == y.unclean_shutdowns
-            and x.unclean_elections == y.unclean_elections)
+            and x.unclean_elections == y.unclean_elections
+            and x.operator_unclean_elections == y.operator_unclean_elections)
 
 
 def off_by_config(cfg: Config) -> dict[str, str]:

@@ -32,6 +32,7 @@ def after_controller(cfg: Config, s: State, out: C.Outcome) -> tuple[State, Opti
     hist = s.hist
     if out.unclean_election or out.unclean_shutdown:
         hist = hist._replace(unclean_elections=hist.unclean_elections + out.unclean_election,
+                             operator_unclean_elections=hist.operator_unclean_elections + out.operator_unclean,
                              unclean_shutdowns=hist.unclean_shutdowns + out.unclean_shutdown)
     return s._replace(ctrl=out.ctrl, followers=followers, hist=hist), out.error
 

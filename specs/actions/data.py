@@ -185,9 +185,11 @@ class crash_lossy:
     def effect(cfg: Config, s: State, broker: int, keep: int) -> Result:
         r = B.replica_of(cfg, s, broker)
         p = s.ctrl.partition
-        candidate = broker in p.isr or broker in p.elr
+        # Every replica's loss counts against KIP-966's tolerance ("MinISR-1 tolerance to data
+        # loss unclean shutdown events"), a replica outside ISR and ELR too: an AlterPartition
+        # sent before its crash can bring it back into the ISR with its old broker epoch.
         s = B.crash(cfg, s, broker, r.log[:max(keep, r.flushed)])
-        if candidate:   # only a leader candidate's loss counts against KIP-966's tolerance
+        if broker in p.replicas:
             s = s._replace(hist=s.hist._replace(lossy_crashes=s.hist.lossy_crashes + 1))
         return s, None
 

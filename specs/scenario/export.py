@@ -29,7 +29,9 @@ def initial_block(cfg: Config, s: State) -> dict[str, Any]:
                                      if r.clean_file != NO_EPOCH},
             "committed": list(s.hist.visible),
             "fetched": {str(b): [fs.leo, fs.broker_epoch] for b, fs in zip(cfg.brokers, s.followers) if fs.leo >= 0},
-            "unclean_elections": s.hist.unclean_elections, "unclean_shutdowns": s.hist.unclean_shutdowns,
+            "unclean_elections": s.hist.unclean_elections,
+            "operator_unclean_elections": s.hist.operator_unclean_elections,
+            "unclean_shutdowns": s.hist.unclean_shutdowns,
             "lossy_crashes": s.hist.lossy_crashes})
     return out
 

@@ -48,7 +48,7 @@ INITIAL_FIELDS = {"leader", "leader_epoch", "partition_epoch", "isr", "elr", "la
 # The project's own initial fields: the broker side, for scenarios that start mid-run (a z3
 # counterexample to induction). See docs/SCENARIOS.md.
 BROKER_FIELDS = {"logs", "stopped", "clean_shutdown_files", "committed", "fetched",
-                 "unclean_elections", "unclean_shutdowns", "lossy_crashes"}
+                 "unclean_elections", "operator_unclean_elections", "unclean_shutdowns", "lossy_crashes"}
 
 
 def broker_universe(cfg: Config, initial: Mapping[str, Any], steps: list) -> tuple[int, ...]:
@@ -143,7 +143,8 @@ def _ints(value: Any, low: tuple[int, ...]) -> bool:
 def _broker_side(cfg: Config, s: State, initial: Mapping[str, Any]) -> State:
     """logs {b: [[leader_epoch, record], ...]}, stopped [b], clean_shutdown_files {b: epoch},
     committed [record] (what consumers saw), fetched {b: [leo, broker_epoch]} (the leader's
-    view from Fetch), unclean_elections / unclean_shutdowns / lossy_crashes (history counts)."""
+    view from Fetch), unclean_elections / operator_unclean_elections / unclean_shutdowns /
+    lossy_crashes (history counts)."""
     if not BROKER_FIELDS & set(initial):
         return s
     logs = _per_broker(initial, "logs")
@@ -170,6 +171,7 @@ def _broker_side(cfg: Config, s: State, initial: Mapping[str, Any]) -> State:
         followers.append(fs if f is None else fs._replace(leo=f[0], broker_epoch=f[1]))
     hist = s.hist._replace(produced=max(committed, default=0), acked=committed, visible=committed,
                            unclean_elections=_count(initial, "unclean_elections"),
+                           operator_unclean_elections=_count(initial, "operator_unclean_elections"),
                            unclean_shutdowns=_count(initial, "unclean_shutdowns"),
                            lossy_crashes=_count(initial, "lossy_crashes"))
     return s._replace(replicas=tuple(replicas), followers=tuple(followers), hist=hist)

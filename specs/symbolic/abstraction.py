@@ -36,6 +36,7 @@ class Abstract(NamedTuple):
     unclean_shutdowns: int
     lossy_crashes: int
     recovering: bool = False
+    operator_unclean: bool = False
 
 
 def mask(cfg: Config, brokers) -> int:
@@ -71,7 +72,8 @@ def abstract(cfg: Config, s: State) -> Abstract:
                          if fs.leo >= 0 and fs.broker_epoch != ctrl.broker_epoch(b)]),
         min_isr=ctrl.effective_min_isr, unclean_leader_election=ctrl.unclean_leader_election,
         lost=s.hist.unclean_elections > 0, unclean_shutdowns=min(s.hist.unclean_shutdowns, 255),
-        lossy_crashes=min(s.hist.lossy_crashes, 255), recovering=p.leader_recovery_state == RECOVERING)
+        lossy_crashes=min(s.hist.lossy_crashes, 255), recovering=p.leader_recovery_state == RECOVERING,
+        operator_unclean=s.hist.operator_unclean_elections > 0)
 
 
 def equals(sym: Sym, value: Abstract) -> z3.BoolRef:
@@ -83,6 +85,7 @@ def equals(sym: Sym, value: Abstract) -> z3.BoolRef:
     eqs.append(sym.unclean_shutdowns == value.unclean_shutdowns)
     eqs.append(sym.lossy_crashes == value.lossy_crashes)
     eqs.append(sym.recovering == z3.BoolVal(value.recovering))
+    eqs.append(sym.operator_unclean == z3.BoolVal(value.operator_unclean))
     return z3.And(*eqs)
 
 
@@ -94,7 +97,7 @@ def evaluate(model: z3.ModelRef, sym: Sym) -> Abstract:
     return Abstract(*(bits(getattr(sym, f)) for f in SET_FIELDS), min_isr=bits(sym.min_isr),
                     unclean_leader_election=truth(sym.unclean_leader_election), lost=truth(sym.lost),
                     unclean_shutdowns=bits(sym.unclean_shutdowns), lossy_crashes=bits(sym.lossy_crashes),
-                    recovering=truth(sym.recovering))
+                    recovering=truth(sym.recovering), operator_unclean=truth(sym.operator_unclean))
 
 
 def describe(cfg: Config, a: Abstract) -> dict:
@@ -105,6 +108,7 @@ def describe(cfg: Config, a: Abstract) -> dict:
     out["min_isr"] = a.min_isr
     out["unclean_leader_election"] = a.unclean_leader_election
     out["lost"] = a.lost
+    out["operator_unclean"] = a.operator_unclean
     out["unclean_shutdowns"] = a.unclean_shutdowns
     out["lossy_crashes"] = a.lossy_crashes
     out["leader_recovery_state"] = "RECOVERING" if a.recovering else "RECOVERED"
@@ -137,7 +141,9 @@ def concretize(cfg: Config, a: Abstract, epoch: int = 1) -> State:
         if b in d["fetched"] else fs
         for b, r, fs in zip(cfg.brokers, replicas, s.followers))
     hist = s.hist._replace(produced=len(committed), acked=committed, visible=committed,
-                           unclean_elections=1 if a.lost else 0, unclean_shutdowns=a.unclean_shutdowns,
+                           unclean_elections=1 if a.lost else 0,
+                           operator_unclean_elections=1 if a.operator_unclean else 0,
+                           unclean_shutdowns=a.unclean_shutdowns,
                            lossy_crashes=a.lossy_crashes)
     return s._replace(ctrl=ctrl, replicas=tuple(replicas), followers=followers, hist=hist)
 

@@ -5,8 +5,8 @@ leader's Fetch bookkeeping, which no finite formula over N brokers can hold for 
 ELR properties need much less: which replicas run, which wrote a clean-shutdown file, and
 a ghost bit per replica, `complete`, "this replica's log holds every committed record". It
 is cleared by a lossy crash and by an HWM advance (for replicas that lack the new record),
-set again by a fetch from a complete leader, and, once an unclean election has happened
-(`lost`), unconstrained: from there on KIP-966 promises no durability. The broker rules are
+set again by a fetch from a complete leader, and unconstrained under a running leader that lacks
+committed records (after an unclean election, or Kafka 3.9's last replica standing). The broker rules are
 read from the same `Rules` fields as the concrete broker side; tests/symbolic/ check that
 every concrete step is a step of this abstraction.
 """
@@ -47,7 +47,7 @@ def crash(enc, s, p):
     """A lossy crash (flag) loses the unflushed suffix: committed records too if `members` has b."""
     b = p.broker
     keep_data = z3.If(p.flag, s.complete & ~(b & p.members), s.complete)
-    counts = z3.And(p.flag, enc.R.member(b, s.isr | s.elr), s.lossy_crashes != 255)
+    counts = z3.And(p.flag, s.lossy_crashes != 255)      # every replica's loss counts (specs/actions/data.py)
     return enc._done(z3.And(one_hot(b), enc.R.member(b, s.alive)), s, enc.unchanged(s),
                      alive=s.alive & ~b, clean_file=s.clean_file & ~b, complete=keep_data,
                      lossy_crashes=z3.If(counts, s.lossy_crashes + 1, s.lossy_crashes))
@@ -93,8 +93,12 @@ def fetch(enc, s, p):
 
 
 def diverge(enc, s, p):
-    """After an unclean election, any replica may hold anything."""
-    return enc._done(s.lost, s, enc.unchanged(s), complete=p.members)
+    """Under a leader that lacks committed records (an unclean election, or Kafka 3.9's last
+    replica standing), any replica may hold anything: the HWM such a leader advances rewrites
+    what consumers are shown. Under a complete leader the rules above are exact, so this step
+    is not enabled there: an unclean election of a replica that holds everything loses nothing."""
+    running_incomplete = s.leader & s.alive & ~s.complete
+    return enc._done(running_incomplete != 0, s, enc.unchanged(s), complete=p.members)
 
 
 def stutter(enc, s, p):

@@ -63,6 +63,7 @@ class Encoding:
                       s.alive == self.all, s.clean_file == 0, s.complete == self.all, s.fetched == 0, s.stale == 0,
                       s.min_isr == min(min_isr, self.n),
                       s.unclean_leader_election == z3.BoolVal(self.cfg.unclean_leader_election), z3.Not(s.lost),
+                      z3.Not(s.operator_unclean),
                       s.unclean_shutdowns == 0, s.lossy_crashes == 0, z3.Not(s.recovering))
 
     def acceptable(self, s: Sym) -> z3.BitVecRef:
@@ -81,7 +82,7 @@ class Encoding:
             z3.If(moved, self.zero, broker.get("stale", s.stale)),
             c.min_isr, c.unclean_leader_election, self.R.any(s.lost, out.unclean_election),
             broker.get("unclean_shutdowns", s.unclean_shutdowns), broker.get("lossy_crashes", s.lossy_crashes),
-            is_recovering(p.leader_recovery_state))
+            is_recovering(p.leader_recovery_state), self.R.any(s.operator_unclean, out.operator_unclean))
 
     def unchanged(self, s: Sym) -> C.Outcome:
         return C.Outcome(s.ctrl)

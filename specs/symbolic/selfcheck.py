@@ -71,6 +71,7 @@ def _pins(enc: Encoding, s: Sym, ctrl: Controller) -> list:
     out += [(s.complete, bv((1 << n) - 1)),
             (s.fetched, bv(0)), (s.stale, bv(0)), (s.min_isr, z3.BitVecVal(ctrl.effective_min_isr, 8)),
             (s.unclean_leader_election, z3.BoolVal(ctrl.unclean_leader_election)), (s.lost, z3.BoolVal(False)),
+            (s.operator_unclean, z3.BoolVal(False)),
             (s.unclean_shutdowns, z3.BitVecVal(0, 8)), (s.lossy_crashes, z3.BitVecVal(0, 8)),
             (s.recovering, z3.BoolVal(p.leader_recovery_state == RECOVERING))]
     return out
@@ -168,7 +169,7 @@ def check(cfg: Config, sizes: tuple[int, ...], samples: int = 200, seed: int = 0
 
 # The controller fields a step's successor is compared on (and, last, whether it is unclean).
 FIELDS = ("isr", "elr", "last_known_elr", "last_known_leader", "leader", "fenced", "shutting_down", "min_isr",
-          "unclean_leader_election", "recovering")
+          "unclean_leader_election", "recovering", "operator_unclean")
 
 
 def _packed_step(step) -> Packed:
@@ -195,6 +196,7 @@ def _compare(enc: Encoding, s: Sym, p: Params, step: Packed, kind: str, ctrl: Co
             "fenced": mask(cfg, c.fenced), "shutting_down": mask(cfg, c.shutting_down),
             "min_isr": c.effective_min_isr, "unclean_leader_election": c.unclean_leader_election,
             "recovering": q.leader_recovery_state == RECOVERING,
+            "operator_unclean": bool(out.operator_unclean) if out is not None else False,
             "unclean_election": bool(out.unclean_election) if out is not None else False}
     got = evaluate(step, pins)
     if out is None:

@@ -30,9 +30,10 @@ class Sym(NamedTuple):
     complete: z3.BitVecRef        # ghost: holds every committed record
     fetched: z3.BitVecRef         # the leader has seen a Fetch from it in this leader epoch
     stale: z3.BitVecRef           # ... but from its previous incarnation (KIP-903's window)
-    lost: z3.BoolRef              # ghost: an unclean election happened
+    lost: z3.BoolRef              # ghost: an unclean election happened (logs may diverge from here on)
+    operator_unclean: z3.BoolRef  # ghost: ... one an operator chose (the only one that excuses a loss)
     unclean_shutdowns: z3.BitVecRef   # ghost: registrations judged unclean (saturating count)
-    lossy_crashes: z3.BitVecRef   # ghost: lossy crashes of ISR/ELR members (saturating count)
+    lossy_crashes: z3.BitVecRef   # ghost: lossy crashes of replicas (saturating count)
     recovering: z3.BoolRef        # leader_recovery_state is RECOVERING (an unclean leader's log is not settled)
 
     # The controller's fields under the names the invariants use.
@@ -50,7 +51,8 @@ class Sym(NamedTuple):
     def variables(self) -> list:
         """Every term z3 keeps for this state, in a fixed order."""
         return [getattr(self, f) for f in SET_FIELDS] + [self.min_isr, self.unclean_leader_election, self.lost,
-                                                        self.unclean_shutdowns, self.lossy_crashes, self.recovering]
+                                                        self.operator_unclean, self.unclean_shutdowns,
+                                                        self.lossy_crashes, self.recovering]
 
 
 class Params(NamedTuple):
@@ -67,15 +69,17 @@ class Params(NamedTuple):
 
 def make_sym(n: int, isr, elr, cleared_elr, last_known_elr, last_known_leader, leader, fenced, shutting_down, alive,
              clean_file, complete, fetched, stale, min_isr, unclean_leader_election, lost,
-             unclean_shutdowns, lossy_crashes, recovering) -> Sym:
+             unclean_shutdowns, lossy_crashes, recovering, operator_unclean=False) -> Sym:
     everyone = z3.BitVecVal((1 << n) - 1, n)
     recovering = z3.BoolVal(recovering) if isinstance(recovering, bool) else recovering
+    operator_unclean = z3.BoolVal(operator_unclean) if isinstance(operator_unclean, bool) else operator_unclean
     p = Partition(replicas=everyone, isr=isr, elr=elr, cleared_elr=cleared_elr, last_known_elr=last_known_elr, leader=leader,
                   leader_epoch=0, partition_epoch=0, leader_recovery_state=z3.If(recovering, RECOVERY_ON, RECOVERY_OFF),
                   adding_replicas=(), removing_replicas=(), last_known_leader=last_known_leader)
     ctrl = Controller(partition=p, registered=everyone, broker_epochs=(), fenced=fenced,
                       shutting_down=shutting_down, min_isr=min_isr, unclean_leader_election=unclean_leader_election)
-    return Sym(ctrl, alive, clean_file, complete, fetched, stale, lost, unclean_shutdowns, lossy_crashes, recovering)
+    return Sym(ctrl, alive, clean_file, complete, fetched, stale, lost, operator_unclean, unclean_shutdowns,
+               lossy_crashes, recovering)
 
 
 RECOVERY_ON, RECOVERY_OFF = z3.BitVecVal(RECOVERING, 1), z3.BitVecVal(1 - RECOVERING, 1)
@@ -93,7 +97,7 @@ def sym_state(n: int, tag: str) -> Sym:
                     unclean_leader_election=z3.Bool(f"unclean_leader_election_{tag}"), lost=z3.Bool(f"lost_{tag}"),
                     unclean_shutdowns=z3.BitVec(f"unclean_shutdowns_{tag}", COUNT_BITS),
                     lossy_crashes=z3.BitVec(f"lossy_crashes_{tag}", COUNT_BITS),
-                    recovering=z3.Bool(f"recovering_{tag}"))
+                    recovering=z3.Bool(f"recovering_{tag}"), operator_unclean=z3.Bool(f"operator_unclean_{tag}"))
 
 
 def sym_params(n: int, tag: str) -> Params:

@@ -75,7 +75,9 @@ def test_presets_same_verdict_per_invariant_with_and_without_symmetry(preset):
     assert reduced.explored_all and full.explored_all
     assert {n: len(t) for n, t in reduced.counterexamples.items()} == \
         {n: len(t) for n, t in full.counterexamples.items()}
-    assert reduced.depth == full.depth
+    # The initial state is not symmetric (b1 leads), so two renamings of a state may lie at
+    # different distances from it: the reduced search's depth is the least over each orbit.
+    assert reduced.depth <= full.depth
     if Model(cfg).symmetric:
         assert reduced.distinct_states < full.distinct_states
     else:       # the recovery profile's admin elections and rounds read the replica order

@@ -1,6 +1,8 @@
-"""The z3 engine: kafka's ELR invariants are proved, every mutant that breaks an ELR rule
-and the pre-KIP variants are refuted by a run the concrete model reproduces, and counter-
-examples to induction are real steps of the concrete model from unreachable states."""
+"""The z3 engine: kafka's structural ELR invariants are proved and its leader-candidate
+completeness is refuted by the last-known-leader election (F6), every mutant that breaks an
+ELR rule and the pre-KIP variants are refuted by a run the concrete model reproduces (one kafka
+lacks within the same bound), and counterexamples to induction are real steps of the concrete
+model from unreachable states."""
 from __future__ import annotations
 
 import io
@@ -13,6 +15,7 @@ from invariants.symbolic import BY_NAME, INVARIANTS, LEMMAS, MORE_INVARIANTS
 from specs.config import make_config
 from verifier.engines.prove import PROVED, REFUTED
 from verifier.engines.prove import check_size as _check_size
+from verifier.engines.prove.gate import baseline, refute_beyond
 from tests.bind import run_scenario
 from specs.symbolic import concrete_violations
 from specs.symbolic import cti_trace as _cti_trace
@@ -49,7 +52,7 @@ ELR_RULE_MUTANTS = {
     "register-keeps-isr": "LeaderCandidateCompleteness", "fenced-elr-elected": "LeaderInIsr",
     "elr-leader-not-added-to-isr": "LeaderInIsr", "unclean-election-marked-clean": "ElectedLeaderWasCandidate",
     "no-broker-epoch-check": "LeaderCandidateCompleteness", "expand-without-catch-up": "LeaderCandidateCompleteness",
-    "unfence-adds-to-isr": "LeaderCandidateCompleteness",
+    "unfence-adds-to-isr": "ElectedLeaderWasCandidate",
 }
 
 
@@ -62,20 +65,39 @@ def _replays(trace, tmp_path: Path, name: str) -> None:
     assert trace.violated and set(trace.violated) <= set(result.trace.violated)
 
 
+STRUCTURAL = [i for i in DEFAULT if i.name != "LeaderCandidateCompleteness"]
+
+
 @pytest.mark.parametrize("n", [1, 2, 3, 4])
-def test_kafka_elr_invariants_are_inductive_with_a_named_strengthening(n):
+def test_kafka_structural_elr_invariants_are_inductive_with_a_named_strengthening(n):
     cfg = make_config("kafka")
     for m in range(1, n + 1):
-        r = check_size(cfg, n, m, depth=3 if n < 4 else 2, invariants=DEFAULT)
+        r = check_size(cfg, n, m, depth=3 if n < 4 else 2, invariants=STRUCTURAL)
         assert r.verdict == PROVED, (n, m, r.dropped, r.violation)
-        if n >= 2:
+        if m == 1 and n >= 2:
             # plain Inv is not inductive: the CTI's state breaks a lemma that is inductive
             assert not r.inductive_alone and r.strengthening and r.cti_breaks
             assert set(r.cti_breaks) <= set(r.strengthening)
 
 
+@pytest.mark.parametrize("n", [2, 3])
+def test_kafka_breaks_leader_candidate_completeness_by_its_last_known_leader_election(n, tmp_path):
+    """FINDINGS.md F6: with fixed topic config, two unclean shutdowns of which one lost data
+    (min ISR 2) empty ISR and ELR, and the controller elects its last known leader, the replica
+    that lost the data. No operator chose it, so it is no excuse (specs/facts.py)."""
+    r = check_size(make_config("kafka"), n, 2, depth=6, invariants=DEFAULT, config_changes=False,
+                   realize=witness_trace)
+    assert r.verdict == REFUTED and r.violation == ["LeaderCandidateCompleteness"]
+    assert r.witness is not None, "no concrete run matched the BMC counterexample"
+    labels = [label[0] for label, _ in r.witness.steps]
+    assert "crash_lossy" in labels and labels[-1] == "unfence"
+    final = r.witness.final
+    assert final.hist.unclean_elections == 1 and final.hist.operator_unclean_elections == 0
+    _replays(r.witness, tmp_path, f"f6-n{n}")
+
+
 def test_a_cti_is_a_real_step_of_the_concrete_model_and_replays(tmp_path):
-    r = check_size(make_config("kafka"), 3, 2, depth=1, invariants=DEFAULT)
+    r = check_size(make_config("kafka"), 3, 1, depth=1, invariants=STRUCTURAL)
     assert r.cti is not None and r.verdict == PROVED
     trace = cti_trace(r.cfg, r.cti)
     assert trace is not None
@@ -83,20 +105,28 @@ def test_a_cti_is_a_real_step_of_the_concrete_model_and_replays(tmp_path):
     _replays(trace, tmp_path, "cti")
 
 
+def _gate_baseline(m):
+    return baseline(make_config("kafka"), 3, m, 6, ALL, LEMMAS)
+
+
 @pytest.mark.parametrize("mutant", sorted(ELR_RULE_MUTANTS))
 def test_every_mutant_breaking_an_elr_rule_is_refuted_and_the_run_replays(mutant, tmp_path):
+    """A kill is a violation kafka does not have within the same bound (the z3 gate's rule)."""
     cfg = make_config("kafka", mutant=mutant)
-    r = check_size(cfg, 3, 2, depth=6, invariants=ALL, config_changes=False, realize=witness_trace)
+    r = refute_beyond(cfg, 3, 2, 6, ALL, LEMMAS, _gate_baseline(2), witness_trace)
     assert r.verdict == REFUTED
     assert ELR_RULE_MUTANTS[mutant] in r.violation
     assert r.witness is not None, "no concrete run matched the BMC counterexample"
     _replays(r.witness, tmp_path, mutant)
 
 
-def test_kafka_is_proved_under_the_mutant_gate_settings():
-    """The same settings refute the mutants, so the gate compares like with like."""
-    r = check_size(make_config("kafka"), 3, 2, depth=6, invariants=ALL, config_changes=False)
-    assert r.verdict == PROVED and r.bmc_depth == 6
+def test_kafka_under_the_mutant_gate_settings_breaks_only_leader_candidate_completeness():
+    """Within the gate's bound kafka breaks one invariant, LeaderCandidateCompleteness (F6), at
+    depth 6 with min ISR 2 and 7 with min ISR 3 (one more unclean shutdown): the gate checks
+    mutants on it one step short of that, on every other invariant to the full depth."""
+    assert _gate_baseline(2) == {"LeaderCandidateCompleteness": 6}
+    assert _gate_baseline(3) == {}
+    assert baseline(make_config("kafka"), 3, 3, 7, ALL, LEMMAS) == {"LeaderCandidateCompleteness": 7}
 
 
 @pytest.mark.parametrize("preset", ["pre-kip-966", "pre-kip-903"])
@@ -141,11 +171,13 @@ def test_every_symbolic_invariant_is_named_after_a_concrete_one():
 
 def test_prove_cli_exit_codes_and_reports(cli, tmp_path):
     run_cli = cli
-    ok = run_cli("prove", "--max-brokers", "2", "--depth", "2", "--out", str(tmp_path), "--junit",
-                 str(tmp_path / "j.xml"))
+    # kafka breaks LeaderCandidateCompleteness (F6); the recovery profile, whose rounds replace
+    # the last-known-leader election, proves every invariant
+    ok = run_cli("prove", "--preset", "recovery", "--max-brokers", "2", "--depth", "2", "--out", str(tmp_path),
+                 "--junit", str(tmp_path / "j.xml"))
     assert ok.returncode == 0, ok.stderr
     assert "N=2 min_isr=2: inductive with" in ok.stdout
-    summary = json.loads(next(tmp_path.glob("prove-kafka-*/summary.json")).read_text())
+    summary = json.loads(next(tmp_path.glob("prove-recovery-*/summary.json")).read_text())
     assert summary["exit_code"] == 0 and len(summary["details"]["results"]) == 3
     assert all(r["verdict"] == "proved" for r in summary["details"]["results"])
     assert all(row["status"] == "holds" for row in summary["invariants"])
@@ -184,8 +216,8 @@ def test_prove_cli_time_budget_stops_with_exit_3(cli, tmp_path):
     early = cli("prove", "--max-brokers", "8", "--time-budget", "0.5", "--out", str(tmp_path))
     assert early.returncode == 3
     assert "time budget spent during the self-check (before any verdict)" in early.stdout
-    late = cli("prove", "--max-brokers", "8", "--self-check-samples", "10", "--time-budget", "4",
-               "--out", str(tmp_path))
+    late = cli("prove", "--preset", "recovery", "--max-brokers", "8", "--self-check-samples", "10",
+               "--time-budget", "4", "--out", str(tmp_path))
     assert late.returncode == 3, late.stdout + late.stderr
     assert "stopped by the time budget (4s)" in late.stdout and "proved up to N=" in late.stdout
 
