@@ -4,6 +4,8 @@ neither config nor model changed, recomputed when the model did."""
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 from tests.verifier.test_report_html import _dump_dom
 from verifier.studies import matrix as M
@@ -72,6 +74,39 @@ def test_rows_are_reused_until_the_model_changes(cli, tmp_path, monkeypatch):
     engines = M.Engines(binding.engine("bfs"), binding.engine("fuzz"), binding.properties())
     M.build(rows, out, matrix["budget_seconds"], "test", engines, 2, lambda entry, reused: seen.append(reused))
     assert seen == [False]
+
+
+def test_a_rule_edited_in_a_copy_of_the_tree_recomputes_the_row(tmp_path):
+    """The cache keys on the model's real source: a copy of the tree whose rule changed gets its
+    row recomputed (with the changed rule's counts), never "reused (config and model unchanged)"."""
+    import shutil
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[2]
+    tree = tmp_path / "tree"
+    for top in ("specs", "invariants", "verifier", "spark"):
+        shutil.copytree(root / top, tree / top, ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path / "m"
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    args = [sys.executable, "-m", "verifier.cli", "matrix", "--presets", "kafka-4.4", "--bound-sets",
+            "min-isr-above-rf", "--out", str(out)]
+
+    def row():
+        r = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path)
+        assert r.returncode == 1, r.stderr
+        return r.stdout, json.loads((out / "matrix.json").read_text())["rows"][0]
+
+    first, before = row()
+    again, _ = row()
+    assert "reused (config and model unchanged)" not in first and "reused (config and model unchanged)" in again
+    pipeline = tree / "specs" / "pipeline.py"
+    text = pipeline.read_text()
+    rule = "enough = R.ge(R.size(target), min_isr)"
+    assert rule in text
+    pipeline.write_text(text.replace(rule, "enough = R.gt(R.size(target), min_isr)"))   # ELR kept at min ISR
+    edited, after = row()
+    assert "reused (config and model unchanged)" not in edited
+    assert after["states"] != before["states"]
 
 
 def test_a_row_the_search_cannot_finish_is_fuzzed_and_says_so(cli, tmp_path):

@@ -25,7 +25,6 @@ from verifier.core.settings import Limits, Options, Settings
 from verifier.reports.summary import summarize
 from verifier.reports.writer import save_counterexamples, write_run
 
-ROOT = Path(__file__).resolve().parents[1]
 RELEASES = ("kafka-4.4", "kafka-4.3", "kafka-4.2", "kafka-4.1", "kafka-4.1.0", "kafka-4.0", "kafka-3.9", "kip-966",
             "pre-kip-966", "pre-kip-903")
 # name -> bounds over the preset's. The first four are sized to be exhausted in seconds to
@@ -65,14 +64,31 @@ class Row(NamedTuple):
         return f"{self.preset}@{self.bounds}"
 
 
+def _sources() -> list[Path]:
+    """The directories whose code decides a row: the model and its properties (specs/,
+    invariants/) and the engines that search them with what they share (verifier/engines/,
+    verifier/core/), found where Python imported them from, so a copy of the tree or an
+    installed package hashes its own code."""
+    import invariants
+    import specs
+    import verifier.core
+    import verifier.engines
+    return [Path(m.__file__).resolve().parent for m in (specs, invariants, verifier.core, verifier.engines)]
+
+
 def model_hash() -> str:
-    """The model's source: a row computed from other rules is never reused."""
+    """The model's source: a row computed from other rules is never reused. Fails loudly if it
+    finds no source file (a hash of nothing would match every tree)."""
     h = hashlib.sha256()
-    for top in ("specs", "invariants"):
-        for path in sorted((ROOT / top).rglob("*")):
+    files = 0
+    for top in _sources():
+        for path in sorted(top.rglob("*")):
             if path.is_file() and path.suffix in (".py", ".toml"):
-                h.update(str(path.relative_to(ROOT)).encode())
+                h.update(f"{top.name}/{path.relative_to(top)}".encode())
                 h.update(path.read_bytes())
+                files += 1
+    if files == 0:
+        raise RuntimeError("matrix: no model source found to key its cache on")
     return h.hexdigest()[:16]
 
 
