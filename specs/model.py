@@ -36,12 +36,14 @@ class Model:
     def init_states(self) -> list:
         return A.init_states(self.cfg)
 
-    def successors(self, state) -> Iterator[tuple[tuple, Any]]:
-        return A.successors(self.cfg, state)
+    def successors(self, state, unbounded: bool = False) -> Iterator[tuple[tuple, Any]]:
+        """Every enabled step within the bounds; `unbounded` ignores budgets and epoch bounds
+        (a real cluster takes its own steps, an ISR shrink say, whatever the budget)."""
+        return A.successors(self.cfg, state, unbounded)
 
-    def action_successors(self, state, name: str) -> Iterator[tuple[tuple, Any]]:
+    def action_successors(self, state, name: str, unbounded: bool = False) -> Iterator[tuple[tuple, Any]]:
         """The enabled steps of one action (what a Hypothesis rule chooses among)."""
-        return A.action_successors(self.cfg, state, name)
+        return A.action_successors(self.cfg, state, name, unbounded)
 
     def step(self, state, label: tuple):
         """The state after `label` (no guard checked): traces are rebuilt with it."""

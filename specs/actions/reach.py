@@ -38,17 +38,6 @@ def _rounds_can_elect(cfg: Config) -> bool:
             and cfg.bounds.unclean_recoveries > 0)
 
 
-def _unclean_election_possible(cfg: Config) -> bool:
-    """Some run can elect a leader from outside ISR and ELR (what sets RECOVERING)."""
-    if cfg.bounds.admin_elections > 0 or _rounds_can_elect(cfg):
-        return True
-    if cfg.rules.unclean_recovery_strategy is not None:
-        return False          # rounds replace the pipeline's unclean fallbacks
-    if cfg.unclean_leader_election or cfg.bounds.config_changes > 0:
-        return True
-    return _isr_and_elr_can_empty(cfg)       # the last known leader, elected uncleanly
-
-
 def off_by_config(cfg: Config, actions) -> dict[str, str]:
     """Action name -> why no run of this config can enable it."""
     off = {}
@@ -68,10 +57,6 @@ def off_by_config(cfg: Config, actions) -> dict[str, str]:
     elif strategy == "none":
         off.setdefault("unclean_recovery", "strategy none: a round never elects; the partition waits for an "
                                            "operator (a designated election)")
-    if not _unclean_election_possible(cfg):
-        off["complete_recovery"] = ("no run elects uncleanly, so no partition is ever RECOVERING (that needs "
-                                    "admin_elections, unclean.leader.election, recovery rounds, or ISR and ELR "
-                                    "emptied by >= min ISR unclean shutdowns)")
     return off
 
 
@@ -81,8 +66,6 @@ def enable_hints(cfg: Config) -> dict[str, str]:
              if not _isr_and_elr_can_empty(cfg) else
              "no run left the partition leaderless with the strategy's conditions met "
              "(raise crashes, lossy_crashes or fences)",
-             "complete_recovery": "it needs an unclean election with the new leader running: raise "
-                                  "admin_elections, unclean_recoveries, or crashes + lossy_crashes",
              "periodic_unclean_election": "it needs a leaderless partition: raise fences, crashes or lossy_crashes",
              "elect": "raise admin_elections", "reassign": "it needs a spare broker (TOML brokers) and "
                                                            "reassignments > 0"}

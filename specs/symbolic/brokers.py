@@ -30,7 +30,10 @@ def proposal_ok(enc, s, p) -> z3.BoolRef:
         return z3.BoolVal(True)
     checked = rules.broker_epoch_check and rules.controller_checks_member_epochs
     stale = enc.zero if checked else s.stale
-    return p.members & ~s.isr & ~s.complete & s.alive & ~stale == 0
+    # under a leader that lacks committed records (elected uncleanly, or 3.9's last replica
+    # standing), catching up to it makes no one complete
+    leader_lacks = s.leader & s.alive & ~s.complete != 0
+    return z3.Or(leader_lacks, p.members & ~s.isr & ~s.complete & s.alive & ~stale == 0)
 
 
 def _hwm_gate(enc, s, pending):

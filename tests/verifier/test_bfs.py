@@ -156,11 +156,10 @@ def test_coverage_tells_off_from_never_taken():
     table, warnings = coverage(model, r)
     by_name = {row["action"]: row for row in table}
     assert by_name["reassign"]["status"] == "off by config"
-    # without ELR and with unclean elections off, nothing ever makes the partition RECOVERING:
-    # the config rules it out, so it is no warning (tests/verifier/test_recovery_profile.py has
-    # an action that is on and never enabled)
-    assert by_name["complete_recovery"]["status"] == "off by config"
-    assert not any("complete_recovery" in w for w in warnings)
+    # admin elections are at bound 0: the config rules them out, so they are no warning
+    # (tests/verifier/test_recovery_profile.py has an action that is on and never enabled)
+    assert by_name["elect"]["status"] == "off by config"
+    assert not any("elect" in w for w in warnings)
     assert by_name["produce"]["status"] == "ok" and by_name["produce"]["new_states"] > 0
     assert all(row["enabled"] >= row["new_states"] for row in table)
 

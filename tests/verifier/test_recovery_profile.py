@@ -11,7 +11,7 @@ from specs import Model, make_config, mutant_config
 from verifier.engines.bfs import Options, explore
 from verifier.reports.summary import coverage
 
-RECOVERY_ACTIONS = ("unclean_recovery", "complete_recovery", "elect", "crash", "crash_lossy", "restart")
+RECOVERY_ACTIONS = ("unclean_recovery", "expand_isr", "elect", "crash", "crash_lossy", "restart")
 
 
 # CI exhausts the preset's own strategy (about a minute); the other two, a minute each, nightly
@@ -51,8 +51,7 @@ def test_a_default_run_says_off_by_config_for_what_its_config_cannot_enable():
     table, warnings = coverage(model, result)
     status = {row["action"]: row for row in table}
     assert warnings == []
-    assert status["complete_recovery"]["status"] == "off by config"
-    assert "elects uncleanly" in status["complete_recovery"]["reason"]
+    assert status["reassign"]["status"] == "off by config"
     assert status["unclean_recovery"]["status"] == "off by config"
 
 
