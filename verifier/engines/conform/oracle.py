@@ -19,11 +19,12 @@ import threading
 from pathlib import Path
 from typing import Any, Optional
 
-ROOT = Path(__file__).resolve().parents[3]
+from verifier.core.maven import MAVEN_ARGS, ROOT
+from verifier.core.maven import failure as _build_failure
+
 # The driver's Maven module; KRAFT_VERIFY_ORACLE points at another copy (the tests build a broken
-# one), KRAFT_VERIFY_MAVEN_ARGS adds Maven options (a settings file naming a mirror, say).
+# one); KRAFT_VERIFY_MAVEN_ARGS adds Maven options (verifier/core/maven.py).
 ORACLE = Path(os.environ.get("KRAFT_VERIFY_ORACLE") or ROOT / "oracle")
-MAVEN_ARGS = os.environ.get("KRAFT_VERIFY_MAVEN_ARGS", "").split()
 
 
 class OracleError(Exception):
@@ -53,17 +54,9 @@ def target(version: str) -> Path:
 
 def _maven_failure(output: str, version: str) -> str:
     """The one line that says why a Maven build failed."""
-    lowered = output.lower()
-    if any(s in lowered for s in ("unknownhost", "could not transfer", "connect timed out", "connection refused",
-                                  "network is unreachable", "no route to host")):
-        return f"cannot reach Maven Central to fetch Kafka {version}'s jars (mvn could not download them)"
-    if "could not find artifact" in lowered or "could not resolve dependencies" in lowered:
-        return f"Maven Central does not serve Kafka {version}'s jars (org.apache.kafka:kafka-metadata:{version})"
-    if "compilation error" in lowered or "compilation failure" in lowered:
-        first = next((ln.strip() for ln in output.splitlines() if "ERROR" in ln and ".java" in ln), "")
-        return f"the oracle driver does not compile against Kafka {version}: {first[:300]}"
-    last = next((ln.strip() for ln in reversed(output.splitlines()) if "ERROR" in ln), output.strip()[-300:])
-    return f"building the oracle for Kafka {version} failed: {last[:300]}"
+    line = _build_failure(output, f"Kafka {version}", f"org.apache.kafka:kafka-metadata:{version}")
+    return line.replace("kraft-verify's Java code does not compile", "the oracle driver does not compile") \
+        .replace(f"building Kafka {version} failed", f"building the oracle for Kafka {version} failed")
 
 
 _BUILD_LOCK = threading.Lock()

@@ -1,0 +1,173 @@
+package io.kraftverify.cluster;
+
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+import java.lang.reflect.Method;
+
+import org.apache.kafka.common.metadata.MetadataJsonConverters;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.metadata.MetadataRecordSerde;
+import org.apache.kafka.server.common.ApiMessageAndVersion;
+
+/**
+ * kraft-verify's metadata tail: prints the records a running KRaft controller writes to its
+ * metadata log (the segments of {@code __cluster_metadata-0}) as JSON lines, one line per
+ * record batch, decoded with Kafka's own record serde ({@link MetadataRecordSerde}) and JSON
+ * converters. A batch is one controller event's atomic write, so the harness compares the
+ * model's state with the controller's after each batch.
+ *
+ * <p>Usage: {@code MetadataTail DIR [POLL_MS]}. It polls the segment files, prints every batch
+ * not printed yet (a batch still being written is left for the next poll), and exits when its
+ * standard input closes, so it never outlives the harness. Only the record batch header
+ * (format v2) is parsed here; control batches (Raft's own) are skipped.
+ */
+public final class MetadataTail {
+    private static final int HEADER = 61;          // v2 batch header up to the records
+    private static final int ATTRIBUTES = 21;
+    private static final int LAST_OFFSET_DELTA = 23;
+    private static final int RECORDS_COUNT = 57;
+
+    private MetadataTail() {
+    }
+
+    /** Kafka's JSON converter, called by reflection: its return type (Jackson's) is Kafka's, not ours. */
+    private static final Method WRITE_JSON;
+
+    static {
+        try {
+            WRITE_JSON = MetadataJsonConverters.class.getMethod("writeJson", ApiMessage.class, short.class);
+        } catch (NoSuchMethodException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** An unsigned varint (the record format's zig-zag varints are decoded by the callers). */
+    private static long readUnsignedVarlong(ByteBuffer buf) {
+        long value = 0;
+        for (int shift = 0; shift < 64; shift += 7) {
+            byte b = buf.get();
+            value |= (long) (b & 0x7f) << shift;
+            if ((b & 0x80) == 0) {
+                return value;
+            }
+        }
+        throw new IllegalStateException("varint too long");
+    }
+
+    private static long readVarlong(ByteBuffer buf) {
+        long raw = readUnsignedVarlong(buf);
+        return (raw >>> 1) ^ -(raw & 1);
+    }
+
+    private static int readVarint(ByteBuffer buf) {
+        return (int) readVarlong(buf);
+    }
+
+    public static void main(String[] args) throws Exception {
+        // A missing directory is an empty log: the controller creates it when it formats.
+        Path dir = Paths.get(args[0]);
+        long pollMs = args.length > 1 ? Long.parseLong(args[1]) : 50;
+        Thread watcher = new Thread(() -> {
+            try {
+                while (System.in.read() >= 0) {
+                    // the harness writes nothing; end of input means it is gone
+                }
+            } catch (IOException e) {
+                // treated as end of input
+            }
+            System.exit(0);
+        }, "stdin-watcher");
+        watcher.setDaemon(true);
+        watcher.start();
+        PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+        long next = 0;
+        while (true) {
+            for (Path segment : segments(dir)) {
+                next = print(ByteBuffer.wrap(Files.readAllBytes(segment)), next, out);
+            }
+            out.flush();
+            Thread.sleep(pollMs);
+        }
+    }
+
+    private static List<Path> segments(Path dir) throws IOException {
+        List<Path> out = new ArrayList<>();
+        if (!Files.isDirectory(dir)) {
+            return out;
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            files.filter(p -> p.getFileName().toString().endsWith(".log")).sorted().forEach(out::add);
+        }
+        return out;
+    }
+
+    /** Prints the complete batches of one segment from offset {@code next} on; returns the new next. */
+    private static long print(ByteBuffer buf, long next, PrintStream out) throws ReflectiveOperationException {
+        int pos = 0;
+        while (buf.limit() - pos >= 12) {
+            long base = buf.getLong(pos);
+            int length = buf.getInt(pos + 8);
+            int end = pos + 12 + length;
+            if (length < HEADER - 12 || end > buf.limit()) {
+                break;                        // a batch still being written
+            }
+            short attributes = buf.getShort(pos + ATTRIBUTES);
+            long last = base + buf.getInt(pos + LAST_OFFSET_DELTA);
+            boolean control = (attributes & 0x20) != 0;
+            if (!control && last >= next) {
+                if ((attributes & 0x7) != 0) {
+                    throw new IllegalStateException("compressed metadata batch at offset " + base);
+                }
+                StringBuilder line = new StringBuilder("{\"batch\":").append(base).append(",\"records\":[");
+                ByteBuffer records = buf.duplicate();
+                records.position(pos + HEADER).limit(end);
+                int count = buf.getInt(pos + RECORDS_COUNT);
+                boolean first = true;
+                for (int i = 0; i < count; i++) {
+                    int size = readVarint(records);
+                    int start = records.position();
+                    records.get();                                  // attributes
+                    readVarlong(records);                 // timestamp delta
+                    long offset = base + readVarint(records);
+                    int keySize = readVarint(records);
+                    if (keySize > 0) {
+                        records.position(records.position() + keySize);
+                    }
+                    int valueSize = readVarint(records);
+                    ByteBuffer value = records.slice();
+                    value.limit(valueSize);
+                    records.position(start + size);
+                    if (offset < next) {
+                        continue;
+                    }
+                    ApiMessageAndVersion message = MetadataRecordSerde.INSTANCE.read(new ByteBufferAccessor(value), valueSize);
+                    if (!first) {
+                        line.append(',');
+                    }
+                    first = false;
+                    line.append("{\"offset\":").append(offset)
+                        .append(",\"type\":\"").append(message.message().getClass().getSimpleName())
+                        .append("\",\"version\":").append(message.version())
+                        .append(",\"data\":").append(WRITE_JSON.invoke(null, message.message(), message.version()))
+                        .append('}');
+                }
+                out.println(line.append("]}"));
+            }
+            next = Math.max(next, last + 1);
+            pos = end;
+        }
+        return next;
+    }
+}

@@ -1,0 +1,144 @@
+"""`kraft-verify cluster-conform --kafka VERSION [FILE...] [--walks N] [--seed S]`: the model's
+traces acted out on a real KRaft cluster of that release and compared after every step
+(docs/cluster.md). Agree: exit 0. A divergence (shrunk to the case it was found in, written as a
+scenario file naming the step, the field, the model's value and Kafka's): exit 1. A file or step
+the cluster cannot be made to take, a cluster that does not start, a missing tool: one line,
+exit 2. A time budget or a signal: exit 3, with what was compared so far.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from specs import Model
+from verifier.cli.binding import properties
+from verifier.cli.common import UsageError, build_config, console, header_line, run_dir, write_run
+from verifier.cli.conform import _file_case, _refuse_model, _release
+from verifier.core.files import write_atomic
+from verifier.core.settings import Limits, Settings
+
+
+def run(args: argparse.Namespace) -> int:
+    from verifier.cli.binding import engine
+    from verifier.engines.cluster import steps as ST
+    from verifier.engines.cluster.dist import DistError, build
+    rel = _release(args.kafka)
+    for name in ("walks", "depth"):
+        value = getattr(args, name)
+        if value is not None and value < (1 if name == "depth" else 0):
+            raise UsageError(f"--{name} must be >= {1 if name == 'depth' else 0}, got {value}")
+    if args.time_budget is not None and not args.time_budget > 0:
+        raise UsageError(f"--time-budget must be > 0 seconds, got {args.time_budget}")
+    args.preset = args.preset or rel.preset
+    cfg = build_config(args)[0]
+    model = Model(cfg, symmetry=False)
+    _refuse_model(model, rel)
+    cases = []
+    for path in args.files:
+        case = _file_case(path, rel, cfg.preset if args.preset != rel.preset else rel.preset, strict=True)[0]
+        s = case.initial
+        if s != case.model.init_states()[0]:
+            raise UsageError(f"{path}: not applicable: a real cluster starts from a fresh topic, and the file starts "
+                             f"from another state")
+        for i, (label, after, _) in enumerate(case.steps, 1):
+            why = ST.not_drivable(case.model, s, label)
+            if why:
+                raise UsageError(f"{path}: not drivable on a real cluster: step {i} "
+                                 f"({case.model.describe(label)}): {why}")
+            s = after
+        cases.append((path, case.model, [label for label, _, _ in case.steps]))
+    walks = args.walks if args.walks is not None else (0 if cases else 1)
+    try:
+        dist = build(rel.version)
+    except DistError as exc:
+        raise UsageError(str(exc)) from None
+    out = console()
+    out.print(header_line("cluster-conform", cfg, f"kafka={rel.version} walks={walks} depth={args.depth} "
+                                                  f"seed={args.seed}"), markup=False)
+    run_id, out_dir = run_dir(args.out, f"cluster-conform-{rel.version}", cfg)
+
+    def progress(case):
+        st = case.steps[-1]
+        m = case.initial and None
+        silent = ", ".join(lbl[0] for lbl in st.silent)
+        out.print(f"  {case.name}: step {len(case.steps)} {st.label[0]} {' '.join(map(str, st.label[1:]))}"
+                  + (f" (on its own: {silent})" if silent else "") + f" {st.seconds:.1f}s", markup=False)
+
+    settings = Settings(limits=Limits(time_budget=args.time_budget), seed=args.seed,
+                        engine={"version": rel.version, "dist": dist, "cases": cases, "walks": walks,
+                                "depth": args.depth})
+    result = engine("cluster-conform")(model, properties(), settings, progress)
+    return _report(args, rel, cfg, model, result, run_id, out_dir, out)
+
+
+def _report(args, rel, cfg, model, result, run_id, out_dir: Path, out) -> int:
+    from verifier.reports.summary import counterexample_json, summarize
+    o = result.facts
+    command = " ".join(["kraft-verify"] + args.argv)
+    files = {}
+    d = o.divergence
+    if d is not None:
+        m = o.models[id(d)]
+        from specs import Trace
+        trace = Trace(m, d.initial, list(d.path), engine="cluster-conform")
+        scenario = m.scenario(trace, f"cluster-conform-{rel.version}-divergence", command)
+        fields = "; ".join(f"{f['field']}: model {json.dumps(f['model'])}, Kafka {json.dumps(f['kafka'])}"
+                           for f in d.divergence["fields"])
+        text = (f"{d.name} diverges from a real Kafka {rel.version} cluster at step {d.divergence['step']} "
+                f"({d.divergence['label']}), in {d.divergence['where']}: {fields}")
+        scenario.update(kind="cluster-conform divergence",
+                        notes=text + f" (Kafka wrote: {', '.join(d.divergence['kafka_records']) or 'nothing'}). "
+                                     f"Reproduce: kraft-verify cluster-conform --kafka {rel.version} FILE")
+        scenario.pop("check_invariants", None)
+        write_atomic(out_dir / "divergence.json", json.dumps(scenario, indent=2) + "\n")
+        files[result.verdicts[0].name] = counterexample_json(trace, "divergence.json")
+        result.verdicts[0].detail = text
+    result.sections = {"details": {
+        "kafka": rel.version, "model_preset": cfg.preset,
+        "cases": [_case_json(c, o.models[id(c)]) for c in o.cases],
+        "steps_per_action": o.ops, "taken_by_the_cluster_per_action": o.silent,
+        "error": o.error}}
+    summary = summarize(result, model, run_id, command, files)
+    if o.error:
+        summary["exit_code"] = 2
+    elif d is None and any(c.not_drivable for c in o.cases):
+        summary["exit_code"] = 2
+    write_atomic(out_dir / "cluster.json", json.dumps(summary, indent=2) + "\n")
+    _print(out, rel, o)
+    write_run(summary, out_dir, args.junit, out)
+    return summary["exit_code"]
+
+
+def _case_json(c, m) -> dict:
+    return {"name": c.name, "steps": [{"step": m.describe(s.label), "taken_by_the_cluster": [m.describe(x) for x in s.silent],
+                                       "kafka_records": s.records, "seconds": round(s.seconds, 2)} for s in c.steps],
+            "skipped": c.skipped, "not_drivable": c.not_drivable, "divergence": c.divergence,
+            "acknowledged_lost": [f"r{r}" for r in c.lost], "consumer_reads": c.readable,
+            "model_violates": c.violated, "setup_seconds": round(c.setup_seconds, 1), "seconds": round(c.seconds, 1)}
+
+
+def _print(out, rel, o) -> None:
+    for c in o.cases:
+        facts = []
+        if c.lost:
+            facts.append(f"acknowledged record(s) {', '.join(f'r{r}' for r in c.lost)} lost on the real cluster "
+                         f"(no replica holds them; a consumer reads {c.readable if c.readable is not None else 'nothing'})")
+        if c.violated:
+            facts.append("the model violates " + ", ".join(f"{n} at step {k}" for n, k in sorted(c.violated.items(),
+                                                                                                  key=lambda x: x[1])))
+        verdict = ("DIVERGES" if c.divergence else "NOT DRIVABLE" if c.not_drivable else "agrees")
+        out.print(f"{c.name}: {verdict}, {len(c.steps)} steps in {c.seconds:.0f}s (cluster start "
+                  f"{c.setup_seconds:.0f}s)" + ("; " + "; ".join(facts) if facts else ""), markup=False)
+        if c.not_drivable:
+            out.print(f"  not drivable: {c.not_drivable}", markup=False)
+        if c.divergence:
+            dv = c.divergence
+            out.print(f"  step {dv['step']} ({dv['label']}), {dv['where']}:", markup=False)
+            for f in dv["fields"]:
+                out.print(f"    {f['field']}: model {json.dumps(f['model'])}, Kafka {json.dumps(f['kafka'])}",
+                          markup=False)
+    verdict = ("DIVERGES from" if o.divergence else f"STOPPED ({o.stopped})" if o.stopped else
+               f"ERROR ({o.error})" if o.error else "agrees with")
+    out.print(f"{verdict} a real Kafka {rel.version} cluster: {len(o.cases)} case(s), {o.steps} steps compared in "
+              f"{o.seconds:.0f}s", markup=False)

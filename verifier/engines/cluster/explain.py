@@ -1,0 +1,193 @@
+"""Trace validation: what the model says a real cluster may have done in one step.
+
+A real cluster takes some of the model's steps on its own (an HWM advance after a fetch, an ISR
+expansion, an ISR shrink once a follower lags, an AlterPartition delivered at once, a stopped
+broker's session lapsing, a heartbeat that unfences a broker that can reach the controller, a
+clean stop after a controlled shutdown, RECOVERED after an unclean election). `explain` searches
+the model for a run of such silent steps around the step the harness drove whose controller
+states are, one for one, the states the metadata log went through, and whose last state holds
+what the replicas' files, the leader and the producers show. None found is a divergence, said
+field by field against the driven step alone (after the silent steps that best match).
+The method is published trace validation's (Cirstea, Kuppe, Loillier, Merz, 2024), with the
+model in place of TLC and the metadata log in place of instrumentation.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, NamedTuple, Optional
+
+from verifier.engines.cluster.harness import Data, Observation
+
+# Steps a cluster takes by itself; fence and unfence only where the harness let them happen.
+ON_ITS_OWN = ("advance_hwm", "expand_isr", "shrink_isr", "deliver_alter_partition", "complete_recovery",
+              "clean_shutdown", "periodic_unclean_election")
+SET_FIELDS = ("elr", "last_known_elr", "adding", "removing")
+MAX_STEPS, MAX_NODES = 8, 30000
+
+
+class Diff(NamedTuple):
+    field: str
+    model: Any
+    kafka: Any
+
+
+class Explanation(NamedTuple):
+    path: list[tuple]                   # [(label, state after, error)] the driven step among them
+    state: Any                          # the model state after the path
+
+
+def model_view(s) -> dict:
+    """The model's controller state in the harness's vocabulary: broker epochs as incarnation
+    numbers (the model's epochs are 100 + id, then + 1000 per registration)."""
+    ctrl = s.ctrl
+    p = ctrl.partition
+    return {"partition": {"replicas": list(p.replicas), "isr": list(p.isr), "elr": sorted(p.elr),
+                          "last_known_elr": sorted(p.last_known_elr), "leader": p.leader,
+                          "leader_epoch": p.leader_epoch, "partition_epoch": p.partition_epoch,
+                          "recovery": p.leader_recovery_state, "adding": sorted(p.adding_replicas),
+                          "removing": sorted(p.removing_replicas)},
+            "brokers": {str(b): [(ctrl.broker_epoch(b) - 100 - b) // 1000, b in ctrl.fenced, b in ctrl.shutting_down]
+                        for b in ctrl.registered},
+            "min_isr": str(ctrl.min_isr), "unclean": bool(ctrl.unclean_leader_election)}
+
+
+def kafka_view(view: dict, incarnation) -> dict:
+    """A folded view with Kafka's broker epochs as incarnation numbers and set fields sorted."""
+    p = dict(view["partition"])
+    for f in SET_FIELDS:
+        p[f] = sorted(p[f])
+    return {"partition": p, "brokers": {b: [incarnation(int(b), e), f, d] for b, (e, f, d) in view["brokers"].items()},
+            "min_isr": view["min_isr"], "unclean": view["unclean"]}
+
+
+def view_diffs(mine: dict, theirs: dict) -> list[Diff]:
+    out = [Diff(k, v, theirs["partition"].get(k)) for k, v in mine["partition"].items()
+           if v != theirs["partition"].get(k)]
+    for b in sorted(set(mine["brokers"]) | set(theirs["brokers"]), key=int):
+        m, k = mine["brokers"].get(b), theirs["brokers"].get(b)
+        if m is None or k is None:
+            out.append(Diff(f"broker {b} registered", m is not None, k is not None))
+            continue
+        for name, x, y in zip(("incarnation", "fenced", "in controlled shutdown"), m, k):
+            if x != y:
+                out.append(Diff(f"broker {b} {name}", x, y))
+    out += [Diff(k, mine[k], theirs[k]) for k in ("min_isr", "unclean") if mine[k] != theirs[k]]
+    return out
+
+
+def data_diffs(cfg, s, d: Data) -> list[Diff]:
+    """Where the model's replicas, leader HWM and acknowledgements differ from the cluster's."""
+    out = []
+    for b, r in zip(cfg.brokers, s.replicas):
+        if b not in d.alive:
+            continue
+        if r.alive != d.alive[b]:
+            out.append(Diff(f"b{b} running", r.alive, d.alive[b]))
+        log = [tuple(e) for e in r.log]
+        if log != [tuple(e) for e in d.logs[b]]:
+            out.append(Diff(f"b{b} log", _log(log), _log(d.logs[b])))
+    leader = s.ctrl.partition.leader
+    if d.hwm is not None and leader in cfg.brokers:
+        r = s.replicas[cfg.brokers.index(leader)]
+        if r.alive and r.hwm != d.hwm:
+            out.append(Diff(f"the leader b{leader}'s high watermark", r.hwm, d.hwm))
+    if tuple(sorted(s.hist.acked)) != tuple(d.acked):
+        out.append(Diff("acknowledged records", [f"r{x}" for x in sorted(s.hist.acked)], [f"r{x}" for x in d.acked]))
+    return out
+
+
+def _log(log) -> str:
+    return "[" + ",".join(f"e{e}:r{r}" for e, r in log) + "]"
+
+
+def silent_steps(model, s, cut: set, running: dict):
+    """The model's steps the cluster may have taken on its own in `s` (budgets aside)."""
+    cfg = model.cfg
+    for label, t in model.successors(s, unbounded=True):
+        name = label[0]
+        if name in ON_ITS_OWN:
+            yield label, t
+        elif name == "fence":
+            b = label[1]
+            if not running.get(b, False) or b in cut:
+                yield label, t
+        elif name == "unfence" and running.get(label[1], False) and label[1] not in cut:
+            yield label, t
+
+
+class Search(NamedTuple):
+    found: Optional[Explanation]
+    matched: int                        # how many of the log's controller states the best run matched
+    best: Any                           # that run's last state
+    best_path: list[tuple]
+    views: list[dict]
+
+
+def search(model, s, driven: Optional[tuple], obs: Observation, incarnation, cut: set) -> Search:
+    """The shortest run of silent steps around `driven` that the observation agrees with; if none,
+    the run that matched the most of the log's controller states (for the divergence report)."""
+    cfg = model.cfg
+    views = [kafka_view(v, incarnation) for v in obs.views]
+    running = obs.data.alive
+    queue = deque([(s, 0, driven is None, ())])
+    seen = {(s, 0, driven is None)}
+    best = (-1, s, ())
+    nodes = 0
+    while queue and nodes < MAX_NODES:
+        x, i, done, path = queue.popleft()
+        nodes += 1
+        if done and i == len(views) and not data_diffs(cfg, x, obs.data):
+            return Search(Explanation(list(path), x), i, x, list(path), views)
+        if (i, done) > (best[0], bool(best[2]) and any(lbl == driven for lbl, _, _ in best[2])):
+            best = (i, x, path)
+        if len(path) >= MAX_STEPS:
+            continue
+        steps = [(label, t, None) for label, t in silent_steps(model, x, cut, running)]
+        if not done and model.allows(x, driven):
+            t, error = model.apply(x, driven)
+            if error == obs.error or obs.error is None and driven[0] not in ADMIN:
+                steps.insert(0, (driven, t, error))
+        vx = model_view(x)
+        for label, t, error in steps:
+            vt = model_view(t)
+            j = i
+            if vt != vx:
+                if i >= len(views) or view_diffs(vt, views[i]):
+                    continue
+                j = i + 1
+            now_done = done or label == driven
+            key = (t, j, now_done)
+            if key not in seen:
+                seen.add(key)
+                queue.append((t, j, now_done, path + ((label, t, error),)))
+    return Search(None, max(best[0], 0), best[1], list(best[2]), views)
+
+
+ADMIN = ("set_min_isr", "set_unclean", "elect", "reassign")
+
+
+def explain(model, s, driven: Optional[tuple], obs: Observation, incarnation, cut: set) -> Optional[Explanation]:
+    return search(model, s, driven, obs, incarnation, cut).found
+
+
+def divergence(model, s, driven: Optional[tuple], obs: Observation, found: Search) -> tuple[Any, list[Diff], str]:
+    """For a step nothing explains: (the model's state to show, where it differs from what the
+    cluster shows, which of the cluster's states that is). The best run matched the log's first
+    `matched` controller states; the next one is compared with the model's state after the
+    driven step taken from there (or the best run's state), else the data."""
+    x = found.best
+    done = any(label == driven for label, _, _ in found.best_path)
+    t, error = x, None
+    if not done and driven is not None and model.allows(x, driven):
+        t, error = model.apply(x, driven)
+    if found.matched < len(found.views):
+        diffs = view_diffs(model_view(t), found.views[found.matched])
+        where = f"the controller state after Kafka's record batch {found.matched + 1} of {len(found.views)}"
+    else:
+        diffs, where = data_diffs(model.cfg, t, obs.data), "the replicas, the leader and the producers"
+    if driven is not None and driven[0] in ADMIN and obs.error != error:
+        diffs.append(Diff("error", error, obs.error))
+    if not diffs:
+        diffs = [Diff("steps", "a run of the model's steps (silent ones around the driven one) that the cluster "
+                               "went through", f"none within {MAX_STEPS} steps")]
+    return t, diffs, where

@@ -1,0 +1,224 @@
+"""The harness: a real cluster started in the model's initial state, the model's steps acted out
+on it, and what it shows after each step.
+
+`observe()` returns the controller views the metadata log went through since the last call (one
+per record batch that changed the view: a batch is one controller event's atomic write) and the
+data side now (each replica's log from its files, which brokers run, the leader's high
+watermark, the acknowledged records). Broker epochs are shown as incarnation numbers, Kafka's and
+the model's alike: an epoch is compared by when it changed, which is all any rule reads of it
+(docs/conform.md, "Broker epochs").
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, NamedTuple, Optional
+
+from kafka.protocol.admin import (AlterPartitionReassignmentsRequest, CreateTopicsRequest, ElectLeadersRequest,
+                                  IncrementalAlterConfigsRequest)
+
+from verifier.core import stop
+from verifier.engines.cluster import observe as O
+from verifier.engines.cluster import wire as W
+from verifier.engines.cluster.cluster import CONTROLLER_ID, Cluster, ClusterError
+from verifier.engines.cluster.dist import Dist
+
+TOPIC = "kv"
+PRODUCE_TIMEOUT_MS = 900_000          # an acks=all produce waits this long for the HWM
+
+
+class Stopped(Exception):
+    """A signal asked the run to stop while it waited on the cluster (str() is the reason)."""
+
+
+class Data(NamedTuple):
+    alive: dict[int, bool]
+    logs: dict[int, list]               # broker -> [(leader epoch, record id)]
+    hwm: Optional[int]                  # the leader's high watermark as a consumer sees it (None: no answer)
+    acked: tuple[int, ...]              # records whose acks=all produce succeeded
+
+
+class Observation(NamedTuple):
+    views: list[dict]                   # controller views after each batch that changed it
+    records: list[list[str]]            # the record types of each of those batches
+    data: Data
+    error: Optional[str]                # the answer to the step's request (admin steps), None otherwise
+
+
+class Harness:
+    def __init__(self, dist: Dist, brokers: tuple, replicas: tuple, min_isr: int, unclean: bool,
+                 session_ms: int = 3000, lag_ms: int = 10000, timeout: float = 45.0):
+        self.cluster = Cluster(dist, brokers, replicas, min_isr, unclean, session_ms=session_ms, lag_ms=lag_ms)
+        self.dist, self.timeout = dist, timeout
+        self.tail: Optional[O.Tail] = None
+        self.fold = O.Fold(TOPIC, CONTROLLER_ID)
+        self.read = 0                    # batches folded so far
+        self.view = self.fold.view()
+        self.produces: list[W.Produce] = []
+        self.incarnations: dict[int, list[int]] = {}     # broker -> Kafka epochs seen, in order
+        self.pending: list[tuple[dict, list[str]]] = []  # views drained since the last observation
+
+    # ---------------------------------------------------------------- setup and teardown
+    def __enter__(self) -> "Harness":
+        try:
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self) -> None:
+        c = self.cluster
+        c.__enter__()
+        self.tail = O.Tail(self.dist.classpath, c.controller.data / "__cluster_metadata-0")
+        for node in c.nodes.values():
+            node.start()
+        self.until(lambda: set(self.fold.brokers) >= set(c.brokers)
+                   and not any(self.fold.brokers[b]["fenced"] for b in c.brokers), "every broker registered and unfenced")
+        T = CreateTopicsRequest.CreatableTopic
+        resp = W.call(c.controller_port, CreateTopicsRequest(topics=[T(
+            name=TOPIC, num_partitions=-1, replication_factor=-1,
+            assignments=[T.CreatableReplicaAssignment(partition_index=0, broker_ids=list(c.replicas))],
+            configs=[T.CreatableTopicConfig(name="min.insync.replicas", value=str(c.min_isr)),
+                     T.CreatableTopicConfig(name="unclean.leader.election.enable", value=str(c.unclean).lower())])],
+            timeout_ms=30000, validate_only=False), self.timeout)
+        if resp.topics[0].error_code != 0:
+            raise ClusterError(f"creating the topic: {W.error_name(resp.topics[0].error_code)} "
+                               f"{resp.topics[0].error_message or ''}".strip())
+        self.until(lambda: self.fold.partition is not None and self.fold.partition["isr"] == list(c.replicas)
+                   and self.fold.configs.get("unclean.leader.election.enable") is not None,
+                   "the topic created with its whole ISR")
+        self.settle()
+        self.view = self.fold.view()
+        self.pending = []
+        # the incarnation each broker runs now is the model's first (a broker may register twice
+        # while the cluster starts)
+        self.incarnations = {b: [v["epoch"]] for b, v in self.fold.brokers.items()}
+
+    def close(self) -> None:
+        if self.tail is not None:
+            self.tail.close()
+            self.tail = None
+        self.cluster.close()
+
+    # ---------------------------------------------------------------- reading
+    def drain(self) -> list[tuple[dict, list[str]]]:
+        """Fold the batches that arrived; the views they changed to, with their record types."""
+        if self.tail.error and self.read >= len(self.tail.batches):
+            raise ClusterError(self.tail.error)
+        out = []
+        while self.read < len(self.tail.batches):
+            kinds = self.fold.apply(self.tail.batches[self.read])
+            self.read += 1
+            for b, v in self.fold.brokers.items():
+                seen = self.incarnations.setdefault(b, [])
+                if v["epoch"] not in seen:
+                    seen.append(v["epoch"])
+            now = self.fold.view()
+            if now != self.view and self.fold.partition is not None:
+                out.append((now, kinds))
+            self.view = now
+        self.pending += out
+        return out
+
+    def until(self, test, what: str, timeout: Optional[float] = None) -> None:
+        """Wait for `test()` (read after each drain); ClusterError naming `what` on timeout; a stop
+        request (SIGINT, SIGTERM) ends the wait with stop.Stopped."""
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while True:
+            self.drain()
+            if test():
+                return
+            if stop.requested():
+                raise Stopped(stop.reason())
+            if time.monotonic() > deadline:
+                raise ClusterError(f"the cluster did not reach {what} within "
+                                   f"{self.timeout if timeout is None else timeout:g} s")
+            for node in self.cluster.nodes.values():
+                if node.proc is not None and node.proc.poll() not in (None, 0, 143, 137, -9, -15):
+                    raise ClusterError(f"broker {node.id} exited ({node.proc.returncode}): {node.last_log_line()}")
+            if not self.cluster.controller.running:
+                raise ClusterError(f"the controller exited: {self.cluster.controller.last_log_line()}")
+            time.sleep(0.05)
+
+    def log(self, b: int) -> list:
+        return O.read_log(self.cluster.partition_dir(b, TOPIC))
+
+    def data(self) -> Data:
+        c = self.cluster
+        alive = {b: n.running for b, n in c.nodes.items()}
+        logs = {b: self.log(b) for b in c.brokers}
+        leader = (self.fold.partition or {}).get("leader", -1)
+        hwm = None
+        if alive.get(leader) and not c.controller_cut(leader):
+            try:
+                hwm = W.high_watermark(c.nodes[leader].port, TOPIC, 5)
+            except W.WireError:
+                hwm = None
+        acked = tuple(sorted(int(p.value[1:]) for p in self.produces if p.result == "NONE"))
+        return Data(alive, logs, hwm, acked)
+
+    def observe(self, error: Optional[str] = None) -> Observation:
+        """Everything since the last observation: the views the log went through and the data now."""
+        self.settle()
+        views, self.pending = self.pending, []
+        return Observation([v for v, _ in views], [k for _, k in views], self.data(), error)
+
+    def settle(self, quiet: float = 1.2) -> list[tuple[dict, list[str]]]:
+        """Wait until no batch changed the view for `quiet` seconds and the data stood still."""
+        seen, last, data = [], time.monotonic(), None
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            got = self.drain()
+            now = (self.data(), len(self.tail.batches))
+            if got or now[0] != data:
+                seen += got
+                data, last = now[0], time.monotonic()
+            elif time.monotonic() - last >= quiet:
+                break
+            if stop.requested():
+                raise Stopped(stop.reason())
+            time.sleep(0.1)
+        return seen
+
+    def epoch_index(self, b: int, epoch: int) -> int:
+        seen = self.incarnations.setdefault(b, [])
+        if epoch not in seen:
+            seen.append(epoch)
+        return seen.index(epoch)
+
+    # ---------------------------------------------------------------- admin requests (to the controller)
+    def admin(self, request) -> Any:
+        return W.call(self.cluster.controller_port, request, self.timeout)
+
+    def set_config(self, name: str, value: str) -> Optional[str]:
+        R = IncrementalAlterConfigsRequest.AlterConfigsResource
+        resp = self.admin(IncrementalAlterConfigsRequest(resources=[R(resource_type=2, resource_name=TOPIC, configs=[
+            R.AlterableConfig(name=name, config_operation=0, value=value)])], validate_only=False))
+        code = resp.responses[0].error_code
+        return None if code == 0 else W.error_name(code)
+
+    def elect(self, unclean: bool) -> Optional[str]:
+        T = ElectLeadersRequest.TopicPartitions
+        resp = self.admin(ElectLeadersRequest(election_type=1 if unclean else 0,
+                                              topic_partitions=[T(topic=TOPIC, partitions=[0])], timeout_ms=30000))
+        if resp.error_code:
+            return W.error_name(resp.error_code)
+        code = resp.replica_election_results[0].partition_result[0].error_code
+        return None if code == 0 else W.error_name(code)
+
+    def reassign(self, replicas: list[int]) -> Optional[str]:
+        T = AlterPartitionReassignmentsRequest.ReassignableTopic
+        resp = self.admin(AlterPartitionReassignmentsRequest(timeout_ms=30000, topics=[T(name=TOPIC, partitions=[
+            T.ReassignablePartition(partition_index=0, replicas=replicas)])]))
+        if resp.error_code:
+            return W.error_name(resp.error_code)
+        code = resp.responses[0].partitions[0].error_code
+        return None if code == 0 else W.error_name(code)
+
+    def produce(self, leader: int, record: int) -> W.Produce:
+        p = W.Produce(self.cluster.nodes[leader].port, TOPIC, f"r{record}".encode(), PRODUCE_TIMEOUT_MS)
+        self.produces.append(p)
+        return p

@@ -1,0 +1,249 @@
+"""The cluster-conform engine: the model's traces acted out on a real KRaft cluster of one
+release, compared after every step (docs/cluster.md).
+
+A case is a scenario file's steps or a seeded random walk chosen online among the steps the
+harness can cause (steps.DRIVEN), each on a fresh cluster. After each driven step the harness
+observes the cluster and `explain` finds the model's silent steps around it; the model's state
+moves along that run, so a walk is always a run of the model. The first step nothing explains
+is the divergence (exit 1); a case whose next step the cluster cannot be made to take is not
+drivable (exit 2). What the properties say along the way is kept: the finding a case shows on
+a real cluster (an acknowledged record lost, an unclean election) is the model's verdict on the
+states the cluster agreed with, plus the cluster's own facts (what every replica holds, what a
+consumer reads).
+"""
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from verifier.engines.cluster import steps as ST
+from verifier.engines.cluster import wire as W
+from verifier.engines.cluster.explain import Diff, divergence, kafka_view, model_view, search, view_diffs
+from verifier.engines.cluster.harness import TOPIC, Harness
+
+
+@dataclass
+class Step:
+    label: tuple
+    silent: list[tuple]                 # the steps the cluster took on its own around it
+    records: list[list[str]]            # the record types of the batches it wrote
+    seconds: float
+
+
+@dataclass
+class CaseOutcome:
+    name: str
+    initial: Any
+    steps: list[Step] = field(default_factory=list)
+    path: list[tuple] = field(default_factory=list)      # every model step, driven or silent: (label, state)
+    divergence: Optional[dict] = None
+    not_drivable: Optional[str] = None
+    skipped: list[str] = field(default_factory=list)      # scripted steps the cluster had taken on its own
+    lost: list[int] = field(default_factory=list)          # acknowledged records no replica holds at the end
+    readable: Optional[list[str]] = None                   # what a consumer reads from the leader at the end
+    violated: dict[str, int] = field(default_factory=dict)  # property -> first step (1-based, in `path`)
+    setup_seconds: float = 0.0
+    seconds: float = 0.0
+
+
+def _violations(model, properties, path: list[tuple], initial) -> dict[str, int]:
+    out: dict[str, int] = {}
+    prev = initial
+    for i, (label, s) in enumerate(path, 1):
+        for p in properties:
+            if p.name in out:
+                continue
+            ok = p.check(model.cfg, s) if p.kind == "state" else p.check(model.cfg, prev, label, s)
+            if not ok:
+                out[p.name] = i
+        prev = s
+    return out
+
+
+def run_case(h: Harness, model, properties, name: str, script: Optional[list[tuple]], rng: Optional[random.Random],
+             depth: int, progress: Optional[Callable] = None) -> CaseOutcome:
+    """One case on a started harness: `script` (a scenario's labels) or a walk drawn by `rng`."""
+    s = model.init_states()[0]
+    out = CaseOutcome(name, s)
+    first = h.observe()
+    diffs = view_diffs(model_view(s), kafka_view(h.view, h.epoch_index))
+    if diffs:
+        out.divergence = _divergence(0, None, diffs, first)
+        return out
+    taken: list[tuple] = []
+    queue = list(script) if script is not None else None
+    n = 0
+    while n < depth:
+        if queue is not None:
+            if not queue:
+                break
+            label = queue.pop(0)
+            if not model.allows(s, label):
+                if label in taken:
+                    taken.remove(label)
+                    out.skipped.append(f"{model.describe(label)} (the cluster took it on its own)")
+                    continue
+                out.not_drivable = f"step {n + 1} ({model.describe(label)}): the model does not allow it here"
+                break
+        else:
+            choices = [lbl for lbl, _ in model.successors(s) if lbl[0] in ST.DRIVEN and not ST.not_drivable(model, s, lbl)]
+            if not choices:
+                break
+            label = rng.choice(choices)
+        why = ST.not_drivable(model, s, label)
+        if why:
+            out.not_drivable = f"step {n + 1} ({model.describe(label)}): {why}"
+            break
+        n += 1
+        start = time.monotonic()
+        after, _ = model.apply(s, label)
+        precut = _precut(model, s, label, queue or [])
+        error = ST.drive(h, model, s, label, after, precut)
+        obs = h.observe(error)
+        cut = {b for b in h.cluster.brokers if h.cluster.controller_cut(b)}
+        found = search(model, s, label, obs, h.epoch_index, cut)
+        exp = found.found
+        if exp is None:
+            t, diffs, where = divergence(model, s, label, obs, found)
+            out.path += [(lbl, st) for lbl, st, _ in found.best_path]
+            out.divergence = _divergence(n, model.describe(label), diffs, obs, where,
+                                         [model.describe(lbl) for lbl, _, _ in found.best_path])
+            break
+        silent = [lbl for lbl, _, _ in exp.path if lbl != label]
+        taken += silent
+        out.path += [(lbl, st) for lbl, st, _ in exp.path]
+        out.steps.append(Step(label, silent, obs.records, time.monotonic() - start))
+        s = exp.state
+        if progress:
+            progress(out)
+    out.violated = _violations(model, properties, out.path, out.initial)
+    _facts(h, model, s, out)
+    return out
+
+
+def _precut(model, s, label, rest: list[tuple]) -> tuple:
+    """Before a crash of b: the running brokers a scenario fences before b's own fence, whose
+    sessions must lapse first (the controller fences stale brokers in heartbeat order)."""
+    if label[0] not in ("crash", "crash_lossy"):
+        return ()
+    b, out = label[1], []
+    for nxt in rest:
+        if nxt[0] == "fence" and nxt[1] == b:
+            break
+        if nxt[0] == "fence" and nxt[1] != b and nxt[1] not in s.ctrl.fenced:
+            out.append(nxt[1])
+    return tuple(out)
+
+
+def _divergence(step: int, label: Optional[str], diffs: list[Diff], obs, where: str = "the start",
+                matched: Optional[list[str]] = None) -> dict:
+    return {"step": step, "label": label, "where": where, "matched_steps": matched or [],
+            "fields": [{"field": d.field, "model": d.model, "kafka": d.kafka} for d in diffs],
+            "kafka_records": [k for ks in obs.records for k in ks]}
+
+
+def _facts(h: Harness, model, s, out: CaseOutcome) -> None:
+    data = h.data()
+    held = {r for log in data.logs.values() for _, r in log}
+    out.lost = [r for r in data.acked if r not in held]
+    leader = h.fold.partition["leader"]
+    if data.alive.get(leader):
+        try:
+            got = W.read(h.cluster.nodes[leader].port, TOPIC, 5)
+            out.readable = None if got is None else [v.decode("ascii", "replace") for v in got]
+        except W.WireError:
+            out.readable = None
+
+
+@dataclass
+class Outcome:
+    version: str
+    cases: list[CaseOutcome] = field(default_factory=list)
+    stopped: Optional[str] = None
+    error: Optional[str] = None          # a cluster that failed to start or a tool that failed: exit 2
+    ops: dict[str, int] = field(default_factory=dict)     # driven steps compared, per action
+    silent: dict[str, int] = field(default_factory=dict)  # steps the cluster took on its own, per action
+    seconds: float = 0.0
+    models: dict = field(default_factory=dict)            # id(case) -> the model it ran
+
+    @property
+    def steps(self) -> int:
+        return sum(len(c.steps) for c in self.cases)
+
+    @property
+    def divergence(self) -> Optional[CaseOutcome]:
+        return next((c for c in self.cases if c.divergence), None)
+
+
+PROPERTY = "ClusterAgreesWithModel"
+
+
+def run(model, properties=(), settings=None, progress=None):
+    """The engine interface. `settings.engine`: `version` (the Kafka release), `dist` (its
+    distribution, dist.build), `cases` ([(name, model, labels)]: scenario files, each with the
+    model its file configures), `walks` (of `model`), `depth`; the seed and time budget are the
+    settings' own. Every case runs on a fresh cluster of its model's shape. Returns a Result
+    whose facts is the Outcome."""
+    from verifier.core import stop
+    from verifier.core.result import COMPLETE, SAMPLED_STATUS, STOPPED, VIOLATED, VIOLATION, Result, Verdict
+    from verifier.engines.cluster.cluster import ClusterError
+    from verifier.engines.cluster.harness import Stopped
+    e = settings.engine
+    out = Outcome(e["version"])
+    start = time.monotonic()
+    budget = settings.limits.time_budget
+    jobs = [(name, m, labels, None) for name, m, labels in e.get("cases", [])]
+    jobs += [(f"walk {i} (seed {settings.seed or 0})", model, None,
+              random.Random((settings.seed or 0) * 1_000_003 + i)) for i in range(e.get("walks", 0))]
+    with stop.polled():
+        for name, m, labels, rng in jobs:
+            if stop.requested():
+                out.stopped = stop.reason()
+                break
+            if budget is not None and time.monotonic() - start > budget:
+                out.stopped = f"time budget of {budget:g} s spent after {len(out.cases)} case(s)"
+                break
+            t0 = time.monotonic()
+            try:
+                cfg = m.cfg
+                with Harness(e["dist"], cfg.brokers, cfg.replicas, cfg.min_isr, cfg.unclean_leader_election) as h:
+                    setup = time.monotonic() - t0
+                    case = run_case(h, m, properties, name, labels, rng, e.get("depth", 30), progress)
+                    case.setup_seconds = setup
+            except Stopped as exc:
+                out.stopped = str(exc)
+                break
+            except ClusterError as exc:
+                out.error = str(exc)
+                break
+            case.seconds = time.monotonic() - t0
+            out.cases.append(case)
+            out.models[id(case)] = m
+            for st in case.steps:
+                out.ops[st.label[0]] = out.ops.get(st.label[0], 0) + 1
+                for lbl in st.silent:
+                    out.silent[lbl[0]] = out.silent.get(lbl[0], 0) + 1
+            if case.divergence or case.not_drivable:
+                break
+    out.seconds = time.monotonic() - start
+    d = out.divergence
+    trace = None
+    if d is not None:
+        from specs import Trace
+        trace = Trace(out.models[id(d)], d.initial, list(d.path), engine="cluster-conform")
+    verdict = Verdict(PROPERTY, "conformance", VIOLATED if d else SAMPLED_STATUS, trace=trace,
+                      quote=f"after every step the model's state (controller, replica logs, the leader's high "
+                            f"watermark, acknowledgements) is one the model reaches by that step and steps a real "
+                            f"Kafka {out.version} cluster takes on its own")
+    status = VIOLATION if d else (STOPPED if out.stopped or out.error else COMPLETE)
+    result = Result(status, out.seconds, out.stopped or out.error or "", "cluster-conform", facts=out,
+                    verdicts=[verdict],
+                    counts={"samples": len(out.cases), "steps_compared": out.steps,
+                            "seconds": round(out.seconds, 2)})
+    if out.error:
+        result.exit_code = 2
+    elif not d and any(c.not_drivable for c in out.cases):
+        result.exit_code = 2
+    return result

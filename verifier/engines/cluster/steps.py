@@ -1,0 +1,112 @@
+"""Each model step acted out on a real cluster (the table in docs/cluster.md).
+
+Data links are cut unless a step opens them, so no replication happens that the model did not
+ask for; requests go to the broker the controller names as leader, or to the controller (admin
+requests, KIP-919), never through a broker that may hold stale metadata. A step is done when
+the metadata log or the replicas' files show it; every wait has a timeout and yields to a stop
+request. Steps a cluster only takes on its own (an HWM advance, an ISR expansion, an
+AlterPartition's delivery, RECOVERED, a clean stop after a controlled shutdown, the periodic
+unclean election) are waited for, not caused.
+"""
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+from verifier.core import stop
+from verifier.engines.cluster.harness import Harness, Stopped
+
+# Steps a harness can cause; the rest happen on their own or in no release.
+DRIVEN = ("produce", "fetch", "crash", "crash_lossy", "restart", "fence", "unfence", "controlled_shutdown",
+          "set_min_isr", "set_unclean", "elect", "reassign", "shrink_isr")
+WAITED = ("advance_hwm", "expand_isr", "deliver_alter_partition", "complete_recovery", "clean_shutdown",
+          "periodic_unclean_election")
+
+
+def not_drivable(model, s, label: tuple) -> Optional[str]:
+    """Why the cluster cannot be made to take `label` in model state `s` (None: it can)."""
+    name = label[0]
+    if name in ("register", "alter_partition"):
+        return "a raw controller request: a real broker sends its own"
+    if name == "unclean_recovery" or name == "elect" and label[1] == "designated":
+        return "no Kafka release has it"
+    if name == "restart" and label[1] not in s.ctrl.fenced:
+        return (f"a real controller refuses b{label[1]}'s registration while its old session is valid and fences it "
+                "the moment the session lapses, so the fence always comes first (write fence before restart)")
+    if name not in DRIVEN + WAITED:
+        return "the harness has no way to cause it"
+    return None
+
+
+def _pause(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if stop.requested():
+            raise Stopped(stop.reason())
+        time.sleep(0.05)
+
+
+def drive(h: Harness, model, s, label: tuple, after, precut: tuple = ()) -> Optional[str]:
+    """Make the cluster take `label` (the model goes from `s` to `after`); the answer of an admin
+    request, else None. `precut`: brokers whose controller link is cut before a crash, in that
+    order, so their sessions lapse first (a scenario that fences them before the crashed one)."""
+    c, name = h.cluster, label[0]
+    leader = s.ctrl.partition.leader
+    if name == "produce":
+        record = s.hist.produced + 1
+        p = h.produce(leader, record)
+        h.until(lambda: p.result is not None or any(r == record for _, r in h.log(leader)),
+                f"r{record} in the leader b{leader}'s log")
+        return None
+    b = label[1] if len(label) > 1 else None
+    if name == "fetch":
+        if c.controller_cut(b):          # a fenced broker learns the leader from the controller first
+            c.heal_controller(b)
+        c.heal_data(b, leader)
+        h.until(lambda: h.log(b) == h.log(leader), f"b{b}'s log equal to the leader b{leader}'s")
+        _pause(1.0)                      # a fetch more: the leader learns the follower's log end, the HWM moves
+        c.cut_data(b, leader)
+        return None
+    if name in ("crash", "crash_lossy"):
+        for a in precut:
+            c.cut_controller(a)
+            _pause(0.6)
+        if precut:
+            _pause(1.0)
+        c.nodes[b].kill()
+        if name == "crash_lossy":
+            keep = len(after.replicas[model.cfg.brokers.index(b)].log)
+            c.truncate(b, "kv", keep)
+        return None
+    if name == "restart":
+        seen = len(h.incarnations.get(b, []))
+        c.heal_controller(b)             # the new incarnation reaches the controller
+        c.nodes[b].start()
+        h.until(lambda: len(h.incarnations.get(b, [])) > seen, f"b{b} registered again", timeout=90)
+        return None
+    if name == "fence":
+        if c.nodes[b].running:
+            c.cut_controller(b)
+        h.until(lambda: h.fold.brokers[b]["fenced"], f"b{b} fenced")
+        return None
+    if name == "unfence":
+        c.heal_controller(b)
+        h.until(lambda: not h.fold.brokers[b]["fenced"], f"b{b} unfenced")
+        return None
+    if name == "controlled_shutdown":
+        c.nodes[b].stop(timeout=60)
+        h.until(lambda: h.fold.brokers[b]["fenced"], f"b{b} fenced after its controlled shutdown")
+        return None
+    if name == "set_min_isr":
+        return h.set_config("min.insync.replicas", str(label[1]))
+    if name == "set_unclean":
+        return h.set_config("unclean.leader.election.enable", str(bool(label[1])).lower())
+    if name == "elect":
+        return h.elect(label[1] == "unclean")
+    if name == "reassign":
+        return h.reassign(list(label[1]))
+    if name == "shrink_isr":
+        h.until(lambda: b not in h.fold.partition["isr"], f"b{b} out of the ISR",
+                timeout=c.lag_ms / 1000 + h.timeout)
+        return None
+    return None                            # WAITED: the observation's settling gives it time
