@@ -15,8 +15,12 @@ from specs.state import NO_EPOCH, NO_LEADER, Partition, State
 Result = tuple[State, Optional[str]]
 
 
-def _in_replica_order(p: Partition, members: set) -> tuple[int, ...]:
-    return tuple(r for r in p.replicas if r in members)
+def _proposed(cfg: Config, p: Partition, members) -> tuple[int, ...]:
+    """The ISR a leader proposes: in broker id order (Kafka 4.x: a hash set of small ids), or
+    (variant, Kafka 3.9: an insertion-ordered set) the ISR's own order with a new member last."""
+    if cfg.rules.leader_proposes_sorted_isr:
+        return tuple(sorted(members))
+    return tuple(b for b in p.isr if b in members) + tuple(b for b in members if b not in p.isr)
 
 
 @action(DATA, budget="records", z3=("stutter",))
@@ -106,7 +110,7 @@ class shrink_isr:
 
     def effect(cfg: Config, s: State, broker: int) -> Result:
         p = s.ctrl.partition
-        isr = _in_replica_order(p, set(p.isr) - {broker})
+        isr = _proposed(cfg, p, [b for b in p.isr if b != broker])
         return s._replace(inflight=B.alter_partition_request(cfg, s, p.leader, isr)), None
 
 
@@ -127,7 +131,7 @@ class expand_isr:
 
     def effect(cfg: Config, s: State, broker: int) -> Result:
         p = s.ctrl.partition
-        isr = _in_replica_order(p, set(p.isr) | {broker})
+        isr = _proposed(cfg, p, list(p.isr) + [broker])
         return s._replace(inflight=B.alter_partition_request(cfg, s, p.leader, isr)), None
 
 

@@ -67,13 +67,17 @@ class Row(NamedTuple):
 def _sources() -> list[Path]:
     """The directories whose code decides a row: the model and its properties (specs/,
     invariants/) and the engines that search them with what they share (verifier/engines/,
-    verifier/core/), found where Python imported them from, so a copy of the tree or an
-    installed package hashes its own code."""
-    import invariants
-    import specs
-    import verifier.core
-    import verifier.engines
-    return [Path(m.__file__).resolve().parent for m in (specs, invariants, verifier.core, verifier.engines)]
+    verifier/core/), found where Python would import them from (without importing them: a study
+    is handed its engines and properties), so a copy of the tree or an installed package hashes
+    its own code."""
+    import importlib.util
+    out = []
+    for name in ("specs", "invariants", "verifier.core", "verifier.engines"):
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            raise RuntimeError(f"matrix: cannot find the source of {name} to key its cache on")
+        out.append(Path(list(spec.submodule_search_locations)[0]).resolve())
+    return out
 
 
 def model_hash() -> str:

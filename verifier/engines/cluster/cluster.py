@@ -3,7 +3,7 @@ model's brokers (broker ids equal to the model's), one JVM each under a numeric 
 (no user is created), on free loopback ports, in a temporary directory, with the iptables rules
 that cut links in a chain of its own.
 
-Why this shape (../shared/notes/real-cluster.md measured it): a separate controller keeps the
+Why this shape (docs/cluster.md has the measurements): a separate controller keeps the
 whole metadata log in one place, like the model's one controller; per-broker uids let iptables
 tell brokers apart on loopback (`-m owner`), and marking each connection when it opens
 (`CONNMARK`) cuts both directions of one follower-leader link.
@@ -79,7 +79,7 @@ def iptables(*args: str, check: bool = True) -> bool:
 
 
 def remove_chain(chain: str) -> None:
-    while iptables("-D", "OUTPUT", "-j", chain, check=False):
+    while iptables("-D", "OUTPUT", "-o", "lo", "-j", chain, check=False):
         pass
     iptables("-F", chain, check=False)
     iptables("-X", chain, check=False)
@@ -289,7 +289,8 @@ class Cluster:
                 node.kill()
             except OSError:
                 pass
-        remove_chain(self.chain) if shutil.which("iptables") else None
+        if shutil.which("iptables"):
+            remove_chain(self.chain)
         if self.dir is not None:
             if self.keep is not None:
                 shutil.copytree(self.dir, self.keep, dirs_exist_ok=True,

@@ -106,6 +106,7 @@ def run_case(h: Harness, model, properties, name: str, script: Optional[list[tup
         found = search(model, s, label, obs, h.epoch_index, cut)
         exp = found.found
         if exp is None:
+            _debug_dump(s, label, obs, h, cut)
             t, diffs, where = divergence(model, s, label, obs, found)
             out.path += [(lbl, st) for lbl, st, _ in found.best_path]
             out.divergence = _divergence(n, model.describe(label), diffs, obs, where,
@@ -121,6 +122,20 @@ def run_case(h: Harness, model, properties, name: str, script: Optional[list[tup
     out.violated = _violations(model, properties, out.path, out.initial)
     _facts(h, model, s, out)
     return out
+
+
+def _debug_dump(s, label, obs, h, cut) -> None:
+    """KRAFT_VERIFY_CLUSTER_DEBUG=FILE: the step nothing explained, as data to replay the search
+    offline (the model state, the label, the observation, Kafka's incarnations, the cut links)."""
+    import json
+    import os
+    path = os.environ.get("KRAFT_VERIFY_CLUSTER_DEBUG")
+    if path:
+        from verifier.core.values import to_data
+        with open(path, "w") as f:
+            json.dump({"state": to_data(s), "label": list(label), "views": obs.views, "records": obs.records,
+                       "data": obs.data._asdict(), "error": obs.error, "incarnations": h.incarnations,
+                       "cut": sorted(cut)}, f, default=str)
 
 
 def _precut(model, s, label, rest: list[tuple]) -> tuple:

@@ -3,7 +3,7 @@ encoded by kafka-python's protocol classes (generated from Kafka's own message s
 
 Why not a client library's producer or admin: they route a request by their own metadata,
 which a node cut off from the controller serves stale (a zombie leader took a produce that
-way, ../shared/notes); the harness names the node for every request (the leader the
+way, docs/cluster.md); the harness names the node for every request (the leader the
 controller's metadata log names, or the controller itself for admin requests, KIP-919). Every
 answer is data: a connection error, a timeout or an undecodable reply is a WireError.
 """
