@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
                 raise UsageError(f"{path}: not drivable on a real cluster: step {i} "
                                  f"({case.model.describe(label)}): {why}")
             s = after
-        cases.append((path, case.model, [label for label, _, _ in case.steps]))
+        cases.append((path, case.model, [label for label, _, _ in case.steps], case.cut))
     walks = args.walks if args.walks is not None else (0 if cases else 1)
     try:
         dist = build(rel.version)
@@ -60,7 +60,6 @@ def run(args: argparse.Namespace) -> int:
 
     def progress(case):
         st = case.steps[-1]
-        m = case.initial and None
         silent = ", ".join(lbl[0] for lbl in st.silent)
         out.print(f"  {case.name}: step {len(case.steps)} {st.label[0]} {' '.join(map(str, st.label[1:]))}"
                   + (f" (on its own: {silent})" if silent else "") + f" {st.seconds:.1f}s", markup=False)
@@ -114,7 +113,8 @@ def _case_json(c, m) -> dict:
     return {"name": c.name, "steps": [{"step": m.describe(s.label), "taken_by_the_cluster": [m.describe(x) for x in s.silent],
                                        "kafka_records": s.records, "seconds": round(s.seconds, 2)} for s in c.steps],
             "skipped": c.skipped, "not_drivable": c.not_drivable, "divergence": c.divergence,
-            "acknowledged_lost": [f"r{r}" for r in c.lost], "consumer_reads": c.readable,
+            "acknowledged_lost": [f"r{r}" for r in c.lost], "acknowledged_kept": [f"r{r}" for r in c.kept],
+            "consumer_reads": c.readable, "model_stops_at": c.cut,
             "model_violates": c.violated, "setup_seconds": round(c.setup_seconds, 1), "seconds": round(c.seconds, 1)}
 
 
@@ -122,11 +122,15 @@ def _print(out, rel, o) -> None:
     for c in o.cases:
         facts = []
         if c.lost:
-            facts.append(f"acknowledged record(s) {', '.join(f'r{r}' for r in c.lost)} lost on the real cluster "
+            facts.append(f"acknowledged record(s) {', '.join(f'r{r}' for r in c.lost)} LOST on the real cluster "
                          f"(no replica holds them; a consumer reads {c.readable if c.readable is not None else 'nothing'})")
+        if c.kept:
+            facts.append(f"acknowledged record(s) {', '.join(f'r{r}' for r in c.kept)} kept (a replica holds them)")
+        if c.cut:
+            facts.append(f"the model stops at {c.cut}")
         if c.violated:
-            facts.append("the model violates " + ", ".join(f"{n} at step {k}" for n, k in sorted(c.violated.items(),
-                                                                                                  key=lambda x: x[1])))
+            facts.append("the model violates " + ", ".join(f"{n} after step {k}" for n, k in sorted(
+                c.violated.items(), key=lambda x: x[1])))
         verdict = ("DIVERGES" if c.divergence else "NOT DRIVABLE" if c.not_drivable else "agrees")
         out.print(f"{c.name}: {verdict}, {len(c.steps)} steps in {c.seconds:.0f}s (cluster start "
                   f"{c.setup_seconds:.0f}s)" + ("; " + "; ".join(facts) if facts else ""), markup=False)

@@ -43,21 +43,25 @@ class CaseOutcome:
     skipped: list[str] = field(default_factory=list)      # scripted steps the cluster had taken on its own
     lost: list[int] = field(default_factory=list)          # acknowledged records no replica holds at the end
     readable: Optional[list[str]] = None                   # what a consumer reads from the leader at the end
-    violated: dict[str, int] = field(default_factory=dict)  # property -> first step (1-based, in `path`)
+    violated: dict[str, int] = field(default_factory=dict)  # property -> the driven step after which it first fails
+    kept: list[int] = field(default_factory=list)          # acknowledged records some replica still holds
+    cut: Optional[str] = None                              # a scenario the model stops early: where
+    step_of: list[int] = field(default_factory=list)       # for each entry of `path`, the driven step it belongs to
     setup_seconds: float = 0.0
     seconds: float = 0.0
 
 
-def _violations(model, properties, path: list[tuple], initial) -> dict[str, int]:
+def _violations(model, properties, path: list[tuple], initial, step_of: list[int]) -> dict[str, int]:
+    """Property -> the driven step (1-based) after whose run the model first violates it."""
     out: dict[str, int] = {}
     prev = initial
-    for i, (label, s) in enumerate(path, 1):
+    for i, (label, s) in enumerate(path):
         for p in properties:
             if p.name in out:
                 continue
             ok = p.check(model.cfg, s) if p.kind == "state" else p.check(model.cfg, prev, label, s)
             if not ok:
-                out[p.name] = i
+                out[p.name] = step_of[i]
         prev = s
     return out
 
@@ -109,17 +113,19 @@ def run_case(h: Harness, model, properties, name: str, script: Optional[list[tup
             _debug_dump(s, label, obs, h, cut)
             t, diffs, where = divergence(model, s, label, obs, found)
             out.path += [(lbl, st) for lbl, st, _ in found.best_path]
+            out.step_of += [n] * len(found.best_path)
             out.divergence = _divergence(n, model.describe(label), diffs, obs, where,
                                          [model.describe(lbl) for lbl, _, _ in found.best_path])
             break
         silent = [lbl for lbl, _, _ in exp.path if lbl != label]
         taken += silent
         out.path += [(lbl, st) for lbl, st, _ in exp.path]
+        out.step_of += [n] * len(exp.path)
         out.steps.append(Step(label, silent, obs.records, time.monotonic() - start))
         s = exp.state
         if progress:
             progress(out)
-    out.violated = _violations(model, properties, out.path, out.initial)
+    out.violated = _violations(model, properties, out.path, out.initial, out.step_of)
     _facts(h, model, s, out)
     return out
 
@@ -163,6 +169,7 @@ def _facts(h: Harness, model, s, out: CaseOutcome) -> None:
     data = h.data()
     held = {r for log in data.logs.values() for _, r in log}
     out.lost = [r for r in data.acked if r not in held]
+    out.kept = [r for r in data.acked if r in held]
     leader = h.fold.partition["leader"]
     if data.alive.get(leader):
         try:
@@ -197,8 +204,8 @@ PROPERTY = "ClusterAgreesWithModel"
 
 def run(model, properties=(), settings=None, progress=None):
     """The engine interface. `settings.engine`: `version` (the Kafka release), `dist` (its
-    distribution, dist.build), `cases` ([(name, model, labels)]: scenario files, each with the
-    model its file configures), `walks` (of `model`), `depth`; the seed and time budget are the
+    distribution, dist.build), `cases` ([(name, model, labels, cut)]: scenario files, each with
+    the model its file configures and where that model stops it, if early), `walks` (of `model`), `depth`; the seed and time budget are the
     settings' own. Every case runs on a fresh cluster of its model's shape. Returns a Result
     whose facts is the Outcome."""
     from verifier.core import stop
@@ -209,11 +216,11 @@ def run(model, properties=(), settings=None, progress=None):
     out = Outcome(e["version"])
     start = time.monotonic()
     budget = settings.limits.time_budget
-    jobs = [(name, m, labels, None) for name, m, labels in e.get("cases", [])]
+    jobs = [(name, m, labels, None, cut) for name, m, labels, cut in e.get("cases", [])]
     jobs += [(f"walk {i} (seed {settings.seed or 0})", model, None,
-              random.Random((settings.seed or 0) * 1_000_003 + i)) for i in range(e.get("walks", 0))]
+              random.Random((settings.seed or 0) * 1_000_003 + i), None) for i in range(e.get("walks", 0))]
     with stop.polled():
-        for name, m, labels, rng in jobs:
+        for name, m, labels, rng, cut in jobs:
             if stop.requested():
                 out.stopped = stop.reason()
                 break
@@ -226,7 +233,7 @@ def run(model, properties=(), settings=None, progress=None):
                 with Harness(e["dist"], cfg.brokers, cfg.replicas, cfg.min_isr, cfg.unclean_leader_election) as h:
                     setup = time.monotonic() - t0
                     case = run_case(h, m, properties, name, labels, rng, e.get("depth", 30), progress)
-                    case.setup_seconds = setup
+                    case.setup_seconds, case.cut = setup, cut
             except Stopped as exc:
                 out.stopped = str(exc)
                 break
