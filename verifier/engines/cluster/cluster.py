@@ -234,11 +234,13 @@ class Cluster:
     """The cluster; see the module docstring. Start with `with Cluster(...) as c:`."""
 
     def __init__(self, dist: Dist, brokers: tuple[int, ...], replicas: tuple[int, ...], min_isr: int,
-                 unclean: bool, *, session_ms: int = 3000, lag_ms: int = 10000, keep: Optional[Path] = None):
+                 unclean: bool, *, session_ms: int = 3000, lag_ms: int = 10000, keep: Optional[Path] = None,
+                 features: tuple[str, ...] = ()):
         self.dist, self.brokers, self.replicas = dist, tuple(brokers), tuple(replicas)
         self.min_isr, self.unclean = min_isr, unclean
         self.session_ms, self.lag_ms = session_ms, lag_ms
         self.keep = keep                 # copy the directory here before removing it (logs for a divergence)
+        self.features = features         # feature=level settings at format (ELR is off by default in 4.0-4.3)
         self.chain = f"{CHAIN_PREFIX}{os.getpid()}"
         self.dir: Optional[Path] = None
         self.nodes: dict[int, Node] = {}
@@ -278,8 +280,9 @@ class Cluster:
                           120).strip().splitlines()[-1]
         for node in [self.controller, *self.nodes.values()]:
             node.write_config()
+            feature_args = [a for f in self.features for a in ("--feature", f)]
             _run(node.java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c",
-                           str(node.dir / "server.properties")), f"formatting node {node.id}", 120)
+                           str(node.dir / "server.properties"), *feature_args), f"formatting node {node.id}", 120)
             _chown(node.dir, node.uid)
         self.controller.start()
 

@@ -46,8 +46,12 @@ class Observation(NamedTuple):
 
 class Harness:
     def __init__(self, dist: Dist, brokers: tuple, replicas: tuple, min_isr: int, unclean: bool,
-                 session_ms: int = 3000, lag_ms: int = 10000, timeout: float = 45.0):
-        self.cluster = Cluster(dist, brokers, replicas, min_isr, unclean, session_ms=session_ms, lag_ms=lag_ms)
+                 session_ms: int = 3000, lag_ms: int = 10000, timeout: float = 45.0, elr: bool = False):
+        # ELR: the feature the model's rules assume, set when the cluster is formatted (4.0 to 4.3
+        # format without it; 3.9 cannot run it, which the command line refuses before this)
+        features = ("eligible.leader.replicas.version=1",) if elr else ()
+        self.cluster = Cluster(dist, brokers, replicas, min_isr, unclean, session_ms=session_ms, lag_ms=lag_ms,
+                               features=features)
         self.dist, self.timeout = dist, timeout
         self.tail: Optional[O.Tail] = None
         self.fold = O.Fold(TOPIC, CONTROLLER_ID)

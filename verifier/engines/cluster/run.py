@@ -230,7 +230,8 @@ def run(model, properties=(), settings=None, progress=None):
             t0 = time.monotonic()
             try:
                 cfg = m.cfg
-                with Harness(e["dist"], cfg.brokers, cfg.replicas, cfg.min_isr, cfg.unclean_leader_election) as h:
+                with Harness(e["dist"], cfg.brokers, cfg.replicas, cfg.min_isr, cfg.unclean_leader_election,
+                             elr=cfg.rules.elr) as h:
                     setup = time.monotonic() - t0
                     case = run_case(h, m, properties, name, labels, rng, e.get("depth", 30), progress)
                     case.setup_seconds, case.cut = setup, cut
