@@ -17,29 +17,20 @@ start (its pid is gone).
 from __future__ import annotations
 
 import os
-import re
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
-import time
-import uuid
 from pathlib import Path
 from typing import Optional
 
 from verifier.engines.cluster.dist import Dist
+from verifier.engines.cluster.net import (CHAIN_PREFIX, DIR_PREFIX, ClusterError, iptables, remove_chain,
+                                          remove_stale_chains, remove_stale_dirs)
 
 CONTROLLER_ID = 999           # not a model broker id (the model's are small)
 UID_BASE = 47000              # node n runs as uid UID_BASE + n (numeric: no /etc/passwd entry)
 MARK_BASE = 0x4B560000        # "KV": connection marks of this harness
-CHAIN_PREFIX = "KV-"
-
-
-class ClusterError(Exception):
-    """The cluster could not be set up or a tool failed; str() is one line."""
-
-
 def free_ports(n: int) -> list[int]:
     socks, out = [], []
     try:
@@ -55,8 +46,8 @@ def free_ports(n: int) -> list[int]:
 
 
 def _run(cmd: list[str], what: str, timeout: float = 60) -> str:
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    try:      # its own session: a terminal's Ctrl-C is the harness's to handle, which cleans up
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, start_new_session=True)
     except FileNotFoundError:
         raise ClusterError(f"{what}: {cmd[0]} is not installed") from None
     except subprocess.TimeoutExpired:
@@ -65,41 +56,6 @@ def _run(cmd: list[str], what: str, timeout: float = 60) -> str:
         last = (p.stderr or p.stdout).strip().splitlines()[-1:] or [f"exit {p.returncode}"]
         raise ClusterError(f"{what}: {last[0][:300]}")
     return p.stdout
-
-
-def iptables(*args: str, check: bool = True) -> bool:
-    try:
-        p = subprocess.run(["iptables", "-w", "5", *args], capture_output=True, text=True, timeout=30)
-    except FileNotFoundError:
-        raise ClusterError("a real cluster needs iptables to cut links (.ci/run installs it: apt-get install "
-                           "iptables)") from None
-    if check and p.returncode != 0:
-        raise ClusterError(f"iptables {' '.join(args)}: {p.stderr.strip()[:200]}")
-    return p.returncode == 0
-
-
-def remove_chain(chain: str) -> None:
-    while iptables("-D", "OUTPUT", "-o", "lo", "-j", chain, check=False):
-        pass
-    iptables("-F", chain, check=False)
-    iptables("-X", chain, check=False)
-
-
-def remove_stale_chains() -> list[str]:
-    """Chains of harnesses that are gone (killed with SIGKILL): their pid no longer runs."""
-    out = subprocess.run(["iptables", "-w", "5", "-S"], capture_output=True, text=True).stdout
-    gone = []
-    for chain in sorted(set(re.findall(rf"^-N ({CHAIN_PREFIX}(\d+))$", out, re.M))):
-        name, pid = chain
-        if not Path(f"/proc/{pid}").exists():
-            remove_chain(name)
-            gone.append(name)
-    return gone
-
-
-def our_chains() -> list[str]:
-    out = subprocess.run(["iptables", "-w", "5", "-S"], capture_output=True, text=True).stdout
-    return re.findall(rf"^-N ({CHAIN_PREFIX}\d+)$", out, re.M)
 
 
 COMMON = """controller.listener.names=CONTROLLER
@@ -176,9 +132,10 @@ class Node:
         c = self.cluster
         logging = (f"-Dlog4j2.configurationFile={self.dir / 'log4j2.properties'}" if c.dist.log4j2
                    else f"-Dlog4j.configuration=file:{self.dir / 'log4j.properties'}")
+        extra = os.environ.get("KRAFT_VERIFY_CLUSTER_JAVA_OPTS", "").split()   # docs/cluster.md
         return ["java", "-Xmx384m", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-XX:-UsePerfData", f"-Djava.io.tmpdir={self.dir / 'tmp'}", f"-Duser.home={self.dir}",
-                f"-Dkafka.logs.dir={self.dir}", logging, "-cp", c.dist.classpath, main, *args]
+                f"-Dkafka.logs.dir={self.dir}", logging, *extra, "-cp", c.dist.classpath, main, *args]
 
     def start(self) -> None:
         if self.running:
@@ -269,7 +226,8 @@ class Cluster:
             raise ClusterError("a real cluster needs root: it runs each broker under its own uid and cuts links "
                                "with iptables")
         remove_stale_chains()
-        self.dir = Path(tempfile.mkdtemp(prefix="kraft-verify-cluster-"))
+        remove_stale_dirs()
+        self.dir = Path(tempfile.mkdtemp(prefix=f"{DIR_PREFIX}{os.getpid()}-"))
         self.dir.chmod(0o755)
         ports = free_ports(1 + len(self.brokers))
         self.controller_port = ports[0]
@@ -398,8 +356,4 @@ def _chown(path: Path, uid: int) -> None:
             os.chown(os.path.join(root, f), uid, uid)
 
 
-def new_cluster_id() -> str:
-    return uuid.uuid4().hex
-
-
-__all__ = ["Cluster", "ClusterError", "Node", "free_ports", "our_chains", "remove_stale_chains", "signal", "time"]
+__all__ = ["Cluster", "ClusterError", "Node", "free_ports", "remove_stale_chains", "remove_stale_dirs"]

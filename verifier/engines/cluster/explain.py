@@ -102,7 +102,6 @@ def _log(log) -> str:
 
 def silent_steps(model, s, cut: set, running: dict):
     """The model's steps the cluster may have taken on its own in `s` (budgets aside)."""
-    cfg = model.cfg
     for label, t in model.successors(s, unbounded=True):
         name = label[0]
         if name in ON_ITS_OWN:

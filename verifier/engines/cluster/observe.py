@@ -185,7 +185,6 @@ def read_log(part_dir: Path) -> list[tuple[int, int]]:
         data = seg.read_bytes()
         pos = 0
         while pos + 61 <= len(data):
-            base = int.from_bytes(data[pos:pos + 8], "big", signed=True)
             length = int.from_bytes(data[pos + 8:pos + 12], "big", signed=True)
             end = pos + 12 + length
             if length < 49 or end > len(data):

@@ -112,8 +112,11 @@ def run_case(h: Harness, model, properties, name: str, script: Optional[list[tup
         if exp is None:
             _debug_dump(s, label, obs, h, cut)
             t, diffs, where = divergence(model, s, label, obs, found)
-            out.path += [(lbl, st) for lbl, st, _ in found.best_path]
-            out.step_of += [n] * len(found.best_path)
+            shown = [(lbl, st) for lbl, st, _ in found.best_path]
+            if all(lbl != label for lbl, _ in shown) and t is not (shown[-1][1] if shown else s):
+                shown.append((label, t))          # the divergent step itself, in the model's values
+            out.path += shown
+            out.step_of += [n] * len(shown)
             out.divergence = _divergence(n, model.describe(label), diffs, obs, where,
                                          [model.describe(lbl) for lbl, _, _ in found.best_path])
             break

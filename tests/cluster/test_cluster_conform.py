@@ -1,0 +1,162 @@
+"""cluster-conform on real KRaft clusters (docs/cluster.md): the findings that lose an
+acknowledged record on a real cluster do, agreeing with the model at every step; a release
+that keeps it keeps it; every process, firewall rule and directory the harness creates is gone
+after every exit (0, 1, 2, 3, SIGINT, SIGTERM, a cluster that fails to start); a cluster that
+cannot be had is one line, never a skip. One xdist group: one cluster at a time on two cores."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.xdist_group("kafka-cluster")
+
+FINDINGS = ROOT / "specs" / "scenarios" / "findings"
+F1_ACK = FINDINGS / "min-isr-change-then-last-known-leader-loses-an-acknowledged-record.json"
+F3 = FINDINGS / "last-replica-standing-loses-an-acknowledged-record.json"
+F6 = FINDINGS / "last-known-leader-loses-an-acknowledged-record-after-two-unclean-shutdowns.json"
+
+
+def _leftovers() -> dict:
+    """What a harness may leave: Kafka JVMs and metadata tails, iptables chains, cluster dirs."""
+    procs = subprocess.run(["pgrep", "-f", "kafka.Kafka|MetadataTail|kafka.tools.StorageTool"], capture_output=True,
+                           text=True).stdout.split()
+    chains = [ln for ln in subprocess.run(["iptables", "-w", "5", "-S"], capture_output=True, text=True).stdout
+              .splitlines() if "KV-" in ln]
+    dirs = [str(p) for p in Path("/tmp").glob("kraft-verify-cluster-*")]
+    return {"processes": procs, "chains": chains, "dirs": dirs}
+
+
+NOTHING = {"processes": [], "chains": [], "dirs": []}
+
+
+def _run(*args, env=None, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "verifier.cli", "cluster-conform", *args], cwd=ROOT,
+                          capture_output=True, text=True, env=dict(os.environ, COLUMNS="200", **(env or {})), **kw)
+
+
+def _details(out: Path) -> dict:
+    return json.loads(next(out.glob("cluster-conform-*/cluster.json")).read_text())["details"]
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_behind():
+    assert _leftovers() == NOTHING, "an earlier run left something behind"
+    yield
+    assert _leftovers() == NOTHING
+
+
+def test_f3_loses_an_acknowledged_record_on_a_real_3_9_2_cluster(tmp_path):
+    r = _run("--kafka", "3.9.2", str(F3), "--out", str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "agrees with a real Kafka 3.9.2 cluster" in r.stdout
+    (case,) = _details(tmp_path)["cases"]
+    assert case["divergence"] is None and case["not_drivable"] is None
+    assert case["acknowledged_lost"] == ["r1"] and case["consumer_reads"] == []
+    assert "NoCommittedRecordLostGlobally" in case["model_violates"]
+    assert len(case["steps"]) == 8      # the scenario's 11 minus the three the cluster took on its own
+    assert sorted(case["skipped"]) == sorted(["advance_hwm (the cluster took it on its own)",
+                                              "deliver_alter_partition (the cluster took it on its own)",
+                                              "unfence broker=3 (the cluster took it on its own)"])
+
+
+def test_f1_and_f6_lose_an_acknowledged_record_on_a_real_4_4_0_cluster(tmp_path):
+    """Unclean elections disabled, fewer lossy crashes than min ISR: the controller's own
+    last-known-leader election loses r1 on the real cluster as in the model."""
+    r = _run("--kafka", "4.4.0", str(F1_ACK), str(F6), "--out", str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    f1, f6 = _details(tmp_path)["cases"]
+    for case in (f1, f6):
+        assert case["divergence"] is None and case["acknowledged_lost"] == ["r1"] and case["consumer_reads"] == []
+        assert "NoCommittedRecordLostGlobally" in case["model_violates"]
+    assert "UncleanElectionOnlyAfterMinIsrUncleanShutdowns" in f1["model_violates"]
+    assert "UncleanElectionOnlyAfterMinIsrUncleanShutdowns" not in f6["model_violates"]   # two unclean shutdowns
+
+
+def test_f3_keeps_the_record_on_a_real_4_4_0_cluster(tmp_path):
+    r = _run("--kafka", "4.4.0", str(F3), "--out", str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    (case,) = _details(tmp_path)["cases"]
+    assert case["acknowledged_lost"] == [] and case["acknowledged_kept"] == ["r1"]
+    assert "NoCommittedRecordLostGlobally" not in case["model_violates"] and case["model_stops_at"]
+
+
+def test_a_wrong_model_diverges_and_says_where(tmp_path):
+    """The unfence-adds-to-isr mutant puts a broker back in the ISR when it is unfenced; a real
+    cluster does not. Walk 0 of seed 1 fences b1 and unfences it (exit 1, a replay scenario)."""
+    r = _run("--kafka", "4.4.0", "--mutant", "unfence-adds-to-isr", "--walks", "1", "--seed", "1", "--depth", "3",
+             "--out", str(tmp_path))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "DIVERGES from a real Kafka 4.4.0 cluster" in r.stdout
+    assert "step 2 (unfence broker=1)" in r.stdout and "isr: model [2, 3, 1], Kafka [2, 3]" in r.stdout
+    scenario = json.loads(next(tmp_path.glob("cluster-conform-*/divergence.json")).read_text())
+    assert [s["op"] for s in scenario["steps"] if "op" in s] == ["fence", "unfence"]
+
+
+def test_a_scenario_the_cluster_cannot_take_is_not_drivable(tmp_path):
+    """F1 as first written restarts b2 before its fence, which a real controller never lets happen."""
+    r = _run("--kafka", "4.4.0", str(FINDINGS / "min-isr-change-then-last-known-leader-elected-uncleanly.json"),
+             "--out", str(tmp_path))
+    assert r.returncode == 2 and r.stdout == ""
+    assert "not drivable on a real cluster: step 7 (restart broker=2)" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_cluster_that_fails_to_start_is_one_line_and_leaves_nothing(tmp_path):
+    r = _run("--kafka", "4.4.0", str(F3), "--out", str(tmp_path),
+             env={"KRAFT_VERIFY_CLUSTER_JAVA_OPTS": "-XX:MaxHeapSize=1k"})
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "ERROR" in r.stdout and "exit 2" not in r.stdout
+    summary = json.loads(next(tmp_path.glob("cluster-conform-*/summary.json")).read_text())
+    assert summary["exit_code"] == 2 and summary["details"]["error"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_mid_run_is_exit_3_with_a_report_and_nothing_left(tmp_path, sig):
+    proc = subprocess.Popen([sys.executable, "-m", "verifier.cli", "cluster-conform", "--kafka", "4.4.0", str(F3),
+                             "--out", str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 120
+    while not any(True for _ in Path("/tmp").glob("kraft-verify-cluster-*/b3/stdout.log")):
+        assert time.monotonic() < deadline and proc.poll() is None, "the cluster never started"
+        time.sleep(0.2)
+    time.sleep(8)                                  # the brokers run; the case is under way
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 3, out + err
+    summary = json.loads(next(tmp_path.glob("cluster-conform-*/summary.json")).read_text())
+    assert summary["exit_code"] == 3 and f"interrupted by {sig.name}" in summary["stop_reason"]
+
+
+def test_jars_that_cannot_be_fetched_are_one_line(tmp_path):
+    """No cached jars and a Maven mirror nobody answers: exit 2 saying so, never a pass or a skip."""
+    import shutil
+    module = tmp_path / "cluster"
+    shutil.copytree(ROOT / "oracle" / "cluster", module, ignore=shutil.ignore_patterns("target"))
+    settings = tmp_path / "settings.xml"
+    settings.write_text("<settings><mirrors><mirror><id>nowhere</id><mirrorOf>*</mirrorOf>"
+                        "<url>http://127.0.0.1:9/maven2</url></mirror></mirrors></settings>")
+    r = _run("--kafka", "4.4.0", str(F3), env={"KRAFT_VERIFY_CLUSTER_MODULE": str(module),
+                                              "KRAFT_VERIFY_MAVEN_ARGS": f"-s {settings} "
+                                                                         f"-Dmaven.repo.local={tmp_path / 'm2'}"})
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "cannot reach Maven Central" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_missing_iptables_is_one_line(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("java", "setpriv", "mvn"):
+        found = subprocess.run(["which", tool], capture_output=True, text=True).stdout.strip()
+        os.symlink(found, bin_dir / tool)
+    r = _run("--kafka", "4.4.0", str(F3), "--out", str(tmp_path), env={"PATH": str(bin_dir)})
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "needs iptables" in (r.stdout + r.stderr)
