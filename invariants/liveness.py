@@ -6,7 +6,7 @@ which no fair action stays enabled forever without being taken (an action declar
 specs/actions/, which the Model lists as `fair_actions`). The fair actions are the ones
 no person has to trigger: a stopped broker restarts, a running fenced broker heartbeats
 (unfence), followers fetch, the controller processes the AlterPartition in flight, a broker in
-controlled shutdown stops, a RECOVERING leader reports RECOVERED, and the controller runs a
+controlled shutdown stops, a caught-up follower joins the ISR (which reports RECOVERED), and the controller runs a
 recovery round when its strategy lets it elect. Faults, produces, ISR shrinks and operator
 actions (admin elections, config changes, reassignment) are not fair: a run may take them or
 not, which is what makes a counterexample a possible history.
@@ -83,8 +83,8 @@ LIVENESS: tuple[LivenessProperty, ...] = (
         "a leader: ELR exists so that such a member can be elected cleanly (KIP-966, 'Leader election')."),
     LivenessProperty(
         "RecoveringEventuallyRecovered", _recovering, _recovered,
-        "A RECOVERING partition eventually becomes RECOVERED: the leader elected uncleanly reports it with an "
-        "AlterPartition (docs/protocol.md, 'Complete recovery')."),
+        "A RECOVERING partition eventually becomes RECOVERED: the leader elected uncleanly reports it with its "
+        "first AlterPartition, which its first ISR change sends (docs/protocol.md, 'Broker side', Recovery)."),
     LivenessProperty(
         "LeaderlessEventuallyLeads", _leaderless, _has_leader,
         "A leaderless partition eventually has a leader once faults stop: what unclean recovery (or the last "

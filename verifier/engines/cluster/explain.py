@@ -87,6 +87,10 @@ def data_diffs(cfg, s, d: Data) -> list[Diff]:
         if log != [tuple(e) for e in d.logs[b]]:
             out.append(Diff(f"b{b} log", _log(log), _log(d.logs[b])))
     leader = s.ctrl.partition.leader
+    for b, seen in (d.hwms or {}).items():
+        r = s.replicas[cfg.brokers.index(b)] if b in cfg.brokers else None
+        if b != leader and seen is not None and r is not None and r.alive and r.hwm != seen:
+            out.append(Diff(f"b{b}'s high watermark (its checkpoint)", r.hwm, seen))
     if d.hwm is not None and leader in cfg.brokers:
         r = s.replicas[cfg.brokers.index(leader)]
         if r.alive and r.hwm != d.hwm:
@@ -142,6 +146,10 @@ def search(model, s, driven: Optional[tuple], obs: Observation, incarnation, cut
         if len(path) >= MAX_STEPS:
             continue
         steps = [(label, t, None) for label, t in silent_steps(model, x, cut, running)]
+        if done and driven[0] == "fetch" and model.allows(x, driven):
+            # the link stayed open a while: the follower fetched again (and learned the HWM the
+            # first fetch moved)
+            steps.append((driven, model.apply(x, driven)[0], None))
         if not done and model.allows(x, driven):
             t, error = model.apply(x, driven)
             if error == obs.error or obs.error is None and driven[0] not in ADMIN:

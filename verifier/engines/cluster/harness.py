@@ -35,6 +35,7 @@ class Data(NamedTuple):
     logs: dict[int, list]               # broker -> [(leader epoch, record id)]
     hwm: Optional[int]                  # the leader's high watermark as a consumer sees it (None: no answer)
     acked: tuple[int, ...]              # records whose acks=all produce succeeded
+    hwms: dict = {}                     # running broker -> its HWM checkpoint (written every 200 ms)
 
 
 class Observation(NamedTuple):
@@ -162,7 +163,8 @@ class Harness:
             except W.WireError:
                 hwm = None
         acked = tuple(sorted(int(p.value[1:]) for p in self.produces if p.result == "NONE"))
-        return Data(alive, logs, hwm, acked)
+        hwms = {b: O.hwm_checkpoint(c.nodes[b].data, TOPIC) for b in c.brokers if alive[b]}
+        return Data(alive, logs, hwm, acked, hwms)
 
     def observe(self, error: Optional[str] = None) -> Observation:
         """Everything since the last observation: the views the log went through and the data now."""

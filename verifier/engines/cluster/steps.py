@@ -38,6 +38,20 @@ def not_drivable(model, s, label: tuple) -> Optional[str]:
     return None
 
 
+def _leader_hwm(h: Harness, leader: int) -> Optional[int]:
+    from verifier.engines.cluster import wire as W
+    try:
+        return W.high_watermark(h.cluster.nodes[leader].port, "kv", 5)
+    except W.WireError:
+        return None
+
+
+def _follower_hwm(h: Harness, b: int) -> Optional[int]:
+    """b's HWM from its checkpoint (written every 200 ms): it has fetched when this moved."""
+    from verifier.engines.cluster.observe import hwm_checkpoint
+    return hwm_checkpoint(h.cluster.nodes[b].data, "kv")
+
+
 def _pause(seconds: float) -> None:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -63,8 +77,10 @@ def drive(h: Harness, model, s, label: tuple, after, precut: tuple = ()) -> Opti
         if c.controller_cut(b):          # a fenced broker learns the leader from the controller first
             c.heal_controller(b)
         c.heal_data(b, leader)
-        h.until(lambda: h.log(b) == h.log(leader), f"b{b}'s log equal to the leader b{leader}'s")
+        h.until(lambda: h.log(b) == h.log(leader) and _follower_hwm(h, b) == _leader_hwm(h, leader),
+                f"b{b}'s log and high watermark equal to the leader b{leader}'s")
         _pause(1.0)                      # a fetch more: the leader learns the follower's log end, the HWM moves
+        h.until(lambda: _follower_hwm(h, b) == _leader_hwm(h, leader), f"b{b}'s high watermark the leader's")
         c.cut_data(b, leader)
         return None
     if name in ("crash", "crash_lossy"):
