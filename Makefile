@@ -47,6 +47,7 @@ test: $(STAMP) oracle cluster-dist hadoop
 # gate; minutes each).
 nightly: $(STAMP) hadoop cluster-dist
 	$(BIN)/python -m pytest -m nightly
+	$(MAKE) cluster-walks
 
 # Apache Hadoop's NameNode and DataNode (hadoop-client-minicluster, the version of pyspark's
 # Hadoop client) from Maven Central, for the namespace cluster's HDFS (spark/cluster.py).
@@ -56,6 +57,12 @@ hadoop: $(STAMP)
 # The project packed for spark-submit --archives (spark/package.py; README, "On a cluster").
 spark-package: $(STAMP)
 	$(BIN)/python -m spark.package build build/spark/kraft-verify-env.tar.gz
+
+# The nightly real-cluster walks (docs/cluster.md): seeded walks on real 4.4.0 and 3.9.2 clusters
+# until 300 steps each were compared, with the cost figures of BENCHMARKS.md ("Real clusters").
+# About 30 minutes per release. Exit 1 on a divergence.
+cluster-walks: $(STAMP) cluster-dist
+	$(BIN)/python bench/cluster_bench.py --releases 4.4.0,3.9.2 --steps 300 --json bench/results/cluster.json
 
 # Every release against its own controller code at the full budgets: the scenario files that
 # apply and 100,000 walk steps over each of four bound sets per release (minutes; the table

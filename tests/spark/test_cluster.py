@@ -142,7 +142,7 @@ def hdfs(cluster: Cluster, name: str) -> str:
 def test_a_two_worker_run_with_a_shared_nothing_tmp_ends_green_with_checks_states(cluster, tmp_path):
     """CI's run of the operator's experiment (below, nightly): no checkpoint, every level on
     the executors, each with its own /tmp; a config of 19 levels (8,686 states) instead of the
-    default's 27 (238,348), since what fails without a shared disk fails at the first level."""
+    default's 27 (199,813), since what fails without a shared disk fails at the first level."""
     out = cluster.base / "out-shared-nothing"
     code, stdout, err = spark_check(cluster, [*SHARED_NOTHING, "--driver-levels", "0", "-q"], out)
     assert code == 0, err[-2000:]

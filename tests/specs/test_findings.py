@@ -17,11 +17,12 @@ def _entries():
     out = []
     for block in re.split(r"^### ", FINDINGS, flags=re.M)[1:]:
         key = block.split(".", 1)[0]
-        scenario = re.search(r"- scenario: `([^`]+)`", block).group(1)
+        line = re.search(r"- scenarios?: (.*?)\n- ", block, re.S).group(1)
         yes = re.findall(r"`([^`]+)`", re.search(r"- reproduces under: (.*)", block).group(1))
         no_line = re.search(r"- does not reproduce under: (.*)", block)
         no = re.findall(r"`([^`]+)`", no_line.group(1)) if no_line else []
-        out += [(key, scenario, p, True) for p in yes] + [(key, scenario, p, False) for p in no]
+        for scenario in re.findall(r"`(specs/scenarios/findings/[^`]+)`", line):
+            out += [(key, scenario, p, True) for p in yes] + [(key, scenario, p, False) for p in no]
     return out
 
 
@@ -35,7 +36,8 @@ def test_every_finding_has_a_scenario_and_releases():
     assert files == {f"specs/scenarios/findings/{p.name}" for p in (ROOT / "specs/scenarios/findings").glob("*.json")}
 
 
-@pytest.mark.parametrize("key,scenario,preset,reproduces", CASES, ids=[f"{k}-{p}" for k, _, p, _ in CASES])
+@pytest.mark.parametrize("key,scenario,preset,reproduces", CASES,
+                         ids=[f"{k}-{Path(s).stem[:24]}-{p}" for k, s, p, _ in CASES])
 def test_a_finding_replays_as_its_entry_says(key, scenario, preset, reproduces):
     result = run_file(str(ROOT / scenario), preset=preset)
     assert result.ok == reproduces, result.failure

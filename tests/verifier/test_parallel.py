@@ -53,11 +53,11 @@ def test_the_cli_runs_on_every_core_by_default_and_says_so(cli, tmp_path):
 
 
 def test_the_estimate_of_a_known_config_lands_within_its_range(cli, tmp_path):
-    """The default config has 238,348 states and depth 26 (an exhaustive run says so)."""
+    """The default config has 199,813 states and depth 26 (an exhaustive run says so)."""
     r = cli("check", "--estimate", "4", "--workers", "1", "--out", str(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
     est = json.loads(next(tmp_path.glob("estimate-*/estimate.json")).read_text())
-    assert not est["exact"] and est["states_low"] <= 238_348 <= est["states_high"], est
+    assert not est["exact"] and est["states_low"] <= 199_813 <= est["states_high"], est
     assert est["seconds_low"] <= est["seconds"] <= est["seconds_high"]
     assert "a forecast" in r.stdout
 
