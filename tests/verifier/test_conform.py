@@ -2,7 +2,11 @@
 Maven Central: a machine without them fails here with one line, it never skips).
 
 - every release agrees with its preset on the scenario files that apply to it and on a seeded
-  sample of walks over each of the matrix's bound sets (`make conform` runs the full budgets);
+  sample of walks over each set `make conform` walks (the matrix's four bound sets and conform's
+  own), and those walks compare every action the release has and answer every error the model's
+  steps can produce (`make conform` runs the full budgets and wants 100 of each action);
+- a run whose walks never compared an action the config can enable fails (exit 1), a file that
+  sets rules the release lacks is not applicable (exit 2), the report shows conform's figures;
 - every finding replays through the real controller of each release its entry names;
 - every mutant that changes what the controller does diverges from the newest release;
 - a divergence is reported shrunk, as a scenario file, with exit 1; bad input is exit 2."""
@@ -15,14 +19,18 @@ import shutil
 
 import pytest
 
-from specs import MUTANTS, RELEASES, Model, with_mutant
+from specs import MUTANTS, RELEASES, Model
+from specs.controller import ERRORS
 from tests.conftest import ROOT
+from verifier.cli.conform import set_config
 from verifier.engines.conform.oracle import Oracle, build
 from verifier.engines.conform.run import conform
-from verifier.studies.matrix import Row, row_config
+from verifier.engines.conform.sets import CONFORM_SETS
 
-CONFORM_SETS = ("default", "config", "min-isr-above-rf", "admin+reassignment")
-CI_STEPS = 2000          # walk steps per release and bound set in CI (make conform: 100,000)
+CI_STEPS = 2000          # walk steps per release and set in CI (make conform: 100,000)
+# Errors only a raw request gets (a scenario file's alter_partition), never a model step
+# (bench/conform_bench.py, FILES_ONLY, says why); the scenario files compare them.
+FILES_ONLY = {"NOT_CONTROLLER", "INVALID_REQUEST"}
 
 
 @pytest.fixture(scope="module", params=sorted(RELEASES), ids=lambda v: f"kafka-{v}")
@@ -44,12 +52,27 @@ def test_every_release_agrees_on_the_scenario_files(rel, cli, tmp_path):
         assert skipped["why"], skipped
 
 
-@pytest.mark.parametrize("bound_set", CONFORM_SETS)
-def test_every_release_agrees_on_seeded_walks(rel, bound_set):
-    model = Model(row_config(Row(rel.preset, bound_set)), symmetry=False)
-    out = conform(rel.version, rel.api, rel.preset, cases=[], model=model, steps=CI_STEPS, seed=7)
-    assert out.divergence is None, (out.divergence.case.labels, out.divergence.diffs)
-    assert out.walk_steps >= CI_STEPS and out.stopped is None
+def test_every_release_agrees_on_seeded_walks_that_compare_every_action_and_error(rel):
+    """CI's share of `make conform`: 2,000 walk steps of each set, every one agreeing, and
+    together every kind of step the release has compared (elections per type) and every error
+    the model's own steps can produce answered, by Kafka as by the model."""
+    walked, errors = {}, {}
+    for bound_set in CONFORM_SETS:
+        cfg, plan = set_config(rel.preset, bound_set)
+        out = conform(rel.version, rel.api, rel.preset, cases=[], model=Model(cfg, symmetry=False), steps=CI_STEPS,
+                      seed=7, plan=plan)
+        assert out.divergence is None, (bound_set, out.divergence.case.labels, out.divergence.diffs)
+        assert out.walk_steps >= CI_STEPS and out.stopped is None
+        for table, counts in ((walked, out.walk_ops), (errors, out.errors)):
+            for k, n in counts.items():
+                table[k] = table.get(k, 0) + n
+    model = Model(set_config(rel.preset, "default")[0], symmetry=False)
+    kinds = [a for a in model.action_names if a != "elect" and not model.kafka_lacks((a,))]
+    kinds += ["elect preferred", "elect unclean"]
+    assert model.kafka_lacks(("unclean_recovery",)) and model.kafka_lacks(("elect", "designated"))
+    assert [k for k in kinds if not walked.get(k)] == [], walked
+    assert set(walked) <= set(kinds), walked            # nothing no release has was walked
+    assert [e for e in ERRORS if e not in FILES_ONLY and not errors.get(e)] == [], errors
 
 
 # ---------------------------------------------------------------------------- findings
@@ -60,7 +83,9 @@ def _findings() -> list[tuple[str, str, str, bool]]:
     out = []
     for block in re.split(r"^### ", text, flags=re.M)[1:]:
         key = block.split(".", 1)[0]
-        scenario = re.search(r"- scenario: `([^`]+)`", block).group(1)
+        # "- scenario: `F`", or "- scenarios: `F` (the shortest), `G`": the first is the one
+        # the entry says Kafka's own controller runs
+        scenario = re.search(r"^- scenarios?: `([^`]+)`", block, flags=re.M).group(1)
         for line, yes in (("reproduces", True), ("does not reproduce", False)):
             m = re.search(rf"^- {line} in Kafka's own controller: (.*)", block, flags=re.M)
             for version in re.findall(r"\b(\d+\.\d+\.\d+)\b", m.group(1)) if m else []:
@@ -141,12 +166,13 @@ def test_the_controller_mutants_are_the_catalogues_controller_rules():
 def test_every_controller_mutant_diverges_from_the_newest_release(mutant):
     release = RELEASES["4.4.0"]
     for bound_set in CONFORM_SETS:
-        model = Model(with_mutant(row_config(Row(release.preset, bound_set)), mutant), symmetry=False)
-        out = conform(release.version, release.api, release.preset, cases=[], model=model, walks=300, seed=1)
+        cfg, plan = set_config(release.preset, bound_set, mutant)
+        out = conform(release.version, release.api, release.preset, cases=[], model=Model(cfg, symmetry=False),
+                      walks=300, seed=1, plan=plan)
         if out.divergence is not None:
             assert out.divergence.step <= 15       # shrunk
             return
-    pytest.fail(f"{mutant} agrees with Kafka 4.4.0 over 300 walks of every bound set")
+    pytest.fail(f"{mutant} agrees with Kafka 4.4.0 over 300 walks of every set")
 
 
 def test_a_divergence_is_exit_1_with_a_shrunk_scenario_that_replays(cli, tmp_path):
@@ -156,11 +182,108 @@ def test_a_divergence_is_exit_1_with_a_shrunk_scenario_that_replays(cli, tmp_pat
     run = next(tmp_path.glob("*/"))
     scenario = json.loads((run / "divergence.json").read_text())
     assert scenario["kind"] == "conform divergence" and "diverges from Kafka 4.4.0" in scenario["notes"]
+    assert "Reproduce: kraft-verify conform --kafka 4.4.0 --mutant unfence-adds-to-isr FILE" in scenario["notes"]
     assert cli("replay", str(run / "divergence.json")).returncode == 0      # the model's own values
-    again = cli("conform", "--kafka", "4.4", str(run / "divergence.json"), "--out", str(tmp_path / "again"))
+    # The file sets the mutant's rule, which 4.4.0 lacks: alone it does not apply; beside the
+    # mutant named on the command line, Kafka's values still differ.
+    alone = cli("conform", "--kafka", "4.4", str(run / "divergence.json"), "--out", str(tmp_path / "alone"))
+    assert alone.returncode == 2 and "not applicable to Kafka 4.4.0" in alone.stderr, alone.stdout + alone.stderr
+    again = cli("conform", "--kafka", "4.4", "--mutant", "unfence-adds-to-isr", str(run / "divergence.json"),
+                "--out", str(tmp_path / "again"))
     assert again.returncode == 1 and "DIVERGES" in again.stdout             # and Kafka's still differ
     summary = json.loads((run / "summary.json").read_text())
     assert summary["result"] == "violation" and summary["exit_code"] == 1
+    report = (run / "report.md").read_text()
+    assert "# kraft-verify conform: DIVERGES from Kafka 4.4.0" in report
+    fields = summary["details"]["divergence"]["fields"]
+    assert "isr" in [f["field"] for f in fields]
+    from verifier.reports.text import scalar
+    for f in fields:                          # the model's and Kafka's values side by side
+        assert f"| {f['field']} | {scalar(f['model'])} | {scalar(f['kafka'])} |" in report, (f, report)
+
+
+# ---------------------------------------------------------------------------- coverage and the report
+
+def test_walks_that_never_compare_an_action_the_config_enables_fail(cli, tmp_path):
+    """config_changes=1 turns the periodic unclean election on (off_by_config says so), but 20
+    walks never reach a leaderless partition whose topic enables unclean elections: the run
+    agreed at every step and still fails, naming the action, in the console, summary and report."""
+    r = cli("conform", "--kafka", "4.4", "--bound", "config_changes=1", "--walks", "20", "--out", str(tmp_path))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "INCOMPLETE against Kafka 4.4.0: never compared in 20 walks: periodic_unclean_election" in r.stdout
+    run = next(tmp_path.glob("*/"))
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["result"] == "violation" and summary["violated"] == ["EveryActionCompared"]
+    rows = {a["action"]: a for a in summary["details"]["actions"]}
+    assert rows["periodic_unclean_election"]["status"] == "never compared" and rows["fence"]["status"] == "compared"
+    assert rows["crash"]["status"] == "off by config"
+    assert "| periodic_unclean_election | 0 | 0 | 0 | never compared" in (run / "report.md").read_text()
+    stopped = cli("conform", "--kafka", "4.4", "--bound", "config_changes=1", "--walks", "1000000",
+                  "--time-budget", "2", "--out", str(tmp_path / "stopped"))
+    assert stopped.returncode == 3, stopped.stdout + stopped.stderr      # cut short: a stop, not a failure
+
+
+def test_the_report_shows_conforms_own_figures(cli, tmp_path):
+    r = cli("conform", "--kafka", "3.9", "--bound-set", "shutdowns", "--steps", "300", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    run = next(tmp_path.glob("*/"))
+    summary = json.loads((run / "summary.json").read_text())
+    details = summary["details"]
+    assert details["walks"]["bound_set"] == "shutdowns" and details["walks"]["refusals_per_walk"] == 2
+    per_action = details["steps_per_action"]
+    assert per_action["controlled_shutdown"] > 0 and per_action["elect preferred"] > 0
+    assert sum(per_action.values()) == summary["counts"]["steps_compared"]
+    assert details["errors_seen"] and set(details["errors_seen"]) <= set(ERRORS)
+    rows = {a["action"]: a for a in details["actions"]}
+    assert rows["elect designated"]["status"] == rows["unclean_recovery"]["status"] == "in no Kafka release"
+    md, html = (run / "report.md").read_text(), (run / "report.html").read_text()
+    assert md.startswith("# kraft-verify conform: agrees with Kafka 3.9.2")
+    assert f"| controlled_shutdown | {per_action['controlled_shutdown']:,} |" in md
+    for error, n in details["errors_seen"].items():
+        assert f"| {error} | {n:,} |" in md and f"<td>{error}</td><td>{n:,}</td>" in html
+    assert "distinct states" not in md and "States per BFS level" not in html      # no empty search table
+    assert 'id="actions"' in html and f"<td>controlled_shutdown</td><td>{per_action['controlled_shutdown']:,}</td>" \
+        in html
+
+
+def test_a_plain_walk_is_the_walk_it_always_was():
+    """The matrix's sets walk plainly, so their walks (and BENCHMARKS' figures) do not change:
+    the plain plan draws exactly as core's random_step does."""
+    from verifier.core.levels import random_step
+    from verifier.engines.conform.engine import walk
+    from verifier.engines.conform.run import walk_rng
+    model = Model(set_config("kafka-4.4", "admin+reassignment")[0], symmetry=False)
+    for i in range(30):
+        labels, s, rng = [], model.init_states()[0], walk_rng(0, i)
+        while len(labels) < 50 and (step := random_step(model, s, rng)) is not None:
+            labels.append(step[0])
+            s = step[1]
+        assert walk(model, walk_rng(0, i), 50, f"walk {i}").labels == labels
+
+
+def test_a_refused_request_changes_nothing_and_spends_no_budget():
+    """The shutdowns set offers refused elections: each one the model answers with an error and
+    leaves the state as it was, so the operator's real elections still have their budget."""
+    from verifier.engines.conform.engine import walk
+    from verifier.engines.conform.run import walk_rng
+    from verifier.engines.conform.walks import scout
+    cfg, plan = set_config("kafka-4.4", "shutdowns")
+    model = Model(cfg, symmetry=False)
+    refusable = scout(model, walk_rng(0, -1))
+    assert {label[:2] for label in refusable} == {("elect", "preferred"), ("elect", "unclean")}
+    refusals = 0
+    for i in range(40):
+        case = walk(model, walk_rng(0, i), 50, f"walk {i}", plan, refusable)
+        before, here = case.initial, 0
+        for label, after, error in case.steps:
+            if after is before:                     # the state as it was, its budget included
+                here += 1
+                assert label in refusable and error in ERRORS, (label, error)
+            before = after
+        assert here <= plan.refusals
+        assert sum(1 for label, _, error in case.steps if error and label[0] == "elect") == here
+        refusals += here
+    assert refusals > 10
 
 
 # ---------------------------------------------------------------------------- bad input
@@ -175,6 +298,8 @@ def test_a_divergence_is_exit_1_with_a_shrunk_scenario_that_replays(cli, tmp_pat
     (["--kafka", "4.4", "--walks", "-1"], "--walks must be >= 0"),
     (["--kafka", "3.9", "specs/scenarios/kafka-pcbt-elr-can-be-elected.json"],
      "starts with an ELR or a last known ELR, which a cluster without ELR never writes"),
+    (["--kafka", "4.4", "specs/scenarios/kafka-pcbt-elr-can-be-elected-kip-mode.json"],
+     "not applicable to Kafka 4.4.0: it sets use_last_known_leader=false, which kafka-4.4 does not have"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, cli):
     r = cli("conform", *args)

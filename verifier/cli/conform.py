@@ -1,8 +1,11 @@
 """`kraft-verify conform --kafka VERSION`: the model against one Kafka release's own controller
 code (docs/conform.md). Scenario files and seeded random walks of the model run through both;
 the first step after which any controller field or answer differs is a divergence, shrunk and
-written as a scenario file (exit 1). Everything agrees: exit 0. A release, file or config conform
-cannot compare is one line and exit 2; a run cut by its time budget or a signal, exit 3."""
+written as a scenario file (exit 1); walks that ran their whole budget and never compared an
+action the config can enable fail too (exit 1: they did not check what the run claims). Everything
+agrees: exit 0. A release, file or config conform cannot compare is one line and exit 2 (a file
+whose rules the release lacks "is not applicable"); a run cut by its time budget or a signal,
+exit 3."""
 from __future__ import annotations
 
 import argparse
@@ -16,7 +19,7 @@ from verifier.cli.common import (UsageError, build_config, console, header_line,
 from verifier.core.files import write_atomic
 from verifier.core.settings import Limits, Settings
 from verifier.engines.conform.engine import Case
-from verifier.engines.conform.run import PROPERTY
+from verifier.engines.conform.run import COVERAGE, PROPERTY
 from verifier.engines.replay import run_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "specs" / "scenarios"
@@ -53,36 +56,51 @@ def _no_elr(cfg, rel) -> bool:
     return cfg.rules.elr and PRESETS[rel.preset].changes.get("elr", True) is False
 
 
-def _bound_set(args):
-    """The config of one of the matrix's bound sets (verifier/studies/matrix.py) under the preset."""
+def set_config(preset: str, name: str, mutant=None):
+    """(config, walk plan) of a walk set under `preset`: one of the matrix's bound sets
+    (verifier/studies/matrix.py: plain walks) or of conform's own (verifier/engines/conform/sets.py).
+    Raises UsageError for another name. `make conform` and the tests walk the sets through here."""
+    from verifier.engines.conform.sets import WALK_SETS, walk_config
+    from verifier.engines.conform.walks import PLAIN
     from verifier.studies.matrix import BOUND_SETS, Row, row_config
-    if args.bound_set not in BOUND_SETS or args.bound_set == "recovery":
-        raise UsageError(f"--bound-set {args.bound_set}: unknown (known: "
-                         f"{', '.join(b for b in BOUND_SETS if b != 'recovery')})")
+    if name in WALK_SETS:
+        return walk_config(preset, name, mutant), WALK_SETS[name].plan
+    if name not in BOUND_SETS or name == "recovery":
+        known = [b for b in BOUND_SETS if b != "recovery"] + list(WALK_SETS)
+        raise UsageError(f"--bound-set {name}: unknown (known: {', '.join(known)})")
+    cfg = row_config(Row(preset, name))
+    if mutant:
+        from specs import with_mutant
+        cfg = with_mutant(cfg, mutant)
+    return cfg, PLAIN
+
+
+def _bound_set(args):
+    """The config and walk plan of --bound-set under the preset; it gives the whole config."""
     given = [o for o in ("config", "replicas", "brokers", "min_isr", "bound", "flag", "spare_brokers")
              if getattr(args, o, None)]
     if given:
         raise UsageError(f"--bound-set gives the whole config: drop --{given[0].replace('_', '-')}")
-    cfg = row_config(Row(args.preset, args.bound_set))
-    if args.mutant:
-        from specs import with_mutant
-        cfg = with_mutant(cfg, args.mutant)
-    return cfg
+    return set_config(args.preset, args.bound_set, args.mutant)
 
 
-def _file_case(path: str, rel, preset, strict: bool):
+def _file_case(path: str, rel, preset, strict: bool, rules_beside: bool = True):
     """(Case, None) for a scenario file that applies to the release, else (None, why not). A file
-    named on the command line (strict) is compared under whatever rules it sets (a mutant, a KIP
-    variant: the comparison then says where that model leaves Kafka), and only what no cluster of
-    the release can run is a usage error; --scenarios takes the files that state the release's own
-    rules and lists the others."""
+    that sets rules the release lacks (the KIP text's, a mutant's) does not apply: --scenarios
+    lists it, and a file named on the command line (strict) is a usage error ("not applicable"),
+    unless the command line itself puts such a model beside the release (`rules_beside`: a
+    --preset, --mutant or --flag the release lacks), which is how a wrong model's divergence is
+    reproduced. What no cluster of the release can run is a usage error either way."""
     try:
         data = load_scenario(path)
         model, start, steps, cut = run_operations(data, path, preset=preset)
     except ScenarioError as exc:
         raise UsageError(str(exc)) from None
-    why = (model.outside_release(rel.preset) if preset == rel.preset and not strict else None) \
-        or model.impossible_start(start)
+    outside = model.outside_release(rel.preset) if preset == rel.preset and not (strict and rules_beside) else None
+    if outside and strict:
+        raise UsageError(f"{path}: not applicable to Kafka {rel.version}: {outside}; to compare that model with the "
+                         f"release, name it on the command line (--preset, --mutant or --flag)")
+    why = outside or model.impossible_start(start)
     if _no_elr(model.cfg, rel):
         why = f"it runs ELR, which Kafka {rel.version} cannot"
     lacks = next(((i, model.kafka_lacks(label)) for i, (label, _, _) in enumerate(steps, 1)
@@ -109,32 +127,35 @@ def run(args: argparse.Namespace) -> int:
     if args.time_budget is not None and not args.time_budget > 0:
         raise UsageError(f"--time-budget must be > 0 seconds, got {args.time_budget}")
     args.preset = args.preset or rel.preset
-    cfg = _bound_set(args) if args.bound_set else build_config(args)[0]
+    from verifier.engines.conform.walks import PLAIN
+    cfg, plan = _bound_set(args) if args.bound_set else (build_config(args)[0], PLAIN)
     model = Model(cfg, symmetry=False)
     _refuse_model(model, rel)
     preset = cfg.preset
     cases, skipped = [], []
+    beside = model.outside_release(rel.preset) is not None     # the command line names another model
     for path in args.files:
-        cases.append(_file_case(path, rel, preset, strict=True)[0])
+        cases.append(_file_case(path, rel, preset, strict=True, rules_beside=beside)[0])
     if args.scenarios:
         for path in sorted(SCENARIOS.glob("*.json")) + sorted(SCENARIOS.glob("findings/*.json")):
             case, why = _file_case(str(path), rel, preset, strict=False)
             (cases.append(case) if case else skipped.append((str(path.relative_to(SCENARIOS.parents[1])), why)))
     walks = args.walks if args.walks is not None else (0 if cases or args.scenarios or args.steps else 1000)
     out = console()
-    out.print(header_line("conform", cfg, f"kafka={rel.version} walks={walks} depth={args.depth} seed={args.seed}"),
-              markup=False)
+    walk_set = f" set={args.bound_set}" if args.bound_set else ""
+    out.print(header_line("conform", cfg, f"kafka={rel.version}{walk_set} walks={walks} depth={args.depth} "
+                                          f"seed={args.seed}"), markup=False)
     run_id, out_dir = run_dir(args.out, f"conform-{rel.version}", cfg)
     try:
         result = engine("conform")(model, (), Settings(limits=Limits(time_budget=args.time_budget), seed=args.seed, engine={
             "version": rel.version, "api": rel.api, "preset": preset, "cases": cases, "walks": walks,
-            "steps": args.steps, "depth": args.depth}))
+            "steps": args.steps, "depth": args.depth, "plan": plan}))
     except OracleError as exc:
         raise UsageError(str(exc)) from None
-    return _report(args, rel, cfg, model, result, cases, skipped, run_id, out_dir, out)
+    return _report(args, rel, cfg, model, result, cases, skipped, run_id, out_dir, out, plan)
 
 
-def _report(args, rel, cfg, model, result, cases, skipped, run_id, out_dir, out) -> int:
+def _report(args, rel, cfg, model, result, cases, skipped, run_id, out_dir, out, plan) -> int:
     from verifier.reports.summary import counterexample_json, summarize
     outcome, command = result.facts, " ".join(["kraft-verify"] + args.argv)
     d, divergence, files = outcome.divergence, None, {}
@@ -142,17 +163,40 @@ def _report(args, rel, cfg, model, result, cases, skipped, run_id, out_dir, out)
         divergence = _write_divergence(d, rel, out_dir, command)
         files[PROPERTY] = counterexample_json(result.verdicts[0].trace, "divergence.json")
         result.verdicts[0].detail = divergence["summary"]
+    actions = result.sections.get("actions", [])
+    designated = model.kafka_lacks(("elect", "designated"))     # a kind of elect no release has
+    if designated and not any(r["action"] == "elect designated" for r in actions):
+        actions.append({"action": "elect designated", "compared": 0, "walks": 0, "with_error": 0,
+                        "status": "in no Kafka release", "why": designated})
     result.sections = {"details": {
         "kafka": rel.version, "read": rel.read, "model_preset": cfg.preset,
+        "walks": {"bound_set": args.bound_set, "walks": outcome.walks, "walk_steps": outcome.walk_steps,
+                  "depth": args.depth, "seed": args.seed, **plan.describe(),
+                  "refusable": [model.describe(label) for label in outcome.refusable]},
         "files": [{"path": p, "steps": n, "cut_short": c, "model_violates": (case.violates or [None])[0]}
                   for (p, n, c), case in zip(outcome.files, cases)],
         "not_applicable": [{"path": p, "why": w} for p, w in skipped], "steps_per_action": outcome.ops,
-        "divergence": divergence}}
+        "actions": actions, "errors_seen": dict(sorted(outcome.errors.items())), "divergence": divergence}}
     summary = summarize(result, model, run_id, command, files)
     write_atomic(out_dir / "conform.json", json.dumps(summary, indent=2) + "\n")
-    _print(out, rel, cfg, outcome, cases, skipped, divergence, summary["warnings"])
+    _print(out, rel, outcome, cases, skipped, divergence, summary)
     write_run(summary, out_dir, args.junit, out)
     return summary["exit_code"]
+
+
+def _reproduce(model, rel) -> str:
+    """The command that compares a divergence file again: the release alone, or, for a model
+    the release lacks, with the options that name it (a file with such rules is otherwise not
+    applicable)."""
+    from specs import config_summary
+    cfg, options = model.cfg, []
+    if model.outside_release(rel.preset):
+        if cfg.preset != rel.preset:
+            options += ["--preset", cfg.preset]
+        if cfg.mutant:
+            options += ["--mutant", cfg.mutant]
+        options += [f"--flag {k}={str(v).lower()}" for k, v in config_summary(cfg)["flags"].items()]
+    return " ".join(["kraft-verify conform --kafka", rel.version, *options, "FILE"])
 
 
 def _write_divergence(d, rel, out_dir: Path, command: str) -> dict:
@@ -165,7 +209,7 @@ def _write_divergence(d, rel, out_dir: Path, command: str) -> dict:
     text = f"diverges from Kafka {rel.version}'s controller after {where}: {fields}"
     scenario = d.case.model.scenario(trace, f"conform-{rel.version}-divergence", command)
     scenario.update(kind="conform divergence", notes=text + f" (Kafka wrote: {', '.join(d.records) or 'nothing'}; "
-                    f"found from {d.case.name}). Reproduce: kraft-verify conform --kafka {rel.version} FILE")
+                    f"found from {d.case.name}). Reproduce: {_reproduce(d.case.model, rel)}")
     scenario.pop("check_invariants", None)
     write_atomic(out_dir / "divergence.json", json.dumps(scenario, indent=2) + "\n")
     return {"summary": text, "step": d.step, "label": d.case.model.describe(d.label) if d.step else None,
@@ -174,7 +218,7 @@ def _write_divergence(d, rel, out_dir: Path, command: str) -> dict:
             "steps": [d.case.model.describe(label) for label, _, _ in steps]}
 
 
-def _print(out, rel, cfg, result, cases, skipped, divergence, warnings) -> None:
+def _print(out, rel, result, cases, skipped, divergence, summary) -> None:
     from rich.table import Table
     for (path, n, cut), case in zip(result.files, cases):
         out.print(f"  {path}: {n} steps" + (f" (the model stops at {cut})" if cut else ""), markup=False)
@@ -184,8 +228,17 @@ def _print(out, rel, cfg, result, cases, skipped, divergence, warnings) -> None:
                       f"{rel.version}'s controller agrees with at every step", markup=False)
     for path, why in skipped:
         out.print(f"  not applicable: {path}: {why}", markup=False)
+    if result.walks:
+        counts = ", ".join(f"{k} {n:,}" + (f" ({result.with_error[k]:,} with an error)" if result.with_error.get(k)
+                                           else "") for k, n in sorted(result.walk_ops.items()))
+        out.print(f"  compared in walks, per action: {counts}", markup=False)
+        out.print("  errors answered: " + (", ".join(f"{e} {n:,}" for e, n in sorted(result.errors.items()))
+                                           or "none"), markup=False)
+    coverage = next((v for v in summary["invariants"] if v["name"] == COVERAGE), None)
     verdict = (f"DIVERGES from Kafka {rel.version}" if divergence else
-               f"STOPPED ({result.stopped})" if result.stopped else f"agrees with Kafka {rel.version}")
+               f"STOPPED ({result.stopped})" if result.stopped else
+               f"INCOMPLETE against Kafka {rel.version}: {coverage['detail']}; every step compared agrees"
+               if coverage and coverage["status"] == "violated" else f"agrees with Kafka {rel.version}")
     out.print(f"{verdict}: {result.cases:,} traces ({len(result.files)} scenario files, {result.walks:,} walks), "
               f"{result.steps:,} steps compared in {result.seconds:.1f}s ({result.steps_per_second:,.0f} steps/s)",
               markup=False)
@@ -198,5 +251,5 @@ def _print(out, rel, cfg, result, cases, skipped, divergence, warnings) -> None:
         out.print(table)
         out.print(divergence["summary"], markup=False)
         out.print(f"Kafka wrote: {', '.join(divergence['kafka_records']) or 'nothing'}", markup=False)
-    for w in warnings:
+    for w in summary["warnings"]:
         out.print(f"warning: {w}", markup=False)

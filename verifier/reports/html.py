@@ -118,6 +118,9 @@ def _counterexamples(summary: dict) -> str:
 
 def render_report_html(summary: dict) -> str:
     title = f"kraft-verify {summary.get('engine', '?')}: {summary.get('run_id', '')}"
+    if summary.get("engine") == "conform":      # its own figures, not a search's (verifier/reports/conform.py)
+        from verifier.reports.conform import html_parts
+        return page(title, [*html_parts(summary), _properties(summary), _config(summary)], CSS)
     return page(title, [_verdict(summary), _properties(summary), _counterexamples(summary), _levels(summary),
                         _coverage(summary), _config(summary)], CSS)
 

@@ -120,7 +120,12 @@ def _md_mutants(summary: dict) -> list[str]:
 
 
 def render_report_md(summary: dict) -> str:
-    """The whole report as a string (write_report_md saves it); it reads only the summary."""
+    """The whole report as a string (write_report_md saves it); it reads only the summary. A
+    conform run has its own figures instead of a search's (verifier/reports/conform.py)."""
+    if summary.get("engine") == "conform":
+        from verifier.reports.conform import markdown
+        lines = markdown(summary, _md_table, _md_config, _md_invariants)
+        return "\n".join(lines).rstrip("\n") + "\n"
     parts = [[_md_title(summary), ""], _md_config(summary), _md_counts(summary),
              _md_invariants(summary), _md_mutants(summary), _md_levels(summary), _md_coverage(summary),
              _md_counterexamples(summary)]

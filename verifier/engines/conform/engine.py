@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from specs import Model
-from verifier.core.levels import random_step
 from verifier.engines.conform.compare import Diff, diff
+from verifier.engines.conform.walks import PLAIN, Plan, walk_steps
 
 
 @dataclass
@@ -73,20 +73,13 @@ def check(oracle, case: Case) -> tuple[Optional[Divergence], int]:
     return None, len(case.steps)
 
 
-def walk(model: Model, rng: random.Random, depth: int, name: str) -> Case:
-    """A seeded random walk: from the initial state, a step chosen uniformly among the enabled
-    ones (within the config's bounds) until none is or `depth` steps were taken."""
+def walk(model: Model, rng: random.Random, depth: int, name: str, plan: Plan = PLAIN, refusable: tuple = (),
+         enabled: Optional[set] = None) -> Case:
+    """A seeded random walk (walks.py): from the initial state, a step chosen among the enabled
+    ones (within the config's bounds, by the plan's weights, with the refused requests the plan
+    offers) until none is or `depth` steps were taken."""
     s = model.init_states()[0]
-    case = Case(name, model, s)
-    for _ in range(depth):
-        step = random_step(model, s, rng)
-        if step is None:
-            break
-        nxt, error = model.apply(s, step[0])
-        label = step[0]
-        case.steps.append((label, nxt, error))
-        s = nxt
-    return case
+    return Case(name, model, s, walk_steps(model, rng, depth, plan, refusable, enabled, start=s))
 
 
 def shrink(oracle, found: Divergence, budget: int = 400) -> Divergence:

@@ -3,7 +3,14 @@ with one Kafka release's own controller (engine.py), stopping at the first diver
 shrunk before it is reported.
 
 Determinism: walk i of seed S draws from its own generator (S, i), so the same config and seed
-give the same walks, the same counts and the same first divergence, however the run is cut.
+give the same walks, the same counts and the same first divergence, however the run is cut. A
+plan with refused requests first scouts the labels it may refuse with a generator of its own
+(walks.py), so that too is fixed by the seed.
+
+What the walks compared is counted per kind of step (`walks.kind`: the action, an election by
+its type) and per error the controller answered with, and a run whose walks were not cut short
+and never compared an action its config can enable fails (`COVERAGE`): the walks did not check
+what the run claims they did.
 """
 from __future__ import annotations
 
@@ -14,10 +21,12 @@ from typing import Callable, Optional
 
 from specs import Trace
 from verifier.core import stop
-from verifier.core.result import COMPLETE, SAMPLED_STATUS, STOPPED, VIOLATED, VIOLATION, Result, Verdict
+from verifier.core.result import (COMPLETE, HOLDS, SAMPLED_STATUS, STOPPED, STOPPED_STATUS, VIOLATED, VIOLATION,
+                                  Result, Verdict)
 from verifier.core.settings import Settings
 from verifier.engines.conform.engine import Case, Divergence, check, shrink, walk
 from verifier.engines.conform.oracle import Oracle
+from verifier.engines.conform.walks import PLAIN, Plan, kind, scout
 
 
 @dataclass
@@ -29,7 +38,12 @@ class Outcome:
     files: list[tuple[str, int, Optional[str]]] = field(default_factory=list)   # (path, steps, cut short why)
     walks: int = 0
     walk_steps: int = 0
-    ops: dict[str, int] = field(default_factory=dict)   # model steps compared, per action
+    ops: dict[str, int] = field(default_factory=dict)   # model steps compared, per kind (walks.kind)
+    with_error: dict[str, int] = field(default_factory=dict)   # ... of which answered with an error
+    errors: dict[str, int] = field(default_factory=dict)    # steps compared, per error answered
+    walk_ops: dict[str, int] = field(default_factory=dict)  # the walks' share of `ops`
+    refusable: tuple = ()                          # the labels the plan's walks may send refused
+    enabled: set = field(default_factory=set)      # the actions some walk state offered
     divergence: Optional[Divergence] = None
     stopped: Optional[str] = None                  # why the run ended before its budget
     seconds: float = 0.0
@@ -43,21 +57,34 @@ def walk_rng(seed: int, i: int) -> random.Random:
     return random.Random(seed * 1_000_003 + i)
 
 
+def _count(table: dict, key: str) -> None:
+    table[key] = table.get(key, 0) + 1
+
+
 def conform(version: str, api: str, preset: str, *, cases: list[Case], model=None, walks: int = 0,
             steps: int = 0, depth: int = 50, seed: int = 0, time_budget: Optional[float] = None,
-            shrink_budget: int = 400, progress: Optional[Callable[[Outcome], None]] = None) -> Outcome:
+            shrink_budget: int = 400, progress: Optional[Callable[[Outcome], None]] = None,
+            plan: Plan = PLAIN) -> Outcome:
     """Compare `cases` (scenario files), then random walks of `model` with Kafka `version` (driver
-    API generation `api`): `walks` of them, and more until `steps` walk steps were compared.
-    Raises OracleError if the oracle cannot run."""
+    API generation `api`): `walks` of them, and more until `steps` walk steps were compared, each
+    chosen as `plan` says. Raises OracleError if the oracle cannot run."""
     out = Outcome(version, preset)
     start = time.monotonic()
+    if model is not None and plan.refusals and (walks or steps):
+        out.refusable = scout(model, walk_rng(seed, -1))
     with Oracle(version, api) as oracle, stop.polled():
         def one(case: Case, is_walk: bool) -> bool:
             found, compared = check(oracle, case)
             out.cases += 1
             out.steps += compared
-            for label, _, _ in case.steps[:compared]:
-                out.ops[label[0]] = out.ops.get(label[0], 0) + 1
+            for label, _, error in case.steps[:compared]:
+                k = kind(label)
+                _count(out.ops, k)
+                if is_walk:
+                    _count(out.walk_ops, k)
+                if error is not None:
+                    _count(out.with_error, k)
+                    _count(out.errors, error)
             if is_walk:
                 out.walks += 1
                 out.walk_steps += compared
@@ -82,7 +109,8 @@ def conform(version: str, api: str, preset: str, *, cases: list[Case], model=Non
                     out.stopped = (f"time budget of {time_budget:g} s spent after {i:,} walks "
                                    f"({out.walk_steps:,} walk steps)")
                     break
-                if not one(walk(model, walk_rng(seed, i), depth, f"walk {i} (seed {seed})"), True):
+                if not one(walk(model, walk_rng(seed, i), depth, f"walk {i} (seed {seed})", plan, out.refusable,
+                                out.enabled), True):
                     break
                 if progress and i % 50 == 0:
                     out.seconds = time.monotonic() - start
@@ -93,30 +121,84 @@ def conform(version: str, api: str, preset: str, *, cases: list[Case], model=Non
 
 
 PROPERTY = "ControllerAgreesWithKafka"
+COVERAGE = "EveryActionCompared"
+
+
+def coverage(model, out: Outcome) -> tuple[list[dict], list[str]]:
+    """Per action of the model and per kind its walks or files compared: steps compared (in
+    walks, answered with an error) and its status: `compared`, `off by config` (the model says no
+    run of this config enables it), `in no Kafka release` (the model says so; conform refuses a
+    config that enables it), `never compared` (the walks could have, and did not; why: never
+    enabled in the states reached, or offered and never taken) or, in a run without walks, `not in
+    the files`. Returns (rows, the actions never compared, each with its why)."""
+    off = model.off_by_config()
+    rows, never = [], []
+    for name in model.action_names:
+        kinds = sorted(k for k in out.ops if k == name or k.startswith(name + " ")) or [name]
+        for k in kinds:
+            n = out.ops.get(k, 0)
+            lacks = model.kafka_lacks((name,))
+            if n:
+                status, why = "compared", ""
+            elif lacks:
+                status, why = "in no Kafka release", lacks
+            elif name in off:
+                status, why = "off by config", off[name]
+            elif out.walks:
+                status = "never compared"
+                why = (("offered by some state, never taken" if name in out.enabled else
+                        "never enabled in the states the walks reached")
+                       + (f"; {model.enable_hint(name)}" if model.enable_hint(name) else ""))
+                never.append(f"{name} ({why})")
+            else:
+                status, why = "not in the files", ""
+            rows.append({"action": k, "compared": n, "walks": out.walk_ops.get(k, 0),
+                         "with_error": out.with_error.get(k, 0), "status": status, "why": why})
+    return rows, never
 
 
 def run(model, properties=(), settings: Settings = Settings(), progress=None) -> Result:
-    """The engine interface. Its one property is agreement with Kafka (the safety properties
-    are not its business); `settings.engine` holds the release (`version`, `api`), the model's
-    `preset`, the scenario `cases`, `walks`, `steps`, `depth`; the seed and time budget are
-    settings' own; `facts` is the run's Outcome. Raises OracleError if the oracle cannot run."""
+    """The engine interface. Its properties are agreement with Kafka (the safety properties
+    are not its business) and, when it walks, that the walks compared every action the config
+    can enable; `settings.engine` holds the release (`version`, `api`), the model's `preset`, the
+    scenario `cases`, `walks`, `steps`, `depth` and the walk `plan`; the seed and time budget are
+    settings' own; `facts` is the run's Outcome, `sections["actions"]` the coverage rows.
+    Raises OracleError if the oracle cannot run.
+
+    An action never compared by walks that ran their whole budget is a violation (exit 1), not
+    a stop (3: a budget cut the run short, and running longer may help) nor bad input (2: the
+    config is valid and the run wrote its report): the run was asked to check the controller
+    over everything this config does and it did not, as a surviving mutant is a failure of the
+    mutation gate. A run cut short says which actions it had not reached yet, as a warning."""
     e = settings.engine
     out = conform(e["version"], e["api"], e["preset"], cases=e.get("cases", []), model=model,
                   walks=e.get("walks", 0), steps=e.get("steps", 0), depth=e.get("depth", 50),
-                  seed=settings.seed or 0, time_budget=settings.limits.time_budget, progress=progress)
+                  seed=settings.seed or 0, time_budget=settings.limits.time_budget, progress=progress,
+                  plan=e.get("plan", PLAIN))
     d = out.divergence
     trace = None
     if d is not None:
         trace = Trace(d.case.model, d.case.initial, [(label, after) for label, after, _ in d.case.steps[:d.step]],
                       engine="conform")
-    verdict = Verdict(PROPERTY, "conformance", VIOLATED if d else SAMPLED_STATUS, trace=trace,
-                      quote=f"after every step, the model's controller state and answer equal those of Kafka "
-                            f"{e['version']}'s own controller code")
-    off = model.off_by_config()
-    never = [a for a in model.action_names if out.walks and a not in out.ops and a not in off]
-    return Result(VIOLATION if d else (STOPPED if out.stopped else COMPLETE), out.seconds, out.stopped or "",
-                  "conform", facts=out, verdicts=[verdict],
+    verdicts = [Verdict(PROPERTY, "conformance", VIOLATED if d else SAMPLED_STATUS, trace=trace,
+                        quote=f"after every step, the model's controller state and answer equal those of Kafka "
+                              f"{e['version']}'s own controller code")]
+    rows, never = coverage(model, out)
+    warnings = []
+    if out.walks and not d:
+        if out.stopped and never:
+            status = STOPPED_STATUS
+            warnings += [f"action {a} was not compared before the run stopped" for a in never]
+        else:
+            status = VIOLATED if never else HOLDS
+        verdicts.append(Verdict(COVERAGE, "coverage", status,
+                                quote="the walks compared every action the config can enable with Kafka at least once",
+                                detail=(f"never compared in {out.walks:,} walks: " + ", ".join(never)) if never
+                                and not out.stopped else ""))
+    failed = bool(d) or (out.walks and not out.stopped and bool(never))
+    return Result(VIOLATION if failed else (STOPPED if out.stopped else COMPLETE), out.seconds, out.stopped or "",
+                  "conform", facts=out, verdicts=verdicts, sections={"actions": rows},
                   counts={"samples": out.cases, "steps_compared": out.steps, "walks": out.walks,
                           "walk_steps": out.walk_steps, "scenario_files": len(out.files),
                           "seconds": round(out.seconds, 2), "steps_per_second": round(out.steps_per_second)},
-                  warnings=[f"action {a} was never compared with Kafka in {out.walks:,} walks" for a in never])
+                  warnings=warnings)

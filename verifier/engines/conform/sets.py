@@ -1,0 +1,63 @@
+"""Conform's own walk sets, beside the matrix's bound sets (verifier/studies/matrix.py), and
+the sets `make conform` and CI walk.
+
+The matrix's sets are sized for exhaustive search; walked, they never take a controlled
+shutdown and rarely an unclean election, so a model wrong there agreed with Kafka. These two
+fill that in, for every release (none needs ELR, so 3.9 walks them too):
+
+- `shutdowns`: controlled shutdowns and the clean stop after them, both kinds of crash, and
+  admin elections (a preferred one after the leader moved; refused ones: the preferred replica
+  already leads or cannot lead);
+- `unclean`: two replicas with min ISR 1 and no leader-initiated ISR shrink, so fences and
+  crashes leave the partition leaderless within a few steps; unclean.leader.election.enable toggled often
+  (weight 3, set_min_isr 0.2) within six config changes, and the periodic unclean election
+  taken when it can be (weight 20): it needs a leaderless partition whose topic has just
+  enabled unclean elections, which plain walks reach once in tens of thousands of steps.
+
+Both offer refused requests (walks.py), at most two per walk. The actions no release has
+(KIP-966's unclean recovery rounds, the designated election) are in no set: conform refuses a
+config that enables them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from specs import make_config
+from verifier.engines.conform.walks import Plan
+
+
+@dataclass(frozen=True)
+class WalkSet:
+    doc: str
+    bounds: dict
+    replicas: tuple = (1, 2, 3)
+    min_isr: Optional[int] = None
+    plan: Plan = field(default_factory=Plan)
+
+
+WALK_SETS = {
+    "shutdowns": WalkSet(
+        "controlled shutdowns, clean stops, crashes and admin elections, with refused requests",
+        {"clean_shutdowns": 2, "crashes": 1, "lossy_crashes": 1, "admin_elections": 2},
+        plan=Plan(refusals=2)),
+    "unclean": WalkSet(
+        "leaderless partitions and unclean elections: two replicas, min ISR 1, no ISR shrink, "
+        "unclean.leader.election.enable toggled, the periodic unclean election preferred",
+        {"fences": 3, "crashes": 2, "lossy_crashes": 0, "isr_shrinks": 0, "config_changes": 6,
+         "admin_elections": 1},
+        replicas=(1, 2), min_isr=1,
+        plan=Plan(refusals=2, weights={"set_unclean": 3.0, "periodic_unclean_election": 20.0, "set_min_isr": 0.2})),
+}
+
+# What `make conform` (bench/conform_bench.py) and CI (tests/verifier/test_conform.py) walk per
+# release: the matrix's four sets as before, then conform's own.
+MATRIX_SETS = ("default", "config", "min-isr-above-rf", "admin+reassignment")
+CONFORM_SETS = MATRIX_SETS + tuple(WALK_SETS)
+
+
+def walk_config(preset: str, name: str, mutant: Optional[str] = None):
+    """The config of one of conform's own walk sets under `preset` (and a mutant)."""
+    ws = WALK_SETS[name]
+    return make_config(preset, replicas=list(ws.replicas), min_isr=ws.min_isr, bounds=dict(ws.bounds),
+                       mutant=mutant)
