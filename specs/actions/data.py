@@ -3,12 +3,13 @@ process faults (crash with or without data loss, restart, clean shutdown). docs/
 "Broker side", states the rules; specs/brokers.py holds the mechanics they share."""
 from __future__ import annotations
 
+from itertools import combinations
 from typing import Optional
 
 from specs import brokers as B
 from specs import controller as C
 from specs.actions.common import after_controller, alive, event, next_epoch
-from specs.actions.declare import BROKER, DATA, Param, action
+from specs.actions.declare import BROKER, DATA, INT_LIST, Param, action
 from specs.config import Config
 from specs.state import NO_EPOCH, NO_LEADER, Partition, State
 
@@ -95,22 +96,30 @@ class advance_hwm:
         return s._replace(hist=h._replace(acked=acked, visible=visible)), None
 
 
-@action(DATA, params=(BROKER,), budget="isr_shrinks", disturbance=True, z3=("stutter",))
+@action(DATA, params=(BROKER, Param("also", INT_LIST, required=False, default=())), budget="isr_shrinks",
+        disturbance=True, z3=("stutter",))
 class shrink_isr:
-    """The leader sends AlterPartition dropping a lagging follower (in flight until delivered)."""
+    """The leader sends AlterPartition dropping a lagging follower, and `also` others that lag as
+    long (in flight until delivered): Kafka's maybeShrinkIsr drops every follower out of sync at
+    its check in one request (a real 4.4.0 cluster dropped b2 and b3 together when neither had
+    fetched since the leader's election). One request, one use of the budget."""
 
     def enabled(cfg: Config, s: State):
         leader = B.live_leader(cfg, s)
         if leader == NO_LEADER or s.inflight is not None:
             return
         leo = len(B.replica_of(cfg, s, leader).log)
-        for f in s.ctrl.partition.isr:
-            if f != leader and B.follower_leo(cfg, s, leader, f) < leo:
-                yield (f,)
+        lagging = sorted(f for f in s.ctrl.partition.isr if f != leader and B.follower_leo(cfg, s, leader, f) < leo)
+        for i, f in enumerate(lagging):          # each set once: named by its smallest member
+            rest = lagging[i + 1:]
+            for k in range(len(rest) + 1):
+                for also in combinations(rest, k):
+                    yield (f, also)
 
-    def effect(cfg: Config, s: State, broker: int) -> Result:
+    def effect(cfg: Config, s: State, broker: int, also: tuple) -> Result:
         p = s.ctrl.partition
-        isr = _proposed(cfg, p, [b for b in p.isr if b != broker])
+        gone = {broker, *also}
+        isr = _proposed(cfg, p, [b for b in p.isr if b not in gone])
         return s._replace(inflight=B.alter_partition_request(cfg, s, p.leader, isr)), None
 
 

@@ -81,10 +81,14 @@ def restart(enc, s, p):
 
 
 def advance_hwm(enc, s, p):
-    """The HWM covers a new record; every non-ISR replica not in `members` may lack it."""
+    """The HWM covers a new record; every replica not in `members` may lack it but the ISR
+    members the gate counted that run or stopped cleanly (a clean stop flushes what was
+    fetched): a member that crashed since its last fetch still counts in the leader's view until
+    it is fenced, and a lossy crash lost what it fetched."""
     may_advance, keeps = _hwm_gate(enc, s, p.pending)
     guard = z3.And(s.leader != 0, enc.R.member(s.leader, s.alive), may_advance, p.pending & ~s.complete == 0)
-    return enc._done(guard, s, enc.unchanged(s), complete=s.complete & (keeps | p.members))
+    held = keeps & (s.alive | s.clean_file)
+    return enc._done(guard, s, enc.unchanged(s), complete=s.complete & (held | p.members))
 
 
 def fetch(enc, s, p):

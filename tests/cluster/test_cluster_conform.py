@@ -160,3 +160,41 @@ def test_a_missing_iptables_is_one_line(tmp_path):
     r = _run("--kafka", "4.4.0", str(F3), "--out", str(tmp_path), env={"PATH": str(bin_dir)})
     assert r.returncode == 2, r.stdout + r.stderr
     assert "needs iptables" in (r.stdout + r.stderr)
+
+
+def test_a_broker_killed_by_someone_else_is_one_line_and_exit_2(tmp_path):
+    """A JVM that dies under the run is the cluster breaking, not a divergence of the model."""
+    proc = subprocess.Popen([sys.executable, "-m", "verifier.cli", "cluster-conform", "--kafka", "4.4.0", str(F3),
+                             "--out", str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 120
+    while not list(Path("/tmp").glob("kraft-verify-cluster-*/b2/data/kv-0")):   # the topic exists
+        assert time.monotonic() < deadline and proc.poll() is None, "the cluster never started"
+        time.sleep(0.2)
+    (pid,) = subprocess.run(["pgrep", "-f", "kafka.Kafka .*b2/server.properties"], capture_output=True,
+                            text=True).stdout.split()
+    os.kill(int(pid), signal.SIGKILL)
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 2, out + err
+    assert "broker 2 died" in out
+
+
+def test_a_fenced_leader_cut_off_from_the_controller_takes_a_produce_it_never_acknowledges(tmp_path):
+    """The zombie leader README's abstractions name: b1, fenced and cut off, still appends r1 at
+    its old leader epoch; the acks=all request times out, and b1 truncates r1 when it rejoins as
+    a follower. Nothing acknowledged is lost, which is why the model has no zombie leaders and the
+    harness sends every request to the node the controller names."""
+    from verifier.engines.cluster import dist
+    from verifier.engines.cluster import wire as W
+    from verifier.engines.cluster.harness import TOPIC, Harness
+    with Harness(dist.build("4.4.0"), (1, 2, 3), (1, 2, 3), 2, False, elr=True) as h:
+        c = h.cluster
+        c.cut_controller(1)
+        h.until(lambda: h.fold.brokers[1]["fenced"] and h.fold.partition["leader"] == 2, "b1 fenced, b2 leading")
+        p = W.Produce(c.nodes[1].port, TOPIC, b"r1", 5000)
+        h.until(lambda: h.log(1) == [(0, 1)], "r1 in the zombie's log")
+        assert p.wait(60) and p.result == "REQUESTTIMEDOUT"
+        c.heal_controller(1)
+        c.heal_data(1, 2)
+        h.until(lambda: not h.fold.brokers[1]["fenced"] and h.log(1) == [], "b1 back, r1 truncated")
+        assert h.log(2) == [] and h.log(3) == []

@@ -88,7 +88,7 @@ def test_last_replica_standing_same_shortest_story_with_and_without_symmetry():
     cfg = make_config("pre-kip-966", flags=ANY)
     reduced, full = (explore(Model(cfg, symmetry=sym), I.REGISTRY) for sym in (True, False))
     assert reduced.counterexample.violated == full.counterexample.violated == ["LeaderCandidateCompleteness"]
-    assert len(reduced.counterexample) == len(full.counterexample) == 7
+    assert len(reduced.counterexample) == len(full.counterexample) == 6
 
 
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))

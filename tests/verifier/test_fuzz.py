@@ -47,10 +47,13 @@ def test_every_mutant_is_killed_on_the_ci_profile(brokers):
     for mutant, m in MUTANTS.items():
         if m.liveness:      # only check --liveness sees it (tests/verifier/test_liveness.py)
             continue
-        if m.needs and brokers > 3:
-            # A known gap, not a pass: at 5 brokers the ci profile reaches recovery rounds (about
-            # 30-150 of 5,000 examples) but not one that loses an answered record; the BFS gate
-            # and the 3-broker fuzz gate kill it. Asserted so that closing the gap shows here.
+        if m.needs:
+            # A known gap, not a pass: the ci profile reaches recovery rounds (about 60-190 of
+            # 2,500-6,000 examples at 3 brokers) but not one that loses an answered record. Since
+            # issue 36 (a leader reports RECOVERED with its first ISR change, ISR shrinks of
+            # several followers) the shortest such run is 11 steps, and 6,000 examples at 3
+            # brokers did not find it; the BFS gate kills it (check --mutants). Asserted so that
+            # closing the gap shows here.
             assert fuzz(Model(fuzz_config(f"kafka+{m.needs}", brokers=brokers, mutant=mutant)), I.REGISTRY, "ci",
                         hypothesis_shrink=False, examples=500).status == COMPLETE
             continue

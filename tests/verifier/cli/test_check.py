@@ -28,14 +28,14 @@ def test_violation_exits_1_and_writes_a_replayable_counterexample(cli, tmp_path)
                                                "counterexample-LeaderCandidateCompleteness.json"}
     summary = json.loads((run / "summary.json").read_text())
     assert summary["result"] == "violation" and summary["exit_code"] == 1
-    assert summary["counterexample"]["length"] == 7
+    assert summary["counterexample"]["length"] == 6
     assert summary["violated"] == ["LeaderCandidateCompleteness"]
     assert summary["schema_version"] == 1
     row = next(i for i in summary["invariants"] if i["name"] == "LeaderCandidateCompleteness")
     assert row["counterexample"]["scenario"] == "counterexample-LeaderCandidateCompleteness.json"
     assert re.search(r"restart broker=\d", (run / "report.md").read_text())     # the crashed broker's
     itf = json.loads((run / "counterexample.itf.json").read_text())
-    assert len(itf["states"]) == 8
+    assert len(itf["states"]) == 7
     suite = ET.parse(junit).getroot().find("testsuite")
     assert int(suite.get("failures")) == 1
     replay = cli("replay", str(run / "counterexample.json"))
@@ -51,7 +51,7 @@ def test_by_default_every_violated_invariant_gets_its_shortest_replayable_trace(
     assert cases["NoCommittedRecordLostGlobally"].find("failure") is not None
     # the search ran to the end, so the properties it did not break hold: passes, not errors
     assert len(cases["LeaderInIsr"]) == 0 and len(cases["Deadlock"]) == 0
-    assert "also violated: ConsumerHwmNeverBackward in 8 steps" in r.stdout
+    assert "also violated: ConsumerHwmNeverBackward in 7 steps" in r.stdout
     assert "also violated: NoCommittedRecordLostGlobally in 10 steps" in r.stdout
     run = run_dir(tmp_path)
     names = {p.name for p in run.glob("counterexample-*.json")}

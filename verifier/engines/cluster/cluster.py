@@ -171,10 +171,16 @@ class Node:
         self.proc.terminate()
         try:
             self.proc.wait(timeout)
+            self.proc = None               # stopped by the harness: not a death to report
             return True
         except subprocess.TimeoutExpired:
             self.kill()
             return False
+
+    def died(self) -> bool:
+        """The process exited without the harness stopping it (a crash of its own, a kill by
+        someone else): the cluster no longer runs what the model says."""
+        return self.proc is not None and self.proc.poll() is not None
 
     def last_log_line(self) -> str:
         for name in ("server.log", "stdout.log"):

@@ -141,12 +141,17 @@ class Harness:
             if time.monotonic() > deadline:
                 raise ClusterError(f"the cluster did not reach {what} within "
                                    f"{self.timeout if timeout is None else timeout:g} s")
-            for node in self.cluster.nodes.values():
-                if node.proc is not None and node.proc.poll() not in (None, 0, 143, 137, -9, -15):
-                    raise ClusterError(f"broker {node.id} exited ({node.proc.returncode}): {node.last_log_line()}")
-            if not self.cluster.controller.running:
-                raise ClusterError(f"the controller exited: {self.cluster.controller.last_log_line()}")
+            self.check_alive()
             time.sleep(0.05)
+
+    def check_alive(self) -> None:
+        """A JVM that died without the harness stopping it ends the run (one line, exit 2)."""
+        for node in self.cluster.nodes.values():
+            if node.died():
+                raise ClusterError(f"broker {node.id} died (exit {node.proc.returncode}) without the harness "
+                                   f"stopping it: {node.last_log_line()}")
+        if not self.cluster.controller.running:
+            raise ClusterError(f"the controller exited: {self.cluster.controller.last_log_line()}")
 
     def log(self, b: int) -> list:
         return O.read_log(self.cluster.partition_dir(b, TOPIC))
@@ -169,6 +174,7 @@ class Harness:
     def observe(self, error: Optional[str] = None) -> Observation:
         """Everything since the last observation: the views the log went through and the data now."""
         self.settle()
+        self.check_alive()
         views, self.pending = self.pending, []
         return Observation([v for v, _ in views], [k for _, k in views], self.data(), error)
 

@@ -122,7 +122,8 @@ def drive(h: Harness, model, s, label: tuple, after, precut: tuple = ()) -> Opti
     if name == "reassign":
         return h.reassign(list(label[1]))
     if name == "shrink_isr":
-        h.until(lambda: b not in h.fold.partition["isr"], f"b{b} out of the ISR",
+        gone = {b, *label[2]}
+        h.until(lambda: not gone & set(h.fold.partition["isr"]), f"{sorted(gone)} out of the ISR",
                 timeout=c.lag_ms / 1000 + h.timeout)
         return None
     return None                            # WAITED: the observation's settling gives it time
