@@ -198,3 +198,11 @@ def test_a_fenced_leader_cut_off_from_the_controller_takes_a_produce_it_never_ac
         c.heal_data(1, 2)
         h.until(lambda: not h.fold.brokers[1]["fenced"] and h.log(1) == [], "b1 back, r1 truncated")
         assert h.log(2) == [] and h.log(3) == []
+
+
+def test_a_file_with_rules_the_release_lacks_is_not_applicable(tmp_path):
+    """As conform: a file setting the KIP text's rule is one line and exit 2, before any cluster."""
+    r = _run("--kafka", "4.4.0", str(ROOT / "specs/scenarios/kafka-pcbt-elr-can-be-elected-kip-mode.json"),
+             "--out", str(tmp_path))
+    assert r.returncode == 2 and "not applicable to Kafka 4.4.0" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

@@ -35,8 +35,9 @@ def run(args: argparse.Namespace) -> int:
     model = Model(cfg, symmetry=False)
     _refuse_model(model, rel)
     cases = []
+    beside = model.outside_release(rel.preset) is not None     # the command line names another model
     for path in args.files:
-        case = _file_case(path, rel, cfg.preset if args.preset != rel.preset else rel.preset, strict=True)[0]
+        case = _file_case(path, rel, cfg.preset, strict=True, rules_beside=beside)[0]
         s = case.initial
         if s != case.model.init_states()[0]:
             raise UsageError(f"{path}: not applicable: a real cluster starts from a fresh topic, and the file starts "
