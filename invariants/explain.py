@@ -207,13 +207,18 @@ def _log(log) -> str:
     return "[" + ",".join(f"e{e}:r{r}" for e, r in log) + "]"
 
 
+def _leader_replica(cfg, state):
+    """The leader's replica, or None if the partition has no leader among the brokers."""
+    leader = state.ctrl.partition.leader
+    return state.replicas[cfg.brokers.index(leader)] if leader in cfg.brokers else None
+
+
 def lost_replica_in_isr(cfg, states, labels, describe) -> Optional[str]:
     """An ISR member whose log below the leader's HWM is not the leader's."""
     last = states[-1]
-    p = last.ctrl.partition
-    if p.leader not in cfg.brokers:
+    p, lrep = last.ctrl.partition, _leader_replica(cfg, last)
+    if lrep is None:
         return None
-    lrep = last.replicas[cfg.brokers.index(p.leader)]
     for b in p.isr:
         r = last.replicas[cfg.brokers.index(b)] if b in cfg.brokers else None
         if b != p.leader and r is not None and r.alive and r.log[:lrep.hwm] != lrep.log[:lrep.hwm]:
@@ -225,10 +230,9 @@ def lost_replica_in_isr(cfg, states, labels, describe) -> Optional[str]:
 def follower_diverges(cfg, states, labels, describe) -> Optional[str]:
     """A follower whose log differs from the leader's below the offset the leader saw it fetch."""
     last = states[-1]
-    p = last.ctrl.partition
-    if p.leader not in cfg.brokers:
+    p, lrep = last.ctrl.partition, _leader_replica(cfg, last)
+    if lrep is None:
         return None
-    lrep = last.replicas[cfg.brokers.index(p.leader)]
     for b, r, fs in zip(cfg.brokers, last.replicas, last.followers):
         if b != p.leader and fs.leo >= 0 and r.log[:fs.leo] != lrep.log[:fs.leo]:
             return (f"after {_last_step(states, labels, describe)} the leader b{p.leader} saw b{b} fetch up to "

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Optional
 
 from verifier.engines.cluster.dist import Dist
-from verifier.engines.cluster.net import (CHAIN_PREFIX, DIR_PREFIX, ClusterError, iptables, remove_chain,
+from verifier.engines.cluster.net import (CHAIN_PREFIX, DIR_PREFIX, ClusterError, Held, iptables, remove_chain,
                                           remove_stale_chains, remove_stale_dirs)
 
 CONTROLLER_ID = 999           # not a model broker id (the model's are small)
@@ -193,7 +193,7 @@ class Node:
         return "no output"
 
 
-class Cluster:
+class Cluster(Held):
     """The cluster; see the module docstring. Start with `with Cluster(...) as c:`."""
 
     def __init__(self, dist: Dist, brokers: tuple[int, ...], replicas: tuple[int, ...], min_isr: int,
@@ -212,17 +212,6 @@ class Cluster:
         self._links_cut: set[str] = set()
 
     # ---------------------------------------------------------------- lifecycle
-    def __enter__(self) -> "Cluster":
-        try:
-            self.setup()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     def setup(self) -> None:
         for tool in ("setpriv", "iptables", "java"):
             if shutil.which(tool) is None:

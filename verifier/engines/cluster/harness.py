@@ -20,6 +20,7 @@ from verifier.core import stop
 from verifier.engines.cluster import observe as O
 from verifier.engines.cluster import wire as W
 from verifier.engines.cluster.cluster import CONTROLLER_ID, Cluster, ClusterError
+from verifier.engines.cluster.net import Held
 from verifier.engines.cluster.dist import Dist
 
 TOPIC = "kv"
@@ -45,7 +46,7 @@ class Observation(NamedTuple):
     error: Optional[str]                # the answer to the step's request (admin steps), None otherwise
 
 
-class Harness:
+class Harness(Held):
     def __init__(self, dist: Dist, brokers: tuple, replicas: tuple, min_isr: int, unclean: bool,
                  session_ms: int = 3000, lag_ms: int = 10000, timeout: float = 45.0, elr: bool = False):
         # ELR: the feature the model's rules assume, set when the cluster is formatted (4.0 to 4.3
@@ -63,20 +64,9 @@ class Harness:
         self.pending: list[tuple[dict, list[str]]] = []  # views drained since the last observation
 
     # ---------------------------------------------------------------- setup and teardown
-    def __enter__(self) -> "Harness":
-        try:
-            self.start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def start(self) -> None:
+    def setup(self) -> None:
         c = self.cluster
-        c.__enter__()
+        c.setup()
         self.tail = O.Tail(self.dist.classpath, c.controller.data / "__cluster_metadata-0")
         for node in c.nodes.values():
             node.start()

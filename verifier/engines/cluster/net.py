@@ -17,6 +17,22 @@ class ClusterError(Exception):
     """The cluster could not be set up or a tool failed; str() is one line."""
 
 
+class Held:
+    """A context manager whose `setup()` is undone by `close()` when it fails half-way, and
+    always on leaving the block: what it started is gone on every exit path."""
+
+    def __enter__(self):
+        try:
+            self.setup()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def iptables(*args: str, check: bool = True) -> bool:
     try:
         p = subprocess.run(["iptables", "-w", "5", *args], capture_output=True, text=True, timeout=30)
