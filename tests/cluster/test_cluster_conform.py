@@ -89,17 +89,19 @@ def test_f3_keeps_the_record_on_a_real_4_4_0_cluster(tmp_path):
     assert "NoCommittedRecordLostGlobally" not in case["model_violates"] and case["model_stops_at"]
 
 
-def test_a_wrong_model_diverges_and_says_where(tmp_path):
+def test_a_wrong_model_diverges_says_where_and_is_shrunk(tmp_path):
     """The unfence-adds-to-isr mutant puts a broker back in the ISR when it is unfenced; a real
-    cluster does not (exit 1, a replay scenario)."""
-    scenario = tmp_path / "fence-unfence.json"
+    cluster does not (exit 1). The produce in between has nothing to do with it: the shrink
+    leaves it out (each attempt on a fresh cluster), and the replay scenario has the two steps."""
+    scenario = tmp_path / "fence-produce-unfence.json"
     scenario.write_text(json.dumps({
-        "name": "fence-unfence", "config": {"preset": "kafka", "mutant": "unfence-adds-to-isr", "replicas": [1, 2, 3],
-                                            "min_isr": 2},
-        "steps": [{"op": "fence", "broker": 1}, {"op": "unfence", "broker": 1}]}))
+        "name": "fence-produce-unfence",
+        "config": {"preset": "kafka", "mutant": "unfence-adds-to-isr", "replicas": [1, 2, 3], "min_isr": 2},
+        "steps": [{"op": "fence", "broker": 1}, {"op": "produce"}, {"op": "unfence", "broker": 1}]}))
     r = _run("--kafka", "4.4.0", "--mutant", "unfence-adds-to-isr", str(scenario), "--out", str(tmp_path))
     assert r.returncode == 1, r.stdout + r.stderr
     assert "DIVERGES from a real Kafka 4.4.0 cluster" in r.stdout
+    assert "shrunk from 3 to 2 steps" in r.stdout
     assert "step 2 (unfence broker=1)" in r.stdout and "isr: model [2, 3, 1], Kafka [2, 3]" in r.stdout
     scenario = json.loads(next(tmp_path.glob("cluster-conform-*/divergence.json")).read_text())
     assert [s["op"] for s in scenario["steps"] if "op" in s] == ["fence", "unfence"]

@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     from verifier.engines.cluster import steps as ST
     from verifier.engines.cluster.dist import DistError, build
     rel = _release(args.kafka)
-    for name in ("walks", "depth"):
+    for name in ("walks", "depth", "shrink"):
         value = getattr(args, name)
         if value is not None and value < (1 if name == "depth" else 0):
             raise UsageError(f"--{name} must be >= {1 if name == 'depth' else 0}, got {value}")
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
 
     settings = Settings(limits=Limits(time_budget=args.time_budget), seed=args.seed,
                         engine={"version": rel.version, "dist": dist, "cases": cases, "walks": walks,
-                                "depth": args.depth})
+                                "depth": args.depth, "shrink": args.shrink})
     result = engine("cluster-conform")(model, properties(), settings, progress)
     return _report(args, rel, cfg, model, result, run_id, out_dir, out)
 

@@ -182,6 +182,36 @@ def _facts(h: Harness, model, s, out: CaseOutcome) -> None:
             out.readable = None
 
 
+def shrink(dist, model, properties, case: CaseOutcome, budget: int, progress=None) -> CaseOutcome:
+    """A shorter case with a divergence on the same field: each driven step before the divergent
+    one is left out in turn, last first, and the rest acted out again on a fresh cluster (each
+    attempt costs one, so at most `budget` attempts). Returns `case` if none was shorter."""
+    from verifier.engines.cluster.cluster import ClusterError
+    from verifier.engines.cluster.harness import Stopped
+    field_ = case.divergence["fields"][0]["field"]
+    labels = [st.label for st in case.steps]
+    divergent = next(lbl for lbl, _ in reversed(case.path) if model.describe(lbl) == case.divergence["label"])
+    best, attempts = case, 0
+    i = len(labels) - 1
+    while i >= 0 and attempts < budget:
+        candidate = labels[:i] + labels[i + 1:]
+        i -= 1
+        attempts += 1
+        cfg = model.cfg
+        try:
+            with Harness(dist, cfg.brokers, cfg.replicas, cfg.min_isr, cfg.unclean_leader_election,
+                         elr=cfg.rules.elr) as h:
+                tried = run_case(h, model, properties, f"{case.name}, shrunk", candidate + [divergent], None,
+                                 len(candidate) + 1, progress)
+        except (ClusterError, Stopped):
+            break
+        if tried.divergence and tried.divergence["fields"][0]["field"] == field_:
+            tried.name = f"{case.name}, shrunk from {len(labels) + 1} to {len(tried.steps) + 1} steps"
+            best, labels = tried, candidate
+            i = min(i, len(labels) - 1)
+    return best
+
+
 @dataclass
 class Outcome:
     version: str
@@ -209,8 +239,8 @@ def run(model, properties=(), settings=None, progress=None):
     """The engine interface. `settings.engine`: `version` (the Kafka release), `dist` (its
     distribution, dist.build), `cases` ([(name, model, labels, cut)]: scenario files, each with
     the model its file configures and where that model stops it, if early), `walks` (of `model`), `depth`; the seed and time budget are the
-    settings' own. Every case runs on a fresh cluster of its model's shape. Returns a Result
-    whose facts is the Outcome."""
+    settings' own; `shrink`: attempts at a shorter divergence. Every case runs on a fresh cluster
+    of its model's shape. Returns a Result whose facts is the Outcome."""
     from verifier.core import stop
     from verifier.core.result import COMPLETE, SAMPLED_STATUS, STOPPED, VIOLATED, VIOLATION, Result, Verdict
     from verifier.engines.cluster.cluster import ClusterError
@@ -251,6 +281,11 @@ def run(model, properties=(), settings=None, progress=None):
                 out.ops[st.label[0]] = out.ops.get(st.label[0], 0) + 1
                 for lbl in st.silent:
                     out.silent[lbl[0]] = out.silent.get(lbl[0], 0) + 1
+            if case.divergence and e.get("shrink", 0) > 0 and not stop.requested():
+                shrunk = shrink(e["dist"], m, properties, case, e["shrink"], progress)
+                if shrunk is not case:
+                    out.models[id(shrunk)] = m
+                    out.cases[-1] = shrunk
             if case.divergence or case.not_drivable:
                 break
     out.seconds = time.monotonic() - start
