@@ -392,3 +392,35 @@ def test_a_time_budget_stops_the_walks_with_exit_3_and_says_so(cli, tmp_path):
     assert "STOPPED (time budget of 2 s spent after" in r.stdout
     summary = json.loads(next(tmp_path.glob("*/summary.json")).read_text())
     assert summary["result"] == "stopped" and summary["counts"]["walks"] > 0
+
+
+# ---------------------------------------------------------------------------- nothing compared is never a pass
+
+def test_a_run_that_would_compare_nothing_is_refused(cli):
+    for args in (["--walks", "0"], ["--walks", "0", "--steps", "0"]):
+        r = cli("conform", "--kafka", "4.4", *args)
+        assert r.returncode == 2 and "nothing to compare" in r.stderr, r.stdout + r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_an_oracle_that_answers_short_is_an_error_not_an_agreement():
+    """A stale or foreign driver that answers fewer states (or none) than the case has steps
+    compared nothing: an OracleError (exit 2), never "agrees"."""
+    from specs import make_config
+    from verifier.engines.conform.engine import Case, check, walk
+    from verifier.engines.conform.oracle import OracleError
+    import random as _random
+    model = Model(make_config("kafka"), symmetry=False)
+    case = walk(model, _random.Random(0), 5, "walk")
+
+    class Short:
+        def __init__(self, answer):
+            self.answer = answer
+
+        def run(self, init, ops):
+            return self.answer
+
+    for answer in ([], [{}], None, "garbage"):
+        with pytest.raises(OracleError, match="answered"):
+            check(Short(answer), case)
+    assert isinstance(case, Case) and case.steps

@@ -141,6 +141,9 @@ def run(args: argparse.Namespace) -> int:
             case, why = _file_case(str(path), rel, preset, strict=False)
             (cases.append(case) if case else skipped.append((str(path.relative_to(SCENARIOS.parents[1])), why)))
     walks = args.walks if args.walks is not None else (0 if cases or args.scenarios or args.steps else 1000)
+    if not cases and not args.scenarios and not walks and not args.steps:
+        raise UsageError("nothing to compare: give scenario files, --scenarios, --walks N or --steps N above 0 "
+                         "(a run that compared nothing is never an agreement)")
     out = console()
     walk_set = f" set={args.bound_set}" if args.bound_set else ""
     out.print(header_line("conform", cfg, f"kafka={rel.version}{walk_set} walks={walks} depth={args.depth} "

@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 from specs import Model
 from verifier.engines.conform.compare import Diff, diff
+from verifier.engines.conform.oracle import OracleError
 from verifier.engines.conform.walks import PLAIN, Plan, walk_steps
 
 
@@ -66,6 +67,12 @@ def check(oracle, case: Case) -> tuple[Optional[Divergence], int]:
         before = after
     states = oracle.run(model.kafka_start(case.initial), ops)
     views = [model.kafka_view(case.initial, None)] + [model.kafka_view(after, error) for _, after, error in case.steps]
+    if not isinstance(states, list) or len(states) != len(views) or not all(isinstance(x, dict) for x in states):
+        # another process's answer is data: a driver that answers short (a stale or foreign
+        # build) compares nothing, and nothing compared is never an agreement
+        got = len(states) if isinstance(states, list) else type(states).__name__
+        raise OracleError(f"the Kafka oracle answered {got} states for {len(views)} (the start and {len(ops)} "
+                          f"steps): remove oracle/target and rebuild it (make oracle)")
     for i, (mine, theirs) in enumerate(zip(views, states)):
         found = diff(mine, theirs, model.kafka_set_fields)
         if found:
