@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
         st = case.steps[-1]
         silent = ", ".join(lbl[0] for lbl in st.silent)
         out.print(f"  {case.name}: step {len(case.steps)} {st.label[0]} {' '.join(map(str, st.label[1:]))}"
+                  + ("" if st.taken else " (not taken: the cluster changed nothing it would)")
                   + (f" (on its own: {silent})" if silent else "") + f" {st.seconds:.1f}s", markup=False)
 
     settings = Settings(limits=Limits(time_budget=args.time_budget), seed=args.seed,
@@ -111,7 +112,8 @@ def _report(args, rel, cfg, model, result, run_id, out_dir: Path, out) -> int:
 
 
 def _case_json(c, m) -> dict:
-    return {"name": c.name, "steps": [{"step": m.describe(s.label), "taken_by_the_cluster": [m.describe(x) for x in s.silent],
+    return {"name": c.name, "steps": [{"step": m.describe(s.label), "taken": s.taken,
+                                       "taken_by_the_cluster": [m.describe(x) for x in s.silent],
                                        "kafka_records": s.records, "seconds": round(s.seconds, 2)} for s in c.steps],
             "skipped": c.skipped, "not_drivable": c.not_drivable, "divergence": c.divergence,
             "acknowledged_lost": [f"r{r}" for r in c.lost], "acknowledged_kept": [f"r{r}" for r in c.kept],

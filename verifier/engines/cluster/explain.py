@@ -128,13 +128,22 @@ class Search(NamedTuple):
 
 def search(model, s, driven: Optional[tuple], obs: Observation, incarnation, cut: set) -> Search:
     """The shortest run of silent steps around `driven` that the observation agrees with; if none,
-    the run that matched the most of the log's controller states (for the divergence report)."""
+    the run that matched the most of the log's controller states (for the divergence report).
+    A step the cluster takes on its own (an ISR shrink the harness only waited for) may come in
+    other requests than the model's one, and a fetch may have changed nothing observable (the
+    follower's log was already the leader's and it had not fetched again when the link was
+    cut): for those, a run without the driven step is tried when none with it agrees."""
+    first = _search(model, s, driven, obs, incarnation, cut, optional=driven is None)
+    if first.found or driven is None or driven[0] not in ON_ITS_OWN + ("fetch",):
+        return first
+    second = _search(model, s, driven, obs, incarnation, cut, optional=True)
+    return second if second.found or second.matched > first.matched else first
+
+
+def _search(model, s, driven, obs, incarnation, cut, optional: bool) -> Search:
     cfg = model.cfg
     views = [kafka_view(v, incarnation) for v in obs.views]
     running = obs.data.alive
-    # A step the cluster takes on its own (an ISR shrink the harness only waited for) may come in
-    # other requests than the model's one: the silent steps may stand for it.
-    optional = driven is None or driven[0] in ON_ITS_OWN
     queue = deque([(s, 0, optional, ())])
     seen = {(s, 0, optional)}
     best = (-1, s, ())

@@ -30,6 +30,8 @@ class Step:
     silent: list[tuple]                 # the steps the cluster took on its own around it
     records: list[list[str]]            # the record types of the batches it wrote
     seconds: float
+    taken: bool = True                  # False: the cluster did not take it (a step it takes on its
+                                        # own, or a fetch that changed nothing), the silent ones did
 
 
 @dataclass
@@ -124,7 +126,8 @@ def run_case(h: Harness, model, properties, name: str, script: Optional[list[tup
         taken += silent
         out.path += [(lbl, st) for lbl, st, _ in exp.path]
         out.step_of += [n] * len(exp.path)
-        out.steps.append(Step(label, silent, obs.records, time.monotonic() - start))
+        taken = any(lbl == label for lbl, _, _ in exp.path)
+        out.steps.append(Step(label, silent, obs.records, time.monotonic() - start, taken))
         s = exp.state
         if progress:
             progress(out)
@@ -278,7 +281,8 @@ def run(model, properties=(), settings=None, progress=None):
             out.cases.append(case)
             out.models[id(case)] = m
             for st in case.steps:
-                out.ops[st.label[0]] = out.ops.get(st.label[0], 0) + 1
+                key = st.label[0] if st.taken else f"{st.label[0]} (not taken by the cluster)"
+                out.ops[key] = out.ops.get(key, 0) + 1
                 for lbl in st.silent:
                     out.silent[lbl[0]] = out.silent.get(lbl[0], 0) + 1
             if case.divergence and e.get("shrink", 0) > 0 and not stop.requested():

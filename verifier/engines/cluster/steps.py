@@ -88,10 +88,10 @@ def drive(h: Harness, model, s, label: tuple, after, precut: tuple = ()) -> Opti
         c.heal_data(b, leader)
         h.until(lambda: h.log(b) == h.log(leader), f"b{b}'s log equal to the leader b{leader}'s")
         _pause(1.0)                      # a fetch more: the leader learns the follower's log end, the HWM moves
-        # and one more, so the follower learns the HWM its fetch moved (if it does not within 5 s,
-        # the observation compares what it has with the model: a difference is a divergence, not
-        # the harness's failure)
-        _wait_quietly(lambda: _follower_hwm(h, b) == _leader_hwm(h, leader), 5.0)
+        # and one more, so the follower learns the HWM its fetch moved (if it does not within 10 s,
+        # a reconnection after the cut can take that long, the observation compares what it has
+        # with the model: a difference is a divergence, not the harness's failure)
+        _wait_quietly(lambda: _follower_hwm(h, b) == _leader_hwm(h, leader), 10.0)
         c.cut_data(b, leader)
         return None
     if name in ("crash", "crash_lossy"):
