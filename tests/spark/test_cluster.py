@@ -4,7 +4,7 @@ and Apache Hadoop's own NameNode and DataNodes as the checkpoint store (spark/cl
 started when a test first asks for an HDFS URL.
 Nothing is mocked; every run is compared with `kraft-verify check` on the same config.
 
-CI runs a two-worker run with a shared-nothing /tmp (a 19-level config) and the two refusals;
+CI runs a two-worker run with a shared-nothing /tmp (a 25-level config) and the two refusals;
 a shared checkpoint store is run in CI by tests/spark/test_s3.py. The operator's experiment on
 the default config, the runs with an HDFS checkpoint (the default config, a violating preset,
 4 brokers to depth 12), spark-submit of the packed project and the fault cases (a worker
@@ -33,7 +33,7 @@ from tests.conftest import run_cli
 DEFAULT: list[str] = []
 VIOLATING = ["--preset", "pre-kip-966"]
 WIDE = ["--brokers", "4", "--max-depth", "12"]
-SHARED_NOTHING = ["--bound", "lossy_crashes=0"]     # 19 levels, 8,686 states: CI's two-worker run
+SHARED_NOTHING = ["--bound", "lossy_crashes=0"]     # 25 levels, 15,232 states: CI's two-worker run
 _checks: dict = {}
 
 
@@ -141,14 +141,14 @@ def hdfs(cluster: Cluster, name: str) -> str:
 
 def test_a_two_worker_run_with_a_shared_nothing_tmp_ends_green_with_checks_states(cluster, tmp_path):
     """CI's run of the operator's experiment (below, nightly): no checkpoint, every level on
-    the executors, each with its own /tmp; a config of 19 levels (8,686 states) instead of the
-    default's 27 (199,813), since what fails without a shared disk fails at the first level."""
+    the executors, each with its own /tmp; a config of 25 levels (15,232 states) instead of the
+    default's 32 (324,861), since what fails without a shared disk fails at the first level."""
     out = cluster.base / "out-shared-nothing"
     code, stdout, err = spark_check(cluster, [*SHARED_NOTHING, "--driver-levels", "0", "-q"], out)
     assert code == 0, err[-2000:]
     got = facts(summary_in(out))
     assert got == check(SHARED_NOTHING, tmp_path)
-    assert got["states"] == 8_686 and got["depth"] == 19
+    assert got["states"] == 15_232 and got["depth"] == 25
 
 
 @pytest.mark.nightly
@@ -160,7 +160,7 @@ def test_the_operators_experiment_ends_green_with_checks_states(cluster, tmp_pat
     assert code == 0, err[-2000:]
     got = facts(summary_in(out))
     assert got == check(DEFAULT, tmp_path)
-    assert got["states"] == 238_348
+    assert got["states"] == 324_861
 
 
 @pytest.mark.nightly

@@ -111,8 +111,10 @@ def test_a_rule_edited_in_a_copy_of_the_tree_recomputes_the_row(tmp_path):
 
 def test_a_row_the_search_cannot_finish_is_fuzzed_and_says_so(cli, tmp_path):
     out = tmp_path / "m"
+    # 600 examples: the fuzzer's first 300 no longer reach pre-kip-966's 9- and 10-step losses
+    # since a lossy crash of any replica counts against the tolerance (issue 36)
     r = cli("matrix", "--presets", "pre-kip-966", "--bound-sets", "default", "--row-budget", "0.5",
-            "--examples", "300", "--out", str(out))
+            "--examples", "600", "--out", str(out))
     assert r.returncode == 1, r.stderr           # a violation outranks a row cut short (as in check)
     row = json.loads((out / "matrix.json").read_text())["rows"][0]
     assert not row["complete"] and "time budget" in row["stop_reason"]

@@ -126,8 +126,8 @@ def run_case(h: Harness, model, properties, name: str, script: Optional[list[tup
         taken += silent
         out.path += [(lbl, st) for lbl, st, _ in exp.path]
         out.step_of += [n] * len(exp.path)
-        taken = any(lbl == label for lbl, _, _ in exp.path)
-        out.steps.append(Step(label, silent, obs.records, time.monotonic() - start, taken))
+        driven = any(lbl == label for lbl, _, _ in exp.path)
+        out.steps.append(Step(label, silent, obs.records, time.monotonic() - start, driven))
         s = exp.state
         if progress:
             progress(out)
