@@ -19,7 +19,7 @@ from verifier.engines.cluster.harness import Harness, Stopped
 # Steps a harness can cause; the rest happen on their own or in no release.
 DRIVEN = ("produce", "fetch", "crash", "crash_lossy", "restart", "fence", "unfence", "controlled_shutdown",
           "set_min_isr", "set_unclean", "elect", "reassign", "shrink_isr")
-WAITED = ("advance_hwm", "expand_isr", "deliver_alter_partition", "complete_recovery", "clean_shutdown",
+WAITED = ("advance_hwm", "expand_isr", "deliver_alter_partition", "clean_shutdown",
           "periodic_unclean_election")
 
 
