@@ -16,6 +16,8 @@ from verifier.cli.common import (RUN, Parser, UsageError, abandon_run, begin_jun
                                  write_interrupted)
 from verifier.core.exitcodes import EXIT_INPUT, EXIT_STOPPED
 from verifier.core.files import WriteError
+from verifier.core.signing import KeyError_
+from verifier.core.checkpoint import CheckpointError
 
 def parser() -> Parser:
     from verifier.cli.options import add_commands
@@ -101,6 +103,11 @@ def _main(argv: Optional[list[str]]) -> int:
         begin_junit(getattr(args, "junit", None))
         return args.func(args)
     except (UsageError, ConfigError) as exc:
+        abandon_run()
+        print(f"kraft-verify: error: {one_line(exc)}", file=sys.stderr)
+        return EXIT_INPUT
+    except (KeyError_, CheckpointError) as exc:   # the key (verifier/core/signing.py) or a checkpoint
+        # directory that failed under the run, wherever a command did not catch it first
         abandon_run()
         print(f"kraft-verify: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_INPUT

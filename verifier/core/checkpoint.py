@@ -152,6 +152,11 @@ class CheckpointDir:
         mark of an earlier run that died before its first one is refused unless it is empty:
         a wrong --checkpoint-dir must never cost the user's files."""
         manifest = self.refusal(resume)
+        from verifier.core.signing import KeyError_, key
+        try:
+            key()                   # a key that cannot be had is refused before the run, not at its first save
+        except KeyError_ as exc:
+            raise CheckpointError(str(exc)) from None
         try:
             self.files.write(MARK, f"kraft-verify {self.kind} checkpoint\n".encode())
         except OSError as exc:
