@@ -25,7 +25,7 @@ from verifier.core.result import (COMPLETE, HOLDS, SAMPLED_STATUS, STOPPED, STOP
                                   Result, Verdict)
 from verifier.core.settings import Settings
 from verifier.engines.conform.engine import Case, Divergence, check, shrink, walk
-from verifier.engines.conform.oracle import Oracle
+from verifier.engines.conform.oracle import Oracle, OracleStopped
 from verifier.engines.conform.walks import PLAIN, Plan, kind, scout
 
 
@@ -73,51 +73,62 @@ def conform(version: str, api: str, preset: str, *, cases: list[Case], model=Non
     if model is not None and plan.refusals and (walks or steps):
         out.refusable = scout(model, walk_rng(seed, -1))
     with Oracle(version, api) as oracle, stop.polled():
-        def one(case: Case, is_walk: bool) -> bool:
-            found, compared = check(oracle, case)
-            out.cases += 1
-            out.steps += compared
-            for label, _, error in case.steps[:compared]:
-                k = kind(label)
-                _count(out.ops, k)
-                if is_walk:
-                    _count(out.walk_ops, k)
-                if error is not None:
-                    _count(out.with_error, k)
-                    _count(out.errors, error)
-            if is_walk:
-                out.walks += 1
-                out.walk_steps += compared
-            if found is not None:
-                out.divergence = shrink(oracle, found, shrink_budget)
-                return False
-            return True
-
-        for case in cases:
-            out.files.append((case.name, len(case.steps), case.cut))
-            if not one(case, False):
-                break
-            if progress:
-                progress(out)
-        if out.divergence is None and model is not None:
-            i = 0
-            while i < walks or out.walk_steps < steps:
-                if stop.requested():
-                    out.stopped = stop.reason()
-                    break
-                if time_budget is not None and time.monotonic() - start > time_budget:
-                    out.stopped = (f"time budget of {time_budget:g} s spent after {i:,} walks "
-                                   f"({out.walk_steps:,} walk steps)")
-                    break
-                if not one(walk(model, walk_rng(seed, i), depth, f"walk {i} (seed {seed})", plan, out.refusable,
-                                out.enabled), True):
-                    break
-                if progress and i % 50 == 0:
-                    out.seconds = time.monotonic() - start
-                    progress(out)
-                i += 1
+        oracle.deadline = start + time_budget if time_budget is not None else None
+        try:
+            _compare(oracle, out, cases, model, walks, steps, depth, seed, plan, time_budget, shrink_budget,
+                     progress, start)
+        except OracleStopped as exc:      # a signal or the budget ended a wait for the oracle's answer
+            out.stopped = str(exc)
     out.seconds = time.monotonic() - start
     return out
+
+
+def _compare(oracle, out, cases, model, walks, steps, depth, seed, plan, time_budget, shrink_budget, progress,
+             start) -> None:
+    """The files, then the walks, each compared with the oracle (the loop of `conform`)."""
+    def one(case: Case, is_walk: bool) -> bool:
+        found, compared = check(oracle, case)
+        out.cases += 1
+        out.steps += compared
+        for label, _, error in case.steps[:compared]:
+            k = kind(label)
+            _count(out.ops, k)
+            if is_walk:
+                _count(out.walk_ops, k)
+            if error is not None:
+                _count(out.with_error, k)
+                _count(out.errors, error)
+        if is_walk:
+            out.walks += 1
+            out.walk_steps += compared
+        if found is not None:
+            out.divergence = shrink(oracle, found, shrink_budget)
+            return False
+        return True
+
+    for case in cases:
+        out.files.append((case.name, len(case.steps), case.cut))
+        if not one(case, False):
+            break
+        if progress:
+            progress(out)
+    if out.divergence is None and model is not None:
+        i = 0
+        while i < walks or out.walk_steps < steps:
+            if stop.requested():
+                out.stopped = stop.reason()
+                break
+            if time_budget is not None and time.monotonic() - start > time_budget:
+                out.stopped = (f"time budget of {time_budget:g} s spent after {i:,} walks "
+                               f"({out.walk_steps:,} walk steps)")
+                break
+            if not one(walk(model, walk_rng(seed, i), depth, f"walk {i} (seed {seed})", plan, out.refusable,
+                            out.enabled), True):
+                break
+            if progress and i % 50 == 0:
+                out.seconds = time.monotonic() - start
+                progress(out)
+            i += 1
 
 
 PROPERTY = "ControllerAgreesWithKafka"
