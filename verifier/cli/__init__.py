@@ -18,6 +18,7 @@ from verifier.core.exitcodes import EXIT_INPUT, EXIT_STOPPED
 from verifier.core.files import WriteError
 from verifier.core.signing import KeyError_
 from verifier.core.checkpoint import CheckpointError
+from verifier.core.levels import UnconfirmedViolation
 
 def parser() -> Parser:
     from verifier.cli.options import add_commands
@@ -106,8 +107,10 @@ def _main(argv: Optional[list[str]]) -> int:
         abandon_run()
         print(f"kraft-verify: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_INPUT
-    except (KeyError_, CheckpointError) as exc:   # the key (verifier/core/signing.py) or a checkpoint
-        # directory that failed under the run, wherever a command did not catch it first
+    except (KeyError_, CheckpointError, UnconfirmedViolation) as exc:
+        # the key (verifier/core/signing.py), a checkpoint directory that failed under the run, or
+        # a violation that does not replay (verifier/core/levels.py), wherever a command did not
+        # catch it first: never a verdict
         abandon_run()
         print(f"kraft-verify: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_INPUT

@@ -92,21 +92,61 @@ def concrete_trace(model, root, labels: list, final_label=None, canonical=None) 
     if final_label is not None:
         targets.append(canonical(model.step(rep, final_label)))
     steps, s = [], root
-    for target in targets:
-        s_label, s_next = next((lb, t) for lb, t in model.successors(s) if canonical(t) == target)
-        steps.append((s_label, s_next))
-        s = s_next
+    for i, target in enumerate(targets):
+        found = next(((lb, t) for lb, t in model.successors(s) if canonical(t) == target), None)
+        if found is None:
+            raise UnconfirmedViolation(f"step {i + 1} of the stored path has no concrete step of the model")
+        steps.append(found)
+        s = found[1]
     return steps
+
+
+class UnconfirmedViolation(Exception):
+    """A violation whose path does not replay through the model, or whose property does not
+    fail at its end: a forged checkpoint or level (by someone holding the key) or an engine
+    bug. Never reported as a verdict: one line, exit 2."""
 
 
 def rebuild(model, properties, root, labels: list, final_label, violated: list[str], engine: str,
             keep_going: bool) -> Trace:
-    """A violation's trace from the real initial state, re-run through the model. With
-    keep_going, earlier states may break other invariants, reported apart: the trace says it
-    checked only the ones it shows."""
+    """A violation's trace from the real initial state, re-run through the model and checked
+    (`confirm`) before anyone reports it. With keep_going, earlier states may break other
+    invariants, reported apart: the trace says it checked only the ones it shows."""
     steps = concrete_trace(model, root, labels, final_label, model.canonical)
+    confirm(model, properties, root, steps, violated)
     checked = list(violated) if keep_going else [p.name for p in properties]
     return Trace(model, root, steps, list(violated), engine=engine, checked=checked, properties=tuple(properties))
+
+
+def confirm(model, properties, root, steps: list, violated: list[str]) -> None:
+    """The counterexample is one: it starts at an initial state, every step is one the model
+    takes there (within its bounds) and yields the stored state, and each property named fails
+    where the path ends (a state property on the last state, a step property on the last step,
+    a deadlock: nothing left to do)."""
+    def refuse(why: str):
+        raise UnconfirmedViolation(f"the counterexample for {', '.join(violated) or '?'} does not replay through "
+                                   f"the model ({why}): not reported")
+    if root not in model.init_states():
+        refuse("it does not start at an initial state")
+    s = root
+    for i, (label, t) in enumerate(steps):
+        if not any(lb == label and nt == t for lb, nt in model.successors(s)):
+            refuse(f"step {i + 1}, {label!r}, is not a step the model takes there")
+        s = t
+    by_name = {p.name: p for p in properties}
+    cfg = model.cfg
+    for name in violated:
+        p = by_name.get(name)
+        if name == DEADLOCK:
+            ok = not model.stuck(s)
+        elif p is None:
+            refuse(f"{name} is not a property of this run")
+        elif p.kind == "step":
+            ok = not steps or p.check(cfg, steps[-2][1] if len(steps) > 1 else root, steps[-1][0], s)
+        else:
+            ok = p.check(cfg, s)
+        if ok:
+            refuse(f"{name} holds where the path ends")
 
 
 def expand_state(model, codec, s, held, fp: int, step_invs, enabled, events: dict, event_key) -> list:
