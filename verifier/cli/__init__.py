@@ -133,7 +133,13 @@ def _tolerant_streams() -> None:
             stream.reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError, OSError):
             pass              # not a text stream we may change (a test's capture): leave it
-    if not isinstance(sys.stdout, _GuardedStdout):
+    if sys.stderr is None:          # started with stderr closed: its one lines go nowhere, not into a crash
+        sys.stderr = open(os.devnull, "w")
+    if sys.stdout is None:          # started with stdout closed (`>&-`): the run goes on and says so at the end
+        guarded = _GuardedStdout(open(os.devnull, "w"))
+        guarded.failed = OSError(9, "it is closed")
+        sys.stdout = guarded
+    elif not isinstance(sys.stdout, _GuardedStdout):
         sys.stdout = _GuardedStdout(sys.stdout)
 
 

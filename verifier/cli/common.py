@@ -39,7 +39,9 @@ def _parse_bound(text: str) -> tuple[str, int]:
         raise UsageError(f"--bound takes NAME=VALUE, got '{text}'")
     name, value = text.split("=", 1)
     if not re.fullmatch(r"[+-]?[0-9]+", value.strip(" ")):    # int() would take "1\n", "1_0" or "\u0661"
-        raise UsageError(f"--bound {name}: '{value}' is not an integer")
+        raise UsageError(f"--bound {name}: '{value[:40]}' is not an integer")
+    if len(value.strip(" +-").lstrip("0")) > 18:              # no bound is that large (int() refuses 4,300 digits)
+        raise UsageError(f"--bound {name}: a value of {len(value.strip(' +-'))} digits is out of range")
     return name.strip(" "), int(value)
 
 

@@ -63,6 +63,15 @@ def test_standard_output_that_cannot_be_written_is_one_line(tmp_path):
     assert r.returncode == 2 and len(err.splitlines()) == 1 and "standard output" in err, err
 
 
+def test_standard_output_closed_is_one_line_and_the_run_still_writes_its_report(tmp_path):
+    """`kraft-verify check >&-`: Python starts with no sys.stdout (it exited 120 with a traceback)."""
+    r = subprocess.run(f"{sys.executable} -m verifier.cli check {' '.join(SMALL)} --out {tmp_path / 'out'} >&-",
+                       shell=True, cwd=ROOT, capture_output=False, stderr=subprocess.PIPE, text=True)
+    err = r.stderr.strip()
+    assert r.returncode == 2 and err == "kraft-verify: error: cannot write to standard output (it is closed)", err
+    assert list((tmp_path / "out").glob("*/summary.json"))
+
+
 @pytest.mark.parametrize("umask,mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
 def test_report_files_get_the_users_umask(tmp_path, umask, mode):
     junit = tmp_path / "j.xml"
