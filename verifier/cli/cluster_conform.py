@@ -15,7 +15,7 @@ from specs import Model
 from verifier.cli.binding import properties
 from verifier.cli.common import UsageError, build_config, console, header_line, run_dir, write_run
 from verifier.cli.conform import _file_case, _refuse_model, _release
-from verifier.core.files import write_atomic
+from verifier.core.files import json_text, write_atomic
 from verifier.core.settings import Limits, Settings
 
 
@@ -105,7 +105,7 @@ def _report(args, rel, cfg, model, result, run_id, out_dir: Path, out) -> int:
         summary["exit_code"] = 2
     elif d is None and any(c.not_drivable for c in o.cases):
         summary["exit_code"] = 2
-    write_atomic(out_dir / "cluster.json", json.dumps(summary, indent=2) + "\n")
+    write_atomic(out_dir / "cluster.json", json_text(summary))
     _print(out, rel, o)
     write_run(summary, out_dir, args.junit, out)
     return summary["exit_code"]

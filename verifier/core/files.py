@@ -46,6 +46,23 @@ class WriteError(OSError):
         return self.strerror
 
 
+def json_text(data, indent: int = 2) -> str:
+    """JSON that every reader takes: a float that is not finite (a budget of inf, a rate over
+    zero seconds) is written as null, never as Python's `Infinity` or `NaN`."""
+    import json
+    import math
+
+    def clean(x):
+        if isinstance(x, float) and not math.isfinite(x):
+            return None
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [clean(v) for v in x]
+        return x
+    return json.dumps(clean(data), indent=indent, allow_nan=False) + "\n"
+
+
 def write_atomic(path: PathLike, text: Union[str, bytes]) -> None:
     """`text` as UTF-8 with LF line ends, or bytes as they are (spark-check's part files)."""
     path = Path(path)

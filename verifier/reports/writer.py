@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from verifier.core.files import write_atomic
+from verifier.core.files import json_text, write_atomic
 from verifier.reports.story import rows
 
 
@@ -68,7 +68,7 @@ def write_run(summary: dict, out_dir: Path, junit: Optional[str], console=None) 
     summary["report_dir"] = str(out_dir)
     write_report_md(summary, out_dir / "report.md")
     write_report_html(summary, out_dir / "report.html")
-    write_atomic(out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    write_atomic(out_dir / "summary.json", json_text(summary))
     if junit:
         try:
             write_junit(summary, junit)
