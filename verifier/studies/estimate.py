@@ -24,6 +24,8 @@ def sample(engine_run, model, properties, settings, seconds: float, one_process:
         return report
     # the one-process search stops inside a level (its last size is partial); the parallel one between levels
     finished = levels[:-1] if one_process and result.stop_reason.startswith("time") else levels
+    while finished and finished[-1] == 0:      # the parallel search's level begun but dropped at the stop
+        finished = finished[:-1]
     report["finished_levels"] = len(finished)
     forecast: Optional[object] = predict(finished)
     if forecast is None:
