@@ -238,3 +238,13 @@ def test_prove_refuses_to_give_a_verdict_when_its_relation_disagrees_with_the_mo
     monkeypatch.setattr(Symbolic, "minus", lambda self, a, b: a)
     with pytest.raises(UsageError, match="self-check failed"):
         footing(make_config("kafka"), 3, 100, True, Console(file=io.StringIO()))
+
+
+def test_a_flag_z3_does_not_encode_is_refused_not_proved_without_it(cli, tmp_path):
+    """Issue 37: `prove --flag reassignment_requires_min_isr=true` ran the proof of the config
+    without the rule (the encoding has no reassignment) and reported its verdict as this one's."""
+    r = cli("prove", "--flag", "reassignment_requires_min_isr=true", "--max-brokers", "2", "--out", str(tmp_path))
+    assert r.returncode == 2, r.stdout + r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert "prove cannot encode --flag reassignment_requires_min_isr" in line and "no reassignment" in line
+    assert not list(tmp_path.iterdir())

@@ -45,7 +45,7 @@ def _parse_bound(text: str) -> tuple[str, int]:
     return name.strip(" "), int(value)
 
 
-def _parse_flag(text: str) -> tuple[str, Any]:
+def parse_flag(text: str) -> tuple[str, Any]:
     if "=" not in text:
         return text, True
     name, value = text.split("=", 1)
@@ -81,7 +81,7 @@ def build_config(args: argparse.Namespace, default_bounds: Optional[dict] = None
     bounds = dict(default_bounds or {})
     bounds.update(data.get("bounds", {}))
     for text in getattr(args, "flag", None) or []:
-        name, value = _parse_flag(text)
+        name, value = parse_flag(text)
         flags[name] = value
     for text in getattr(args, "bound", None) or []:
         name, value = _parse_bound(text)

@@ -8,7 +8,7 @@ import time
 
 from specs import MUTANTS, Model, make_config, refused_by_z3, unknown
 from verifier.cli.binding import engine, symbolic
-from verifier.cli.common import UsageError, build_config, console, gate_command, header_line, run_dir, write_result
+from verifier.cli.common import UsageError, parse_flag, build_config, console, gate_command, header_line, run_dir, write_result
 from verifier.core import stop
 from verifier.core.files import write_atomic
 from verifier.core.settings import Limits, Settings
@@ -64,6 +64,20 @@ def footing(cfg, max_brokers: int, samples: int, config_changes: bool, out, dead
     return {"passed": True, "states": result.states, "events": result.events, "sizes": list(sizes)}
 
 
+def _refuse_unencoded_flags(flags: list[str]) -> None:
+    """A rule the user sets by name that z3 does not encode (even one only an absent action
+    reads) is refused: a proof "with" it would be the proof without it (issue 37). A preset's
+    own values of such rules stay allowed where refused_by_z3 allows them."""
+    from specs.rules import RULE_FIELDS, Outside
+    for text in flags:
+        name = parse_flag(text)[0]
+        z3 = RULE_FIELDS[name].metadata["z3"] if name in RULE_FIELDS else None
+        why = z3.reason if isinstance(z3, Outside) and z3.only_in is not None else None   # else refused_by_z3's
+        if why:
+            raise UsageError(f"prove cannot encode --flag {name} ({why}): a proof would not depend on it; "
+                             f"check it with `kraft-verify check --flag {text}`")
+
+
 def run(args: argparse.Namespace) -> int:
     """An interrupt is polled between solver calls (raising inside z3's C calls leaves its
     objects half-built), so the run stops after the query under way with a report."""
@@ -87,6 +101,7 @@ def _run(args: argparse.Namespace) -> int:
     from specs.symbolic import concrete_violations, cti_trace
     from verifier.cli.prove_report import details, report, size_line
     cfg, _ = build_config(argparse.Namespace(**{**vars(args), "min_isr": None}))
+    _refuse_unencoded_flags(args.flag or [])
     if not args.invariant and cfg.rules.unclean_recovery_strategy is not None:
         # with recovery rounds, also what a round elects
         invariants.append(symbolic()["by_name"]["RecoveryElectsAReplicaWithEveryAnsweredRecord"])
