@@ -28,6 +28,7 @@ PLANTS = {
     "a JSON naming a callable": ("search.json", json.dumps({"format": "kraft-verify check search", "version": 3,
                                                            "@": "os.system", "v": [f"touch {MARK}"]}).encode()),
     "an emptied frontier": None,                      # made below from the real data
+    "started false": None,            # issue 37: a key holder's "started": false made the resume seed its roots again
 }
 
 
@@ -48,6 +49,16 @@ def _emptied_frontier(ck) -> bytes:
     return json.dumps(head).encode()
 
 
+def _not_started(ck) -> bytes:
+    head = json.loads((ck / "search.json").read_text())
+    assert head["started"] is True
+    head["started"] = False
+    return json.dumps(head).encode()
+
+
+EDITS = {"an emptied frontier": _emptied_frontier, "started false": _not_started}
+
+
 # Every plant with the user's key (the cross-checks catch it), two without (the signature does).
 CASES = [(plant, True) for plant in sorted(PLANTS)] + [("a pickle as the columns", False),
                                                         ("an emptied frontier", False)]
@@ -59,7 +70,7 @@ def test_a_planted_checkpoint_runs_nothing_and_is_recomputed(cli, tmp_path, unin
     if os.path.exists(MARK):
         os.remove(MARK)
     _stopped_run(tmp_path / "ck", tmp_path / "out1")
-    name, content = PLANTS[plant] or ("search.json", _emptied_frontier(tmp_path / "ck"))
+    name, content = PLANTS[plant] or ("search.json", EDITS[plant](tmp_path / "ck"))
     _plant(tmp_path / "ck", name, content, sign)
     r = cli("check", *SMALL, "-q", "--out", str(tmp_path / "out2"), "--checkpoint-dir", str(tmp_path / "ck"),
             "--resume")

@@ -148,8 +148,10 @@ def _check(search, model) -> None:
          and set(search.enabled) | set(search.taken) <= set(model.action_names), "the action counts are not counts"),
         (search.transitions == sum(search.enabled.values()), "the transitions are not the actions' transitions"),
         (sum(search.taken.values()) == n - len(search.roots), "the new states are not the actions' new states"),
-        (all(0 <= i < n and store.parent[i] == -1 for i in search.roots) and search.roots,
-         "the roots are not the store's"),
+        (search.started is True, "it claims a search that had not started (which would seed its roots again)"),
+        (all(0 <= i < n and store.parent[i] == -1 for i in search.roots) and search.roots
+         and sum(p == -1 for p in store.parent) == len(search.roots), "the roots are not the store's"),
+        (all(s in model.init_states() for s in search.roots.values()), "a root is not an initial state of the model"),
         (all(-1 <= p < i for i, p in enumerate(store.parent)) and (not n or max(store.via) < len(store.labels)),
          "a parent link or label id is out of range"),
         (all(0 <= key[0] < n for key in search.found.values()), "a violation names no state"),
