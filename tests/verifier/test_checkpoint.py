@@ -146,3 +146,12 @@ def test_a_run_that_died_before_its_first_manifest_starts_over(cli, tmp_path):
     r = cli("check", "--brokers", "2", "-q", "--out", str(tmp_path / "o"), "--checkpoint-dir", str(ck))
     assert r.returncode == 0, r.stderr
     assert (ck / "manifest.json").exists()
+
+
+@pytest.mark.parametrize("shape", ["a name over 255 bytes", "a path over 4096 bytes"])
+def test_a_checkpoint_dir_the_file_system_cannot_name_is_one_line(cli, tmp_path, shape):
+    long = tmp_path / ("a" * 300) if shape.startswith("a name") else tmp_path.joinpath(*["b" * 200] * 25)
+    r = cli("check", *SMALL, "-q", "--checkpoint-dir", str(long), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith("kraft-verify: error: --checkpoint-dir ") and "too long" in line

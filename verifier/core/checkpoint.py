@@ -54,8 +54,11 @@ class LocalFiles:
     def __init__(self, root: str | Path):
         self.root = Path(root)
         self.where = str(root)
-        if self.root.exists() and not self.root.is_dir():
-            raise CheckpointError(f"--checkpoint-dir {root}: not a directory")
+        try:      # exists() raises on a name longer than the file system allows (ENAMETOOLONG)
+            if self.root.exists() and not self.root.is_dir():
+                raise CheckpointError(f"--checkpoint-dir {root}: not a directory")
+        except OSError as exc:
+            raise CheckpointError(f"--checkpoint-dir {root}: cannot be used ({exc.strerror})") from None
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             probe = self.root / ".write-test"
