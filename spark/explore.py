@@ -29,7 +29,7 @@ from verifier.core import levels as L
 from verifier.core.fingerprint import collision_probability
 from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, SearchResult
 from verifier.core.settings import Limits
-from verifier.core.values import from_data, to_data
+from verifier.core.values import BadData, from_data, to_data
 
 
 class _JobFailed(Exception):
@@ -299,9 +299,14 @@ class _Run:
         found: dict = {}
         first = None
         for name, v in L.report_order(totals["found"], lambda v: v["level"], lambda v: v["kind"]):
-            root_fp, labels = self._path_to(v["level"], int(v["fp"], 16))
-            final = from_data(v["label"], {}) if v["kind"] == "step" else None
-            trace = L.rebuild(model, invariants, self.roots[root_fp][0], labels, final, [name], "spark", keep_going)
+            try:      # the levels and the manifest are data: a path that cannot be followed is no verdict
+                root_fp, labels = self._path_to(v["level"], int(v["fp"], 16))
+                final = from_data(v["label"], {}) if v["kind"] == "step" else None
+                root = self.roots[root_fp][0]
+            except (LookupError, ValueError, TypeError, BadData) as exc:
+                raise L.UnconfirmedViolation(f"the stored path of the violation of {name} cannot be followed "
+                                             f"through the levels ({exc}): not reported") from None
+            trace = L.rebuild(model, invariants, root, labels, final, [name], "spark", keep_going)
             found[name] = trace
             first = first or trace
         per_level = [m["states"] for m in self.metas]
