@@ -115,7 +115,7 @@ def _liveness(args: argparse.Namespace) -> int:
 def run_estimate(args: argparse.Namespace) -> int:
     """`check --estimate`: search for a few seconds, then forecast from the finished levels."""
     import json
-    from verifier.core.files import write_atomic
+    from verifier.core.files import json_text, write_atomic
     from verifier.studies.estimate import sample
     if not 0 < args.estimate < float("inf"):
         raise UsageError("--estimate takes a positive number of seconds")
@@ -150,7 +150,7 @@ def run_estimate(args: argparse.Namespace) -> int:
                      "at the sampled speed",
                      "a forecast from the trend of the level sizes, not a bound (docs: BENCHMARKS.md, estimates)"):
             out.print(line, markup=False)
-    write_atomic(out_dir / "estimate.json", json.dumps(dict(report, run_id=run_id), indent=2) + "\n")
+    write_atomic(out_dir / "estimate.json", json_text(dict(report, run_id=run_id)))
     out.print(f"report: {out_dir}", markup=False)
     return EXIT_OK
 

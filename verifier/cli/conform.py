@@ -16,7 +16,7 @@ from specs import PRESETS, RELEASES, Model, ScenarioError, Trace, load_scenario,
 from verifier.cli.binding import properties
 from verifier.cli.common import (UsageError, build_config, console, header_line, run_dir,
                                  write_run)
-from verifier.core.files import write_atomic
+from verifier.core.files import json_text, write_atomic
 from verifier.core.settings import Limits, Settings
 from verifier.engines.conform.engine import Case
 from verifier.engines.conform.run import COVERAGE, PROPERTY
@@ -181,7 +181,7 @@ def _report(args, rel, cfg, model, result, cases, skipped, run_id, out_dir, out,
         "not_applicable": [{"path": p, "why": w} for p, w in skipped], "steps_per_action": outcome.ops,
         "actions": actions, "errors_seen": dict(sorted(outcome.errors.items())), "divergence": divergence}}
     summary = summarize(result, model, run_id, command, files)
-    write_atomic(out_dir / "conform.json", json.dumps(summary, indent=2) + "\n")
+    write_atomic(out_dir / "conform.json", json_text(summary))
     _print(out, rel, outcome, cases, skipped, divergence, summary)
     write_run(summary, out_dir, args.junit, out)
     return summary["exit_code"]

@@ -53,7 +53,12 @@ def run(args: argparse.Namespace) -> int:
     partitions = args.partitions or spark.sparkContext.defaultParallelism
     store, manifest = None, None
     if args.checkpoint_dir:
-        store, manifest = claim(spark, args.checkpoint_dir, identity, args.resume, partitions)
+        try:
+            store, manifest = claim(spark, args.checkpoint_dir, identity, args.resume, partitions)
+        except UsageError:       # refused before any level: no run directory holding only spark.log
+            spark.stop()
+            (out_dir / "spark.log").unlink(missing_ok=True)
+            raise
     if manifest and manifest["partitions"] != partitions:     # owners are fp mod P: a run keeps its P
         out.print(f"note: resuming with the run's {manifest['partitions']} partitions, not {partitions}",
                   markup=False)

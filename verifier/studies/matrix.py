@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, NamedTuple, Optional
 
 from specs import Model, config_label, make_config
-from verifier.core.files import write_atomic
+from verifier.core.files import json_text, write_atomic
 from verifier.core.settings import Limits, Options, Settings
 from verifier.reports.summary import summarize
 from verifier.reports.writer import save_counterexamples, write_run
@@ -236,7 +236,7 @@ def build(rows: list[Row], out_dir: Path, budget: float, command: str, engines: 
             entry["mac"] = mac(entry)
         done.append(entry)
         matrix = {"model": mhash, "budget_seconds": budget, "command": command, "rows": done}
-        write_atomic(path, json.dumps(matrix, indent=2) + "\n")
+        write_atomic(path, json_text(matrix))
         if on_row:
             on_row(entry, reused)
     return {"model": mhash, "budget_seconds": budget, "command": command, "rows": done, "missing": [],
