@@ -138,7 +138,8 @@ def run_case(h: Harness, model, properties, name: str, script: Optional[list[tup
 
 def _debug_dump(s, label, obs, h, cut) -> None:
     """KRAFT_VERIFY_CLUSTER_DEBUG=FILE: the step nothing explained, as data to replay the search
-    offline (the model state, the label, the observation, Kafka's incarnations, the cut links)."""
+    offline (the model state, the label, the observation, Kafka's incarnations, the cut links),
+    and each node's server.log."""
     import json
     import os
     path = os.environ.get("KRAFT_VERIFY_CLUSTER_DEBUG")
@@ -148,6 +149,11 @@ def _debug_dump(s, label, obs, h, cut) -> None:
             json.dump({"state": to_data(s), "label": list(label), "views": obs.views, "records": obs.records,
                        "data": obs.data._asdict(), "error": obs.error, "incarnations": h.incarnations,
                        "cut": sorted(cut)}, f, default=str)
+        import shutil                        # and every node's server.log beside it (FILE.<node>.log)
+        for node in [h.cluster.controller, *h.cluster.nodes.values()]:
+            log = node.dir / "server.log"
+            if log.exists():
+                shutil.copyfile(log, f"{path}.{node.id}.log")
 
 
 def _precut(model, s, label, rest: list[tuple]) -> tuple:
