@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 
 from spark.store import MAX_PARTITIONS, LevelStore
@@ -31,6 +32,14 @@ def run(args: argparse.Namespace) -> int:
     identity = {"what": cfg.preset + (f" --mutant {cfg.mutant}" if cfg.mutant else ""),
                 "config": config_summary(cfg), "symmetry": model.symmetric, "deadlock": inputs.deadlock,
                 "invariants": [inv.name for inv in invs]}
+    if args.checkpoint_dir and is_plain_path(args.checkpoint_dir):
+        where = os.path.abspath(args.checkpoint_dir)
+        try:
+            where.encode("utf-8")
+        except UnicodeEncodeError:      # Hadoop's URI of it would not name it (a non-UTF-8 working directory)
+            raise UsageError(f"--checkpoint-dir {args.checkpoint_dir}: its absolute path "
+                             f"{os.fsencode(where).decode('utf-8', 'backslashreplace')} is not valid UTF-8; "
+                             f"give a path without such bytes") from None
     try:
         if not under_spark_submit():     # before the JVM starts
             check_master(args.master)

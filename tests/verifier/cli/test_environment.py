@@ -82,3 +82,17 @@ def test_report_files_get_the_users_umask(tmp_path, umask, mode):
     (run,) = (tmp_path / "out").iterdir()
     for path in [junit, *run.iterdir()]:
         assert stat.S_IMODE(path.stat().st_mode) == mode, (path.name, oct(path.stat().st_mode))
+
+
+def test_spark_check_under_a_working_directory_that_is_not_utf8_is_one_line(tmp_path):
+    """A relative --checkpoint-dir under such a directory reached Hadoop as a URI it could not
+    parse (a raw Java error, issue 37); refused before Spark starts."""
+    odd = os.path.join(os.fsencode(str(tmp_path)), b"dir\xff")
+    os.mkdir(odd)
+    r = subprocess.run([sys.executable, "-m", "verifier.cli", "spark-check", "--checkpoint-dir", "ck",
+                        "--out", str(tmp_path / "out")], cwd=odd, capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert r.returncode == 2, r.stdout + r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert "is not valid UTF-8" in line and "dir\\xff" in line, line
+    assert not (tmp_path / "out").exists()
