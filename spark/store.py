@@ -241,6 +241,8 @@ def malformed(data: dict) -> str:
             return f"level {k} has no valid totals"
         if any(type(v) is not int or v < 0 for d in (totals["enabled"], totals["taken"]) for v in d.values()):
             return f"level {k}'s action counts are not counts"
+        if not 0 <= totals["seconds"] < 1e9:        # JSON's 1e999 reads as inf, which no report can hold
+            return f"level {k}'s seconds are not a time"
         if totals["transitions"] != sum(totals["enabled"].values()):
             return f"level {k}'s transitions are not its actions' transitions"
         if sum(totals["taken"].values()) != sum(m["states"] for m in levels[1:k + 1]):

@@ -155,7 +155,8 @@ def _check(search, model) -> None:
         (all(-1 <= p < i for i, p in enumerate(store.parent)) and (not n or max(store.via) < len(store.labels)),
          "a parent link or label id is out of range"),
         (all(0 <= key[0] < n for key in search.found.values()), "a violation names no state"),
-        (type(search.terminal) is int and 0 <= search.terminal <= n and search.seconds >= 0, "a counter is wrong")]
+        (type(search.terminal) is int and 0 <= search.terminal <= n and type(search.seconds) in (int, float)
+         and 0 <= search.seconds < 1e9, "a counter is wrong")]
     for ok, why in facts:
         if not ok:
             raise Damaged(why)
