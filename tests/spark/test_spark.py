@@ -364,6 +364,17 @@ def test_bad_checkpoint_dirs_are_one_line_exit_2(cli, tmp_path):
         assert len(o.stderr.strip().splitlines()) == 1
 
 
+def test_a_checkpoint_url_refused_after_spark_started_leaves_no_run_directory(cli, tmp_path):
+    """A URL is checked from inside Spark (its file system is Hadoop's), so the JVM has started
+    and written spark.log by then; the refusal takes the run directory back (issue 37: one was
+    left holding only spark.log)."""
+    out = tmp_path / "out"
+    r = cli("spark-check", "--checkpoint-dir", "file:///proc/kraft-verify-ck", "--out", str(out))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert not out.exists() or not list(out.iterdir()), list(out.rglob("*"))
+
+
 @pytest.mark.nightly
 def test_standalone_master_recipe(tmp_path, cli):
     """README's recipe: a master and a worker from the installed pyspark on 127.0.0.1 (nightly:

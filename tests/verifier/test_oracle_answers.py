@@ -119,3 +119,19 @@ def test_a_missing_oracle_module_is_one_line(cli, tmp_path):
         r = cli("conform", "--kafka", "4.4", "--walks", "1", "--out", str(tmp_path / "out"),
                 env={"KRAFT_VERIFY_ORACLE": str(where)})
         _one_line(r, 2, "has no pom.xml", "KRAFT_VERIFY_ORACLE")
+
+
+def test_a_damaged_classpath_file_is_one_line_and_says_rebuild(cli, tmp_path):
+    """A non-UTF-8 classpath.txt under the build was a UnicodeDecodeError (issue 37). A copy of
+    the oracle module with its 4.4.0 build, so the real one is untouched."""
+    import shutil
+    copy = tmp_path / "oracle"
+    copy.mkdir()
+    shutil.copy(ROOT / "oracle" / "pom.xml", copy / "pom.xml")
+    shutil.copytree(ROOT / "oracle" / "src", copy / "src")
+    shutil.copytree(ROOT / "oracle" / "target" / "kafka-4.4.0", copy / "target" / "kafka-4.4.0")
+    (copy / "target" / "kafka-4.4.0" / "classpath.txt").write_bytes(b"\xff\xfe not a classpath")
+    r = cli("conform", "--kafka", "4.4", "--walks", "1", "--out", str(tmp_path / "out"),
+            env={"KRAFT_VERIFY_ORACLE": str(copy)})
+    _one_line(r, 2, "classpath.txt (not UTF-8 text)", "rebuild")
+    assert not (copy / "target" / "kafka-4.4.0" / "sources.sha256").exists()     # the next run rebuilds
