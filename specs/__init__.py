@@ -15,7 +15,7 @@ from specs.config import (BOUND_NAMES, BUDGETS, Bounds, Config, ConfigError, con
                           config_summary, deep_bounds, explicit_flags, make_config, mutant_config, unknown,
                           with_bounds, with_mutant)
 from specs.model import Model
-from specs.rules import RULE_FIELDS, Rules, outside_z3, refused_by_z3, rule_doc
+from specs.rules import RULE_FIELDS, Rules, ignored_by_z3, outside_z3, refused_by_z3, rule_doc
 from specs.scenario import ScenarioError, run_operations
 from specs.scenario import load as load_scenario
 from specs.scenario import parse as parse_scenario
@@ -25,5 +25,6 @@ from specs.trace import Trace
 __all__ = ["ALIASES", "MUTANTS", "NEWEST_RELEASE", "PRESETS", "RELEASES", "Release", "release", "BOUND_NAMES", "BUDGETS", "Bounds", "Config", "ConfigError", "config_from_dict",
            "config_label", "config_summary", "deep_bounds", "explicit_flags", "make_config", "mutant_config", "unknown",
            "with_bounds",
-           "with_mutant", "Model", "RULE_FIELDS", "Rules", "outside_z3", "refused_by_z3", "rule_doc", "ScenarioError",
+           "with_mutant", "Model", "RULE_FIELDS", "Rules", "ignored_by_z3", "outside_z3", "refused_by_z3", "rule_doc",
+           "ScenarioError",
            "run_operations", "load_scenario", "parse_scenario", "unreadable", "Trace"]

@@ -74,6 +74,13 @@ def outside_z3(name: str) -> Optional[str]:
     return z3.reason if isinstance(z3, Outside) else None
 
 
+def ignored_by_z3(name: str) -> Optional[str]:
+    """Why a z3 verdict would not depend on this rule at all (only an action the encoding lacks
+    reads it), or None: a proof "with" it set would be the proof without it."""
+    z3 = RULE_FIELDS[name].metadata["z3"] if name in RULE_FIELDS else None
+    return z3.reason if isinstance(z3, Outside) and z3.only_in is not None else None
+
+
 def changed(rules, base=DEFAULT_RULES) -> dict[str, Any]:
     """The fields where `rules` differs from `base`, in declaration order."""
     return {n: getattr(rules, n) for n in RULE_FIELDS if getattr(rules, n) != getattr(base, n)}

@@ -6,9 +6,10 @@ import argparse
 import json
 import time
 
-from specs import MUTANTS, Model, make_config, refused_by_z3, unknown
+from specs import MUTANTS, Model, ignored_by_z3, make_config, refused_by_z3, unknown
 from verifier.cli.binding import engine, symbolic
-from verifier.cli.common import UsageError, parse_flag, build_config, console, gate_command, header_line, run_dir, write_result
+from verifier.cli.common import (UsageError, build_config, console, gate_command, header_line, parse_flag, run_dir,
+                                 write_result)
 from verifier.core import stop
 from verifier.core.files import write_atomic
 from verifier.core.settings import Limits, Settings
@@ -68,11 +69,9 @@ def _refuse_unencoded_flags(flags: list[str]) -> None:
     """A rule the user sets by name that z3 does not encode (even one only an absent action
     reads) is refused: a proof "with" it would be the proof without it (issue 37). A preset's
     own values of such rules stay allowed where refused_by_z3 allows them."""
-    from specs.rules import RULE_FIELDS, Outside
     for text in flags:
         name = parse_flag(text)[0]
-        z3 = RULE_FIELDS[name].metadata["z3"] if name in RULE_FIELDS else None
-        why = z3.reason if isinstance(z3, Outside) and z3.only_in is not None else None   # else refused_by_z3's
+        why = ignored_by_z3(name)          # a rule z3 cannot encode at all is refused_by_z3's (footing)
         if why:
             raise UsageError(f"prove cannot encode --flag {name} ({why}): a proof would not depend on it; "
                              f"check it with `kraft-verify check --flag {text}`")
