@@ -90,3 +90,12 @@ def test_the_matrix_with_an_unusable_key_is_one_line_and_exit_2(cli, tmp_path):
     r = cli("matrix", "--presets", "pre-kip-966", "--bound-sets", "default", "--row-budget", "0.2",
             "--examples", "10", "--out", str(tmp_path / "m"), env={"KRAFT_VERIFY_KEY": str(path)})
     _one_line_exit_2(r, "is a FIFO")
+
+
+def test_spark_check_with_an_unusable_key_is_refused_before_spark_starts(cli, tmp_path):
+    path = tmp_path / "key"
+    os.mkfifo(path)
+    r = cli("spark-check", "--checkpoint-dir", str(tmp_path / "ck"), "--out", str(tmp_path / "out"),
+            env={"KRAFT_VERIFY_KEY": str(path)})
+    _one_line_exit_2(r, "is a FIFO")
+    assert not (tmp_path / "out").exists()            # no run directory: Spark never started

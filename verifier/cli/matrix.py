@@ -34,6 +34,8 @@ def run(args: argparse.Namespace) -> int:
     from verifier.reports.matrix import cell_text, render_html, render_md
     from verifier.studies.matrix import Engines, build, properties
     rows = _rows(args)
+    from verifier.core.signing import key
+    key()             # the cache's rows are signed with it: a key that cannot be had stops the matrix now
     out, out_dir = console(), Path(args.out)
     try:
         if out_dir.exists() and not out_dir.is_dir():
