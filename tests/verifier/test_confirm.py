@@ -58,3 +58,10 @@ def test_a_deadlock_claimed_where_steps_remain_is_refused():
     model = _model()
     with pytest.raises(UnconfirmedViolation, match="Deadlock holds where the path ends"):
         _rebuild(model, [("produce",)], None, ["Deadlock"])
+
+
+@pytest.mark.parametrize("label", [("nonsense",), ("fence",), ("fence", "b1"), ()])
+def test_a_label_the_model_has_no_step_for_is_refused(label):
+    model = _model("elr-not-cleared")
+    with pytest.raises(UnconfirmedViolation, match="does not replay"):
+        _rebuild(model, [label], None, ["ElrOnlyBelowMinIsr"])

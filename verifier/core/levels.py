@@ -112,7 +112,12 @@ def rebuild(model, properties, root, labels: list, final_label, violated: list[s
     """A violation's trace from the real initial state, re-run through the model and checked
     (`confirm`) before anyone reports it. With keep_going, earlier states may break other
     invariants, reported apart: the trace says it checked only the ones it shows."""
-    steps = concrete_trace(model, root, labels, final_label, model.canonical)
+    try:
+        steps = concrete_trace(model, root, labels, final_label, model.canonical)
+    except (LookupError, TypeError, ValueError, AttributeError) as exc:    # a label the model has no step for
+        raise UnconfirmedViolation(f"the counterexample for {', '.join(violated) or '?'} does not replay through "
+                                   f"the model (a stored step cannot be taken: {type(exc).__name__}): "
+                                   f"not reported") from None
     confirm(model, properties, root, steps, violated)
     checked = list(violated) if keep_going else [p.name for p in properties]
     return Trace(model, root, steps, list(violated), engine=engine, checked=checked, properties=tuple(properties))
