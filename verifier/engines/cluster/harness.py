@@ -158,7 +158,10 @@ class Harness(Held):
             except W.WireError:
                 hwm = None
         acked = tuple(sorted(int(p.value[1:]) for p in self.produces if p.result == "NONE"))
-        hwms = {b: O.hwm_checkpoint(c.nodes[b].data, TOPIC) for b in c.brokers if alive[b]}
+        # Kafka loads a replica's HWM as min(checkpoint, log end) (a lossy crash leaves a checkpoint
+        # above the cut log until the broker writes it again, 200 ms after it loaded the partition)
+        hwms = {b: _at_most(O.hwm_checkpoint(c.nodes[b].data, TOPIC), len(logs[b] or ())) for b in c.brokers
+                if alive[b]}
         return Data(alive, logs, hwm, acked, hwms)
 
     def observe(self, error: Optional[str] = None) -> Observation:
@@ -224,3 +227,7 @@ class Harness(Held):
         p = W.Produce(self.cluster.nodes[leader].port, TOPIC, f"r{record}".encode(), PRODUCE_TIMEOUT_MS)
         self.produces.append(p)
         return p
+
+
+def _at_most(hwm: Optional[int], log_end: int) -> Optional[int]:
+    return None if hwm is None else min(hwm, log_end)
