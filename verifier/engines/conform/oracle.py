@@ -170,7 +170,7 @@ class Oracle:
 
     def _drain_stderr(self, proc) -> None:
         while True:
-            chunk = proc.stderr.read1(4096) if hasattr(proc.stderr, "read1") else proc.stderr.read(4096)
+            chunk = proc.stderr.read1(4096)     # a binary pipe: whatever is there, up to 4 KiB
             if not chunk:
                 return
             self._err += chunk
