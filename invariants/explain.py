@@ -6,6 +6,7 @@ the sentence, or None when the state does not show the usual story (then `generi
 Reports reach these through the Invariant, so no engine or writer reads Kafka's state."""
 from __future__ import annotations
 
+import functools
 from typing import Optional
 
 from specs.state import NO_LEADER
@@ -213,31 +214,36 @@ def _leader_replica(cfg, state):
     return state.replicas[cfg.brokers.index(leader)] if leader in cfg.brokers else None
 
 
-def lost_replica_in_isr(cfg, states, labels, describe) -> Optional[str]:
+def _off_leader(off):
+    """An explanation from `off(cfg, last state, partition, leader's replica)`, which yields a
+    sentence for each replica whose log is not the leader's: the first, after the last step; None
+    if the partition has no leader among the brokers or it yields none."""
+    @functools.wraps(off)
+    def explain(cfg, states, labels, describe) -> Optional[str]:
+        last = states[-1]
+        p, lrep = last.ctrl.partition, _leader_replica(cfg, last)
+        said = None if lrep is None else next(off(cfg, last, p, lrep), None)
+        return None if said is None else f"after {_last_step(states, labels, describe)} {said}"
+    return explain
+
+
+@_off_leader
+def lost_replica_in_isr(cfg, last, p, lrep):
     """An ISR member whose log below the leader's HWM is not the leader's."""
-    last = states[-1]
-    p, lrep = last.ctrl.partition, _leader_replica(cfg, last)
-    if lrep is None:
-        return None
     for b in p.isr:
         r = last.replicas[cfg.brokers.index(b)] if b in cfg.brokers else None
         if b != p.leader and r is not None and r.alive and r.log[:lrep.hwm] != lrep.log[:lrep.hwm]:
-            return (f"after {_last_step(states, labels, describe)} b{b} is in isr={_ids(p.isr)} but its log "
-                    f"{_log(r.log)} differs from the leader b{p.leader}'s {_log(lrep.log)} below its HWM {lrep.hwm}")
-    return None
+            yield (f"b{b} is in isr={_ids(p.isr)} but its log {_log(r.log)} differs from the leader "
+                   f"b{p.leader}'s {_log(lrep.log)} below its HWM {lrep.hwm}")
 
 
-def follower_diverges(cfg, states, labels, describe) -> Optional[str]:
+@_off_leader
+def follower_diverges(cfg, last, p, lrep):
     """A follower whose log differs from the leader's below the offset the leader saw it fetch."""
-    last = states[-1]
-    p, lrep = last.ctrl.partition, _leader_replica(cfg, last)
-    if lrep is None:
-        return None
     for b, r, fs in zip(cfg.brokers, last.replicas, last.followers):
         if b != p.leader and fs.leo >= 0 and r.log[:fs.leo] != lrep.log[:fs.leo]:
-            return (f"after {_last_step(states, labels, describe)} the leader b{p.leader} saw b{b} fetch up to "
-                    f"offset {fs.leo}, but b{b}'s log {_log(r.log)} is not the leader's {_log(lrep.log)} up to there")
-    return None
+            yield (f"the leader b{p.leader} saw b{b} fetch up to offset {fs.leo}, but b{b}'s log "
+                   f"{_log(r.log)} is not the leader's {_log(lrep.log)} up to there")
 
 
 def logs_disagree(cfg, states, labels, describe) -> Optional[str]:

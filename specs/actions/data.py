@@ -24,6 +24,11 @@ def _proposed(cfg: Config, p: Partition, members) -> tuple[int, ...]:
     return tuple(b for b in p.isr if b in members) + tuple(b for b in members if b not in p.isr)
 
 
+def _idle_leader(cfg: Config, s: State) -> int:
+    """The running leader if it has no AlterPartition in flight (so it may send one), else NO_LEADER."""
+    return B.live_leader(cfg, s) if s.inflight is None else NO_LEADER
+
+
 @action(DATA, budget="records", z3=("stutter",))
 class produce:
     """acks=all produce to the leader; refused (NOT_ENOUGH_REPLICAS) while |ISR| < min ISR."""
@@ -105,8 +110,8 @@ class shrink_isr:
     fetched since the leader's election). One request, one use of the budget."""
 
     def enabled(cfg: Config, s: State):
-        leader = B.live_leader(cfg, s)
-        if leader == NO_LEADER or s.inflight is not None:
+        leader = _idle_leader(cfg, s)
+        if leader == NO_LEADER:
             return
         leo = len(B.replica_of(cfg, s, leader).log)
         lagging = sorted(f for f in s.ctrl.partition.isr if f != leader and B.follower_leo(cfg, s, leader, f) < leo)
@@ -132,11 +137,10 @@ class expand_isr:
     RECOVERED (Kafka's Partition.makeLeader; seen on a real 4.4.0 cluster, docs/cluster.md)."""
 
     def enabled(cfg: Config, s: State):
-        leader = B.live_leader(cfg, s)
-        if leader == NO_LEADER or s.inflight is not None:
-            return
-        for f in B.expand_candidates(cfg, s, leader):
-            yield (f,)
+        leader = _idle_leader(cfg, s)
+        if leader != NO_LEADER:
+            for f in B.expand_candidates(cfg, s, leader):
+                yield (f,)
 
     def effect(cfg: Config, s: State, broker: int) -> Result:
         p = s.ctrl.partition

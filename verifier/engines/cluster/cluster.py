@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Optional
 
 from verifier.engines.cluster.dist import Dist
+from verifier.engines.cluster.observe import record_batches
 from verifier.engines.cluster.net import (CHAIN_PREFIX, DIR_PREFIX, ClusterError, Held, iptables, remove_chain,
                                           remove_stale_chains, remove_stale_dirs)
 
@@ -347,10 +348,8 @@ class Cluster(Held):
         part = self.partition_dir(b, topic)
         for seg in sorted(part.glob("*.log")):
             data = seg.read_bytes()
-            pos = 0
-            while pos + 12 <= len(data):
-                base = int.from_bytes(data[pos:pos + 8], "big", signed=True)
-                length = int.from_bytes(data[pos + 8:pos + 12], "big", signed=True)
+            pos = 0                         # the first batch to drop, or where the batches end
+            for pos, base, length in record_batches(data):
                 if base >= keep:
                     break
                 pos += 12 + length

@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 from typing import NamedTuple
 
+from verifier.core import jvm
 from verifier.core.maven import MAVEN_ARGS, ROOT
 from verifier.core.maven import failure as _build_failure
 
@@ -86,16 +87,9 @@ def build(version: str) -> Dist:
 
 def main(argv=None) -> int:
     """`python -m verifier.engines.cluster.dist VERSION...`: build the distributions (make cluster-dist)."""
-    import sys
-    names = list(sys.argv[1:] if argv is None else argv)
-    for v in names:
-        try:
-            d = build(v)
-        except DistError as exc:
-            print(f"kraft-verify: error: {exc}", file=sys.stderr)
-            return 2
-        print(f"Kafka {v}'s broker distribution built ({d.home.relative_to(ROOT)})")
-    return 0
+    def build_one(v: str) -> str:
+        return f"Kafka {v}'s broker distribution built ({build(v).home.relative_to(ROOT)})"
+    return jvm.build_main(argv, build_one, DistError)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, NamedTuple, Optional
 
+from specs import Model
 from verifier.engines.cluster.harness import Data, Observation
 
 # Steps a cluster takes by itself; fence and unfence only where the harness let them happen.
@@ -37,18 +38,14 @@ class Explanation(NamedTuple):
 
 
 def model_view(s) -> dict:
-    """The model's controller state in the harness's vocabulary: broker epochs as incarnation
-    numbers (the model's epochs are 100 + id, then + 1000 per registration)."""
-    ctrl = s.ctrl
-    p = ctrl.partition
-    return {"partition": {"replicas": list(p.replicas), "isr": list(p.isr), "elr": sorted(p.elr),
-                          "last_known_elr": sorted(p.last_known_elr), "leader": p.leader,
-                          "leader_epoch": p.leader_epoch, "partition_epoch": p.partition_epoch,
-                          "recovery": p.leader_recovery_state, "adding": sorted(p.adding_replicas),
-                          "removing": sorted(p.removing_replicas)},
-            "brokers": {str(b): [(ctrl.broker_epoch(b) - 100 - b) // 1000, b in ctrl.fenced, b in ctrl.shutting_down]
-                        for b in ctrl.registered},
-            "min_isr": str(ctrl.min_isr), "unclean": bool(ctrl.unclean_leader_election)}
+    """The model's controller state in the harness's vocabulary (conform's, `Model.kafka_view`):
+    broker epochs as incarnation numbers (the model's epochs are 100 + id, then + 1000 per
+    registration)."""
+    v = Model.kafka_view(s, None)
+    return {"partition": v["partition"],
+            "brokers": {b: [(epoch - 100 - int(b)) // 1000, fenced, shutting_down]
+                        for b, (epoch, fenced, shutting_down) in v["brokers"].items()},
+            "min_isr": v["min_isr"], "unclean": bool(v["unclean"])}
 
 
 def kafka_view(view: dict, incarnation) -> dict:

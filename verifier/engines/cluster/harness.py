@@ -202,31 +202,29 @@ class Harness(Held):
         R = IncrementalAlterConfigsRequest.AlterConfigsResource
         resp = self.admin(IncrementalAlterConfigsRequest(resources=[R(resource_type=2, resource_name=TOPIC, configs=[
             R.AlterableConfig(name=name, config_operation=0, value=value)])], validate_only=False))
-        code = resp.responses[0].error_code
-        return None if code == 0 else W.error_name(code)
+        return _error(resp.responses[0].error_code)
 
     def elect(self, unclean: bool) -> Optional[str]:
         T = ElectLeadersRequest.TopicPartitions
         resp = self.admin(ElectLeadersRequest(election_type=1 if unclean else 0,
                                               topic_partitions=[T(topic=TOPIC, partitions=[0])], timeout_ms=30000))
-        if resp.error_code:
-            return W.error_name(resp.error_code)
-        code = resp.replica_election_results[0].partition_result[0].error_code
-        return None if code == 0 else W.error_name(code)
+        return _error(resp.error_code) or _error(resp.replica_election_results[0].partition_result[0].error_code)
 
     def reassign(self, replicas: list[int]) -> Optional[str]:
         T = AlterPartitionReassignmentsRequest.ReassignableTopic
         resp = self.admin(AlterPartitionReassignmentsRequest(timeout_ms=30000, topics=[T(name=TOPIC, partitions=[
             T.ReassignablePartition(partition_index=0, replicas=replicas)])]))
-        if resp.error_code:
-            return W.error_name(resp.error_code)
-        code = resp.responses[0].partitions[0].error_code
-        return None if code == 0 else W.error_name(code)
+        return _error(resp.error_code) or _error(resp.responses[0].partitions[0].error_code)
 
     def produce(self, leader: int, record: int) -> W.Produce:
         p = W.Produce(self.cluster.nodes[leader].port, TOPIC, f"r{record}".encode(), PRODUCE_TIMEOUT_MS)
         self.produces.append(p)
         return p
+
+
+def _error(code: int) -> Optional[str]:
+    """Kafka's name for an answer's error code, None for 0 (no error)."""
+    return None if code == 0 else W.error_name(code)
 
 
 def _at_most(hwm: Optional[int], log_end: int) -> Optional[int]:

@@ -14,7 +14,9 @@ import subprocess
 import threading
 from copy import deepcopy
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
+
+from verifier.core import jvm
 
 NO_CHANGE = -2          # PartitionChangeRecord.leader: unchanged
 RECOVERY_NO_CHANGE = -1
@@ -65,13 +67,7 @@ class Tail:
                 and len(self.batches) >= count
 
     def close(self) -> None:
-        proc = self.proc
-        try:
-            proc.stdin.close()
-            proc.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.kill()
-            proc.wait()
+        jvm.close(self.proc, timeout=5)
 
 
 class Fold:
@@ -183,11 +179,9 @@ def read_log(part_dir: Path) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     for seg in sorted(part_dir.glob("*.log")):
         data = seg.read_bytes()
-        pos = 0
-        while pos + 61 <= len(data):
-            length = int.from_bytes(data[pos + 8:pos + 12], "big", signed=True)
+        for pos, _, length in record_batches(data):
             end = pos + 12 + length
-            if length < 49 or end > len(data):
+            if length < 49 or end > len(data):        # 49: the v2 header after its length field
                 break
             epoch = int.from_bytes(data[pos + 12:pos + 16], "big", signed=True)
             count = int.from_bytes(data[pos + 57:pos + 61], "big", signed=True)
@@ -195,8 +189,18 @@ def read_log(part_dir: Path) -> list[tuple[int, int]]:
             if not attrs & 0x20:                                # a control batch holds no record of ours
                 for value in _values(data[pos + 61:end], count):
                     out.append((epoch, _record_id(value)))
-            pos = end
     return out
+
+
+def record_batches(data: bytes) -> Iterator[tuple[int, int, int]]:
+    """A segment file's record batches in order, (position, base offset, length of what follows
+    the 12-byte header), for every batch whose header is there to read (the last one's rest may
+    be cut short)."""
+    pos = 0
+    while pos + 12 <= len(data):
+        length = int.from_bytes(data[pos + 8:pos + 12], "big", signed=True)
+        yield pos, int.from_bytes(data[pos:pos + 8], "big", signed=True), length
+        pos += 12 + length
 
 
 def _varint(buf: bytes, pos: int) -> tuple[int, int]:

@@ -52,9 +52,8 @@ def replay(model: Model, initial, labels: list[tuple]) -> Optional[list[tuple]]:
     for label in labels:
         if not model.allows(s, label):
             return None
-        nxt, error = model.apply(s, label)
-        out.append((label, nxt, error))
-        s = nxt
+        s, error = model.apply(s, label)
+        out.append((label, s, error))
     return out
 
 

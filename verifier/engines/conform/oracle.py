@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from verifier.core import stop
+from verifier.core import jvm, stop
 from verifier.core.maven import MAVEN_ARGS, ROOT
 from verifier.core.maven import failure as _build_failure
 
@@ -187,12 +187,7 @@ class Oracle:
         proc, self.proc = self.proc, None
         if proc is None:
             return
-        try:
-            proc.stdin.close()
-            proc.wait(timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.kill()
-            proc.wait()
+        jvm.close(proc, timeout=10)
         for t in self._threads:
             t.join(timeout=2)
 
@@ -266,22 +261,15 @@ def main(argv: Optional[list] = None) -> int:
     """`python -m verifier.engines.conform.oracle [VERSION...]`: build the driver for the given
     releases (default: every one conform knows), one line each; exit 2 with one line if one
     cannot be built (`make oracle`, which `make test` runs first)."""
-    import sys
     from specs import RELEASES, release
-    names = list(sys.argv[1:] if argv is None else argv) or list(RELEASES)
-    for name in names:
+
+    def build_one(name: str) -> str:
         rel = release(name)
         if rel is None:
-            print(f"kraft-verify: error: {name}: not a release conform knows (known: {', '.join(RELEASES)})",
-                  file=sys.stderr)
-            return 2
-        try:
-            build(rel.version, rel.api)
-        except OracleError as exc:
-            print(f"kraft-verify: error: {exc}", file=sys.stderr)
-            return 2
-        print(f"oracle for Kafka {rel.version} built ({target(rel.version).relative_to(ROOT)})")
-    return 0
+            raise OracleError(f"{name}: not a release conform knows (known: {', '.join(RELEASES)})")
+        build(rel.version, rel.api)
+        return f"oracle for Kafka {rel.version} built ({target(rel.version).relative_to(ROOT)})"
+    return jvm.build_main(argv, build_one, OracleError, every=RELEASES)
 
 
 if __name__ == "__main__":
