@@ -18,7 +18,7 @@ from specs.facts import holds_committed_log, leader_candidates, replica, running
 
 
 @state_invariant("LeaderCandidateCompleteness", "elr", TOLERANCE, explain=E.candidate_lacks_committed,
-                 symbolic=Z.leader_candidate_completeness)
+                 symbolic=Z.leader_candidate_completeness, proved=True)
 def leader_candidate_completeness(cfg, s) -> bool:
     """Every leader candidate (an ISR member, or an unfenced ELR member) holds the whole
     committed log: the property ELR exists for (docs/protocol.md, "State"). KIP-966: "The

@@ -19,7 +19,7 @@ def _new_leader(prev, s) -> int:
 
 
 @step_invariant("LeaderElectedRegisteredUnfenced", "election", explain=E.elected_unacceptable,
-                symbolic=Z.leader_elected_registered_unfenced)
+                symbolic=Z.leader_elected_registered_unfenced, proved=True)
 def leader_elected_registered_unfenced(cfg, prev, label, s) -> bool:
     """A new leader is an acceptable leader: registered, unfenced, not in controlled shutdown
     (docs/protocol.md, "The pipeline"). The unclean-recovery tool proposal (KAFKA-20098) asks
@@ -29,7 +29,7 @@ def leader_elected_registered_unfenced(cfg, prev, label, s) -> bool:
 
 
 @step_invariant("ElectedLeaderWasCandidate", "election", explain=E.elected_outside_candidates,
-                symbolic=Z.elected_leader_was_candidate)
+                symbolic=Z.elected_leader_was_candidate, proved=True)
 def elected_leader_was_candidate(cfg, prev, label, s) -> bool:
     """KIP-966: "In addition to the ISR members, replicas in ELR are also eligible for leader
     election during a clean election process." A clean election takes its leader from the ISR

@@ -8,7 +8,9 @@ Beside the check an invariant may carry:
   (invariants/explain.py); without one (or when it has nothing to say) the report writes a
   generic sentence from the model's display hooks;
 - `symbolic`: its z3 twin, the same rule over symbolic states for any cluster size
-  (invariants/symbolic.py), which the z3 engine proves inductive.
+  (invariants/symbolic.py), which the z3 engine proves inductive;
+- `proved`: whether `prove` checks that twin when no --invariant is named (the others it
+  checks when named).
 Engines never import this package: the command line hands them the properties to check.
 """
 from __future__ import annotations
@@ -25,6 +27,7 @@ class Invariant(NamedTuple):
     assumes: str = ""                    # the fault assumption under which it is claimed
     explain: Optional[Callable] = None   # (cfg, states, labels, describe) -> str or None
     symbolic: Optional[Callable] = None  # the z3 twin's formula: (enc, s) or (enc, s, params, t) -> BoolRef
+    proved: bool = False                 # `prove` checks the twin by default
 
     @property
     def quote(self) -> str:
@@ -48,22 +51,24 @@ TOLERANCE = ("assumes < min ISR lossy crashes and no unclean election an operato
              "(KIP-966's tolerance; the controller's own last-known-leader election is no excuse)")
 
 
-def _register(name: str, kind: str, group: str, assumes: str, explain, symbolic):
+def _register(name: str, kind: str, group: str, assumes: str, explain, symbolic, proved: bool):
     def register(fn: Callable) -> Callable:
         if any(inv.name == name for inv in REGISTRY):
             raise TypeError(f"invariant {name}: declared twice")
         if not inspect.getdoc(fn):
             raise TypeError(f"invariant {name}: needs a docstring quoting the rule it states")
-        REGISTRY.append(Invariant(name, kind, fn, group, assumes, explain, symbolic))
+        if proved and symbolic is None:
+            raise TypeError(f"invariant {name}: proved by default needs a z3 twin (symbolic=)")
+        REGISTRY.append(Invariant(name, kind, fn, group, assumes, explain, symbolic, proved))
         return fn
     return register
 
 
 def state_invariant(name: str, group: str, assumes: str = "", *, explain: Optional[Callable] = None,
-                    symbolic: Optional[Callable] = None):
-    return _register(name, "state", group, assumes, explain, symbolic)
+                    symbolic: Optional[Callable] = None, proved: bool = False):
+    return _register(name, "state", group, assumes, explain, symbolic, proved)
 
 
 def step_invariant(name: str, group: str, assumes: str = "", *, explain: Optional[Callable] = None,
-                   symbolic: Optional[Callable] = None):
-    return _register(name, "step", group, assumes, explain, symbolic)
+                   symbolic: Optional[Callable] = None, proved: bool = False):
+    return _register(name, "step", group, assumes, explain, symbolic, proved)

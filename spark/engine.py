@@ -1,44 +1,147 @@
 """The Spark engine: the exhaustive search of verifier/engines/bfs/ sharded over Spark
 executors (the level loop is spark/explore.py, the executors' work spark/tasks.py, the level
 store spark/store.py). Called like every engine, `run(model, properties, settings)`; what only
-Spark needs (the session, the checkpoint store, partitions) is in `settings.engine`.
+Spark needs (its master, memory, partitions, the checkpoint location) is its `Knobs`, and
+`refuse` checks what can be checked before a JVM starts. The command line reaches this module
+only through its binding (verifier/cli/binding.py).
 """
 from __future__ import annotations
 
+import os
+import re
 import uuid
-from typing import Callable, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Optional
 
 from spark.explore import _Run
 from spark.hadoopfs import HadoopFs
-from spark.session import Interrupts, SparkGone
-from spark.store import HadoopLevels, LevelStore, SparkLevels
+from spark.session import Interrupts, SparkGone, SparkSetupError
+from spark.store import MAX_PARTITIONS, HadoopLevels, LevelStore, SparkLevels
 from spark.tasks import Job
-from verifier.core.result import SearchResult
+from verifier.core import knobs
+from verifier.core.checkpoint import CheckpointError, identity_of
+from verifier.core.exitcodes import InputError
+from verifier.core.result import Progress, SearchResult
 from verifier.core.settings import Limits, Settings
 
 DRIVER_LEVELS = 5000      # levels smaller than this are expanded on the driver (see spark_explore)
+SIZE = re.compile(r"[1-9][0-9]*([kmgtp]b?|b)?", re.IGNORECASE)   # Spark's own (JavaUtils.byteStringAs)
+
+
+@dataclass(frozen=True)
+class Knobs(knobs.Knobs):
+    engine: ClassVar[str] = "spark"
+    master: str = knobs.knob("local[*]", doc="a Spark master URL (spark-submit's own under spark-submit)")
+    partitions: Optional[int] = knobs.knob(None, doc="owners of the visited set (None: the default parallelism)")
+    executor_memory: Optional[str] = knobs.knob(None, doc="e.g. 4g")
+    driver_memory: Optional[str] = knobs.knob(None, doc="e.g. 2g")
+    driver_levels: int = knobs.knob(DRIVER_LEVELS, doc="levels smaller than this run on the driver")
+    checkpoint_dir: Optional[str] = knobs.knob(None, doc="a path or Hadoop URL the levels go to (resumable)")
+    resume: bool = knobs.knob(False, doc="continue the run in checkpoint_dir from its last good level")
+    log: Optional[str] = knobs.knob(None, doc="where the JVM's stderr goes")
+    session: Any = knobs.knob(None, doc="a SparkSession to use (None: made from master)")
+    on_level: Optional[Callable] = knobs.knob(None, doc="called with each level committed")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.partitions is not None and not 1 <= self.partitions <= MAX_PARTITIONS:
+            # each partition is a file per level in the store, and a shuffle partition
+            raise knobs.KnobError(f"--partitions must be between 1 and {MAX_PARTITIONS}, got {self.partitions}")
+        for option, size in (("--executor-memory", self.executor_memory), ("--driver-memory", self.driver_memory)):
+            if size is not None and not SIZE.fullmatch(size):
+                raise knobs.KnobError(f"{option} {size}: expected a size such as 512m or 4g")
+        if self.driver_levels < 0:
+            raise knobs.KnobError("--driver-levels must be >= 0")
+        if self.resume and not self.checkpoint_dir:
+            raise knobs.KnobError("--resume needs --checkpoint-dir")
+
+
+def refuse(model, properties, settings: Settings) -> None:
+    """What can be refused before Spark starts (InputError, exit 2): a master that cannot be
+    reached, a key that cannot be had (it signs the manifest), a local checkpoint path's faults
+    and its manifest's refusals."""
+    from spark.session import check_master, under_spark_submit
+    from verifier.core.checkpoint import LocalFiles
+    own = Knobs.of(settings)
+    where = own.checkpoint_dir
+    if where and is_plain_path(where):
+        absolute = os.path.abspath(where)
+        try:
+            absolute.encode("utf-8")
+        except UnicodeEncodeError:      # Hadoop's URI of it would not name it (a non-UTF-8 working directory)
+            raise InputError(f"--checkpoint-dir {where}: its absolute path "
+                             f"{os.fsencode(absolute).decode('utf-8', 'backslashreplace')} is not valid UTF-8; "
+                             f"give a path without such bytes") from None
+    try:
+        if not under_spark_submit():     # before the JVM starts
+            check_master(own.master)
+        if where:                       # the key signs the manifest: one that cannot be had is refused now
+            from verifier.core.signing import key
+            key()                       # KeyError_: one line, exit 2 (verifier/cli/__init__.py)
+        if where and is_plain_path(where):
+            LevelStore(LocalFiles(where), identity_of(model, properties, settings.options)).refusal(own.resume)
+    except (SparkSetupError, CheckpointError) as exc:
+        raise InputError(str(exc)) from None
 
 
 def run(model, properties, settings: Settings = Settings(), progress=None) -> SearchResult:
-    """`settings.engine`: `spark` (the session), `store` (a claimed LevelStore or None),
-    `resume`, `partitions`, `driver_levels`, `on_level`; `progress` is called once per level
-    with (level, new states, total, states/s, seconds)."""
-    e = settings.engine
-    return spark_explore(e["spark"], model, properties, e.get("store"), e.get("resume", False), settings.limits,
-                         settings.options.keep_going, settings.options.check_deadlock, e.get("partitions"),
-                         progress, e.get("on_level"), e.get("driver_levels", DRIVER_LEVELS))
+    """The engine interface: the session (made from the knobs unless one is given), the
+    checkpoint location claimed, then the search. `progress` gets a note saying where the run
+    goes, then one `Progress` per level (with `level_seconds`)."""
+    own = Knobs.of(settings)
+    try:
+        spark = own.session or make_session(own)
+    except SparkSetupError as exc:
+        raise InputError(str(exc)) from None
+    partitions = own.partitions or spark.sparkContext.defaultParallelism
+    store, manifest = None, None
+    if own.checkpoint_dir:
+        try:
+            store, manifest = claim(spark, own.checkpoint_dir, identity_of(model, properties, settings.options),
+                                    own.resume, partitions)
+        except InputError:       # refused before any level: no run directory holding only its log
+            spark.stop()
+            if own.log and os.path.exists(own.log):
+                os.unlink(own.log)
+            raise
+    def note(text: str) -> None:
+        if progress:
+            progress(Progress(0, 0, 0, 0, 0.0, note=text))
+    if manifest and manifest["partitions"] != partitions:     # owners are fp mod P: a run keeps its P
+        note(f"note: resuming with the run's {manifest['partitions']} partitions, not {partitions}")
+        partitions = manifest["partitions"]
+    note(f"spark: master={spark.sparkContext.master} partitions={partitions} "
+         f"symmetry={'on' if model.symmetric else 'off'} "
+         f"checkpoint={own.checkpoint_dir or '(in Spark)'}{' (resuming)' if own.resume else ''}")
+    try:
+        return spark_explore(spark, model, properties, store, own.resume, settings.limits,
+                             settings.options.keep_going, settings.options.check_deadlock, partitions,
+                             progress, own.on_level, own.driver_levels)
+    except CheckpointError as exc:       # the store failed under the run (a NameNode gone for good)
+        raise InputError(str(exc)) from None
 
 
-class Progress:
-    """One line per level on the driver."""
+def make_session(own: Knobs):
+    from spark.session import make_session as session
+    return session(own.master, own.partitions, own.executor_memory, own.driver_memory, log=own.log)
 
-    def __init__(self, console, quiet: bool):
-        self.console, self.quiet = console, quiet
 
-    def __call__(self, level: int, new: int, total: int, rate: float, elapsed: float) -> None:
-        if not self.quiet:
-            self.console.print(f"level {level:>3}: {new:>10,} new  {total:>12,} total  "
-                               f"{rate:>9,.0f} states/s  {elapsed:>8.1f}s elapsed", markup=False)
+def is_plain_path(location: str) -> bool:
+    return not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", location)
+
+
+def claim(spark, location: str, identity: dict, resume: bool, partitions: int):
+    """The checkpoint location, claimed for this run and checked usable by the executors
+    (before the first level): (LevelStore, the manifest to resume or None). InputError if not."""
+    from spark.hadoopfs import open_store
+    try:
+        fs = open_store(spark, location)
+        store = LevelStore(fs, identity)
+        manifest = store.claim(resume)
+        HadoopLevels(spark, fs, partitions).probe()
+    except CheckpointError as exc:
+        raise InputError(str(exc)) from None
+    return store, manifest
 
 
 def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, resume: bool = False,

@@ -27,7 +27,7 @@ from spark.store import LevelStore
 from spark.tasks import Job, expand, find_link, own, owner_of, seed, visited_of
 from verifier.core import levels as L
 from verifier.core.fingerprint import collision_probability
-from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, SearchResult
+from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, SearchResult
 from verifier.core.settings import Limits
 from verifier.core.values import BadData, from_data, to_data
 
@@ -106,9 +106,7 @@ class _Run:
                 break
             if self.on_level:
                 self.on_level(level + 1)
-            if self.progress:
-                self.progress(level + 1, meta["states"], total + meta["states"],
-                              meta["states"] / max(1e-9, time.monotonic() - t0), time.monotonic() - self.start)
+            self._report(level + 1, meta["states"], total + meta["states"], time.monotonic() - t0)
         return self._result(invariants, keep_going, status, reason)
 
     def stopped(self, reason: str, invariants, keep_going: bool) -> SearchResult:
@@ -177,9 +175,13 @@ class _Run:
         for out in outs:
             _merge(events, out[0][1][1][2])
         meta = self._commit(0, [out[0][1][1][0] for out in outs], events)
+        self._report(0, meta["states"], meta["states"], time.monotonic() - self.start)
+
+    def _report(self, level: int, new: int, total: int, level_seconds: float) -> None:
+        """A level committed, in the core `Progress` every engine reports in."""
         if self.progress:
-            elapsed = time.monotonic() - self.start
-            self.progress(0, meta["states"], meta["states"], meta["states"] / max(1e-9, elapsed), elapsed)
+            self.progress(Progress(self.totals["transitions"], total, level, new, time.monotonic() - self.start,
+                                   level=new, level_done=new, level_seconds=level_seconds))
 
     def _hold(self, level: int, outs: list) -> None:
         """A level made on the driver: to the store, and kept here while the levels are small."""

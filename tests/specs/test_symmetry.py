@@ -12,6 +12,7 @@ from specs.catalogue import PRESETS
 from specs.config import make_config
 from specs.model import Model
 from specs.catalogue import MUTANTS
+from verifier.core.properties import state_violations
 from verifier.engines.bfs import Options, explore
 
 ANY = {"any_candidate_elections": True}
@@ -54,7 +55,7 @@ def test_canonical_form_is_one_state_per_orbit_and_keeps_the_invariants():
         assert canonical(s) in orbit
         seen_nontrivial += len(orbit) > 1
         for x in orbit:
-            assert I.state_violations(cfg, x) == I.state_violations(cfg, s)
+            assert state_violations(I.REGISTRY, cfg, x) == state_violations(I.REGISTRY, cfg, s)
     assert seen_nontrivial > 100
 
 

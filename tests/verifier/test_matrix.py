@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import partial
 from pathlib import Path
 
 from tests.verifier.test_report_html import _dump_dom
@@ -71,7 +72,8 @@ def test_rows_are_reused_until_the_model_changes(cli, tmp_path, monkeypatch):
     rows = [M.Row("kafka-4.4", "default")]
     seen = []
     from verifier.cli import binding
-    engines = M.Engines(binding.engine("bfs"), binding.engine("fuzz"), binding.properties())
+    engines = M.Engines(binding.engine("bfs"), binding.engine("fuzz"), binding.properties(),
+                        partial(binding.knobs, "fuzz"))
     M.build(rows, out, matrix["budget_seconds"], "test", engines, 2, lambda entry, reused: seen.append(reused))
     assert seen == [False]
 

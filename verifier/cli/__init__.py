@@ -14,7 +14,8 @@ from specs import ConfigError
 from verifier.core import stop
 from verifier.cli.common import (RUN, Parser, UsageError, abandon_run, begin_junit, distinct_paths, one_line,
                                  write_interrupted)
-from verifier.core.exitcodes import EXIT_INPUT, EXIT_STOPPED
+from verifier.core.exitcodes import EXIT_INPUT, EXIT_STOPPED, InputError
+from verifier.core.knobs import KnobError
 from verifier.core.files import WriteError
 from verifier.core.signing import KeyError_
 from verifier.core.checkpoint import CheckpointError
@@ -95,8 +96,7 @@ def _main(argv: Optional[list[str]]) -> int:
         args = parser().parse_args(argv)
         args.argv = argv
         if not getattr(args, "command", None):
-            raise UsageError("a command is required (check, spark-check, fuzz, prove, conform, mutants, replay, "
-                             "availability, list)")
+            raise UsageError("a command is required (" + ", ".join(_commands()) + ")")
         empty = next((k for k, v in vars(args).items() if v == "" or (isinstance(v, list) and "" in v)), None)
         if empty is not None:          # an empty name or path means nothing: never "the default"
             raise UsageError("a file name is empty" if empty == "files" else f"--{empty.replace('_', '-')} is empty")
@@ -107,10 +107,11 @@ def _main(argv: Optional[list[str]]) -> int:
         abandon_run()
         print(f"kraft-verify: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_INPUT
-    except (KeyError_, CheckpointError, UnconfirmedViolation) as exc:
-        # the key (verifier/core/signing.py), a checkpoint directory that failed under the run, or
-        # a violation that does not replay (verifier/core/levels.py), wherever a command did not
-        # catch it first: never a verdict
+    except (KeyError_, CheckpointError, UnconfirmedViolation, KnobError, InputError) as exc:
+        # the key (verifier/core/signing.py), a checkpoint directory that failed under the run,
+        # a violation that does not replay (verifier/core/levels.py), an engine's knob out of
+        # range or an engine refusing its input, wherever a command did not catch it first:
+        # never a verdict
         abandon_run()
         print(f"kraft-verify: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_INPUT
@@ -123,6 +124,12 @@ def _main(argv: Optional[list[str]]) -> int:
         return _interrupted(stop.requested(), argv)    # e.g. z3 wraps the interrupt in its own error
     except KeyboardInterrupt as exc:
         return _interrupted(getattr(exc, "signal", "SIGINT"), argv)
+
+
+def _commands() -> list[str]:
+    """Every command, as options.toml declares them (the usage line cannot leave one out)."""
+    from verifier.cli.options import table
+    return list(table()["command"])
 
 
 def _tolerant_streams() -> None:

@@ -22,6 +22,21 @@ def engine(name: str):
     return importlib.import_module(ENGINES[name]).run
 
 
+def knobs(name: str, **values):
+    """The engine's own knobs (its `Knobs` class, checked as they are made: KnobError), or
+    None for an engine that has none."""
+    kind = getattr(importlib.import_module(ENGINES[name]), "Knobs", None)
+    return kind(**values) if kind is not None else None
+
+
+def refuse(name: str, model, properties, settings) -> None:
+    """The engine's checks before a run starts (`refuse(model, properties, settings)`, raising
+    InputError), if it has any."""
+    check = getattr(importlib.import_module(ENGINES[name]), "refuse", None)
+    if check is not None:
+        check(model, properties, settings)
+
+
 def properties() -> tuple:
     """Every safety property (state and step invariants), in registry order."""
     import invariants
@@ -46,4 +61,5 @@ def liveness_properties() -> tuple:
 def symbolic() -> dict:
     """The z3 engine's properties: name -> twin or lemma, and the default sets."""
     from invariants import symbolic as S
-    return {"by_name": S.BY_NAME, "invariants": S.INVARIANTS, "more": S.MORE_INVARIANTS, "lemmas": S.LEMMAS}
+    return {"by_name": S.BY_NAME, "invariants": S.INVARIANTS, "more": S.MORE_INVARIANTS, "lemmas": S.LEMMAS,
+            "default": S.DEFAULT}

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from specs import MUTANTS, Model, config_label
 from verifier.cli.binding import engine as engine_named
+from verifier.cli.binding import knobs
 from verifier.cli.common import (ProgressLine, UsageError, abandon_run, console, gate_command, header_line,
                                  replaceable, run_dir)
 from verifier.cli.search import report_search, search_inputs
@@ -51,14 +52,15 @@ def run(args: argparse.Namespace) -> int:
     options = Options(check_deadlock=inputs.deadlock, keep_going=keep_going, graph=bool(args.dump_graph))
     workers = args.workers_used = _workers(args)
     saver, resume_from = _checkpoint(args, model, invs, options, out)
-    settings = Settings(limits=limits, options=options, workers=workers, walks=args.simulate or 1,
-                        depth=args.depth, seed=args.seed,
-                        engine={"checkpoint": saver, "resume_from": resume_from})
     if kind == "bfs":
         out.print(f"workers: {workers}" + (" (checkpoints and --dump-graph use the one-process search)"
                                            if workers == 1 and args.workers is None and os.cpu_count() != 1
                                            else ""), markup=False)
     name = "simulate" if kind == "simulate" else ("bfs" if workers == 1 else "parallel")
+    own = {"simulate": lambda: knobs(name, walks=args.simulate, depth=args.depth, seed=args.seed),
+           "bfs": lambda: knobs(name, checkpoint=saver, resume_from=resume_from),
+           "parallel": lambda: knobs(name, workers=workers)}[name]()
+    settings = Settings(limits=limits, options=options, knobs=own)
     with ProgressLine(out, not args.quiet, walks=kind == "simulate") as progress, stop.polled():
         result = engine_named(name)(model, invs, settings, progress)
     comparison = None
@@ -114,8 +116,8 @@ def _liveness(args: argparse.Namespace) -> int:
 
 def run_estimate(args: argparse.Namespace) -> int:
     """`check --estimate`: search for a few seconds, then forecast from the finished levels."""
-    import json
-    from verifier.core.files import json_text, write_atomic
+    from verifier.core.files import json_text
+    from verifier.reports.writer import write_pages
     from verifier.studies.estimate import sample
     if not 0 < args.estimate < float("inf"):
         raise UsageError("--estimate takes a positive number of seconds")
@@ -127,9 +129,10 @@ def run_estimate(args: argparse.Namespace) -> int:
     run_id, out_dir = run_dir(args.out, "estimate", inputs.cfg)     # an unwritable --out before the sample
     out = console()
     out.print(header_line("check --estimate", inputs.cfg, f"workers={workers}"), markup=False)
-    settings = Settings(options=Options(check_deadlock=inputs.deadlock), workers=workers)
-    found = sample(engine_named("bfs" if workers == 1 else "parallel"), model, inputs.invariants, settings,
-                   args.estimate, workers == 1)
+    name = "bfs" if workers == 1 else "parallel"
+    settings = Settings(options=Options(check_deadlock=inputs.deadlock),
+                        knobs=knobs(name, workers=workers) if workers > 1 else None)
+    found = sample(engine_named(name), model, inputs.invariants, settings, args.estimate, workers == 1)
     report = {"config": config_label(inputs.cfg), "workers": workers,
               **{k: v for k, v in found.items() if k not in ("finished_levels", "forecast")}}
     if found.get("exact"):
@@ -150,7 +153,7 @@ def run_estimate(args: argparse.Namespace) -> int:
                      "at the sampled speed",
                      "a forecast from the trend of the level sizes, not a bound (docs: BENCHMARKS.md, estimates)"):
             out.print(line, markup=False)
-    write_atomic(out_dir / "estimate.json", json_text(dict(report, run_id=run_id)))
+    write_pages(out_dir, {"estimate.json": json_text(dict(report, run_id=run_id))})
     out.print(f"report: {out_dir}", markup=False)
     return EXIT_OK
 
@@ -234,15 +237,10 @@ def _checkpoint(args, model, invs, options, out):
         raise UsageError("--checkpoint-every must be a positive number of seconds")
     from verifier.engines.bfs import Search
     from verifier.engines.bfs.checkpoint import open_checkpoint
-    from verifier.core.checkpoint import CheckpointError
-    from specs import config_summary
-    cfg = model.cfg
-    identity = {"what": cfg.preset + (f" --mutant {cfg.mutant}" if cfg.mutant else ""), "config": config_summary(cfg),
-                "symmetry": model.symmetric, "deadlock": options.check_deadlock, "keep_going": options.keep_going,
-                "invariants": [inv.name for inv in invs]}
+    from verifier.core.checkpoint import CheckpointError, identity_of
     try:
-        saver, search, note = open_checkpoint(args.checkpoint_dir, identity, args.resume, args.checkpoint_every, model,
-                                              Search)
+        saver, search, note = open_checkpoint(args.checkpoint_dir, identity_of(model, invs, options), args.resume,
+                                              args.checkpoint_every, model, Search)
     except CheckpointError as exc:
         raise UsageError(str(exc)) from None
     if note:

@@ -12,15 +12,13 @@ import json
 from pathlib import Path
 
 from specs import Model
-from verifier.cli.binding import properties
-from verifier.cli.common import UsageError, build_config, console, header_line, run_dir, write_run
+from verifier.cli.binding import engine, knobs, properties
+from verifier.cli.common import ProgressLine, UsageError, build_config, console, header_line, run_dir, write_result
 from verifier.cli.conform import _file_case, _refuse_model, _release
-from verifier.core.files import json_text, write_atomic
 from verifier.core.settings import Limits, Settings
 
 
 def run(args: argparse.Namespace) -> int:
-    from verifier.cli.binding import engine
     from verifier.engines.cluster import steps as ST
     from verifier.engines.cluster.dist import DistError, build
     rel = _release(args.kafka)
@@ -59,55 +57,37 @@ def run(args: argparse.Namespace) -> int:
                                                   f"seed={args.seed}"), markup=False)
     run_id, out_dir = run_dir(args.out, f"cluster-conform-{rel.version}", cfg)
 
-    def progress(case):
-        st = case.steps[-1]
-        silent = ", ".join(lbl[0] for lbl in st.silent)
-        out.print(f"  {case.name}: step {len(case.steps)} {st.label[0]} {' '.join(map(str, st.label[1:]))}"
-                  + ("" if st.taken else " (not taken: the cluster changed nothing it would)")
-                  + (f" (on its own: {silent})" if silent else "") + f" {st.seconds:.1f}s", markup=False)
-
-    settings = Settings(limits=Limits(time_budget=args.time_budget), seed=args.seed,
-                        engine={"version": rel.version, "dist": dist, "cases": cases, "walks": walks,
-                                "depth": args.depth, "shrink": args.shrink})
-    result = engine("cluster-conform")(model, properties(), settings, progress)
+    own = knobs("cluster-conform", version=rel.version, dist=dist, cases=tuple(cases), walks=walks,
+                depth=args.depth, shrink=args.shrink, seed=args.seed)
+    settings = Settings(limits=Limits(time_budget=args.time_budget), knobs=own)
+    with ProgressLine(out, True) as progress:
+        result = engine("cluster-conform")(model, properties(), settings, progress)
     return _report(args, rel, cfg, model, result, run_id, out_dir, out)
 
 
 def _report(args, rel, cfg, model, result, run_id, out_dir: Path, out) -> int:
-    from verifier.reports.summary import counterexample_json, summarize
     o = result.facts
-    command = " ".join(["kraft-verify"] + args.argv)
-    files = {}
     d = o.divergence
-    if d is not None:
-        m = o.models[id(d)]
-        from specs import Trace
-        trace = Trace(m, d.initial, list(d.path), engine="cluster-conform")
-        scenario = m.scenario(trace, f"cluster-conform-{rel.version}-divergence", command)
+    if d is not None:       # the verdict's trace, saved by the writer as this scenario
         fields = "; ".join(f"{f['field']}: model {json.dumps(f['model'])}, Kafka {json.dumps(f['kafka'])}"
                            for f in d.divergence["fields"])
         text = (f"{d.name} diverges from a real Kafka {rel.version} cluster at step {d.divergence['step']} "
                 f"({d.divergence['label']}), in {d.divergence['where']}: {fields}")
-        scenario.update(kind="cluster-conform divergence",
-                        notes=text + f" (Kafka wrote: {', '.join(d.divergence['kafka_records']) or 'nothing'}). "
-                                     f"Reproduce: kraft-verify cluster-conform --kafka {rel.version} FILE")
-        scenario.pop("check_invariants", None)
-        write_atomic(out_dir / "divergence.json", json.dumps(scenario, indent=2) + "\n")
-        files[result.verdicts[0].name] = counterexample_json(trace, "divergence.json")
-        result.verdicts[0].detail = text
+        verdict = result.verdicts[0]
+        verdict.detail, verdict.file = text, "divergence.json"
+        verdict.scenario = {"name": f"cluster-conform-{rel.version}-divergence", "kind": "cluster-conform divergence",
+                            "notes": text + f" (Kafka wrote: {', '.join(d.divergence['kafka_records']) or 'nothing'}). "
+                                            f"Reproduce: kraft-verify cluster-conform --kafka {rel.version} FILE",
+                            "check_invariants": None}
     result.sections = {"details": {
         "kafka": rel.version, "model_preset": cfg.preset,
         "cases": [_case_json(c, o.models[id(c)]) for c in o.cases],
         "steps_per_action": o.ops, "taken_by_the_cluster_per_action": o.silent,
         "error": o.error}}
-    summary = summarize(result, model, run_id, command, files)
-    if o.error:
-        summary["exit_code"] = 2
-    elif d is None and any(c.not_drivable for c in o.cases):
-        summary["exit_code"] = 2
-    write_atomic(out_dir / "cluster.json", json_text(summary))
+    summary = write_result(result, model, out_dir, run_id, args, f"cluster-conform-{rel.version}", None,
+                           also="cluster.json")
     _print(out, rel, o)
-    write_run(summary, out_dir, args.junit, out)
+    out.print(f"report: {out_dir}", markup=False)
     return summary["exit_code"]
 
 

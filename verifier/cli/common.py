@@ -240,14 +240,17 @@ def write_run(summary: dict, out_dir: Path, junit: Optional[str], console_) -> N
         raise UsageError(exc.strerror) from None
 
 
-def write_result(result, model, out_dir: Path, run_id: str, args, name: str, console_) -> dict:
-    """Counterexample files, summary and reports of any engine's result (the run writer)."""
-    from verifier.reports.writer import save_counterexamples
-    from verifier.reports.summary import summarize
-    command = "kraft-verify " + " ".join(args.argv)
-    summary = summarize(result, model, run_id, command, save_counterexamples(out_dir, result, name, command))
-    write_run(summary, out_dir, getattr(args, "junit", None), console_)
-    return summary
+def write_result(result, model, out_dir: Path, run_id: str, args, name: str, console_,
+                 also: Optional[str] = None) -> dict:
+    """Any engine's result to its files, through the one run writer (verifier/reports/writer.py:
+    counterexamples, summary, reports), with the command line and the JUnit path this run claimed."""
+    from verifier.reports.writer import JunitError
+    from verifier.reports.writer import write_result as write
+    try:
+        return write(result, model, out_dir, run_id, "kraft-verify " + " ".join(args.argv), name,
+                     getattr(args, "junit", None) or RUN.get("junit"), console_, also)
+    except JunitError as exc:
+        raise UsageError(exc.strerror) from None
 
 
 def _duration(seconds: float) -> str:
@@ -258,7 +261,9 @@ def _duration(seconds: float) -> str:
 
 
 class ProgressLine:
-    """A live rich line on a terminal; a plain line every 10 s in a log (CI)."""
+    """How a run's `Progress` reaches the console: a live rich line on a terminal, a plain line
+    every 10 s in a log (CI); a finished level (`level_seconds`) is a line of its own, and an
+    engine's note is printed as it comes, quiet or not."""
 
     def __init__(self, console_, enabled: bool, walks: bool = False):
         self.console, self.enabled, self.walks = console_, enabled, walks
@@ -277,7 +282,15 @@ class ProgressLine:
             self.live.__exit__(*exc)
 
     def __call__(self, p) -> None:
+        if p.note:
+            self.console.print(p.note, markup=False)
+            return
         if not self.enabled:
+            return
+        if p.level_seconds is not None:
+            self.console.print(f"level {p.depth:>3}: {p.queue:>10,} new  {p.distinct:>12,} total  "
+                               f"{p.queue / max(1e-9, p.level_seconds):>9,.0f} states/s  "
+                               f"{p.seconds:>8.1f}s elapsed", markup=False)
             return
         rate = p.distinct / p.seconds if p.seconds > 0 else 0.0
         queue = "walks left" if self.walks else "queue"

@@ -12,14 +12,12 @@ import argparse
 import json
 from pathlib import Path
 
-from specs import PRESETS, RELEASES, Model, ScenarioError, Trace, load_scenario, release, run_operations
-from verifier.cli.binding import properties
-from verifier.cli.common import (UsageError, build_config, console, header_line, run_dir,
-                                 write_run)
-from verifier.core.files import json_text, write_atomic
+from specs import PRESETS, RELEASES, Model, ScenarioError, load_scenario, release, run_operations
+from verifier.cli.binding import knobs, properties
+from verifier.cli.common import UsageError, build_config, console, header_line, run_dir, write_result
 from verifier.core.settings import Limits, Settings
 from verifier.engines.conform.engine import Case
-from verifier.engines.conform.run import COVERAGE, PROPERTY
+from verifier.engines.conform.run import COVERAGE
 from verifier.engines.replay import run_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "specs" / "scenarios"
@@ -150,22 +148,19 @@ def run(args: argparse.Namespace) -> int:
                                           f"seed={args.seed}"), markup=False)
     run_id, out_dir = run_dir(args.out, f"conform-{rel.version}", cfg)
     try:
-        result = engine("conform")(model, (), Settings(limits=Limits(time_budget=args.time_budget), seed=args.seed, engine={
-            "version": rel.version, "api": rel.api, "preset": preset, "cases": cases, "walks": walks,
-            "steps": args.steps, "depth": args.depth, "plan": plan}))
+        own = knobs("conform", version=rel.version, api=rel.api, preset=preset, cases=tuple(cases), walks=walks,
+                    steps=args.steps, depth=args.depth, plan=plan, seed=args.seed)
+        result = engine("conform")(model, (), Settings(limits=Limits(time_budget=args.time_budget), knobs=own))
     except OracleError as exc:
         raise UsageError(str(exc)) from None
     return _report(args, rel, cfg, model, result, cases, skipped, run_id, out_dir, out, plan)
 
 
 def _report(args, rel, cfg, model, result, cases, skipped, run_id, out_dir, out, plan) -> int:
-    from verifier.reports.summary import counterexample_json, summarize
-    outcome, command = result.facts, " ".join(["kraft-verify"] + args.argv)
-    d, divergence, files = outcome.divergence, None, {}
+    outcome = result.facts
+    d, divergence = outcome.divergence, None
     if d:
-        divergence = _write_divergence(d, rel, out_dir, command)
-        files[PROPERTY] = counterexample_json(result.verdicts[0].trace, "divergence.json")
-        result.verdicts[0].detail = divergence["summary"]
+        divergence = _divergence(d, rel, result.verdicts[0])
     actions = result.sections.get("actions", [])
     designated = model.kafka_lacks(("elect", "designated"))     # a kind of elect no release has
     if designated and not any(r["action"] == "elect designated" for r in actions):
@@ -180,10 +175,9 @@ def _report(args, rel, cfg, model, result, cases, skipped, run_id, out_dir, out,
                   for (p, n, c), case in zip(outcome.files, cases)],
         "not_applicable": [{"path": p, "why": w} for p, w in skipped], "steps_per_action": outcome.ops,
         "actions": actions, "errors_seen": dict(sorted(outcome.errors.items())), "divergence": divergence}}
-    summary = summarize(result, model, run_id, command, files)
-    write_atomic(out_dir / "conform.json", json_text(summary))
+    summary = write_result(result, model, out_dir, run_id, args, f"conform-{rel.version}", None, also="conform.json")
     _print(out, rel, outcome, cases, skipped, divergence, summary)
-    write_run(summary, out_dir, args.junit, out)
+    out.print(f"report: {out_dir}", markup=False)
     return summary["exit_code"]
 
 
@@ -202,19 +196,19 @@ def _reproduce(model, rel) -> str:
     return " ".join(["kraft-verify conform --kafka", rel.version, *options, "FILE"])
 
 
-def _write_divergence(d, rel, out_dir: Path, command: str) -> dict:
-    """The shrunk divergence as a replay scenario: the model's own values at the divergent step
-    are its last expectation (replay passes while the model says so), Kafka's are in the notes."""
+def _divergence(d, rel, verdict) -> dict:
+    """The shrunk divergence, and how the writer saves its trace (the verdict's): a replay
+    scenario whose last expectation is the model's own values at the divergent step (replay
+    passes while the model says so), Kafka's in the notes."""
     steps = d.case.steps[:d.step]
-    trace = Trace(d.case.model, d.case.initial, [(label, after) for label, after, _ in steps], engine="conform")
     where = f"step {d.step} ({d.case.model.describe(d.label)})" if d.step else "the start"
     fields = "; ".join(f"{x.field}: model {json.dumps(x.model)}, Kafka {json.dumps(x.kafka)}" for x in d.diffs)
     text = f"diverges from Kafka {rel.version}'s controller after {where}: {fields}"
-    scenario = d.case.model.scenario(trace, f"conform-{rel.version}-divergence", command)
-    scenario.update(kind="conform divergence", notes=text + f" (Kafka wrote: {', '.join(d.records) or 'nothing'}; "
-                    f"found from {d.case.name}). Reproduce: {_reproduce(d.case.model, rel)}")
-    scenario.pop("check_invariants", None)
-    write_atomic(out_dir / "divergence.json", json.dumps(scenario, indent=2) + "\n")
+    verdict.detail, verdict.file = text, "divergence.json"
+    verdict.scenario = {"name": f"conform-{rel.version}-divergence", "kind": "conform divergence",
+                        "notes": text + f" (Kafka wrote: {', '.join(d.records) or 'nothing'}; found from "
+                                        f"{d.case.name}). Reproduce: {_reproduce(d.case.model, rel)}",
+                        "check_invariants": None}
     return {"summary": text, "step": d.step, "label": d.case.model.describe(d.label) if d.step else None,
             "fields": [{"field": x.field, "model": x.model, "kafka": x.kafka} for x in d.diffs],
             "kafka_records": d.records, "found_from": d.case.name, "scenario": "divergence.json",

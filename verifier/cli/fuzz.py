@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from specs import MUTANTS, Model, deep_bounds
-from verifier.cli.binding import engine, properties
+from verifier.cli.binding import engine, knobs, properties
 from verifier.cli.common import UsageError, build_config, console, gate_command, header_line, run_dir, write_result
 from verifier.core.settings import Settings
 from verifier.studies import gate
@@ -18,8 +18,9 @@ def _config(args):
 
 def _fuzz(args, model, invs, shrink=True):
     from verifier.core import stop
-    settings = Settings(profile=args.profile, examples=args.examples, steps=args.steps, seed=args.seed, shrink=shrink)
     try:
+        settings = Settings(knobs=knobs("fuzz", profile=args.profile, examples=args.examples, steps=args.steps,
+                                        seed=args.seed, shrink=shrink))
         with stop.polled():          # each step polls (verifier/engines/fuzz.py), outside Hypothesis' own handling
             return engine("fuzz")(model, invs, settings)
     except ValueError as exc:

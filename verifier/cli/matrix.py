@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from pathlib import Path
 
 from verifier.cli.common import UsageError, console, make_dir
@@ -56,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     from verifier.core import stop
     with stop.polled():       # a signal stops the row under way (its search polls), then the matrix
         matrix = build(rows, out_dir, args.row_budget, command,
-                       Engines(binding.engine("bfs"), binding.engine("fuzz"), binding.properties()),
+                       Engines(binding.engine("bfs"), binding.engine("fuzz"), binding.properties(),
+                               partial(binding.knobs, "fuzz")),
                        args.brokers, on_row, stopped=lambda: stop.requested() is not None,
                        fuzz_examples=args.examples)
     names = properties(matrix)

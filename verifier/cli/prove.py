@@ -3,15 +3,14 @@ checking its own footing: the z3 relation against the concrete controller for th
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 from specs import MUTANTS, Model, ignored_by_z3, make_config, refused_by_z3, unknown
-from verifier.cli.binding import engine, symbolic
+from verifier.cli.binding import engine, knobs, symbolic
 from verifier.cli.common import (UsageError, build_config, console, gate_command, header_line, parse_flag, run_dir,
                                  write_result)
 from verifier.core import stop
-from verifier.core.files import write_atomic
+from verifier.reports.writer import save_scenario
 from verifier.core.settings import Limits, Settings
 from verifier.studies import gate
 
@@ -36,7 +35,7 @@ def _validate(args) -> list:
             raise unknown("symbolic invariant", name, list(BY_NAME))
     if args.time_budget is not None and not 0 < args.time_budget < float("inf"):
         raise UsageError("--time-budget must be a positive finite number")
-    invariants = list(z3["invariants"]) + list(z3["more"][:2])
+    invariants = list(z3["default"])
     if args.fixed_config:
         invariants.append(BY_NAME["UncleanElectionOnlyAfterMinIsrUncleanShutdowns"])
     return [BY_NAME[n] for n in args.invariant] if args.invariant else invariants
@@ -98,7 +97,7 @@ def _run(args: argparse.Namespace) -> int:
                              f"drop {'it' if len(unused) == 1 else 'them'}")
         return run_mutants(args)
     from specs.symbolic import concrete_violations, cti_trace
-    from verifier.cli.prove_report import details, report, size_line
+    from verifier.reports.prove import details, report, size_line
     cfg, _ = build_config(argparse.Namespace(**{**vars(args), "min_isr": None}))
     _refuse_unencoded_flags(args.flag or [])
     if not args.invariant and cfg.rules.unclean_recovery_strategy is not None:
@@ -124,21 +123,18 @@ def _run(args: argparse.Namespace) -> int:
             if trace is not None:
                 r.cti_reproduced = concrete_violations(trace) == trace.violated and bool(trace.violated)
                 r.cti_scenario = f"cti-N{r.n}-m{r.min_isr}.json"
-                write_atomic(out_dir / r.cti_scenario, json.dumps(trace.model.scenario(
-                    trace, f"z3 CTI N={r.n} min_isr={r.min_isr}", command), indent=2) + "\n")
+                save_scenario(out_dir, r.cti_scenario, trace, f"z3 CTI N={r.n} min_isr={r.min_isr}", command)
         if r.witness is not None and r.violation:
             r.scenario = f"counterexample-N{r.n}-m{r.min_isr}.json"
-            write_atomic(out_dir / r.scenario, json.dumps(r.witness.model.scenario(
-                r.witness, f"z3 BMC N={r.n} min_isr={r.min_isr}", command), indent=2) + "\n")
+            save_scenario(out_dir, r.scenario, r.witness, f"z3 BMC N={r.n} min_isr={r.min_isr}", command)
         for line in size_line(r, args.bmc_max_brokers):
             out.print(line, markup=False)
 
     left = None if deadline is None else max(deadline - time.monotonic(), 0.001)
-    settings = Settings(limits=Limits(time_budget=left), engine={
-        "max_brokers": args.max_brokers, "min_isrs": args.min_isr, "depth": args.depth,
-        "bmc_max_brokers": args.bmc_max_brokers, "config_changes": not args.fixed_config,
-        "lemmas": symbolic()["lemmas"], "stop_at_first": args.stop_at_first, "witness": not args.no_witness,
-        "on_result": on_result})
+    settings = Settings(limits=Limits(time_budget=left), knobs=knobs(
+        "prove", max_brokers=args.max_brokers, min_isrs=args.min_isr, depth=args.depth,
+        bmc_max_brokers=args.bmc_max_brokers, config_changes=not args.fixed_config, lemmas=tuple(symbolic()["lemmas"]),
+        stop_at_first=args.stop_at_first, witness=not args.no_witness, on_result=on_result))
     result = engine("prove")(Model(cfg, symmetry=False), invariants, settings)
     report(args, out, cfg, result.sizes, result.completed, result.seconds)
     result.sections = {"self_check": check, "details": details(args, result.sizes, result.completed)}
@@ -202,8 +198,7 @@ def run_mutants(args: argparse.Namespace) -> int:
             return gate.row(cfg.mutant, gate.SURVIVED, seconds=r.seconds,
                             reason="refuted by z3, but no concrete run reproduces it")
         scenario = f"{cfg.mutant}.json"
-        write_atomic(out_dir / scenario, json.dumps(r.witness.model.scenario(
-            r.witness, f"z3 refutes {cfg.mutant}", command), indent=2) + "\n")
+        save_scenario(out_dir, scenario, r.witness, f"z3 refutes {cfg.mutant}", command)
         return gate.row(cfg.mutant, gate.KILLED, r.violation, len(r.witness), r.seconds,
                         symbolic_steps=len(r.trace) - 1, min_isr=r.min_isr, scenario=scenario)
     isrs = ", ".join(map(str, mins))

@@ -6,7 +6,7 @@ import json
 import sys
 
 from specs import ScenarioError
-from verifier.cli.binding import engine, properties
+from verifier.cli.binding import engine, knobs, properties
 from verifier.cli.common import console, one_line
 from verifier.core.settings import Settings
 from verifier.core.exitcodes import EXIT_INPUT, EXIT_OK, EXIT_VIOLATION
@@ -18,7 +18,8 @@ def run(args: argparse.Namespace) -> int:
     from verifier.reports.story import render
     out = console()
     worst = EXIT_OK
-    settings = Settings(engine={"files": args.files, "preset": args.preset, "force_invariants": args.check_invariants})
+    settings = Settings(knobs=knobs("replay", files=tuple(args.files), preset=args.preset,
+                                    force_invariants=args.check_invariants))
     try:                          # every file is checked before any result is printed: one bad
         batch = engine("replay")(None, properties(), settings)    # file is one line and exit 2
     except ScenarioError as exc:

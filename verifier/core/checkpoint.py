@@ -31,6 +31,17 @@ MANIFEST = "manifest.json"
 MARK = ".kraft-verify-checkpoint"    # written when a run claims the directory: its files are ours
 
 
+def identity_of(model, properties, options) -> dict:
+    """What a checkpoint must have been made by to be resumed: the model (preset, mutant, the
+    whole config), symmetry, deadlock checking, whether the run stops at the first violation,
+    and the properties checked. One definition for the one-process search and Spark."""
+    from specs import config_summary
+    cfg = model.cfg
+    return {"what": cfg.preset + (f" --mutant {cfg.mutant}" if cfg.mutant else ""), "config": config_summary(cfg),
+            "symmetry": model.symmetric, "deadlock": options.check_deadlock, "keep_going": options.keep_going,
+            "invariants": [inv.name for inv in properties]}
+
+
 class CheckpointError(Exception):
     """The directory cannot be used (not writable, another run's, malformed): exit 2."""
 

@@ -26,11 +26,18 @@ UNKNOWN_STATUS = "unknown"                          # z3: neither proved nor ref
 EXCEPTED = "excepted"                               # liveness: the documented exception, with its lasso
 INCONCLUSIVE = "inconclusive"                       # liveness: a bound kept a fair action from a cycle
 
+# One z3 size's verdict (verifier/engines/prove/), which its report reads too.
+PROVED = "proved"
+REFUTED = "refuted"
+UNKNOWN = "unknown"         # not inductive, no violation within the BMC depth
+
 
 @dataclass
 class Progress:
-    generated: int
-    distinct: int
+    """What every engine reports while it runs (the command line's progress line reads it):
+    a search's states and levels, a sampler's walks, a comparison's cases and steps."""
+    generated: int                    # states generated (steps compared: conform; steps driven: a cluster)
+    distinct: int                     # distinct states (cases finished: conform, cluster-conform)
     depth: int
     queue: int                        # states found so far for the next level (walks left: simulation)
     seconds: float
@@ -38,6 +45,8 @@ class Progress:
     level_done: int = 0               # ... of which expanded so far
     eta: Optional[float] = None       # seconds left, once the level sizes allow a prediction
     predicted: Optional[int] = None   # distinct states predicted in all
+    level_seconds: Optional[float] = None   # a level just finished, in this many seconds (one line per level)
+    note: str = ""                    # the engine's own words for this step (a cluster's step, driven)
 
 
 @dataclass
@@ -53,6 +62,8 @@ class Verdict:
     loop: Optional[int] = None                  # a lasso: the state where its cycle starts
     stutter: bool = False                       # a lasso whose cycle is its last state repeated
     extra: dict = field(default_factory=dict)   # engine-specific fields of the summary's row
+    file: str = ""                              # where its trace is saved (default counterexample-<P>.json)
+    scenario: dict = field(default_factory=dict)  # what that file says beyond the model's scenario (None: drop)
 
 
 @dataclass
@@ -71,6 +82,7 @@ class Result:
     sections: dict = field(default_factory=dict)         # engine-specific top-level summary keys
     exit_code: Optional[int] = None              # when the engine decides it (else from status)
     facts: Any = None                            # the engine's own record (fuzz: its Recorder; conform: its Outcome)
+    sampled: bool = False                        # random walks, Hypothesis: what ran is a sample, never a proof
 
     @property
     def violated(self) -> list[str]:
@@ -99,7 +111,7 @@ class SearchResult(Result):
         state was expanded, not violated in sampled runs for random walks, else not checked
         to completion."""
         from verifier.core.properties import verdicts
-        sampled = self.engine == "simulate" and self.status == COMPLETE
+        sampled = self.sampled and self.status == COMPLETE
         otherwise = HOLDS if self.explored_all else (SAMPLED_STATUS if sampled else STOPPED_STATUS)
         self.verdicts = verdicts(properties, self.counterexamples, otherwise)
         return self

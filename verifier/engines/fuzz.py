@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, ClassVar, Optional
 
 from hypothesis import HealthCheck, Phase, Verbosity, seed as hypothesis_seed, settings
 from hypothesis import strategies as st
@@ -22,7 +22,7 @@ from hypothesis.stateful import (RuleBasedStateMachine, get_state_machine_test, 
                                  precondition, rule)
 
 from specs import Trace, config_summary
-from verifier.core import stop
+from verifier.core import knobs, stop
 from verifier.core.properties import names as names_of
 from verifier.core.properties import split, verdicts
 from verifier.core.result import COMPLETE, DEADLOCK, SAMPLED_STATUS, VIOLATION, Result
@@ -196,12 +196,24 @@ def database_key(cfg) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+@dataclass(frozen=True)
+class Knobs(knobs.Knobs):
+    """A Hypothesis profile and what a run changes of it."""
+    engine: ClassVar[str] = "fuzz"
+    profile: str = knobs.knob("ci", choices=PROFILES, doc="ci: derandomized and bounded; nightly: random, large")
+    examples: Optional[int] = knobs.knob(None, least=1, doc="max_examples (None: the profile's)")
+    steps: Optional[int] = knobs.knob(None, least=1, doc="steps per example (None: the profile's)")
+    seed: Optional[int] = knobs.knob(None, doc="None: the profile's")
+    shrink: bool = knobs.knob(True, doc="let Hypothesis shrink a failure (the mutation gate needs only the kill)")
+    database: Any = knobs.knob("default", doc='the example database root ("default": .hypothesis/, None: none)')
+
+
 def run(model, properties, settings_: Settings = Settings(), progress=None) -> Result:
-    """The engine interface: `settings_.profile` (a registered Hypothesis profile), with its
-    examples, steps, seed, database and shrink fields."""
-    database = DATABASE_ROOT if settings_.database == "default" else settings_.database
-    return fuzz(model, properties, settings_.profile, settings_.examples, settings_.steps, settings_.seed,
-                database, hypothesis_shrink=settings_.shrink)
+    """The engine interface: a Hypothesis profile with what `Knobs` changes of it."""
+    own = Knobs.of(settings_)
+    database = DATABASE_ROOT if own.database == "default" else own.database
+    return fuzz(model, properties, own.profile, own.examples, own.steps, own.seed, database,
+                hypothesis_shrink=own.shrink)
 
 
 def fuzz(model, invariants, profile: str = "ci", examples: Optional[int] = None,
@@ -233,7 +245,7 @@ def fuzz(model, invariants, profile: str = "ci", examples: Optional[int] = None,
         recorder.end()
     seconds = time.monotonic() - start
     found = {name: trace for name in trace.violated} if trace is not None else {}
-    result = Result(VIOLATION if trace is not None else COMPLETE, seconds, engine="fuzz", facts=recorder,
+    result = Result(VIOLATION if trace is not None else COMPLETE, seconds, engine="fuzz", facts=recorder, sampled=True,
                     counterexamples=found, counterexample=trace, verdicts=verdicts(invariants, found, SAMPLED_STATUS))
     _statistics(result, model)
     return result

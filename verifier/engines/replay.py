@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 
 from specs import Model, ScenarioError, Trace, load_scenario, parse_scenario
 from specs.scenario import NotEnabled, apply_op, compare, enabled_probe, expected_violations, operation
+from verifier.core import knobs
 from verifier.core.properties import state_violations, step_violations
 from verifier.core.result import COMPLETE, VIOLATION
-from verifier.core.result import Result as Result_
+from verifier.core.result import Result
 from verifier.core.settings import Settings
 
 
@@ -30,7 +31,7 @@ class Failure:
 
 
 @dataclass
-class Result:
+class ScenarioRun:
     path: str
     name: str
     failure: Optional[Failure]
@@ -43,7 +44,7 @@ class Result:
 
 
 def run_scenario(data: dict, path: str = "<scenario>", *, properties, preset: Optional[str] = None,
-                 force_invariants: bool = False) -> Result:
+                 force_invariants: bool = False) -> ScenarioRun:
     """Run one loaded scenario against `properties`. Raises ScenarioError if it is malformed
     or names a property that is not among them."""
     scenario = parse_scenario(data, path, preset=preset)
@@ -67,8 +68,8 @@ def run_scenario(data: dict, path: str = "<scenario>", *, properties, preset: Op
     current: list[str] = state_violations(properties, cfg, s)
     pending: Optional[tuple[int, list[str]]] = None   # violations not yet accounted for
 
-    def result(failure: Optional[Failure]) -> Result:
-        return Result(path, scenario.name, failure, trace, violations)
+    def result(failure: Optional[Failure]) -> ScenarioRun:
+        return ScenarioRun(path, scenario.name, failure, trace, violations)
 
     def unexpected(pending) -> Optional[Failure]:
         if pending:
@@ -113,19 +114,26 @@ def run_scenario(data: dict, path: str = "<scenario>", *, properties, preset: Op
     return result(unexpected(pending))
 
 
-def run_file(path: str, *, properties, **kw) -> Result:
+def run_file(path: str, *, properties, **kw) -> ScenarioRun:
     return run_scenario(load_scenario(path), path, properties=properties, **kw)
 
 
-def run(model, properties, settings: Settings = Settings(), progress=None) -> Result_:
-    """The engine interface: every file of `settings.engine["files"]` (each scenario states its
-    own model, so `model` is unused), under `preset` and with `force_invariants` if given there.
-    The whole batch is checked before any result is kept: a malformed file raises
-    ScenarioError. `facts` holds each file's Result."""
-    e = settings.engine
+@dataclass(frozen=True)
+class Knobs(knobs.Knobs):
+    engine: ClassVar[str] = "replay"
+    files: tuple = knobs.knob((), doc="the scenario files, each stating its own model")
+    preset: Optional[str] = knobs.knob(None, doc="run every file under this preset instead")
+    force_invariants: bool = knobs.knob(False, doc="check the invariants even where a file says not to")
+
+
+def run(model, properties, settings: Settings = Settings(), progress=None) -> Result:
+    """The engine interface: every file of `Knobs.files` (each scenario states its own model,
+    so `model` is unused). The whole batch is checked before any result is kept: a malformed
+    file raises ScenarioError. `facts` holds each file's ScenarioRun."""
+    own = Knobs.of(settings)
     started = time.monotonic()
-    runs = [run_file(path, properties=properties, preset=e.get("preset"),
-                     force_invariants=e.get("force_invariants", False)) for path in e.get("files", ())]
+    runs = [run_file(path, properties=properties, preset=own.preset, force_invariants=own.force_invariants)
+            for path in own.files]
     failed = [r for r in runs if not r.ok]
-    return Result_(VIOLATION if failed else COMPLETE, time.monotonic() - started, engine="replay", facts=runs,
+    return Result(VIOLATION if failed else COMPLETE, time.monotonic() - started, engine="replay", facts=runs,
                    counts={"scenarios": len(runs), "failed": len(failed)})

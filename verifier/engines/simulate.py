@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Callable, Optional
+from dataclasses import dataclass
+from typing import Callable, ClassVar, Optional
 
 from specs import Trace
-from verifier.core import stop
+from verifier.core import knobs, stop
 from verifier.core.fingerprint import Fingerprinter, collision_probability
 from verifier.core.levels import concrete_trace
 from verifier.core.properties import names, split
@@ -18,12 +19,22 @@ from verifier.core.settings import Settings
 from verifier.core.shrink import shrink_steps
 
 
+@dataclass(frozen=True)
+class Knobs(knobs.Knobs):
+    engine: ClassVar[str] = "simulate"
+    walks: int = knobs.knob(1000, least=1, doc="random walks")
+    depth: int = knobs.knob(100, least=1, doc="steps per walk at the most")
+    seed: int = knobs.knob(0, doc="walk i of seed S is the same on every run")
+    shrink: bool = knobs.knob(True, doc="shrink a failing walk (the mutation gate needs only the kill)")
+
+
 def run(model, properties, settings: Settings = Settings(),
         progress: Optional[Callable[[Progress], None]] = None) -> SearchResult:
-    """The engine interface: `settings.walks` walks of at most `settings.depth` steps, seeded
-    by `settings.seed` (0 if unset), within the time budget."""
-    return simulate(model, properties, settings.walks, settings.depth, settings.seed or 0,
-                    settings.limits.time_budget, settings.options.check_deadlock, progress, shrink=settings.shrink)
+    """The engine interface: `Knobs.walks` walks of at most `Knobs.depth` steps within the
+    time budget."""
+    own = Knobs.of(settings)
+    return simulate(model, properties, own.walks, own.depth, own.seed, settings.limits.time_budget,
+                    settings.options.check_deadlock, progress, shrink=own.shrink)
 
 
 def simulate(model, invariants, walks: int, depth: int, seed: int, time_budget: Optional[float] = None,
@@ -37,7 +48,7 @@ def simulate(model, invariants, walks: int, depth: int, seed: int, time_budget: 
     rng = random.Random(seed)
     fpr = Fingerprinter()
     seen: set[int] = set()
-    res = SearchResult(engine="simulate", states_per_level=[], deadlock_checked=check_deadlock)
+    res = SearchResult(engine="simulate", states_per_level=[], deadlock_checked=check_deadlock, sampled=True)
     start = time.monotonic()
     next_report = start + progress_every
     inits = model.init_states()

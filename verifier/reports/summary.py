@@ -100,7 +100,7 @@ def coverage(model, result: SearchResult) -> tuple[list[dict], list[str]]:
 def _search_sections(summary: dict, model, result: SearchResult) -> None:
     """BFS, random walks and Spark: counts, memory, deadlock, symmetry, fingerprint, coverage."""
     cov, warnings = coverage(model, result)
-    sampled = result.engine == "simulate" and result.status == COMPLETE
+    sampled = result.sampled and result.status == COMPLETE
     if sampled:
         warnings.append("simulation samples runs: no violation found is not a proof")
     if result.graph_note:

@@ -22,33 +22,47 @@ class JunitError(OSError):
     """The JUnit file could not be written (the command says so in one line)."""
 
 
-def save_counterexamples(out_dir: Path, result, name: str, command: str) -> dict[str, dict]:
+def save_counterexamples(out_dir: Path, result, name: str, command: str, first: bool = True) -> dict[str, dict]:
     """Every violated property's trace as `counterexample-<P>.json` (a replay scenario); the
-    first found also as `counterexample.json` with its ITF trace; a liveness lasso as
-    `lasso-<P>.json` and `lasso-<P>.itf.json`. Returns property -> its summary JSON."""
+    first found also as `counterexample.json` with its ITF trace (unless `first` is off: a
+    matrix row keeps one file per property); a liveness lasso as `lasso-<P>.json` and
+    `lasso-<P>.itf.json`. Returns property -> its summary JSON."""
     from verifier.reports.itf import write_itf
     from verifier.reports.summary import counterexample_json
     out: dict[str, dict] = {}
     for v in result.verdicts:
         if v.trace is not None and v.loop is not None:
             out[v.name] = _save_lasso(out_dir, v, f"{result_id(out_dir)}-{v.name}", command)
+        elif v.trace is not None and v.file:        # a divergence: saved where its engine says, as it says
+            save_scenario(out_dir, v.file, v.trace, f"{name}-{v.name}", command, v.scenario)
+            out[v.name] = counterexample_json(v.trace, v.file)
     for inv, trace in result.counterexamples.items():
         if inv in out:
             continue
         scenario = f"counterexample-{inv}.json"
-        text = json.dumps(trace.model.scenario(trace, f"{name}-{inv}", command), indent=2)
-        write_atomic(out_dir / scenario, text + "\n")
+        save_scenario(out_dir, scenario, trace, f"{name}-{inv}", command)
         out[inv] = counterexample_json(trace, scenario)
-    main = result.counterexample
+    main = result.counterexample if first else None
     if main is not None and main.violated and main.violated[0] not in {v.name for v in result.verdicts
                                                                         if v.loop is not None}:
-        text = json.dumps(main.model.scenario(main, f"{name}-{'-'.join(main.violated)}", command), indent=2)
-        write_atomic(out_dir / "counterexample.json", text + "\n")
+        save_scenario(out_dir, "counterexample.json", main, f"{name}-{'-'.join(main.violated)}", command)
         write_itf(main, out_dir / "counterexample.itf.json")
         for inv in main.violated:
             if inv in out:
                 out[inv]["itf"] = "counterexample.itf.json"
     return out
+
+
+def save_scenario(out_dir: Path, file: str, trace, name: str, command: str, changes: Optional[dict] = None) -> None:
+    """One trace as a replay scenario file, with `changes` to what the model writes (a key
+    given None is dropped): a counterexample, a divergence, a z3 witness or CTI."""
+    data = trace.model.scenario(trace, name, command)
+    for key, value in (changes or {}).items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    write_atomic(Path(out_dir) / file, json.dumps(data, indent=2) + "\n")
 
 
 def write_pages(out_dir: Path, pages: dict[str, str]) -> None:
@@ -79,11 +93,15 @@ def write_run(summary: dict, out_dir: Path, junit: Optional[str], console=None) 
 
 
 def write_result(result, model, out_dir: Path, run_id: str, command: str, name: str,
-                 junit: Optional[str] = None, console=None) -> dict:
-    """The whole way: counterexample files, the summary, the reports. Returns the summary."""
+                 junit: Optional[str] = None, console=None, also: Optional[str] = None, first: bool = True) -> dict:
+    """The whole way, for every command and study: counterexample files (`first`: see
+    save_counterexamples), the summary, the reports (and the summary under the command's own
+    name too, `also`: conform.json, cluster.json). Returns the summary."""
     from verifier.reports.summary import summarize
-    files = save_counterexamples(out_dir, result, name, command)
+    files = save_counterexamples(out_dir, result, name, command, first)
     summary = summarize(result, model, run_id, command, files)
+    if also:
+        write_atomic(Path(out_dir) / also, json_text(summary))
     write_run(summary, out_dir, junit, console)
     return summary
 

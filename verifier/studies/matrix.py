@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Callable, NamedTuple, Optional
 
 from specs import Model, config_label, make_config
-from verifier.core.files import json_text, write_atomic
+from verifier.core.files import json_text
 from verifier.core.settings import Limits, Options, Settings
-from verifier.reports.summary import summarize
-from verifier.reports.writer import save_counterexamples, write_run
+from verifier.reports.writer import write_pages, write_result
 
 RELEASES = ("kafka-4.4", "kafka-4.3", "kafka-4.2", "kafka-4.1", "kafka-4.1.0", "kafka-4.0", "kafka-3.9", "kip-966",
             "pre-kip-966", "pre-kip-903")
@@ -49,10 +48,12 @@ HOLDS, VIOLATED, NOT_REACHED = "holds", "violated", "not reached"
 
 
 class Engines(NamedTuple):
-    """What the study runs: the exhaustive search, the fuzzer, and the properties they check."""
+    """What the study runs: the exhaustive search, the fuzzer, the properties they check, and
+    how the fuzzer's knobs are made (the fuzz engine's own `Knobs`, handed in like the engine)."""
     search: Callable
     fuzz: Callable
     properties: tuple
+    fuzz_knobs: Callable
 
 
 class Row(NamedTuple):
@@ -129,9 +130,8 @@ def run_row(row: Row, cfg, budget: float, out_dir: Path, command: str, engines: 
     if not result.explored_all:
         by_engine.update(_fuzz_rest(engines, model, invs, result.counterexamples, fuzz_examples))
         result.judge(invs)
-    summary = summarize(result, model, f"matrix-{row.id}", command,
-                        save_counterexamples(where, _scenarios_only(result), row.id, command))
-    write_run(summary, where, None)
+    # a row keeps each property's scenario, not a separate counterexample.json
+    summary = write_result(result, model, where, f"matrix-{row.id}", command, row.id, first=False)
     cells = {}
     for inv in summary["invariants"]:
         if inv["status"] == VIOLATED:
@@ -148,19 +148,12 @@ def run_row(row: Row, cfg, budget: float, out_dir: Path, command: str, engines: 
             "stop_reason": result.stop_reason, "cells": cells}
 
 
-def _scenarios_only(result):
-    """A row keeps each property's scenario, not a separate counterexample.json: the result
-    without its `first` trace."""
-    from dataclasses import replace
-    return replace(result, counterexample=None)
-
-
 def _fuzz_rest(engines: Engines, model, invs, traces: dict, examples: int = FUZZ_EXAMPLES) -> dict[str, str]:
     """Fuzz a row the search could not finish, a round per violation found, for the properties
     the search did not break; their traces join `traces`. Returns property -> "fuzz"."""
     found: dict[str, str] = {}
     rest = [inv for inv in invs if inv.name not in traces]
-    settings = Settings(profile="ci", examples=examples, seed=0, database=None)
+    settings = Settings(knobs=engines.fuzz_knobs(profile="ci", examples=examples, seed=0, database=None))
     while rest:
         res = engines.fuzz(model, rest, settings)
         new = [n for n in res.violated if n not in traces]
@@ -236,7 +229,7 @@ def build(rows: list[Row], out_dir: Path, budget: float, command: str, engines: 
             entry["mac"] = mac(entry)
         done.append(entry)
         matrix = {"model": mhash, "budget_seconds": budget, "command": command, "rows": done}
-        write_atomic(path, json_text(matrix))
+        write_pages(out_dir, {path.name: json_text(matrix)})
         if on_row:
             on_row(entry, reused)
     return {"model": mhash, "budget_seconds": budget, "command": command, "rows": done, "missing": [],

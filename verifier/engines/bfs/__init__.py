@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Callable, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Optional
 
-from verifier.core import levels, stop
+from verifier.core import knobs, levels, stop
 from verifier.core.codec import Codec, Level
 from verifier.core.fingerprint import collision_probability
 from verifier.core.properties import split
@@ -45,13 +46,21 @@ class Search:
         self.seconds = 0.0                    # spent before this process (a resumed run)
 
 
+@dataclass(frozen=True)
+class Knobs(knobs.Knobs):
+    """The one-process search's own: where its checkpoints go and the search it resumes."""
+    engine: ClassVar[str] = "bfs"
+    checkpoint: Any = knobs.knob(None, doc="a Checkpointer (checkpoint.py), or None")
+    resume_from: Optional[Search] = knobs.knob(None, doc="the Search a checkpoint held")
+
+
 def run(model, properties, settings: Settings = Settings(),
         progress: Optional[Callable[[Progress], None]] = None) -> SearchResult:
-    """The engine interface: BFS of `model` checking `properties` under `settings` (its limits
-    and options; `settings.engine` may carry a `checkpoint` (Checkpointer) and the Search to
-    `resume_from`)."""
+    """The engine interface: BFS of `model` checking `properties` under `settings` (its limits,
+    options and `Knobs`)."""
+    own = Knobs.of(settings)
     return explore(model, properties, settings.limits, settings.options, progress,
-                   checkpoint=settings.engine.get("checkpoint"), resume_from=settings.engine.get("resume_from"))
+                   checkpoint=own.checkpoint, resume_from=own.resume_from)
 
 
 def explore(model, invariants, limits: Limits = Limits(), options: Options = Options(),

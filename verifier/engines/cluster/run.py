@@ -16,8 +16,9 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, ClassVar, Optional
 
+from verifier.core import knobs
 from verifier.engines.cluster import steps as ST
 from verifier.engines.cluster import wire as W
 from verifier.engines.cluster.explain import Diff, divergence, kafka_view, model_view, search, view_diffs
@@ -130,10 +131,21 @@ def run_case(h: Harness, model, properties, name: str, script: Optional[list[tup
         out.steps.append(Step(label, silent, obs.records, time.monotonic() - start, driven))
         s = exp.state
         if progress:
-            progress(out)
+            progress(_step_note(out))
     out.violated = _violations(model, properties, out.path, out.initial, out.step_of)
     _facts(h, model, s, out)
     return out
+
+
+def _step_note(case: CaseOutcome):
+    """The step just acted out, in the core `Progress` (the line is its note)."""
+    from verifier.core.result import Progress
+    st = case.steps[-1]
+    silent = ", ".join(lbl[0] for lbl in st.silent)
+    line = (f"  {case.name}: step {len(case.steps)} {st.label[0]} {' '.join(map(str, st.label[1:]))}"
+            + ("" if st.taken else " (not taken: the cluster changed nothing it would)")
+            + (f" (on its own: {silent})" if silent else "") + f" {st.seconds:.1f}s")
+    return Progress(len(case.steps), 0, len(case.steps), 0, st.seconds, note=line)
 
 
 def _debug_dump(s, label, obs, h, cut) -> None:
@@ -244,23 +256,35 @@ class Outcome:
 PROPERTY = "ClusterAgreesWithModel"
 
 
+@dataclass(frozen=True)
+class Knobs(knobs.Knobs):
+    """Which release's brokers, and what is acted out on them."""
+    engine: ClassVar[str] = "cluster-conform"
+    version: str = knobs.knob("", doc="the Kafka release")
+    dist: Any = knobs.knob(None, doc="its distribution (dist.build)")
+    cases: tuple = knobs.knob((), doc="(name, model, labels, cut): scenario files, each with the model its file "
+                                      "configures and where that model stops it, if early")
+    walks: int = knobs.knob(0, least=0, doc="seeded random walks of the model, each on a fresh cluster")
+    depth: int = knobs.knob(30, least=1, doc="steps per walk at the most")
+    seed: int = knobs.knob(0, doc="walk i of seed S is the same on every run")
+    shrink: int = knobs.knob(4, least=0, doc="attempts at a shorter divergence, each on a fresh cluster")
+
+
 def run(model, properties=(), settings=None, progress=None):
-    """The engine interface. `settings.engine`: `version` (the Kafka release), `dist` (its
-    distribution, dist.build), `cases` ([(name, model, labels, cut)]: scenario files, each with
-    the model its file configures and where that model stops it, if early), `walks` (of `model`), `depth`; the seed and time budget are the
-    settings' own; `shrink`: attempts at a shorter divergence. Every case runs on a fresh cluster
-    of its model's shape. Returns a Result whose facts is the Outcome."""
+    """The engine interface: what is acted out is its `Knobs`, the time budget the settings'
+    own. Every case runs on a fresh cluster of its model's shape. Returns a Result whose facts
+    is the Outcome."""
     from verifier.core import stop
     from verifier.core.result import COMPLETE, SAMPLED_STATUS, STOPPED, VIOLATED, VIOLATION, Result, Verdict
     from verifier.engines.cluster.cluster import ClusterError
     from verifier.engines.cluster.harness import Stopped
-    e = settings.engine
-    out = Outcome(e["version"])
+    e = Knobs.of(settings)
+    out = Outcome(e.version)
     start = time.monotonic()
     budget = settings.limits.time_budget
-    jobs = [(name, m, labels, None, cut) for name, m, labels, cut in e.get("cases", [])]
-    jobs += [(f"walk {i} (seed {settings.seed or 0})", model, None,
-              random.Random((settings.seed or 0) * 1_000_003 + i), None) for i in range(e.get("walks", 0))]
+    jobs = [(name, m, labels, None, cut) for name, m, labels, cut in e.cases]
+    jobs += [(f"walk {i} (seed {e.seed})", model, None, random.Random(e.seed * 1_000_003 + i), None)
+             for i in range(e.walks)]
     with stop.polled():
         for name, m, labels, rng, cut in jobs:
             if stop.requested():
@@ -272,10 +296,10 @@ def run(model, properties=(), settings=None, progress=None):
             t0 = time.monotonic()
             try:
                 cfg = m.cfg
-                with Harness(e["dist"], cfg.brokers, cfg.replicas, cfg.min_isr, cfg.unclean_leader_election,
+                with Harness(e.dist, cfg.brokers, cfg.replicas, cfg.min_isr, cfg.unclean_leader_election,
                              elr=cfg.rules.elr) as h:
                     setup = time.monotonic() - t0
-                    case = run_case(h, m, properties, name, labels, rng, e.get("depth", 30), progress)
+                    case = run_case(h, m, properties, name, labels, rng, e.depth, progress)
                     case.setup_seconds, case.cut = setup, cut
             except Stopped as exc:
                 out.stopped = str(exc)
@@ -291,8 +315,8 @@ def run(model, properties=(), settings=None, progress=None):
                 out.ops[key] = out.ops.get(key, 0) + 1
                 for lbl in st.silent:
                     out.silent[lbl[0]] = out.silent.get(lbl[0], 0) + 1
-            if case.divergence and e.get("shrink", 0) > 0 and not stop.requested():
-                shrunk = shrink(e["dist"], m, properties, case, e["shrink"], progress)
+            if case.divergence and e.shrink > 0 and not stop.requested():
+                shrunk = shrink(e.dist, m, properties, case, e.shrink, progress)
                 if shrunk is not case:
                     out.models[id(shrunk)] = m
                     out.cases[-1] = shrunk

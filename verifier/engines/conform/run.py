@@ -17,12 +17,12 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, ClassVar, Optional
 
 from specs import Trace
-from verifier.core import stop
+from verifier.core import knobs, stop
 from verifier.core.result import (COMPLETE, HOLDS, SAMPLED_STATUS, STOPPED, STOPPED_STATUS, VIOLATED, VIOLATION,
-                                  Result, Verdict)
+                                  Progress, Result, Verdict)
 from verifier.core.settings import Settings
 from verifier.engines.conform.engine import Case, Divergence, check, shrink, walk
 from verifier.engines.conform.oracle import Oracle, OracleStopped
@@ -63,7 +63,7 @@ def _count(table: dict, key: str) -> None:
 
 def conform(version: str, api: str, preset: str, *, cases: list[Case], model=None, walks: int = 0,
             steps: int = 0, depth: int = 50, seed: int = 0, time_budget: Optional[float] = None,
-            shrink_budget: int = 400, progress: Optional[Callable[[Outcome], None]] = None,
+            shrink_budget: int = 400, progress: Optional[Callable[[Progress], None]] = None,
             plan: Plan = PLAIN) -> Outcome:
     """Compare `cases` (scenario files), then random walks of `model` with Kafka `version` (driver
     API generation `api`): `walks` of them, and more until `steps` walk steps were compared, each
@@ -110,8 +110,7 @@ def _compare(oracle, out, cases, model, walks, steps, depth, seed, plan, time_bu
         out.files.append((case.name, len(case.steps), case.cut))
         if not one(case, False):
             break
-        if progress:
-            progress(out)
+        _report(progress, out, walks)
     if out.divergence is None and model is not None:
         i = 0
         while i < walks or out.walk_steps < steps:
@@ -125,10 +124,16 @@ def _compare(oracle, out, cases, model, walks, steps, depth, seed, plan, time_bu
             if not one(walk(model, walk_rng(seed, i), depth, f"walk {i} (seed {seed})", plan, out.refusable,
                             out.enabled), True):
                 break
-            if progress and i % 50 == 0:
+            if i % 50 == 0:
                 out.seconds = time.monotonic() - start
-                progress(out)
+                _report(progress, out, walks)
             i += 1
+
+
+def _report(progress, out: Outcome, walks: int) -> None:
+    """Where the comparison is, in the core `Progress`: steps compared, cases finished, walks left."""
+    if progress:
+        progress(Progress(out.steps, out.cases, 0, max(walks - out.walks, 0), out.seconds))
 
 
 PROPERTY = "ControllerAgreesWithKafka"
@@ -168,12 +173,26 @@ def coverage(model, out: Outcome) -> tuple[list[dict], list[str]]:
     return rows, never
 
 
+@dataclass(frozen=True)
+class Knobs(knobs.Knobs):
+    """Which release's controller, and what is compared with it."""
+    engine: ClassVar[str] = "conform"
+    version: str = knobs.knob("", doc="the Kafka release")
+    api: str = knobs.knob("", doc="the driver API generation of that release")
+    preset: str = knobs.knob("kafka", doc="the model's preset")
+    cases: tuple = knobs.knob((), doc="scenario files, as Cases")
+    walks: int = knobs.knob(0, least=0, doc="random walks of the model")
+    steps: int = knobs.knob(0, least=0, doc="and more walks until this many walk steps were compared")
+    depth: int = knobs.knob(50, least=1, doc="steps per walk at the most")
+    seed: int = knobs.knob(0, doc="walk i of seed S is the same on every run")
+    plan: Plan = knobs.knob(PLAIN, doc="what a walk chooses (a walk set)")
+
+
 def run(model, properties=(), settings: Settings = Settings(), progress=None) -> Result:
     """The engine interface. Its properties are agreement with Kafka (the safety properties
     are not its business) and, when it walks, that the walks compared every action the config
-    can enable; `settings.engine` holds the release (`version`, `api`), the model's `preset`, the
-    scenario `cases`, `walks`, `steps`, `depth` and the walk `plan`; the seed and time budget are
-    settings' own; `facts` is the run's Outcome, `sections["actions"]` the coverage rows.
+    can enable; what is compared is its `Knobs`, the time budget the settings' own; `facts` is
+    the run's Outcome, `sections["actions"]` the coverage rows.
     Raises OracleError if the oracle cannot run.
 
     An action never compared by walks that ran their whole budget is a violation (exit 1), not
@@ -181,11 +200,9 @@ def run(model, properties=(), settings: Settings = Settings(), progress=None) ->
     config is valid and the run wrote its report): the run was asked to check the controller
     over everything this config does and it did not, as a surviving mutant is a failure of the
     mutation gate. A run cut short says which actions it had not reached yet, as a warning."""
-    e = settings.engine
-    out = conform(e["version"], e["api"], e["preset"], cases=e.get("cases", []), model=model,
-                  walks=e.get("walks", 0), steps=e.get("steps", 0), depth=e.get("depth", 50),
-                  seed=settings.seed or 0, time_budget=settings.limits.time_budget, progress=progress,
-                  plan=e.get("plan", PLAIN))
+    e = Knobs.of(settings)
+    out = conform(e.version, e.api, e.preset, cases=list(e.cases), model=model, walks=e.walks, steps=e.steps,
+                  depth=e.depth, seed=e.seed, time_budget=settings.limits.time_budget, progress=progress, plan=e.plan)
     d = out.divergence
     trace = None
     if d is not None:
@@ -193,7 +210,7 @@ def run(model, properties=(), settings: Settings = Settings(), progress=None) ->
                       engine="conform")
     verdicts = [Verdict(PROPERTY, "conformance", VIOLATED if d else SAMPLED_STATUS, trace=trace,
                         quote=f"after every step, the model's controller state and answer equal those of Kafka "
-                              f"{e['version']}'s own controller code")]
+                              f"{e.version}'s own controller code")]
     rows, never = coverage(model, out)
     warnings = []
     if out.walks and not d:

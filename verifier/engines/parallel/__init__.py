@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import time
-from typing import Callable, Optional
+from dataclasses import dataclass
+from typing import Callable, ClassVar, Optional
 
-from verifier.core import levels, stop
+from verifier.core import knobs, levels, stop
 from verifier.core.fingerprint import collision_probability
 from verifier.core.result import COMPLETE, DEADLOCK, VIOLATION, Progress, SearchResult
 from verifier.core.settings import Limits, Options, Settings
@@ -71,11 +72,17 @@ class Pool:
                 proc.kill()
 
 
+@dataclass(frozen=True)
+class Knobs(knobs.Knobs):
+    engine: ClassVar[str] = "parallel"
+    workers: int = knobs.knob(2, least=2, doc="worker processes (one is the one-process search)")
+
+
 def run(model, properties, settings: Settings = Settings(),
         progress: Optional[Callable[[Progress], None]] = None) -> SearchResult:
-    """The engine interface: the search of verifier/engines/bfs/ on `settings.workers` (>= 2)
-    processes."""
-    return explore_parallel(model, properties, settings.workers, settings.limits, settings.options, progress)
+    """The engine interface: the search of verifier/engines/bfs/ on `Knobs.workers` processes."""
+    return explore_parallel(model, properties, Knobs.of(settings).workers, settings.limits, settings.options,
+                            progress)
 
 
 def explore_parallel(model, invariants, workers: int, limits: Limits = Limits(), options: Options = Options(),

@@ -16,22 +16,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, ClassVar, Optional
 
 import z3
 
 from specs import Config
 from specs.symbolic import (ACTIONS, Abstract, Encoding, Params, Sym,
                             evaluate, sized, sym_params, sym_state)
-from verifier.core import stop
+from verifier.core import knobs, stop
 from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
-from verifier.core.result import (COMPLETE, HOLDS, STOPPED, STOPPED_STATUS, UNKNOWN_STATUS, VIOLATED, VIOLATION,
-                                  Result, Verdict)
+from verifier.core.result import (COMPLETE, HOLDS, PROVED, REFUTED, STOPPED, STOPPED_STATUS, UNKNOWN,  # noqa: F401
+                                  UNKNOWN_STATUS, VIOLATED, VIOLATION, Result, Verdict)
 from verifier.core.settings import Settings
-
-PROVED = "proved"
-REFUTED = "refuted"
-UNKNOWN = "unknown"         # not inductive, no violation within the BMC depth
 
 
 @dataclass
@@ -314,22 +310,33 @@ class ProveResult(Result):
         self.sizes, self.completed = sizes_, completed
 
 
+@dataclass(frozen=True)
+class Knobs(knobs.Knobs):
+    """The sizes and depth the prover covers, and what it does with what it finds."""
+    engine: ClassVar[str] = "prove"
+    max_brokers: int = knobs.knob(8, least=1, doc="prove for every cluster size 1..N")
+    min_isrs: Optional[list] = knobs.knob(None, doc="the min ISR values (None: every one a size allows)")
+    depth: int = knobs.knob(6, least=0, doc="bounded model checking steps from the initial state")
+    bmc_max_brokers: Optional[int] = knobs.knob(None, least=0, doc="BMC only up to this size (None: max_brokers)")
+    config_changes: bool = knobs.knob(True, doc="min ISR and unclean.leader.election may change in a run")
+    lemmas: tuple = knobs.knob((), doc="facts the proof may use once proved inductive with the invariants")
+    stop_at_first: bool = knobs.knob(False, doc="stop at the first refuted size")
+    witness: bool = knobs.knob(True, doc="search the concrete model for a run a BMC refutation stands for")
+    on_result: Optional[Callable] = knobs.knob(None, doc="called with each size's result as it is found")
+
+
 def run(model, properties, settings: Settings = Settings(), progress=None) -> ProveResult:
     """The engine interface: `properties` are z3 twins (each with its `concrete` invariant);
-    `settings.engine` holds max_brokers, min_isrs, depth, bmc_max_brokers, config_changes,
-    lemmas, stop_at_first, witness (search the concrete model for a BMC run) and on_result (a
-    callback per size); the time budget is `settings.limits.time_budget`."""
+    the sizes and depth are its `Knobs`; the time budget is `settings.limits.time_budget`."""
     from specs.symbolic import witness_trace
-    e = settings.engine
+    own = Knobs.of(settings)
     concrete = [p.concrete for p in properties if getattr(p, "concrete", None) is not None]
-    realize = (lambda cfg, trace, names: witness_trace(cfg, trace, names, concrete)) if e.get("witness", True) \
-        else None
+    realize = (lambda cfg, trace, names: witness_trace(cfg, trace, names, concrete)) if own.witness else None
     started = time.monotonic()
-    results, completed = prove(model.cfg, e.get("max_brokers", 8), e.get("min_isrs"), e.get("depth", 6),
-                               settings.limits.time_budget, e.get("on_result"), invariants=list(properties),
-                               lemmas=e.get("lemmas", ()), config_changes=e.get("config_changes", True),
-                               realize=realize, stop_at_refutation=e.get("stop_at_first", False),
-                               bmc_max_brokers=e.get("bmc_max_brokers"))
+    results, completed = prove(model.cfg, own.max_brokers, own.min_isrs, own.depth, settings.limits.time_budget,
+                               own.on_result, invariants=list(properties), lemmas=own.lemmas,
+                               config_changes=own.config_changes, realize=realize,
+                               stop_at_refutation=own.stop_at_first, bmc_max_brokers=own.bmc_max_brokers)
     seconds = time.monotonic() - started
     refuted = [r for r in results if r.verdict == REFUTED]
     unknown = [r for r in results if r.verdict == UNKNOWN]

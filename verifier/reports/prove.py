@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from specs.symbolic import describe, state_changes, step_text
 from verifier.core import stop
-from verifier.engines.prove import PROVED, REFUTED
+from verifier.core.result import PROVED, REFUTED
 
 
 def size_line(r, bmc_max_brokers: int) -> list[str]:
