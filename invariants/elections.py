@@ -5,10 +5,10 @@ from __future__ import annotations
 from invariants import explain as E
 from invariants import twins as Z
 from invariants.registry import TOLERANCE, step_invariant
+from specs.actions import OPERATOR_ELECTIONS
 from specs.facts import within_tolerance
 from specs.state import NO_LEADER
 
-OPERATOR_ELECTIONS = ("elect", "periodic_unclean_election", "unclean_recovery")
 
 
 def _new_leader(prev, s) -> int:

@@ -8,6 +8,8 @@ for a proof does not pay for loading the solver.
 """
 from __future__ import annotations
 
+from specs.actions import operator_steps
+
 
 def _z3():
     import z3
@@ -54,16 +56,11 @@ def leader_elected_registered_unfenced(enc, s, p, t):
     return z3.Or(z3.Not(new_leader), S.meets(t.leader, enc.acceptable(t)))
 
 
-# The z3 steps that are operator or configured elections (their unclean choice is sanctioned).
-OPERATOR_ELECTIONS = ("elect_preferred", "elect_unclean", "elect_designated", "periodic_unclean_election",
-                      "unclean_recovery")
-
-
 def unclean_election_only_after_min_isr_unclean_shutdowns(enc, s, p, t):
     """As the concrete predicate, and void once an unclean election has happened (`lost`):
     an operator's unclean election empties the ELR, and the count starts over."""
     z3, S = _z3()
-    by_operator = z3.Or(*(p.action == S.ACTION_ID[a] for a in OPERATOR_ELECTIONS))
+    by_operator = z3.Or(*(p.action == S.ACTION_ID[a] for a in operator_steps()))
     return z3.Or(z3.Not(p.unclean), by_operator, s.unclean_leader_election, s.lost,
                  z3.UGE(t.unclean_shutdowns, t.min_isr))
 

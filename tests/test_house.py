@@ -163,3 +163,78 @@ def test_the_mutant_table_is_the_catalogue():
     """docs/mutants.md is generated from the catalogue (`kraft-verify list --mutants-markdown`)."""
     from verifier.cli.listing import mutants_markdown
     assert (ROOT / "docs/mutants.md").read_text() == mutants_markdown()
+
+
+def test_the_command_line_reaches_spark_only_through_the_binding():
+    """verifier/cli names the spark engine in binding.ENGINES (a string, imported on first use)
+    and imports no spark module: its knobs and checks come through the binding like any engine's."""
+    for path in _files("verifier/cli/*.py"):
+        bad = [n for n in _imports(path) if _within(n, "spark")]
+        assert not bad, f"{_module(path)} imports {bad[0]}: the command line reaches spark through binding.py"
+
+
+# Modules outside verifier/reports that write files of their own that are not a run's reports:
+# a checkpoint, a broker's configuration, a build stamp, a divergence's debug dump, the test
+# cluster's configuration and the packed project.
+OWN_FILES = {"verifier.engines.bfs.checkpoint": "the checkpoint (resume data)",
+             "verifier.engines.cluster.cluster": "a broker's server.properties and log4j files",
+             "verifier.engines.cluster.dist": "the distribution's build stamp",
+             "verifier.engines.conform.oracle": "the oracle's build stamp",
+             "verifier.engines.cluster.run": "KRAFT_VERIFY_CLUSTER_DEBUG's per-step dump",
+             "spark.cluster": "the namespace cluster's configuration", "spark.package": "the packed project",
+             "spark.s3": "the S3 connector's pom", "spark.standalone": "a daemon's pid and log"}
+WRITERS = {"write_atomic", "write_text", "write_bytes", "dump", "write_pages", "write_run", "save_scenario"}
+
+
+def _writes(path) -> list[str]:
+    """The calls in `path` that write a file: write_atomic, Path.write_text/bytes, json.dump,
+    open(..., "w"/"a"/"x") (not os.devnull); and the report writers' own helpers."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if name in WRITERS - {"write_pages", "write_run", "save_scenario"}:
+            found.append(f"{name} (line {node.lineno})")
+        elif name in ("open", "fdopen") and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) \
+                and any(c in str(node.args[1].value) for c in "wax") \
+                and "devnull" not in ast.unparse(node.args[0]):
+            found.append(f"open for writing (line {node.lineno})")
+    return found
+
+
+def test_only_reports_write_report_files():
+    """Every report file (summary, reports, JUnit, counterexample and divergence scenarios, a
+    study's pages, estimate.json) is written by verifier/reports; the command line, the studies,
+    the engines and spark hand it their results. The exceptions write files that are not
+    reports (OWN_FILES, each with its reason)."""
+    checked = 0
+    for path in _files("verifier/cli/*.py", "verifier/studies/*.py", "verifier/engines/*.py",
+                       "verifier/engines/**/*.py", "spark/*.py"):
+        module = _module(path)
+        checked += 1
+        writes = _writes(path)
+        assert not writes or module in OWN_FILES, \
+            f"{module} writes a file itself ({writes[0]}): report files go through verifier/reports/writer.py"
+    assert checked > 40
+
+
+def test_no_engine_reads_another_engines_knobs():
+    """An engine's own settings are its `Knobs` (verifier/core/knobs.py), read only by
+    `Knobs.of(settings)` on a class of its own package; the shared Settings holds no engine's
+    fields."""
+    from dataclasses import fields
+    from verifier.core.settings import Settings
+    assert [f.name for f in fields(Settings)] == ["limits", "options", "knobs"]
+    owners = 0
+    for path in _files("verifier/engines/*.py", "verifier/engines/**/*.py", "spark/*.py"):
+        tree = ast.parse(path.read_text())
+        mine = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr == "knobs" and ast.unparse(node.value).endswith("settings"):
+                pytest.fail(f"{_module(path)} reads settings.knobs itself: read them with Knobs.of(settings)")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "of" \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id.endswith("Knobs"):
+                assert node.func.value.id in mine, f"{_module(path)} reads the knobs {node.func.value.id} of another"
+                owners += 1
+    assert owners >= 8, "every engine with knobs reads them with Knobs.of"

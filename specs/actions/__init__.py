@@ -171,6 +171,18 @@ def is_enabled(cfg: Config, s: State, label: Label) -> bool:
     return tuple(split_choice(label)[0]) in {tuple(p) for p in action.enabled(cfg, s)}
 
 
+# The elections an operator chose or configured (an admin election, the periodic unclean
+# election unclean.leader.election.enable runs, a recovery round): their unclean choice is
+# sanctioned. One vocabulary, the actions' names; z3 reads it as their steps (operator_steps).
+OPERATOR_ELECTIONS = frozenset({"elect", "periodic_unclean_election", "unclean_recovery"})
+
+
+def operator_steps() -> tuple[str, ...]:
+    """The z3 steps of OPERATOR_ELECTIONS, as the declarations name them."""
+    return tuple(n for a in DECLARATIONS if a.name in OPERATOR_ELECTIONS and not isinstance(a.z3, Outside)
+                 for n in a.z3)
+
+
 def symbolic_steps() -> tuple[str, ...]:
     """The z3 steps the declarations name, in declaration order (specs/symbolic/encoding.py
     numbers its steps by this list, then adds its own)."""
@@ -180,4 +192,5 @@ def symbolic_steps() -> tuple[str, ...]:
 __all__ = ["ACTIONS", "ACTIONS_BY_NAME", "ACTION_NAMES", "CONTROLLER", "DATA", "DECLARATIONS", "ELECTED",
            "ELECTING", "FAULTS", "FAIR", "OPERATOR", "DISTURBANCES", "FAULT_BUDGETS", "OPS", "REQUEST", "Action", "Label", "OpError", "action_successors", "describe",
            "enable_hints", "init_state", "init_states", "is_enabled", "label_to_op", "off_by_config", "op_label",
-           "split_choice", "step", "successors", "symbolic_steps", "within_bounds"]
+           "OPERATOR_ELECTIONS", "operator_steps", "split_choice", "step", "successors", "symbolic_steps",
+           "within_bounds"]

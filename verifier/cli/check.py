@@ -85,18 +85,11 @@ def _graph_limits(path: str, limits):
     """--dump-graph: its file must be writable, and the search stops (exit 2) as soon as the
     graph would be too large to write, instead of finding out after the whole run."""
     from dataclasses import replace
+    from verifier.reports.graph import cannot_write
     replaceable("--dump-graph", path)
-    target = Path(path)
-    try:
-        if target.is_dir() or not target.parent.is_dir() or not os.access(target.parent, os.W_OK):
-            raise UsageError(f"--dump-graph {path}: cannot write there (no such directory, or not writable)")
-        existed = target.exists()
-        with open(target, "a"):     # the name itself too (a name too long failed after the whole run)
-            pass
-        if not existed:
-            target.unlink()
-    except OSError as exc:
-        raise UsageError(f"--dump-graph {path}: cannot write there ({exc.strerror})") from None
+    why = cannot_write(Path(path))
+    if why:
+        raise UsageError(f"--dump-graph {path}: cannot write there ({why})")
     cap = GRAPH_LIMIT + 1
     return replace(limits, max_states=cap if limits.max_states is None else min(limits.max_states, cap))
 

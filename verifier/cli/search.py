@@ -86,14 +86,14 @@ def report_search(args, console, engine: str, model, invs, result, run_id: str, 
                       ("[green]none[/]" if result.explored_all else "[yellow]not checked to completion[/]"))
     console.print(table)
     c = summary["counts"]
-    what = "walk steps" if engine == "simulate" else "transitions"
-    word = "sampled" if engine == "simulate" and summary["result"] == "ok" else summary["result"]
+    what = "walk steps" if result.sampled else "transitions"
+    word = "sampled" if result.sampled and summary["result"] == "ok" else summary["result"]
     console.print(f"{word}: {c['distinct_states']:,} distinct states, {c['transitions']:,} {what}, "
                   f"depth {c['depth']}, {c['seconds']:.1f}s, {c['states_per_second']:,.0f} distinct states/s, "
                   f"{c['terminal_states']:,} terminal states", markup=False)
     console.print(f"fingerprints: 128-bit, collision probability (optimistic, as TLC) "
                   f"{summary['fingerprint']['collision_probability']:.1e}", markup=False)
-    if engine in ("bfs", "spark"):
+    if not result.sampled:
         console.print("states per level: " + " ".join(str(n) for n in c["states_per_level"]), markup=False)
     for warning in summary["warnings"]:
         console.print(f"warning: {warning}", markup=False)

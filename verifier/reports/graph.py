@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import networkx as nx
@@ -64,3 +65,20 @@ def write_graph(nodes: list[tuple[int, dict]], edges: list[tuple[int, int, str]]
         write_atomic(path, "\n".join(nx.generate_graphml(g)) + "\n")
     else:
         write_atomic(path, render_dot(g))
+
+
+def cannot_write(target: Path) -> str:
+    """Why the graph file cannot be written at `target` (checked before the search, not after
+    it), or "" if it can: the directory, its permission, the name itself (a name too long
+    failed after the whole run)."""
+    if target.is_dir() or not target.parent.is_dir() or not os.access(target.parent, os.W_OK):
+        return "no such directory, or not writable"
+    try:
+        existed = target.exists()
+        with open(target, "a"):
+            pass
+        if not existed:
+            target.unlink()
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return ""

@@ -35,11 +35,6 @@ from verifier.core.levels import random_step
 # rounds, and epoch caps a run never reaches: leaderless episodes and unclean elections happen.
 DEFAULT_BOUNDS = {"records": 2, "fences": 2, "crashes": 1, "lossy_crashes": 1, "isr_shrinks": 2,
                   "unclean_recoveries": 3, "max_leader_epoch": 40, "max_partition_epoch": 80}
-# The budgets a fault hitting a running broker charges: the fault phase ends when they are spent.
-FAULT_BUDGETS = ("fences", "crashes", "lossy_crashes", "clean_shutdowns")
-# Steps an operator takes, never the cluster on its own; and a follower falling behind.
-OPERATOR_ACTIONS = frozenset({"elect", "set_min_isr", "set_unclean", "reassign"})
-DISTURBANCES = frozenset({"shrink_isr"})
 WARMUP_LIMIT = 50         # warm-up steps at most (two records are acknowledged in about ten)
 
 # Steps to recover, in buckets (a histogram a design document can show); "never" is separate.
