@@ -36,7 +36,7 @@ def measure(flags: dict, symmetry: bool, bounds: dict) -> dict:
     model = Model(cfg, symmetry=symmetry)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     start = time.perf_counter()
-    result = bfs.explore(model, tuple(invariants.REGISTRY))
+    result = bfs.run(model, tuple(invariants.REGISTRY))
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     n = result.distinct_states

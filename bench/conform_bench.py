@@ -36,7 +36,9 @@ from specs.controller import ERRORS  # noqa: E402
 from verifier.cli.conform import set_config  # noqa: E402
 from verifier.engines.conform.engine import Case, check, walk  # noqa: E402
 from verifier.engines.conform.oracle import Oracle  # noqa: E402
-from verifier.engines.conform.run import conform, walk_rng  # noqa: E402
+from verifier.core.settings import Settings  # noqa: E402
+from verifier.engines.conform import run as C  # noqa: E402
+from verifier.engines.conform.run import walk_rng  # noqa: E402
 from verifier.engines.conform.sets import CONFORM_SETS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,6 +52,12 @@ ROOT = Path(__file__).resolve().parents[1]
 FILES_ONLY = {"NOT_CONTROLLER": "only a raw AlterPartition names epochs above the controller's",
               "INVALID_REQUEST": "only a raw AlterPartition comes from a non-leader, names a replica outside the "
                                  "partition or asks for RECOVERING with others in the ISR"}
+
+
+def compare(rel, model, **knobs):
+    """The conform engine as the command line runs it: its Outcome."""
+    own = C.Knobs(version=rel.version, api=rel.api, preset=rel.preset, **knobs)
+    return C.run(model, (), Settings(knobs=own)).facts
 
 
 def scenario_cases(rel) -> tuple[list[Case], int]:
@@ -85,15 +93,14 @@ def agreement(steps: int, seed: int, releases: list[str], minimum: int) -> tuple
     for version in releases:
         rel = RELEASES[version]
         cases, skipped = scenario_cases(rel)
-        out = conform(rel.version, rel.api, rel.preset, cases=cases)
+        out = compare(rel, None, cases=tuple(cases))
         rows.append({"kafka": version, "input": f"scenario files ({skipped} not applicable)", "traces": out.cases,
                      "steps": out.steps, "seconds": round(out.seconds, 1), "diverged": out.divergence is not None,
                      "per_action": out.ops, "errors": out.errors})
         walked, errors = {}, {}
         for name in CONFORM_SETS:
             cfg, plan = set_config(rel.preset, name)
-            w = conform(rel.version, rel.api, rel.preset, cases=[], model=Model(cfg, symmetry=False), steps=steps,
-                        seed=seed, plan=plan)
+            w = compare(rel, Model(cfg, symmetry=False), steps=steps, seed=seed, plan=plan)
             rows.append({"kafka": version, "input": f"walks, {name}", "traces": w.walks, "steps": w.walk_steps,
                          "seconds": round(w.seconds, 1), "steps_per_second": round(w.steps_per_second),
                          "diverged": w.divergence is not None, "per_action": w.walk_ops, "errors": w.errors})
@@ -157,8 +164,7 @@ def mutants(walks: int, seed: int) -> list[dict]:
         t = time.perf_counter()
         for bound_set in CONFORM_SETS:
             cfg, plan = set_config(rel.preset, bound_set, name)
-            out = conform(rel.version, rel.api, rel.preset, cases=[], model=Model(cfg, symmetry=False), walks=walks,
-                          seed=seed, plan=plan)
+            out = compare(rel, Model(cfg, symmetry=False), walks=walks, seed=seed, plan=plan)
             d = out.divergence
             row["walks_to_divergence_per_set"][bound_set] = out.walks if d is not None else None
             if d is not None and not row["diverged"]:
@@ -199,7 +205,7 @@ def speed(walks: int, seed: int) -> dict:
             check(oracle, c)
         compare_seconds = time.perf_counter() - t
     t = time.perf_counter()
-    out = conform(rel.version, rel.api, rel.preset, cases=[], model=model, walks=walks, seed=seed)
+    out = compare(rel, model, walks=walks, seed=seed)
     e2e_seconds = time.perf_counter() - t
     result = {"walks": walks, "steps": n_steps,
               "model_steps_per_second": round(n_steps / model_seconds),

@@ -15,7 +15,8 @@ def main() -> int:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from specs import Model, deep_bounds, make_config
     import invariants
-    from verifier.engines.fuzz import fuzz
+    from verifier.core.settings import Settings
+    from verifier.engines import fuzz
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--examples", type=int, default=500)
     ap.add_argument("--brokers", type=int, action="append", help="replication factors (default 3, 5, 7)")
@@ -24,7 +25,7 @@ def main() -> int:
     results = []
     for n in args.brokers or [3, 5, 7]:
         model = Model(make_config("kafka", replicas=list(range(1, n + 1)), bounds=deep_bounds(n)), symmetry=False)
-        r = fuzz(model, tuple(invariants.REGISTRY), "ci", examples=args.examples)
+        r = fuzz.run(model, tuple(invariants.REGISTRY), Settings(knobs=fuzz.Knobs(examples=args.examples)))
         rec = r.facts
         row = {"brokers": n, "status": r.status, "examples": rec.examples, "steps": rec.steps,
                "seconds": round(r.seconds, 2), "examples_per_second": round(rec.examples / r.seconds, 1),

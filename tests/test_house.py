@@ -231,7 +231,8 @@ def test_no_engine_reads_another_engines_knobs():
         tree = ast.parse(path.read_text())
         mine = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and node.attr == "knobs" and ast.unparse(node.value).endswith("settings"):
+            if isinstance(node, ast.Attribute) and node.attr == "knobs" \
+                    and ast.unparse(node.value).endswith("settings"):
                 pytest.fail(f"{_module(path)} reads settings.knobs itself: read them with Knobs.of(settings)")
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "of" \
                     and isinstance(node.func.value, ast.Name) and node.func.value.id.endswith("Knobs"):

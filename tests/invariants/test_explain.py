@@ -10,7 +10,8 @@ import pytest
 from specs import Model
 from specs.catalogue import MUTANTS
 from specs.config import make_config, mutant_config
-from verifier.engines.simulate import simulate
+from verifier.core.settings import Options, Settings
+from verifier.engines import simulate
 from verifier.reports.story import rows, why
 
 SAFETY_MUTANTS = sorted(m for m, mutant in MUTANTS.items() if not mutant.liveness)
@@ -22,7 +23,8 @@ def test_every_violation_found_gets_a_story(mutant):
     model = Model(cfg, symmetry=False)
     told = 0
     for seed in range(3):
-        res = simulate(model, I.REGISTRY, 300, 60, seed=seed, shrink=False, check_deadlock=False)
+        walks = simulate.Knobs(walks=300, depth=60, seed=seed, shrink=False)
+        res = simulate.run(model, I.REGISTRY, Settings(options=Options(check_deadlock=False), knobs=walks))
         for name, trace in res.counterexamples.items():
             text = why(trace)[name]
             assert text and len(text) > 20, (mutant, name, text)

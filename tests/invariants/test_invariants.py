@@ -9,7 +9,9 @@ import invariants as I
 from tests.conftest import ROOT
 from specs import Model, config_from_dict, explicit_flags, make_config, with_bounds
 from tests.bind import run_scenario
-from verifier.engines.bfs import VIOLATION, Limits, explore
+from verifier.core.result import VIOLATION
+from verifier.core.settings import Limits, Settings
+from verifier.engines import bfs
 
 # invariant -> (preset, mutant, bound overrides) whose exploration violates it
 KILLERS = {
@@ -41,13 +43,13 @@ def test_every_invariant_has_a_killer_and_states_its_rule():
 def test_invariant_fails_on_a_broken_protocol(name):
     preset, mutant, bounds = KILLERS[name]
     cfg = with_bounds(make_config(preset, mutant=mutant), **bounds)
-    result = explore(Model(cfg), [I.BY_NAME[name]], Limits(max_depth=14))
+    result = bfs.run(Model(cfg), [I.BY_NAME[name]], Settings(limits=Limits(max_depth=14)))
     assert result.status == VIOLATION, f"{name} not violated under {preset}/{mutant}"
     assert result.counterexample.violated == [name]
     # and the same bounds under the real protocol do not violate it within that depth
     real = preset if mutant else "kafka"
-    good = explore(Model(with_bounds(make_config(real), **bounds)), [I.BY_NAME[name]],
-                   Limits(max_depth=len(result.counterexample)))
+    good = bfs.run(Model(with_bounds(make_config(real), **bounds)), [I.BY_NAME[name]],
+                   Settings(limits=Limits(max_depth=len(result.counterexample))))
     assert good.status != VIOLATION
 
 

@@ -18,10 +18,11 @@ import pytest
 import invariants as I
 from specs import Model, make_config
 from specs.catalogue import MUTANTS
-from spark.engine import spark_explore
+import spark.engine as SE
 from spark.hadoopfs import open_store
 from spark.store import LevelStore
-from verifier.engines.bfs import Limits, Options, explore
+from verifier.core.settings import Limits, Options, Settings
+from verifier.engines import bfs
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = {"lossy_crashes": 1, "isr_shrinks": 1}
@@ -38,7 +39,14 @@ def small(preset="kafka", mutant=None, rf=2, **bounds):
 
 
 def local(cfg, max_depth=None):
-    return explore(Model(cfg), I.REGISTRY, Limits(max_depth=max_depth), Options(keep_going=True))
+    return bfs.run(Model(cfg), I.REGISTRY, Settings(limits=Limits(max_depth=max_depth),
+                                                    options=Options(keep_going=True)))
+
+
+def on_spark(session, cfg, limits=Limits(), **knobs):
+    """spark-check's engine as the command line runs it (every violation kept), on `session`."""
+    return SE.run(Model(cfg), I.REGISTRY, Settings(limits=limits, options=Options(keep_going=True),
+                                                   knobs=SE.Knobs(session=session, **knobs)))
 
 
 def same(a, b) -> None:
@@ -52,8 +60,7 @@ def same(a, b) -> None:
 def test_spark_check_finds_what_check_finds(spark_session, preset, mutant):
     cfg = small(preset, mutant)
     want = local(cfg, DEPTH)
-    got = spark_explore(spark_session, Model(cfg), I.REGISTRY, limits=Limits(max_depth=DEPTH), partitions=2,
-                        driver_levels=0)
+    got = on_spark(spark_session, cfg, Limits(max_depth=DEPTH), partitions=2, driver_levels=0)
     same(got, want)
     for name, trace in got.counterexamples.items():     # a real run of the model, breaking that invariant
         inv = I.BY_NAME.get(name)
@@ -64,13 +71,13 @@ def test_spark_check_finds_what_check_finds(spark_session, preset, mutant):
 def test_a_complete_run_matches_to_the_last_level(spark_session):
     """Levels of fewer than 40 states on the driver, the others on Spark: both in one run."""
     cfg = small(records=1, fences=1, lossy_crashes=0)
-    same(spark_explore(spark_session, Model(cfg), I.REGISTRY, partitions=3, driver_levels=40), local(cfg))
+    same(on_spark(spark_session, cfg, partitions=3, driver_levels=40), local(cfg))
 
 
 def test_spark_traces_are_the_same_run_after_run_and_with_any_partition_count(spark_session):
     cfg = small("pre-kip-966")
-    a, b = (spark_explore(spark_session, Model(cfg), I.REGISTRY, limits=Limits(max_depth=5), partitions=n,
-                          driver_levels=d) for n, d in ((2, 0), (3, 10**9)))     # on Spark, on the driver
+    a, b = (on_spark(spark_session, cfg, Limits(max_depth=5), partitions=n, driver_levels=d)
+            for n, d in ((2, 0), (3, 10**9)))     # on Spark, on the driver
     assert a.counterexamples and {n: t.steps for n, t in a.counterexamples.items()} == \
            {n: t.steps for n, t in b.counterexamples.items()}
 
@@ -95,14 +102,14 @@ def test_a_corrupted_or_partial_level_is_recomputed_not_trusted(spark_session, t
     limits = Limits(max_depth=9)
     want = local(cfg, 9)
     store = checkpoint(spark_session, tmp_path / "ck", cfg)
-    spark_explore(spark_session, Model(cfg), I.REGISTRY, store, limits=limits, partitions=2, driver_levels=0)
+    on_spark(spark_session, cfg, limits, store=store, partitions=2, driver_levels=0)
     # corrupt level 5 (garbage in a part file) and make level 7 partial (a part missing)
     part(tmp_path / "ck", 5, 0).write_bytes(b"not a part" * 10)
     part(tmp_path / "ck", 7, 1).unlink()
     store = checkpoint(spark_session, tmp_path / "ck", cfg, resume=True)
     redone = []
-    got = spark_explore(spark_session, Model(cfg), I.REGISTRY, store, resume=True, limits=limits, partitions=2,
-                        on_level=redone.append, driver_levels=0)
+    got = on_spark(spark_session, cfg, limits, store=store, resume=True, partitions=2,
+                   on_level=redone.append, driver_levels=0)
     assert redone == [5, 6, 7, 8, 9]
     same(got, want)
 
@@ -121,7 +128,7 @@ def test_a_planted_pickle_as_a_level_runs_nothing_and_the_level_is_recomputed(sp
     limits = Limits(max_depth=7)
     want = local(cfg, 7)
     store = checkpoint(spark_session, tmp_path / "ck", cfg)
-    spark_explore(spark_session, Model(cfg), I.REGISTRY, store, limits=limits, partitions=2, driver_levels=0)
+    on_spark(spark_session, cfg, limits, store=store, partitions=2, driver_levels=0)
     payload = pickle.dumps(Payload())
     part(tmp_path / "ck", 5, 0).write_bytes(payload)
     manifest = json.loads((tmp_path / "ck" / "manifest.json").read_text())
@@ -134,8 +141,8 @@ def test_a_planted_pickle_as_a_level_runs_nothing_and_the_level_is_recomputed(sp
     (tmp_path / "ck" / "manifest.json").write_text(json.dumps(manifest))
     store = checkpoint(spark_session, tmp_path / "ck", cfg, resume=True)
     redone = []
-    got = spark_explore(spark_session, Model(cfg), I.REGISTRY, store, resume=True, limits=limits, partitions=2,
-                        on_level=redone.append, driver_levels=0)
+    got = on_spark(spark_session, cfg, limits, store=store, resume=True, partitions=2,
+                   on_level=redone.append, driver_levels=0)
     assert not (tmp_path / "ran").exists()
     assert redone == [5, 6, 7]
     same(got, want)
@@ -146,11 +153,10 @@ def test_resume_of_a_finished_run_recomputes_only_its_empty_last_level(spark_ses
     expanding the level before it again, never taken on trust."""
     cfg = small("pre-kip-966", records=1, fences=1, lossy_crashes=0)
     store = checkpoint(spark_session, tmp_path / "ck", cfg)
-    first = spark_explore(spark_session, Model(cfg), I.REGISTRY, store, partitions=2)
+    first = on_spark(spark_session, cfg, store=store, partitions=2)
     store = checkpoint(spark_session, tmp_path / "ck", cfg, resume=True)
     redone = []
-    again = spark_explore(spark_session, Model(cfg), I.REGISTRY, store, resume=True, partitions=2,
-                          on_level=redone.append)
+    again = on_spark(spark_session, cfg, store=store, resume=True, partitions=2, on_level=redone.append)
     assert redone == [len(first.states_per_level)]
     same(again, first)
 
@@ -163,8 +169,7 @@ def test_a_manifest_beside_a_stale_hadoop_checksum_file_resumes(spark_session, t
     cfg = small()
     want = local(cfg, 6)
     store = checkpoint(spark_session, tmp_path / "ck", cfg)
-    spark_explore(spark_session, Model(cfg), I.REGISTRY, store, limits=Limits(max_depth=4), partitions=2,
-                  driver_levels=0)
+    on_spark(spark_session, cfg, Limits(max_depth=4), store=store, partitions=2, driver_levels=0)
     manifest = tmp_path / "ck" / "manifest.json"
     whole = manifest.read_bytes()
     jvm = spark_session.sparkContext._jvm
@@ -176,8 +181,8 @@ def test_a_manifest_beside_a_stale_hadoop_checksum_file_resumes(spark_session, t
     assert (tmp_path / "ck" / ".manifest.json.crc").exists()
     store = checkpoint(spark_session, tmp_path / "ck", cfg, resume=True)
     redone = []
-    got = spark_explore(spark_session, Model(cfg), I.REGISTRY, store, resume=True, limits=Limits(max_depth=6),
-                        partitions=2, on_level=redone.append, driver_levels=0)
+    got = on_spark(spark_session, cfg, Limits(max_depth=6), store=store, resume=True, partitions=2,
+                   on_level=redone.append, driver_levels=0)
     assert redone == [5, 6]
     same(got, want)
 
@@ -235,8 +240,7 @@ def test_a_jvm_gone_between_two_levels_jobs_stops_the_run_with_the_levels_it_has
             return store.fs._call("write the manifest", lambda: (_ for _ in ()).throw(Py4JError("cut")))
         return real(name, data, **kw)
     monkeypatch.setattr(store.fs, "write", write)
-    got = spark_explore(spark_session, Model(cfg), I.REGISTRY, store, limits=Limits(max_depth=6), partitions=2,
-                        driver_levels=0)
+    got = on_spark(spark_session, cfg, Limits(max_depth=6), store=store, partitions=2, driver_levels=0)
     assert got.status == "stopped" and got.stop_reason.startswith("Spark's JVM exited"), got.stop_reason
     # level 3's manifest was never written: the run and its message hold levels 0-2
     assert "the checkpoint keeps levels 0-2: rerun with --resume" in got.stop_reason
@@ -322,11 +326,10 @@ def test_the_time_budget_cancels_the_running_level(spark_session):
     """The budget holds within seconds: the level in progress is cancelled (Spark cancels its
     job), not finished; the levels before it are exactly check's."""
     cfg = make_config("kafka", replicas=[1, 2, 3, 4])
-    got = spark_explore(spark_session, Model(cfg), I.REGISTRY, limits=Limits(time_budget=6), partitions=2,
-                        driver_levels=0)
+    got = on_spark(spark_session, cfg, Limits(time_budget=6), partitions=2, driver_levels=0)
     assert got.status == "stopped" and "time budget 6s spent (level" in got.stop_reason, got.stop_reason
     assert "cancelled" in got.stop_reason
-    want = explore(Model(cfg), I.REGISTRY, Limits(max_depth=len(got.states_per_level) - 1), Options(keep_going=True))
+    want = local(cfg, len(got.states_per_level) - 1)
     assert got.states_per_level == want.states_per_level
     assert (got.distinct_states, got.transitions) == (want.distinct_states, want.transitions)
 

@@ -13,7 +13,8 @@ from specs.config import make_config
 from specs.model import Model
 from specs.catalogue import MUTANTS
 from verifier.core.properties import state_violations
-from verifier.engines.bfs import Options, explore
+from verifier.core.settings import Options, Settings
+from verifier.engines import bfs
 
 ANY = {"any_candidate_elections": True}
 SMALL = {"isr_shrinks": 0}
@@ -71,7 +72,8 @@ def test_symmetry_is_off_where_it_would_be_unsound():
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_presets_same_verdict_per_invariant_with_and_without_symmetry(preset):
     cfg = make_config(preset, flags=ANY, bounds=SMALL)
-    runs = [explore(Model(cfg, symmetry=sym), I.REGISTRY, options=Options(keep_going=True)) for sym in (True, False)]
+    every = Settings(options=Options(keep_going=True))
+    runs = [bfs.run(Model(cfg, symmetry=sym), I.REGISTRY, every) for sym in (True, False)]
     reduced, full = runs
     assert reduced.explored_all and full.explored_all
     assert {n: len(t) for n, t in reduced.counterexamples.items()} == \
@@ -87,7 +89,7 @@ def test_presets_same_verdict_per_invariant_with_and_without_symmetry(preset):
 
 def test_last_replica_standing_same_shortest_story_with_and_without_symmetry():
     cfg = make_config("pre-kip-966", flags=ANY)
-    reduced, full = (explore(Model(cfg, symmetry=sym), I.REGISTRY) for sym in (True, False))
+    reduced, full = (bfs.run(Model(cfg, symmetry=sym), I.REGISTRY) for sym in (True, False))
     assert reduced.counterexample.violated == full.counterexample.violated == ["LeaderCandidateCompleteness"]
     assert len(reduced.counterexample) == len(full.counterexample) == 6
 
@@ -95,7 +97,7 @@ def test_last_replica_standing_same_shortest_story_with_and_without_symmetry():
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
 def test_mutants_same_verdict_with_and_without_symmetry(mutant):
     cfg = make_config("kafka", flags=ANY, bounds=SMALL, mutant=mutant)
-    reduced, full = (explore(Model(cfg, symmetry=sym), I.REGISTRY) for sym in (True, False))
+    reduced, full = (bfs.run(Model(cfg, symmetry=sym), I.REGISTRY) for sym in (True, False))
     assert reduced.status == full.status
     if full.counterexample is not None:
         assert len(reduced.counterexample) == len(full.counterexample)

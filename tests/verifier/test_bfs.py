@@ -6,7 +6,9 @@ import pytest
 
 import invariants as I
 from specs import Model, make_config, with_bounds
-from verifier.engines.bfs import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Limits, Options, explore
+from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION
+from verifier.core.settings import Limits, Options, Settings
+from verifier.engines import bfs
 from verifier.core.fingerprint import Fingerprinter, fingerprint
 from tests.bind import run_scenario
 
@@ -17,7 +19,7 @@ def labels(trace):
 
 @pytest.fixture(scope="module")
 def kafka_small():
-    return explore(Model(with_bounds(make_config("kafka"), isr_shrinks=0)), I.REGISTRY)
+    return bfs.run(Model(with_bounds(make_config("kafka"), isr_shrinks=0)), I.REGISTRY)
 
 
 def test_kafka_small_bounds_complete_without_violation(kafka_small):
@@ -32,11 +34,11 @@ def test_kafka_small_bounds_complete_without_violation(kafka_small):
 
 
 def test_same_config_same_counts_and_same_counterexample(kafka_small):
-    again = explore(Model(with_bounds(make_config("kafka"), isr_shrinks=0)), I.REGISTRY)
+    again = bfs.run(Model(with_bounds(make_config("kafka"), isr_shrinks=0)), I.REGISTRY)
     assert (again.distinct_states, again.transitions, again.depth, again.states_per_level, again.enabled) == \
         (kafka_small.distinct_states, kafka_small.transitions, kafka_small.depth, kafka_small.states_per_level,
          kafka_small.enabled)
-    runs = [explore(Model(make_config("pre-kip-903")), I.REGISTRY) for _ in range(2)]
+    runs = [bfs.run(Model(make_config("pre-kip-903")), I.REGISTRY) for _ in range(2)]
     assert runs[0].counterexample is not None
     assert labels(runs[0].counterexample) == labels(runs[1].counterexample)
     assert runs[0].counterexample.violated == runs[1].counterexample.violated
@@ -50,7 +52,7 @@ def test_same_config_same_counts_and_same_counterexample(kafka_small):
 ])
 def test_old_protocols_are_caught_and_the_counterexample_replays(preset, invariant, length):
     cfg = make_config(preset)
-    first = explore(Model(cfg), [I.BY_NAME[invariant]])
+    first = bfs.run(Model(cfg), [I.BY_NAME[invariant]])
     assert first.status == VIOLATION and first.counterexample.violated == [invariant]
     assert len(first.counterexample) == length
     scenario = json.loads(json.dumps(first.counterexample.model.scenario(first.counterexample, "cx", "test")))
@@ -68,28 +70,28 @@ def test_the_shortest_counterexample_is_shortest():
     """No trace of fewer steps violates: the BFS stopped at the first level with a violation."""
     cfg = make_config("pre-kip-966")
     inv = I.BY_NAME["NoCommittedRecordLostGlobally"]
-    found = explore(Model(cfg), [inv])
-    shorter = explore(Model(cfg), [inv], Limits(max_depth=len(found.counterexample) - 1))
+    found = bfs.run(Model(cfg), [inv])
+    shorter = bfs.run(Model(cfg), [inv], Settings(limits=Limits(max_depth=len(found.counterexample) - 1)))
     assert shorter.status == STOPPED and not shorter.counterexamples
 
 
 def test_continue_reports_the_shortest_trace_of_every_invariant():
     cfg = make_config("pre-kip-966", bounds={"isr_shrinks": 1})
-    every = explore(Model(cfg), I.REGISTRY, options=Options(keep_going=True))
+    every = bfs.run(Model(cfg), I.REGISTRY, Settings(options=Options(keep_going=True)))
     assert every.status == VIOLATION and every.explored_all
     assert {"LeaderCandidateCompleteness", "ConsumerHwmNeverBackward", "LeaderCompleteness",
             "NoCommittedRecordLostGlobally"} <= set(every.counterexamples)
     for name, trace in every.counterexamples.items():
-        alone = explore(Model(cfg), [I.BY_NAME[name]])
+        alone = bfs.run(Model(cfg), [I.BY_NAME[name]])
         assert len(trace) == len(alone.counterexample), name
     assert every.counterexample is every.counterexamples["LeaderCandidateCompleteness"]
 
 
 def test_budgets_stop_early_with_exit_status_stopped():
     model = Model(make_config("kafka"))
-    r = explore(model, I.REGISTRY, Limits(max_states=500))
+    r = bfs.run(model, I.REGISTRY, Settings(limits=Limits(max_states=500)))
     assert r.status == STOPPED and "max states" in r.stop_reason and r.distinct_states == 500
-    r = explore(model, I.REGISTRY, Limits(max_depth=3))
+    r = bfs.run(model, I.REGISTRY, Settings(limits=Limits(max_depth=3)))
     assert r.status == STOPPED and r.depth == 3 and not r.explored_all
 
 
@@ -124,17 +126,17 @@ class Chain:
 
 
 def test_a_state_where_nothing_can_happen_is_a_deadlock():
-    r = explore(Chain(), [])
+    r = bfs.run(Chain(), [])
     assert r.status == VIOLATION and DEADLOCK in r.counterexamples
     assert len(r.counterexample) == 2
-    quiet = explore(Chain(), [], options=Options(check_deadlock=False))
+    quiet = bfs.run(Chain(), [], Settings(options=Options(check_deadlock=False)))
     assert quiet.status == COMPLETE and quiet.terminal_states == 1
 
 
 def test_a_state_stopped_only_by_a_budget_is_terminal_not_a_deadlock():
-    r = explore(Chain(budget=1), [])
+    r = bfs.run(Chain(budget=1), [])
     assert r.status == COMPLETE and r.terminal_states == 1
-    kafka = explore(Model(with_bounds(make_config("kafka"), isr_shrinks=0)), I.REGISTRY)
+    kafka = bfs.run(Model(with_bounds(make_config("kafka"), isr_shrinks=0)), I.REGISTRY)
     assert kafka.status == COMPLETE and kafka.terminal_states > 0 and not kafka.counterexamples
 
 
@@ -142,7 +144,7 @@ def test_a_state_stopped_only_by_a_budget_is_terminal_not_a_deadlock():
 
 def test_graph_has_every_state_and_every_transition():
     cfg = with_bounds(make_config("kafka"), isr_shrinks=0, lossy_crashes=0)
-    r = explore(Model(cfg), I.REGISTRY, options=Options(graph=True))
+    r = bfs.run(Model(cfg), I.REGISTRY, Settings(options=Options(graph=True)))
     nodes, edges = r.graph
     assert len(nodes) == r.distinct_states
     assert len(edges) == r.transitions
@@ -152,7 +154,7 @@ def test_graph_has_every_state_and_every_transition():
 def test_coverage_tells_off_from_never_taken():
     from verifier.reports.summary import coverage
     model = Model(make_config("pre-kip-966", bounds={"isr_shrinks": 1}))
-    r = explore(model, I.REGISTRY, options=Options(keep_going=True))
+    r = bfs.run(model, I.REGISTRY, Settings(options=Options(keep_going=True)))
     table, warnings = coverage(model, r)
     by_name = {row["action"]: row for row in table}
     assert by_name["reassign"]["status"] == "off by config"

@@ -23,13 +23,20 @@ from specs.controller import ERRORS
 from tests.conftest import ROOT
 from verifier.cli.conform import set_config
 from verifier.engines.conform.oracle import Oracle, build
-from verifier.engines.conform.run import conform
+from verifier.core.settings import Settings
+from verifier.engines.conform import run as C
 from verifier.engines.conform.sets import CONFORM_SETS
 
 CI_STEPS = 2000          # walk steps per release and set in CI (make conform: 100,000)
 # Errors only a raw request gets (a scenario file's alter_partition), never a model step
 # (bench/conform_bench.py, FILES_ONLY, says why); the scenario files compare them.
 FILES_ONLY = {"NOT_CONTROLLER", "INVALID_REQUEST"}
+
+
+def compare(rel, model, **knobs):
+    """The conform engine as the command line runs it: its Outcome."""
+    own = C.Knobs(version=rel.version, api=rel.api, preset=rel.preset, **knobs)
+    return C.run(model, (), Settings(knobs=own)).facts
 
 
 @pytest.fixture(scope="module", params=sorted(RELEASES), ids=lambda v: f"kafka-{v}")
@@ -58,8 +65,7 @@ def test_every_release_agrees_on_seeded_walks_that_compare_every_action_and_erro
     walked, errors = {}, {}
     for bound_set in CONFORM_SETS:
         cfg, plan = set_config(rel.preset, bound_set)
-        out = conform(rel.version, rel.api, rel.preset, cases=[], model=Model(cfg, symmetry=False), steps=CI_STEPS,
-                      seed=7, plan=plan)
+        out = compare(rel, Model(cfg, symmetry=False), steps=CI_STEPS, seed=7, plan=plan)
         assert out.divergence is None, (bound_set, out.divergence.case.labels, out.divergence.diffs)
         assert out.walk_steps >= CI_STEPS and out.stopped is None
         for table, counts in ((walked, out.walk_ops), (errors, out.errors)):
@@ -163,8 +169,7 @@ def test_every_controller_mutant_diverges_from_the_newest_release(mutant):
     release = RELEASES["4.4.0"]
     for bound_set in CONFORM_SETS:
         cfg, plan = set_config(release.preset, bound_set, mutant)
-        out = conform(release.version, release.api, release.preset, cases=[], model=Model(cfg, symmetry=False),
-                      walks=300, seed=1, plan=plan)
+        out = compare(release, Model(cfg, symmetry=False), walks=300, seed=1, plan=plan)
         if out.divergence is not None:
             assert out.divergence.step <= 15       # shrunk
             return

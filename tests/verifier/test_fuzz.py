@@ -7,10 +7,11 @@ import pytest
 import invariants as I
 from specs import Model, make_config
 from specs.catalogue import MUTANTS
-from verifier.engines.bfs import explore
+from verifier.core.settings import Settings
+from verifier.engines import bfs, fuzz
 from specs import deep_bounds
 from verifier.core.result import COMPLETE
-from verifier.engines.fuzz import Recorder, fuzz, hypothesis_settings, machine_for
+from verifier.engines.fuzz import Recorder, hypothesis_settings, machine_for
 from tests.bind import run_scenario
 
 
@@ -30,12 +31,12 @@ TestKafkaMachine = KafkaMachine.TestCase
 @pytest.mark.parametrize("preset", ["pre-kip-966", "pre-kip-903"])
 def test_old_bugs_are_found_shrunk_near_the_shortest_and_replay(preset):
     cfg = fuzz_config(preset)
-    found = fuzz(Model(cfg), I.REGISTRY, "ci")
+    found = fuzz.run(Model(cfg), I.REGISTRY)
     assert found.status == "violation"
     trace = found.counterexample
-    bfs = explore(Model(cfg), [I.BY_NAME[name] for name in trace.violated])
-    assert bfs.counterexample is not None
-    assert len(trace) <= len(bfs.counterexample) + 2, (len(trace), len(bfs.counterexample))
+    searched = bfs.run(Model(cfg), [I.BY_NAME[name] for name in trace.violated])
+    assert searched.counterexample is not None
+    assert len(trace) <= len(searched.counterexample) + 2, (len(trace), len(searched.counterexample))
     replay = run_scenario(json.loads(json.dumps(trace.model.scenario(trace, "fuzz", "test"))))
     assert replay.ok, replay.failure
     assert set(trace.violated) <= set(replay.trace.violated)
@@ -54,12 +55,12 @@ def test_every_mutant_is_killed_on_the_ci_profile(brokers):
             # several followers) the shortest such run is 11 steps, and 6,000 examples at 3
             # brokers did not find it; the BFS gate kills it (check --mutants). Asserted so that
             # closing the gap shows here.
-            assert fuzz(Model(fuzz_config(f"kafka+{m.needs}", brokers=brokers, mutant=mutant)), I.REGISTRY, "ci",
-                        hypothesis_shrink=False, examples=500).status == COMPLETE
+            assert fuzz.run(Model(fuzz_config(f"kafka+{m.needs}", brokers=brokers, mutant=mutant)), I.REGISTRY,
+                            Settings(knobs=fuzz.Knobs(examples=500, shrink=False))).status == COMPLETE
             continue
         preset = "kafka" + (f"+{m.needs}" if m.needs else "")     # where the broken rule matters
-        result = fuzz(Model(fuzz_config(preset, brokers=brokers, mutant=mutant)), I.REGISTRY, "ci",
-                      hypothesis_shrink=False)
+        result = fuzz.run(Model(fuzz_config(preset, brokers=brokers, mutant=mutant)), I.REGISTRY,
+                          Settings(knobs=fuzz.Knobs(shrink=False)))
         if result.status != "violation":
             survivors.append(mutant)
     assert survivors == []
@@ -68,7 +69,7 @@ def test_every_mutant_is_killed_on_the_ci_profile(brokers):
 @pytest.mark.parametrize("brokers", [5, 7])
 def test_kafka_holds_on_larger_clusters(brokers):
     # 400 of the ci profile's 2,500 examples keep CI short; `kraft-verify fuzz --brokers 7` runs all
-    result = fuzz(Model(fuzz_config(brokers=brokers)), I.REGISTRY, "ci", examples=400)
+    result = fuzz.run(Model(fuzz_config(brokers=brokers)), I.REGISTRY, Settings(knobs=fuzz.Knobs(examples=400)))
     assert result.status == COMPLETE, result.counterexample and result.counterexample.violated
     rec = result.facts
     assert rec.examples >= 400 and rec.steps > 10 * rec.examples
@@ -82,10 +83,11 @@ def test_kafka_holds_on_larger_clusters(brokers):
 def test_a_saved_failure_replays_first(tmp_path):
     cfg = fuzz_config(mutant="hwm-ignores-min-isr")
     # unseeded (Hypothesis keeps no database for seeded runs); this mutant dies within ~50 examples
-    first = fuzz(Model(cfg), I.REGISTRY, "nightly", examples=2000, database=tmp_path)
+    nightly = Settings(knobs=fuzz.Knobs(profile="nightly", examples=2000, database=tmp_path))
+    first = fuzz.run(Model(cfg), I.REGISTRY, nightly)
     assert first.status == "violation"
     assert any(tmp_path.rglob("*")), "the failure was saved"
-    again = fuzz(Model(cfg), I.REGISTRY, "nightly", examples=2000, database=tmp_path)
+    again = fuzz.run(Model(cfg), I.REGISTRY, nightly)
     assert again.status == "violation" and again.facts.first_failure_example == 1
 
 
@@ -115,7 +117,7 @@ def test_fuzz_cli_exit_codes_and_files(cli, tmp_path):
 def test_the_recovery_profile_reaches_recovery_rounds_and_recovered_on_the_ci_profile():
     """Issue: fuzz reaches unclean_recovery and RECOVERED (an ISR expansion after it) on the
     recovery preset."""
-    result = fuzz(Model(fuzz_config("recovery")), I.REGISTRY, "ci", examples=500)
+    result = fuzz.run(Model(fuzz_config("recovery")), I.REGISTRY, Settings(knobs=fuzz.Knobs(examples=500)))
     assert result.status == COMPLETE, result.counterexample and result.counterexample.violated
     runs = result.facts.rule_runs
     assert runs["unclean_recovery"] > 0 and runs["expand_isr"] > 0 and runs["elect"] > 0

@@ -52,7 +52,7 @@ class Graph:
 
 
 def verdict(model):
-    return L.check(model, model.liveness).verdicts[0]
+    return L.run(model, model.liveness).verdicts[0]
 
 
 def test_a_cycle_that_ignores_an_always_enabled_fair_action_is_unfair():
@@ -99,8 +99,8 @@ def _checked(preset: str, mutant, strategy, bounds: tuple):
     """Every liveness property on one config, explored once per test process: several tests
     below ask about the same graph (the module is one xdist group so that they share it)."""
     flags = {"unclean_recovery_strategy": strategy} if strategy else {}
-    return L.check(Model(make_config(preset, mutant=mutant, flags=flags, bounds=dict(bounds)), symmetry=False),
-                   LIVENESS)
+    return L.run(Model(make_config(preset, mutant=mutant, flags=flags, bounds=dict(bounds)), symmetry=False),
+                 LIVENESS)
 
 
 def _check(mutant=None, strategy=None):

@@ -8,9 +8,8 @@ import json
 import pytest
 
 from specs import MUTANTS, PRESETS, Model, make_config
-from verifier.engines.bfs import explore
-from verifier.engines.parallel import explore_parallel
-from verifier.core.settings import Limits, Options
+from verifier.core.settings import Limits, Options, Settings
+from verifier.engines import bfs, parallel
 
 CONFIGS = [(p, None) for p in PRESETS] + [("kafka", m) for m in MUTANTS]
 LIMITS = Limits(max_depth=8)           # about 13,000 states at the default bounds: a few seconds each
@@ -25,14 +24,16 @@ def _facts(result):
 def test_workers_1_2_3_give_the_same_counts_levels_and_verdicts(preset, mutant):
     model = Model(make_config(preset, mutant=mutant))
     options = Options(keep_going=True)
-    one = _facts(explore(model, I.REGISTRY, LIMITS, options))
+    one = _facts(bfs.run(model, I.REGISTRY, Settings(limits=LIMITS, options=options)))
     for n in (2, 3):
-        assert _facts(explore_parallel(model, I.REGISTRY, n, LIMITS, options)) == one, n
+        workers = Settings(limits=LIMITS, options=options, knobs=parallel.Knobs(workers=n))
+        assert _facts(parallel.run(model, I.REGISTRY, workers)) == one, n
 
 
 def test_the_same_traces_run_after_run():
     model = Model(make_config("pre-kip-966"))
-    runs = [explore_parallel(model, I.REGISTRY, 2, Limits(max_depth=10), Options(keep_going=True))
+    two = Settings(limits=Limits(max_depth=10), options=Options(keep_going=True), knobs=parallel.Knobs(workers=2))
+    runs = [parallel.run(model, I.REGISTRY, two)
             for _ in range(2)]
     traces = [{name: [label for label, _ in t.steps] for name, t in r.counterexamples.items()} for r in runs]
     assert traces[0] == traces[1] and traces[0]

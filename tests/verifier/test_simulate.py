@@ -11,13 +11,14 @@ from specs import Model
 from tests.bind import run_scenario
 from specs.config import make_config
 from verifier.core.result import COMPLETE, VIOLATION
-from verifier.engines.simulate import simulate
+from verifier.core.settings import Settings
+from verifier.engines import simulate
 
 
 def test_a_violating_walk_is_shrunk_and_still_breaks_the_property(tmp_path):
     model = Model(make_config("kafka", mutant="hwm-ignores-min-isr"), symmetry=False)
-    raw = simulate(model, I.REGISTRY, 2000, 100, seed=0, shrink=False)
-    shrunk = simulate(model, I.REGISTRY, 2000, 100, seed=0)
+    raw = simulate.run(model, I.REGISTRY, Settings(knobs=simulate.Knobs(walks=2000, depth=100, seed=0, shrink=False)))
+    shrunk = simulate.run(model, I.REGISTRY, Settings(knobs=simulate.Knobs(walks=2000, depth=100, seed=0)))
     assert raw.status == shrunk.status == VIOLATION
     assert len(shrunk.counterexample) < len(raw.counterexample)
     trace = shrunk.counterexample
@@ -30,5 +31,5 @@ def test_a_violating_walk_is_shrunk_and_still_breaks_the_property(tmp_path):
 
 def test_a_sample_without_violation_is_never_called_complete_coverage():
     model = Model(make_config("kafka"), symmetry=False)
-    res = simulate(model, I.REGISTRY, 20, 30, seed=1)
+    res = simulate.run(model, I.REGISTRY, Settings(knobs=simulate.Knobs(walks=20, depth=30, seed=1)))
     assert res.status == COMPLETE and not res.explored_all
