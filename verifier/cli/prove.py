@@ -98,6 +98,10 @@ def _run(args: argparse.Namespace) -> int:
         return run_mutants(args)
     from specs.symbolic import concrete_violations, cti_trace
     from verifier.reports.prove import details, report, size_line
+    # the engine is bound first, before the config and the self-check: z3 numbers its terms in
+    # the order they are made and its models (a CTI) follow that numbering, so the engine's own
+    # terms come first, as they always have
+    prove = engine("prove")
     cfg, _ = build_config(argparse.Namespace(**{**vars(args), "min_isr": None}))
     _refuse_unencoded_flags(args.flag or [])
     if not args.invariant and cfg.rules.unclean_recovery_strategy is not None:
@@ -135,7 +139,7 @@ def _run(args: argparse.Namespace) -> int:
         "prove", max_brokers=args.max_brokers, min_isrs=args.min_isr, depth=args.depth,
         bmc_max_brokers=args.bmc_max_brokers, config_changes=not args.fixed_config, lemmas=tuple(symbolic()["lemmas"]),
         stop_at_first=args.stop_at_first, witness=not args.no_witness, on_result=on_result))
-    result = engine("prove")(Model(cfg, symmetry=False), invariants, settings)
+    result = prove(Model(cfg, symmetry=False), invariants, settings)
     report(args, out, cfg, result.sizes, result.completed, result.seconds)
     result.sections = {"self_check": check, "details": details(args, result.sizes, result.completed)}
     summary = write_result(result, Model(cfg, symmetry=False), out_dir, run_id, args, f"z3-{cfg.preset}", out)
