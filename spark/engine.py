@@ -10,8 +10,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
-from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Optional
+from typing import Any, Callable, Optional
 
 from spark.explore import _Run
 from spark.hadoopfs import HadoopFs
@@ -28,19 +27,19 @@ DRIVER_LEVELS = 5000      # levels smaller than this are expanded on the driver 
 SIZE = re.compile(r"[1-9][0-9]*([kmgtp]b?|b)?", re.IGNORECASE)   # Spark's own (JavaUtils.byteStringAs)
 
 
-@dataclass(frozen=True)
+@knobs.declare("spark")
 class Knobs(knobs.Knobs):
-    engine: ClassVar[str] = "spark"
-    master: str = knobs.knob("local[*]", doc="a Spark master URL (spark-submit's own under spark-submit)")
-    partitions: Optional[int] = knobs.knob(None, doc="owners of the visited set (None: the default parallelism)")
-    executor_memory: Optional[str] = knobs.knob(None, doc="e.g. 4g")
-    driver_memory: Optional[str] = knobs.knob(None, doc="e.g. 2g")
-    driver_levels: int = knobs.knob(DRIVER_LEVELS, doc="levels smaller than this run on the driver")
-    checkpoint_dir: Optional[str] = knobs.knob(None, doc="a path or Hadoop URL the levels go to (resumable)")
-    resume: bool = knobs.knob(False, doc="continue the run in checkpoint_dir from its last good level")
-    log: Optional[str] = knobs.knob(None, doc="where the JVM's stderr goes")
-    session: Any = knobs.knob(None, doc="a SparkSession to use (None: made from master)")
-    on_level: Optional[Callable] = knobs.knob(None, doc="called with each level committed")
+    master: str = "local[*]"  # a Spark master URL (spark-submit's own under spark-submit)
+    partitions: Optional[int] = None  # owners of the visited set (None: the default parallelism)
+    executor_memory: Optional[str] = None  # e.g. 4g
+    driver_memory: Optional[str] = None  # e.g. 2g
+    driver_levels: int = DRIVER_LEVELS  # levels smaller than this run on the driver
+    checkpoint_dir: Optional[str] = None  # a path or Hadoop URL the levels go to (resumable)
+    resume: bool = False  # continue the run in checkpoint_dir from its last good level
+    log: Optional[str] = None  # where the JVM's stderr goes
+    session: Any = None  # a SparkSession to use (None: made from master)
+    store: Any = None  # a LevelStore already claimed (a session serving several runs);  else checkpoint_dir is claimed
+    on_level: Optional[Callable] = None  # called with each level committed
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -52,7 +51,7 @@ class Knobs(knobs.Knobs):
                 raise knobs.KnobError(f"{option} {size}: expected a size such as 512m or 4g")
         if self.driver_levels < 0:
             raise knobs.KnobError("--driver-levels must be >= 0")
-        if self.resume and not self.checkpoint_dir:
+        if self.resume and not (self.checkpoint_dir or self.store):
             raise knobs.KnobError("--resume needs --checkpoint-dir")
 
 
@@ -94,8 +93,8 @@ def run(model, properties, settings: Settings = Settings(), progress=None) -> Se
     except SparkSetupError as exc:
         raise InputError(str(exc)) from None
     partitions = own.partitions or spark.sparkContext.defaultParallelism
-    store, manifest = None, None
-    if own.checkpoint_dir:
+    store, manifest = own.store, None
+    if own.checkpoint_dir and store is None:
         try:
             store, manifest = claim(spark, own.checkpoint_dir, identity_of(model, properties, settings.options),
                                     own.resume, partitions)

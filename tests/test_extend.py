@@ -15,8 +15,7 @@ from verifier.cli import options as cli_options
 TOY_ENGINE = '''
 """A depth-first search: the engine interface and knobs of its own, nothing else of the
 repository but core."""
-from dataclasses import dataclass
-from typing import ClassVar, Optional
+from typing import Optional
 
 from verifier.core import knobs
 from verifier.core.levels import concrete_trace
@@ -25,10 +24,9 @@ from verifier.core.result import COMPLETE, VIOLATION, Progress, SearchResult
 from specs import Trace
 
 
-@dataclass(frozen=True)
+@knobs.declare("toy-dfs")
 class Knobs(knobs.Knobs):
-    engine: ClassVar[str] = "toy-dfs"
-    max_children: Optional[int] = knobs.knob(None, least=1, doc="follow at most this many successors of a state")
+    max_children: Optional[int] = knobs.knob(None, least=1)  # follow at most this many successors of a state
 
 
 def run(model, properties, settings, progress=None):

@@ -14,21 +14,15 @@ from pathlib import Path
 from specs import Model
 from verifier.cli.binding import engine, knobs, properties
 from verifier.cli.common import ProgressLine, UsageError, build_config, console, header_line, run_dir, write_result
-from verifier.cli.conform import _file_case, _refuse_model, _release
+from verifier.cli.conform import _file_case, _refuse_model, release_of
 from verifier.core.settings import Limits, Settings
+from verifier.reports.writer import as_divergence
 
 
 def run(args: argparse.Namespace) -> int:
     from verifier.engines.cluster import steps as ST
     from verifier.engines.cluster.dist import DistError, build
-    rel = _release(args.kafka)
-    for name in ("walks", "depth", "shrink"):
-        value = getattr(args, name)
-        if value is not None and value < (1 if name == "depth" else 0):
-            raise UsageError(f"--{name} must be >= {1 if name == 'depth' else 0}, got {value}")
-    if args.time_budget is not None and not args.time_budget > 0:
-        raise UsageError(f"--time-budget must be > 0 seconds, got {args.time_budget}")
-    args.preset = args.preset or rel.preset
+    rel = release_of(args, ("walks", "depth", "shrink"))
     cfg = build_config(args)[0]
     model = Model(cfg, symmetry=False)
     _refuse_model(model, rel)
@@ -73,12 +67,10 @@ def _report(args, rel, cfg, model, result, run_id, out_dir: Path, out) -> int:
                            for f in d.divergence["fields"])
         text = (f"{d.name} diverges from a real Kafka {rel.version} cluster at step {d.divergence['step']} "
                 f"({d.divergence['label']}), in {d.divergence['where']}: {fields}")
-        verdict = result.verdicts[0]
-        verdict.detail, verdict.file = text, "divergence.json"
-        verdict.scenario = {"name": f"cluster-conform-{rel.version}-divergence", "kind": "cluster-conform divergence",
-                            "notes": text + f" (Kafka wrote: {', '.join(d.divergence['kafka_records']) or 'nothing'}). "
-                                            f"Reproduce: kraft-verify cluster-conform --kafka {rel.version} FILE",
-                            "check_invariants": None}
+        as_divergence(result.verdicts[0], text, f"cluster-conform-{rel.version}-divergence",
+                      "cluster-conform divergence",
+                      text + f" (Kafka wrote: {', '.join(d.divergence['kafka_records']) or 'nothing'}). "
+                             f"Reproduce: kraft-verify cluster-conform --kafka {rel.version} FILE")
     result.sections = {"details": {
         "kafka": rel.version, "model_preset": cfg.preset,
         "cases": [_case_json(c, o.models[id(c)]) for c in o.cases],

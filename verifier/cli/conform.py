@@ -15,6 +15,7 @@ from pathlib import Path
 from specs import PRESETS, RELEASES, Model, ScenarioError, load_scenario, release, run_operations
 from verifier.cli.binding import knobs, properties
 from verifier.cli.common import UsageError, build_config, console, header_line, run_dir, write_result
+from verifier.reports.writer import as_divergence
 from verifier.core.settings import Limits, Settings
 from verifier.engines.conform.engine import Case
 from verifier.engines.conform.run import COVERAGE
@@ -114,17 +115,24 @@ def _file_case(path: str, rel, preset, strict: bool, rules_beside: bool = True):
     return Case(path, model, start, steps, cut=cut, violates=violates), None
 
 
-def run(args: argparse.Namespace) -> int:
-    from verifier.cli.binding import engine
-    from verifier.engines.conform.oracle import OracleError
+def release_of(args, counts: tuple) -> object:
+    """The release --kafka names, after the counts (`--depth` >= 1, the others >= 0) and the time
+    budget are checked; the model's preset defaults to the release's (conform and cluster-conform)."""
     rel = _release(args.kafka)
-    for name in ("walks", "depth", "steps"):
+    for name in counts:
         value = getattr(args, name)
-        if value is not None and value < 0 or (name == "depth" and value == 0):
+        if value is not None and value < (1 if name == "depth" else 0):
             raise UsageError(f"--{name} must be >= {1 if name == 'depth' else 0}, got {value}")
     if args.time_budget is not None and not args.time_budget > 0:
         raise UsageError(f"--time-budget must be > 0 seconds, got {args.time_budget}")
     args.preset = args.preset or rel.preset
+    return rel
+
+
+def run(args: argparse.Namespace) -> int:
+    from verifier.cli.binding import engine
+    from verifier.engines.conform.oracle import OracleError
+    rel = release_of(args, ("walks", "depth", "steps"))
     from verifier.engines.conform.walks import PLAIN
     cfg, plan = _bound_set(args) if args.bound_set else (build_config(args)[0], PLAIN)
     model = Model(cfg, symmetry=False)
@@ -204,11 +212,9 @@ def _divergence(d, rel, verdict) -> dict:
     where = f"step {d.step} ({d.case.model.describe(d.label)})" if d.step else "the start"
     fields = "; ".join(f"{x.field}: model {json.dumps(x.model)}, Kafka {json.dumps(x.kafka)}" for x in d.diffs)
     text = f"diverges from Kafka {rel.version}'s controller after {where}: {fields}"
-    verdict.detail, verdict.file = text, "divergence.json"
-    verdict.scenario = {"name": f"conform-{rel.version}-divergence", "kind": "conform divergence",
-                        "notes": text + f" (Kafka wrote: {', '.join(d.records) or 'nothing'}; found from "
-                                        f"{d.case.name}). Reproduce: {_reproduce(d.case.model, rel)}",
-                        "check_invariants": None}
+    as_divergence(verdict, text, f"conform-{rel.version}-divergence", "conform divergence",
+                  text + f" (Kafka wrote: {', '.join(d.records) or 'nothing'}; found from {d.case.name}). "
+                         f"Reproduce: {_reproduce(d.case.model, rel)}")
     return {"summary": text, "step": d.step, "label": d.case.model.describe(d.label) if d.step else None,
             "fields": [{"field": x.field, "model": x.model, "kafka": x.kafka} for x in d.diffs],
             "kafka_records": d.records, "found_from": d.case.name, "scenario": "divergence.json",

@@ -2,13 +2,14 @@
 Spark's master), as a typed, frozen value that each engine declares beside its `run` and that
 is checked when it is made, as Hypothesis checks each `settings` value as it is given.
 
-    @dataclass(frozen=True)
+    @knobs.declare("simulate")
     class Knobs(knobs.Knobs):
-        engine: ClassVar[str] = "simulate"
-        walks: int = knob(1000, least=1)
-        depth: int = knob(100, least=1)
+        walks: int = knob(1000, least=1)      # random walks
+        depth: int = knob(100, least=1)       # steps per walk at the most
+        seed: int = 0
 
-A field's annotation is its type, `knob(..., least=, choices=)` its range; a wrong value raises
+`declare` makes the class a frozen dataclass of that engine. A field's annotation is its type
+(a plain default where any value of it will do), `knob(..., least=, choices=)` its range; a wrong value raises
 `KnobError` (one line) at once, not deep in a run. An engine reads its knobs with
 `Knobs.of(settings)`: its own, its defaults when the settings carry none, and an error when
 they carry another engine's, so no engine reads another engine's knobs
@@ -27,11 +28,18 @@ class KnobError(ValueError):
     """A knob given a value of the wrong type or out of its range."""
 
 
-def knob(default: Any = MISSING, *, least: Any = None, choices: tuple = (), factory: Any = MISSING,
-         doc: str = "") -> Any:
-    """A field of a Knobs class: its default, its lowest value (`least`), the values it may
-    take (`choices`) and one line saying what it is."""
-    meta = {"least": least, "choices": tuple(choices), "doc": doc}
+def declare(engine: str):
+    """The class decorator of an engine's knobs: a frozen dataclass that knows its engine."""
+    def make(cls):
+        cls.engine = engine
+        return dataclass(frozen=True)(cls)
+    return make
+
+
+def knob(default: Any = MISSING, *, least: Any = None, choices: tuple = (), factory: Any = MISSING) -> Any:
+    """A field of a Knobs class with a range: its default, its lowest value (`least`), the
+    values it may take (`choices`)."""
+    meta = {"least": least, "choices": tuple(choices)}
     if factory is not MISSING:
         return field(default_factory=factory, metadata=meta)
     return field(default=default, metadata=meta)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from contextlib import contextmanager
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 _requested: Optional[str] = None
 _polling = 0
@@ -69,3 +70,13 @@ def polled() -> Iterator[None]:
         yield
     finally:
         _polling -= 1
+
+
+def cut(start: float, budget: Optional[float], spent: Callable[[], str]) -> Optional[str]:
+    """Why a loop stops before its next turn: a signal, or a time budget of `budget` seconds from
+    `start` (time.monotonic()) spent (`spent()` says after what), else None."""
+    if requested():
+        return reason()
+    if budget is not None and time.monotonic() - start > budget:
+        return spent()
+    return None

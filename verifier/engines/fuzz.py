@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Optional
+from typing import Any, Optional
 
 from hypothesis import HealthCheck, Phase, Verbosity, seed as hypothesis_seed, settings
 from hypothesis import strategies as st
@@ -196,16 +196,15 @@ def database_key(cfg) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
+@knobs.declare("fuzz")
 class Knobs(knobs.Knobs):
     """A Hypothesis profile and what a run changes of it."""
-    engine: ClassVar[str] = "fuzz"
-    profile: str = knobs.knob("ci", choices=PROFILES, doc="ci: derandomized and bounded; nightly: random, large")
-    examples: Optional[int] = knobs.knob(None, least=1, doc="max_examples (None: the profile's)")
-    steps: Optional[int] = knobs.knob(None, least=1, doc="steps per example (None: the profile's)")
-    seed: Optional[int] = knobs.knob(None, doc="None: the profile's")
-    shrink: bool = knobs.knob(True, doc="let Hypothesis shrink a failure (the mutation gate needs only the kill)")
-    database: Any = knobs.knob("default", doc='the example database root ("default": .hypothesis/, None: none)')
+    profile: str = knobs.knob("ci", choices=PROFILES)  # ci: derandomized and bounded; nightly: random, large
+    examples: Optional[int] = knobs.knob(None, least=1)  # max_examples (None: the profile's)
+    steps: Optional[int] = knobs.knob(None, least=1)  # steps per example (None: the profile's)
+    seed: Optional[int] = None  # None: the profile's
+    shrink: bool = True  # let Hypothesis shrink a failure (the mutation gate needs only the kill)
+    database: Any = "default"  # the example database root ("default": .hypothesis/, None: none)
 
 
 def run(model, properties, settings_: Settings = Settings(), progress=None) -> Result:

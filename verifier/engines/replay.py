@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Optional
+from typing import Any, Optional
 
 from specs import Model, ScenarioError, Trace, load_scenario, parse_scenario
 from specs.scenario import NotEnabled, apply_op, compare, enabled_probe, expected_violations, operation
@@ -118,12 +118,11 @@ def run_file(path: str, *, properties, **kw) -> ScenarioRun:
     return run_scenario(load_scenario(path), path, properties=properties, **kw)
 
 
-@dataclass(frozen=True)
+@knobs.declare("replay")
 class Knobs(knobs.Knobs):
-    engine: ClassVar[str] = "replay"
-    files: tuple = knobs.knob((), doc="the scenario files, each stating its own model")
-    preset: Optional[str] = knobs.knob(None, doc="run every file under this preset instead")
-    force_invariants: bool = knobs.knob(False, doc="check the invariants even where a file says not to")
+    files: tuple = ()  # the scenario files, each stating its own model
+    preset: Optional[str] = None  # run every file under this preset instead
+    force_invariants: bool = False  # check the invariants even where a file says not to
 
 
 def run(model, properties, settings: Settings = Settings(), progress=None) -> Result:

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass
-from typing import Callable, ClassVar, Optional
+from typing import Callable, Optional
 
 from specs import Trace
 from verifier.core import knobs, stop
@@ -19,13 +18,12 @@ from verifier.core.settings import Settings
 from verifier.core.shrink import shrink_steps
 
 
-@dataclass(frozen=True)
+@knobs.declare("simulate")
 class Knobs(knobs.Knobs):
-    engine: ClassVar[str] = "simulate"
-    walks: int = knobs.knob(1000, least=1, doc="random walks")
-    depth: int = knobs.knob(100, least=1, doc="steps per walk at the most")
-    seed: int = knobs.knob(0, doc="walk i of seed S is the same on every run")
-    shrink: bool = knobs.knob(True, doc="shrink a failing walk (the mutation gate needs only the kill)")
+    walks: int = knobs.knob(1000, least=1)  # random walks
+    depth: int = knobs.knob(100, least=1)  # steps per walk at the most
+    seed: int = 0  # walk i of seed S is the same on every run
+    shrink: bool = True  # shrink a failing walk (the mutation gate needs only the kill)
 
 
 def run(model, properties, settings: Settings = Settings(),

@@ -65,6 +65,14 @@ def save_scenario(out_dir: Path, file: str, trace, name: str, command: str, chan
     write_atomic(Path(out_dir) / file, json.dumps(data, indent=2) + "\n")
 
 
+def as_divergence(verdict, text: str, name: str, kind: str, notes: str) -> None:
+    """A conformance verdict whose trace is saved as divergence.json: a replay scenario named
+    `name` of `kind`, `notes` saying where the model and Kafka parted (not an invariant's
+    counterexample, so no invariant check on replay)."""
+    verdict.detail, verdict.file = text, "divergence.json"
+    verdict.scenario = {"name": name, "kind": kind, "notes": notes, "check_invariants": None}
+
+
 def write_pages(out_dir: Path, pages: dict[str, str]) -> None:
     """A study's own views (the matrix's matrix.md and matrix.html and its cache, availability's
     JSON, markdown and page), each written atomically like every report file."""

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Optional
+from typing import Any, Callable, Optional
 
 from verifier.core import knobs, levels, stop
 from verifier.core.codec import Codec, Level
@@ -46,12 +45,11 @@ class Search:
         self.seconds = 0.0                    # spent before this process (a resumed run)
 
 
-@dataclass(frozen=True)
+@knobs.declare("bfs")
 class Knobs(knobs.Knobs):
     """The one-process search's own: where its checkpoints go and the search it resumes."""
-    engine: ClassVar[str] = "bfs"
-    checkpoint: Any = knobs.knob(None, doc="a Checkpointer (checkpoint.py), or None")
-    resume_from: Optional[Search] = knobs.knob(None, doc="the Search a checkpoint held")
+    checkpoint: Any = None  # a Checkpointer (checkpoint.py), or None
+    resume_from: Optional[Search] = None  # the Search a checkpoint held
 
 
 def run(model, properties, settings: Settings = Settings(),

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Optional
+from typing import Any, Callable, Optional
 
 from verifier.core import knobs
 from verifier.engines.cluster import steps as ST
@@ -256,18 +256,18 @@ class Outcome:
 PROPERTY = "ClusterAgreesWithModel"
 
 
-@dataclass(frozen=True)
+@knobs.declare("cluster-conform")
 class Knobs(knobs.Knobs):
     """Which release's brokers, and what is acted out on them."""
-    engine: ClassVar[str] = "cluster-conform"
-    version: str = knobs.knob("", doc="the Kafka release")
-    dist: Any = knobs.knob(None, doc="its distribution (dist.build)")
-    cases: tuple = knobs.knob((), doc="(name, model, labels, cut): scenario files, each with the model its file "
-                                      "configures and where that model stops it, if early")
-    walks: int = knobs.knob(0, least=0, doc="seeded random walks of the model, each on a fresh cluster")
-    depth: int = knobs.knob(30, least=1, doc="steps per walk at the most")
-    seed: int = knobs.knob(0, doc="walk i of seed S is the same on every run")
-    shrink: int = knobs.knob(4, least=0, doc="attempts at a shorter divergence, each on a fresh cluster")
+    version: str = ""  # the Kafka release
+    dist: Any = None  # its distribution (dist.build)
+    # (name, model, labels, cut): scenario files, each with the model its file configures and
+    # where that model stops it, if early
+    cases: tuple = ()
+    walks: int = knobs.knob(0, least=0)  # seeded random walks of the model, each on a fresh cluster
+    depth: int = knobs.knob(30, least=1)  # steps per walk at the most
+    seed: int = 0  # walk i of seed S is the same on every run
+    shrink: int = knobs.knob(4, least=0)  # attempts at a shorter divergence, each on a fresh cluster
 
 
 def run(model, properties=(), settings=None, progress=None):
@@ -287,11 +287,9 @@ def run(model, properties=(), settings=None, progress=None):
              for i in range(e.walks)]
     with stop.polled():
         for name, m, labels, rng, cut in jobs:
-            if stop.requested():
-                out.stopped = stop.reason()
-                break
-            if budget is not None and time.monotonic() - start > budget:
-                out.stopped = f"time budget of {budget:g} s spent after {len(out.cases)} case(s)"
+            out.stopped = stop.cut(start, budget, lambda: f"time budget of {budget:g} s spent after "
+                                                          f"{len(out.cases)} case(s)")
+            if out.stopped:
                 break
             t0 = time.monotonic()
             try:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Optional
+from typing import Callable, Optional
 
 from specs import Trace
 from verifier.core import knobs, stop
@@ -114,12 +114,9 @@ def _compare(oracle, out, cases, model, walks, steps, depth, seed, plan, time_bu
     if out.divergence is None and model is not None:
         i = 0
         while i < walks or out.walk_steps < steps:
-            if stop.requested():
-                out.stopped = stop.reason()
-                break
-            if time_budget is not None and time.monotonic() - start > time_budget:
-                out.stopped = (f"time budget of {time_budget:g} s spent after {i:,} walks "
-                               f"({out.walk_steps:,} walk steps)")
+            out.stopped = stop.cut(start, time_budget, lambda: f"time budget of {time_budget:g} s spent after "
+                                                               f"{i:,} walks ({out.walk_steps:,} walk steps)")
+            if out.stopped:
                 break
             if not one(walk(model, walk_rng(seed, i), depth, f"walk {i} (seed {seed})", plan, out.refusable,
                             out.enabled), True):
@@ -173,19 +170,18 @@ def coverage(model, out: Outcome) -> tuple[list[dict], list[str]]:
     return rows, never
 
 
-@dataclass(frozen=True)
+@knobs.declare("conform")
 class Knobs(knobs.Knobs):
     """Which release's controller, and what is compared with it."""
-    engine: ClassVar[str] = "conform"
-    version: str = knobs.knob("", doc="the Kafka release")
-    api: str = knobs.knob("", doc="the driver API generation of that release")
-    preset: str = knobs.knob("kafka", doc="the model's preset")
-    cases: tuple = knobs.knob((), doc="scenario files, as Cases")
-    walks: int = knobs.knob(0, least=0, doc="random walks of the model")
-    steps: int = knobs.knob(0, least=0, doc="and more walks until this many walk steps were compared")
-    depth: int = knobs.knob(50, least=1, doc="steps per walk at the most")
-    seed: int = knobs.knob(0, doc="walk i of seed S is the same on every run")
-    plan: Plan = knobs.knob(PLAIN, doc="what a walk chooses (a walk set)")
+    version: str = ""  # the Kafka release
+    api: str = ""  # the driver API generation of that release
+    preset: str = "kafka"  # the model's preset
+    cases: tuple = ()  # scenario files, as Cases
+    walks: int = knobs.knob(0, least=0)  # random walks of the model
+    steps: int = knobs.knob(0, least=0)  # and more walks until this many walk steps were compared
+    depth: int = knobs.knob(50, least=1)  # steps per walk at the most
+    seed: int = 0  # walk i of seed S is the same on every run
+    plan: Plan = PLAIN  # what a walk chooses (a walk set)
 
 
 def run(model, properties=(), settings: Settings = Settings(), progress=None) -> Result:

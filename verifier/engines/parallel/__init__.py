@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import time
-from dataclasses import dataclass
-from typing import Callable, ClassVar, Optional
+from typing import Callable, Optional
 
 from verifier.core import knobs, levels, stop
 from verifier.core.fingerprint import collision_probability
@@ -72,10 +71,9 @@ class Pool:
                 proc.kill()
 
 
-@dataclass(frozen=True)
+@knobs.declare("parallel")
 class Knobs(knobs.Knobs):
-    engine: ClassVar[str] = "parallel"
-    workers: int = knobs.knob(2, least=2, doc="worker processes (one is the one-process search)")
+    workers: int = knobs.knob(2, least=2)  # worker processes (one is the one-process search)
 
 
 def run(model, properties, settings: Settings = Settings(),

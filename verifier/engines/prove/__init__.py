@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Optional
+from typing import Any, Callable, Optional
 
 import z3
 
@@ -310,19 +310,18 @@ class ProveResult(Result):
         self.sizes, self.completed = sizes_, completed
 
 
-@dataclass(frozen=True)
+@knobs.declare("prove")
 class Knobs(knobs.Knobs):
     """The sizes and depth the prover covers, and what it does with what it finds."""
-    engine: ClassVar[str] = "prove"
-    max_brokers: int = knobs.knob(8, least=1, doc="prove for every cluster size 1..N")
-    min_isrs: Optional[list] = knobs.knob(None, doc="the min ISR values (None: every one a size allows)")
-    depth: int = knobs.knob(6, least=0, doc="bounded model checking steps from the initial state")
-    bmc_max_brokers: Optional[int] = knobs.knob(None, least=0, doc="BMC only up to this size (None: max_brokers)")
-    config_changes: bool = knobs.knob(True, doc="min ISR and unclean.leader.election may change in a run")
-    lemmas: tuple = knobs.knob((), doc="facts the proof may use once proved inductive with the invariants")
-    stop_at_first: bool = knobs.knob(False, doc="stop at the first refuted size")
-    witness: bool = knobs.knob(True, doc="search the concrete model for a run a BMC refutation stands for")
-    on_result: Optional[Callable] = knobs.knob(None, doc="called with each size's result as it is found")
+    max_brokers: int = knobs.knob(8, least=1)  # prove for every cluster size 1..N
+    min_isrs: Optional[list] = None  # the min ISR values (None: every one a size allows)
+    depth: int = knobs.knob(6, least=0)  # bounded model checking steps from the initial state
+    bmc_max_brokers: Optional[int] = knobs.knob(None, least=0)  # BMC only up to this size (None: max_brokers)
+    config_changes: bool = True  # min ISR and unclean.leader.election may change in a run
+    lemmas: tuple = ()  # facts the proof may use once proved inductive with the invariants
+    stop_at_first: bool = False  # stop at the first refuted size
+    witness: bool = True  # search the concrete model for a run a BMC refutation stands for
+    on_result: Optional[Callable] = None  # called with each size's result as it is found
 
 
 def run(model, properties, settings: Settings = Settings(), progress=None) -> ProveResult:
