@@ -144,7 +144,7 @@ def _table(coverage: dict, releases: list[str]) -> None:
 
 def controller_rules() -> set[str]:
     """Rules the controller's code reads (specs/controller.py, specs/pipeline.py), outside the
-    KIP-966 recovery round, which no release has (tests/verifier/test_conform.py reads the same)."""
+    KIP-966 recovery round, which no release has (tests/verifier/engines/test_conform.py reads the same)."""
     names = set()
     for path in (ROOT / "specs/controller.py", ROOT / "specs/pipeline.py"):
         for fn in ast.walk(ast.parse(path.read_text())):

@@ -7,7 +7,7 @@ project's walk-throughs), and differ exactly where their release's code does:
 - kafka-4.0 also elects a fenced last known leader (before KAFKA-19522): two more;
 - kafka-3.9: every one that uses no ELR feature, since 3.9 cannot run ELR.
 `kraft-verify conform` checks each preset against its release's own controller code
-(tests/verifier/test_conform.py); this file checks the presets' rules without a JVM."""
+(tests/verifier/engines/test_conform.py); this file checks the presets' rules without a JVM."""
 from __future__ import annotations
 
 import json

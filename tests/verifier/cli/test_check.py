@@ -164,7 +164,7 @@ SAFETY_MUTANTS = [name for name, m in MUTANTS.items() if not m.liveness]
 @pytest.mark.parametrize("names", [
     pytest.param(SAFETY_MUTANTS, id="safety"),
     # the liveness mutants' whole graphs at the default bounds take two minutes: nightly. CI
-    # kills each of them with the liveness engine on the same rules (tests/verifier/test_liveness.py,
+    # kills each of them with the liveness engine on the same rules (tests/verifier/engines/test_liveness.py,
     # KILLERS), and the gate's liveness path below
     pytest.param(list(MUTANTS), id="all", marks=pytest.mark.nightly)])
 def test_every_mutant_is_killed_at_the_default_bounds(cli, tmp_path, names):

@@ -50,7 +50,7 @@ WALK_SETS = {
         plan=Plan(refusals=2, weights={"set_unclean": 3.0, "periodic_unclean_election": 20.0, "set_min_isr": 0.2})),
 }
 
-# What `make conform` (bench/conform_bench.py) and CI (tests/verifier/test_conform.py) walk per
+# What `make conform` (bench/conform_bench.py) and CI (tests/verifier/engines/test_conform.py) walk per
 # release: the matrix's four sets as before, then conform's own.
 MATRIX_SETS = ("default", "config", "min-isr-above-rf", "admin+reassignment")
 CONFORM_SETS = MATRIX_SETS + tuple(WALK_SETS)

@@ -159,7 +159,7 @@ def test_coverage_tells_off_from_never_taken():
     by_name = {row["action"]: row for row in table}
     assert by_name["reassign"]["status"] == "off by config"
     # admin elections are at bound 0: the config rules them out, so they are no warning
-    # (tests/verifier/test_recovery_profile.py has an action that is on and never enabled)
+    # (tests/verifier/engines/test_recovery_profile.py has an action that is on and never enabled)
     assert by_name["elect"]["status"] == "off by config"
     assert not any("elect" in w for w in warnings)
     assert by_name["produce"]["status"] == "ok" and by_name["produce"]["new_states"] > 0
@@ -167,7 +167,7 @@ def test_coverage_tells_off_from_never_taken():
 
 
 def test_cached_fingerprints_equal_plain_ones_and_separate_distinct_states():
-    from tests.verifier.test_codec import _walk
+    from tests.verifier.core.test_codec import _walk
     fpr, seen = Fingerprinter(), set()
     for s, t in _walk(make_config("kafka"), 5000):
         assert fpr(t) == fingerprint(t)

@@ -11,7 +11,7 @@ import pickle
 
 import pytest
 
-from tests.verifier.test_checkpoint import SMALL, _counts, _stopped_run, _summary, uninterrupted_small  # noqa: F401
+from tests.verifier.core.test_checkpoint import SMALL, _counts, _stopped_run, _summary, uninterrupted_small  # noqa: F401
 
 MARK = "/tmp/kraft-verify-planted-payload-ran"
 

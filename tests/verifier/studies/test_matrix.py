@@ -8,7 +8,7 @@ import os
 from functools import partial
 from pathlib import Path
 
-from tests.verifier.test_report_html import _dump_dom
+from tests.verifier.reports.test_report_html import _dump_dom
 from verifier.studies import matrix as M
 
 ARGS = ["--presets", "kafka-4.4,pre-kip-966", "--bound-sets", "default", "--brokers", "2"]
@@ -84,7 +84,7 @@ def test_a_rule_edited_in_a_copy_of_the_tree_recomputes_the_row(tmp_path):
     import shutil
     import subprocess
     import sys
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     tree = tmp_path / "tree"
     for top in ("specs", "invariants", "verifier", "spark"):
         shutil.copytree(root / top, tree / top, ignore=shutil.ignore_patterns("__pycache__"))

@@ -46,7 +46,7 @@ def test_old_bugs_are_found_shrunk_near_the_shortest_and_replay(preset):
 def test_every_mutant_is_killed_on_the_ci_profile(brokers):
     survivors = []
     for mutant, m in MUTANTS.items():
-        if m.liveness:      # only check --liveness sees it (tests/verifier/test_liveness.py)
+        if m.liveness:      # only check --liveness sees it (tests/verifier/engines/test_liveness.py)
             continue
         if m.needs:
             # A known gap, not a pass: the ci profile reaches recovery rounds (about 60-190 of

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from tests.verifier.test_checkpoint import SMALL
+from tests.verifier.core.test_checkpoint import SMALL
 
 ARGS = ("check", *SMALL, "--max-depth", "2", "-q")
 
