@@ -31,7 +31,7 @@ from verifier.core.shrink import shrink_steps, violated_at_end
 
 DATABASE_ROOT = Path(".hypothesis") / "kraft-verify"
 
-# The profiles, registered with Hypothesis as kraft-verify-<name> (the names Settings.profile takes):
+# The profiles, registered with Hypothesis as kraft-verify-<name> (the names fuzz.Knobs.profile takes):
 # `ci` is derandomized (the same examples every run), bounded by examples, without deadline, for
 # CI gates; `nightly` is a large random budget whose failures go to the example database and
 # replay first next time.
