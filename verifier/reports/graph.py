@@ -71,9 +71,9 @@ def cannot_write(target: Path) -> str:
     """Why the graph file cannot be written at `target` (checked before the search, not after
     it), or "" if it can: the directory, its permission, the name itself (a name too long
     failed after the whole run)."""
-    if target.is_dir() or not target.parent.is_dir() or not os.access(target.parent, os.W_OK):
-        return "no such directory, or not writable"
     try:
+        if target.is_dir() or not target.parent.is_dir() or not os.access(target.parent, os.W_OK):
+            return "no such directory, or not writable"
         existed = target.exists()
         with open(target, "a"):
             pass
