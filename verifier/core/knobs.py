@@ -9,8 +9,8 @@ is checked when it is made, as Hypothesis checks each `settings` value as it is 
         seed: int = 0
 
 `declare` makes the class a frozen dataclass of that engine. A field's annotation is its type
-(a plain default where any value of it will do), `knob(..., least=, choices=)` its range; a wrong value raises
-`KnobError` (one line) at once, not deep in a run. An engine reads its knobs with
+(a plain default where any value of it will do), `knob(..., least=, choices=)` its range; a
+wrong value raises `KnobError` (one line) at once, not deep in a run. An engine reads its knobs with
 `Knobs.of(settings)`: its own, its defaults when the settings carry none, and an error when
 they carry another engine's, so no engine reads another engine's knobs
 (tests/test_house.py checks that each engine asks only for its own class).
@@ -20,7 +20,7 @@ from __future__ import annotations
 import collections.abc
 import types
 import typing
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 
@@ -36,13 +36,10 @@ def declare(engine: str):
     return make
 
 
-def knob(default: Any = MISSING, *, least: Any = None, choices: tuple = (), factory: Any = MISSING) -> Any:
+def knob(default: Any, *, least: Any = None, choices: tuple = ()) -> Any:
     """A field of a Knobs class with a range: its default, its lowest value (`least`), the
     values it may take (`choices`)."""
-    meta = {"least": least, "choices": tuple(choices)}
-    if factory is not MISSING:
-        return field(default_factory=factory, metadata=meta)
-    return field(default=default, metadata=meta)
+    return field(default=default, metadata={"least": least, "choices": tuple(choices)})
 
 
 @dataclass(frozen=True)
@@ -74,11 +71,6 @@ class Knobs:
             raise KnobError(f"the {cls.engine} engine was given the knobs of "
                             f"{given.engine or type(given).__name__}, not its own")
         return given
-
-    def but(self, **changes) -> "Knobs":
-        """These knobs with some changed (checked again)."""
-        from dataclasses import replace
-        return replace(self, **changes)
 
 
 def _fits(value: Any, hint: Any) -> bool:
