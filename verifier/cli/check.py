@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dump_graph and result.stop_reason.startswith("max states") and result.distinct_states > GRAPH_LIMIT:
         raise UsageError(f"--dump-graph: this config has more than {GRAPH_LIMIT:,} states, too many for a graph "
                          f"file; stopped there (shrink it with --bound, or drop --dump-graph)")
-    return report_search(args, out, kind, model, invs, result, run_id, out_dir, comparison)
+    return report_search(args, out, model, invs, result, run_id, out_dir, comparison)
 
 
 def _graph_limits(path: str, limits):

@@ -60,7 +60,7 @@ def search_inputs(args) -> SearchInputs:
     return SearchInputs(cfg, invs, limits_from(args, check_opts), symmetry, deadlock, stop_at_first)
 
 
-def report_search(args, console, engine: str, model, invs, result, run_id: str, out_dir,
+def report_search(args, console, model, invs, result, run_id: str, out_dir,
                   comparison: Optional[dict] = None) -> int:
     """Print the verdicts and the first counterexample, then write every report file (so the
     terminal says what the search found even when the files cannot be written)."""

@@ -3,6 +3,7 @@ engine binding like every engine (spark/engine.py: its knobs, its checks before 
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from specs import Model
 from verifier.cli.binding import engine, knobs, refuse
@@ -18,15 +19,14 @@ def run(args: argparse.Namespace) -> int:
                driver_memory=args.driver_memory, checkpoint_dir=args.checkpoint_dir, resume=args.resume)
     if args.driver_levels is not None:
         own["driver_levels"] = args.driver_levels
-    knobs("spark", **own)           # KnobError: one line, exit 2, before anything starts
     model = Model(cfg, symmetry=inputs.symmetry)
     options = Options(check_deadlock=inputs.deadlock, keep_going=not inputs.stop_at_first)
-    refuse("spark", model, invs, Settings(options=options, knobs=knobs("spark", **own)))
+    settings = Settings(limits=inputs.limits, options=options, knobs=knobs("spark", **own))   # KnobError: exit 2
+    refuse("spark", model, invs, settings)         # before a JVM starts or a run directory exists
     out = console()
     run_id, out_dir = run_dir(args.out, "spark-check", cfg)
     out.print(header_line("spark-check", cfg), markup=False)
-    settings = Settings(limits=inputs.limits, options=options,
-                        knobs=knobs("spark", **own, log=str(out_dir / "spark.log")))
+    settings = settings.but(knobs=replace(settings.knobs, log=str(out_dir / "spark.log")))
     with ProgressLine(out, not args.quiet) as progress:
         result = engine("spark")(model, invs, settings, progress)
-    return report_search(args, out, "spark", model, invs, result, run_id, out_dir)
+    return report_search(args, out, model, invs, result, run_id, out_dir)
