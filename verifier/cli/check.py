@@ -57,9 +57,12 @@ def run(args: argparse.Namespace) -> int:
                                            if workers == 1 and args.workers is None and os.cpu_count() != 1
                                            else ""), markup=False)
     name = "simulate" if kind == "simulate" else ("bfs" if workers == 1 else "parallel")
-    own = {"simulate": lambda: knobs(name, walks=args.simulate, depth=args.depth, seed=args.seed),
-           "bfs": lambda: knobs(name, checkpoint=saver, resume_from=resume_from),
-           "parallel": lambda: knobs(name, workers=workers)}[name]()
+    if name == "simulate":
+        own = knobs(name, walks=args.simulate, depth=args.depth, seed=args.seed)
+    elif name == "bfs":
+        own = knobs(name, checkpoint=saver, resume_from=resume_from)
+    else:
+        own = knobs(name, workers=workers)
     settings = Settings(limits=limits, options=options, knobs=own)
     with ProgressLine(out, not args.quiet, walks=kind == "simulate") as progress, stop.polled():
         result = engine_named(name)(model, invs, settings, progress)
