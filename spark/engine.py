@@ -38,7 +38,7 @@ class Knobs(knobs.Knobs):
     resume: bool = False  # continue the run in checkpoint_dir from its last good level
     log: Optional[str] = None  # where the JVM's stderr goes
     session: Any = None  # a SparkSession to use (None: made from master)
-    store: Any = None  # a LevelStore already claimed (a session serving several runs);  else checkpoint_dir is claimed
+    store: Any = None  # a LevelStore already claimed (a session serving several runs), else checkpoint_dir's
     on_level: Optional[Callable] = None  # called with each level committed
 
     def __post_init__(self) -> None:
@@ -99,13 +99,16 @@ def run(model, properties, settings: Settings = Settings(), progress=None) -> Se
             store, manifest = claim(spark, own.checkpoint_dir, identity_of(model, properties, settings.options),
                                     own.resume, partitions)
         except InputError:       # refused before any level: no run directory holding only its log
-            spark.stop()
+            if own.session is None:         # a session it was handed is its owner's to stop
+                spark.stop()
             if own.log and os.path.exists(own.log):
                 os.unlink(own.log)
             raise
+
     def note(text: str) -> None:
         if progress:
             progress(Progress(0, 0, 0, 0, 0.0, note=text))
+
     if manifest and manifest["partitions"] != partitions:     # owners are fp mod P: a run keeps its P
         note(f"note: resuming with the run's {manifest['partitions']} partitions, not {partitions}")
         partitions = manifest["partitions"]
