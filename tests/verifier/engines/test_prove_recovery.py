@@ -8,32 +8,12 @@ import json
 import pytest
 import z3
 
-from invariants.symbolic import BY_NAME, INVARIANTS, LEMMAS, MORE_INVARIANTS
+from invariants.symbolic import BY_NAME, INVARIANTS, MORE_INVARIANTS
 from tests.bind import run_scenario
 from specs.config import make_config
 from specs.symbolic import Encoding, sym_params, sym_state
-from specs.symbolic import witness_trace as _witness_trace
 from verifier.engines.prove import PROVED, REFUTED
-from verifier.engines.prove import check_size as _check_size
-from tests.verifier.engines.fresh import in_fresh_process
-
-CONCRETE = [t.concrete for t in INVARIANTS + MORE_INVARIANTS]
-
-
-def check_size(*args, **kw):
-    """The engine's check of one size with the lemmas `prove` hands it, from a fresh interpreter
-    (tests/verifier/engines/fresh.py: which model z3 returns must not depend on the tests that
-    ran before on this worker)."""
-    return in_fresh_process(_check_size_here, *args, **kw)
-
-
-def _check_size_here(*args, **kw):
-    return _check_size(*args, lemmas=LEMMAS, **kw)
-
-
-def witness_trace(cfg, trace, names):
-    return _witness_trace(cfg, trace, names, CONCRETE)
-
+from tests.verifier.engines.fresh import check_size, witness_trace
 
 RECOVERY = BY_NAME["RecoveryElectsAReplicaWithEveryAnsweredRecord"]
 DEFAULT = list(INVARIANTS) + list(MORE_INVARIANTS[:2]) + [RECOVERY]
