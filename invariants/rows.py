@@ -1,0 +1,169 @@
+"""The invariants over the kernel's rows (specs/kernel): the same rules as invariants/structure.py,
+completeness.py and elections.py, for the compiled search. Each function names the
+invariant it decides; `STATE` and `STEP` map the registry's names to their bit in the masks
+`state_violations` and `step_violations` return. tests/specs/test_kernel.py holds every one
+of them to its NamedTuple form on every state (and step) of the default and recovery runs.
+"""
+from __future__ import annotations
+
+from numba import njit
+
+from specs.kernel.actions import DELIVER_ALTER_PARTITION, ELECT, PERIODIC_UNCLEAN_ELECTION, UNCLEAN_RECOVERY
+from specs.kernel.layout import (FETCH_EPOCH, H_LOSSY, H_OPERATOR_UNCLEAN, H_UNCLEAN_ELECTIONS, H_UNCLEAN_SHUTDOWNS,
+                                 H_VISIBLE, H_VISIBLE_LEN, HWM, LEO, L_HIST, L_NB)
+from specs.kernel.mechanics import (acceptable_leader, acked_mask, alive, at, broker_epoch, entry_epoch,
+                                    entry_record, facts_of, has, log_len, records_of)
+from specs.kernel.tables import (F_EFFECTIVE_MIN_ISR, F_ELR_MASK, F_FENCED, F_ISR_MASK, F_LEADER, F_LEADER_EPOCH,
+                                 F_N_ISR, F_REGISTERED, F_REPLICA_MASK, F_UNCLEAN)
+
+STATE = ("LeaderCandidateCompleteness", "LeaderCompleteness", "NoCommittedRecordLostGlobally",
+         "ConsumerHwmNeverBackward", "NoLostReplicaInIsr", "FollowerLogMatchesLeader", "LogMatching",
+         "IsrElrDisjoint", "ElrOnlyBelowMinIsr", "LeaderInIsr")
+STEP = ("LeaderElectedRegisteredUnfenced", "ElectedLeaderWasCandidate",
+        "UncleanElectionOnlyAfterMinIsrUncleanShutdowns", "OneLeaderPerEpoch",
+        "RecoveryElectsAReplicaWithEveryAnsweredRecord")
+# the steps OPERATOR_ELECTIONS names (specs/actions): their unclean choice is sanctioned
+_OPERATOR = (ELECT, PERIODIC_UNCLEAN_ELECTION, UNCLEAN_RECOVERY)
+
+
+@njit(cache=True)
+def within_tolerance(r, lay, f):
+    """KIP-966's durability promise applies (specs/facts.py, within_tolerance)."""
+    h = lay[L_HIST]
+    return r[h + H_LOSSY] < f[F_EFFECTIVE_MIN_ISR] and r[h + H_OPERATOR_UNCLEAN] == 0
+
+
+@njit(cache=True)
+def running_leader(r, lay, f):
+    leader = f[F_LEADER]
+    return leader if leader >= 0 and alive(r, lay, leader) else -1
+
+
+@njit(cache=True)
+def holds_committed_log(r, lay, i):
+    """Broker i's log starts with every committed record (`visible`), at its offset."""
+    h = lay[L_HIST]
+    n = r[h + H_VISIBLE_LEN]
+    if log_len(r, lay, i) < n:
+        return False
+    for k in range(n):
+        if entry_record(r, lay, i, k) != r[h + H_VISIBLE + k]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def same_prefix(r, lay, a, b, n):
+    """a's log[:n] == b's log[:n] (Python slices: a log shorter than n is its whole self)."""
+    la, lb = min(n, log_len(r, lay, a)), min(n, log_len(r, lay, b))
+    if la != lb:
+        return False
+    for k in range(la):
+        if entry_epoch(r, lay, a, k) != entry_epoch(r, lay, b, k) or \
+                entry_record(r, lay, a, k) != entry_record(r, lay, b, k):
+            return False
+    return True
+
+
+@njit(cache=True)
+def state_violations(r, lay, facts, check):
+    """The bits (STATE order) of the invariants in `check` (a mask) that r violates."""
+    f = facts_of(r, lay, facts)
+    nb = lay[L_NB]
+    bad = 0
+    tolerant = within_tolerance(r, lay, f)
+    leader = running_leader(r, lay, f)
+    acked = acked_mask(r, lay)
+    if check & 1 and tolerant:                 # LeaderCandidateCompleteness
+        candidates = f[F_ISR_MASK] | (f[F_ELR_MASK] & f[F_REGISTERED] & ~f[F_FENCED])
+        for i in range(nb):
+            if has(candidates, i) and alive(r, lay, i) and not holds_committed_log(r, lay, i):
+                bad |= 1
+                break
+    if check & 2 and leader >= 0 and tolerant:     # LeaderCompleteness
+        if acked & ~records_of(r, lay, leader):
+            bad |= 2
+    if check & 4 and tolerant:                 # NoCommittedRecordLostGlobally
+        held = 0
+        for i in range(nb):
+            held |= records_of(r, lay, i)
+        if acked & ~held:
+            bad |= 4
+    if check & 8 and leader >= 0 and tolerant and not holds_committed_log(r, lay, leader):
+        bad |= 8                               # ConsumerHwmNeverBackward
+    if check & 16 and leader >= 0:             # NoLostReplicaInIsr
+        hwm = r[at(lay, leader, HWM)]
+        for i in range(nb):
+            if has(f[F_ISR_MASK], i) and i != leader and alive(r, lay, i) and not same_prefix(r, lay, i, leader, hwm):
+                bad |= 16
+                break
+    if check & 32 and leader >= 0:             # FollowerLogMatchesLeader
+        for i in range(nb):
+            leo = r[at(lay, i, LEO)]
+            if leo < 0 or not alive(r, lay, i) or i == leader or r[at(lay, i, FETCH_EPOCH)] != broker_epoch(f, nb, i):
+                continue
+            if leo > log_len(r, lay, leader) or not same_prefix(r, lay, i, leader, leo):
+                bad |= 32
+                break
+    if check & 64 and not log_matching(r, lay):
+        bad |= 64
+    if check & 128 and f[F_ISR_MASK] & f[F_ELR_MASK]:
+        bad |= 128                             # IsrElrDisjoint
+    if check & 256 and f[F_ELR_MASK] and f[F_N_ISR] >= f[F_EFFECTIVE_MIN_ISR]:
+        bad |= 256                             # ElrOnlyBelowMinIsr
+    if check & 512 and f[F_LEADER] >= 0 and not has(f[F_ISR_MASK], f[F_LEADER]):
+        bad |= 512                             # LeaderInIsr
+    return bad
+
+
+@njit(cache=True)
+def log_matching(r, lay):
+    """Two logs with an entry of the same leader epoch at the same offset agree up to it."""
+    nb = lay[L_NB]
+    for a in range(nb):
+        if log_len(r, lay, a) == 0:
+            continue
+        for b in range(a + 1, nb):
+            if log_len(r, lay, b) == 0:
+                continue
+            for k in range(min(log_len(r, lay, a), log_len(r, lay, b)) - 1, -1, -1):
+                if entry_epoch(r, lay, a, k) == entry_epoch(r, lay, b, k):
+                    if not same_prefix(r, lay, a, b, k + 1):
+                        return False
+                    break
+    return True
+
+
+@njit(cache=True)
+def step_violations(prev, action, t, lay, facts, check):
+    """The bits (STEP order) of the step invariants in `check` that prev -action-> t violates."""
+    p, f = facts_of(prev, lay, facts), facts_of(t, lay, facts)
+    h = lay[L_HIST]
+    new = f[F_LEADER] if f[F_LEADER] >= 0 and f[F_LEADER] != p[F_LEADER] else -1
+    more_unclean = t[h + H_UNCLEAN_ELECTIONS] > prev[h + H_UNCLEAN_ELECTIONS]
+    bad = 0
+    if check & 1 and new >= 0 and not acceptable_leader(f, new):
+        bad |= 1                               # LeaderElectedRegisteredUnfenced
+    if check & 2 and new >= 0 and not more_unclean:     # ElectedLeaderWasCandidate
+        if action == DELIVER_ALTER_PARTITION:
+            if not has(f[F_ISR_MASK], new):
+                bad |= 2
+        elif not has(p[F_ISR_MASK] | p[F_ELR_MASK], new):
+            bad |= 2
+    if check & 4 and more_unclean and not p[F_UNCLEAN]:  # UncleanElectionOnlyAfterMinIsrUncleanShutdowns
+        operator = False
+        for a in _OPERATOR:
+            operator = operator or action == a
+        if not operator and t[h + H_UNCLEAN_SHUTDOWNS] < f[F_EFFECTIVE_MIN_ISR]:
+            bad |= 4
+    if check & 8 and f[F_LEADER] != p[F_LEADER] and f[F_LEADER_EPOCH] <= p[F_LEADER_EPOCH]:
+        bad |= 8                               # OneLeaderPerEpoch
+    if check & 16 and action == UNCLEAN_RECOVERY and new >= 0 and within_tolerance(prev, lay, p):
+        chosen = records_of(t, lay, new)       # RecoveryElectsAReplicaWithEveryAnsweredRecord
+        acked = acked_mask(prev, lay)
+        for i in range(lay[L_NB]):
+            if has(p[F_REPLICA_MASK], i) and alive(prev, lay, i) and acceptable_leader(p, i):
+                if acked & records_of(prev, lay, i) & ~chosen:
+                    bad |= 16
+                    break
+    return bad

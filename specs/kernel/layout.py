@@ -1,0 +1,150 @@
+"""A state as one fixed-width row of int32, and back: the form the compiled kernel reads.
+
+The row holds, per broker of `Config.brokers` (by index, not id), its replica and what the
+leader learnt of it from Fetch, then the controller's value as an id into the controller table
+(specs/kernel/tables.py), the AlterPartition in flight, and the history. Brokers are named
+by their index inside the row; ids appear only in labels and in the NamedTuples `unpack`
+builds. `unpack(pack(s)) == s` for every state a run reaches (tests/specs/test_kernel.py).
+
+Offsets are one int64 vector `lay` (the `L_*` names below index it), so the same compiled
+functions serve every config; `Layout` also keeps them as attributes for Python.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from specs.config import BUDGETS, Config
+from specs.state import NO_EPOCH, AlterPartitionRequest, FollowerState, History, Replica, State
+
+NONE = -2          # a broker epoch the controller does not know (Controller.broker_epoch is None)
+
+# Per broker, at lay[L_B0] + index * lay[L_BW]:
+ALIVE, LOG_LEN, FLUSHED, HWM, CLEAN_FILE, LEO, FETCH_EPOCH, LOG = range(8)
+# (LEO, FETCH_EPOCH: the current leader's FollowerState of this broker; LOG: (leader_epoch, record) pairs)
+
+# Indices of `lay`:
+(L_NB, L_CAP, L_B0, L_BW, L_CTRL, L_INFL, L_HIST, L_WIDTH, L_NBUDGET, L_KEY, L_NREC) = range(11)
+LAY_SIZE = 11
+
+# The in-flight AlterPartition, at lay[L_INFL]: present, sender index, its broker epoch, leader
+# epoch, partition epoch, leader recovery state, |isr|, then isr (indices) and member epochs.
+I_PRESENT, I_BROKER, I_BROKER_EPOCH, I_LEADER_EPOCH, I_PARTITION_EPOCH, I_RECOVERY, I_ISR_LEN, I_ISR = range(8)
+# The history, at lay[L_HIST]: produced, acked (bit r-1 for record r), lossy crashes, unclean
+# shutdowns, unclean elections, operator unclean elections, |visible|, visible, budget use.
+H_PRODUCED, H_ACKED, H_LOSSY, H_UNCLEAN_SHUTDOWNS, H_UNCLEAN_ELECTIONS, H_OPERATOR_UNCLEAN, H_VISIBLE_LEN, H_VISIBLE = \
+    range(8)
+
+
+class KernelUnsupported(ValueError):
+    """A config or state the kernel cannot hold (the command line says so in one line)."""
+
+
+class Layout:
+    """Offsets of one config's rows."""
+
+    def __init__(self, cfg: Config):
+        nb = len(cfg.brokers)
+        if nb > 16:
+            raise KernelUnsupported(f"{nb} brokers: the kernel holds at most 16")
+        cap = cfg.bounds.records          # a log holds each produced record at most once
+        if cap > 30:
+            raise KernelUnsupported(f"records={cap}: the kernel's acked set holds at most 30")
+        self.nb, self.cap = nb, cap
+        self.b0, self.bw = 0, LOG + 2 * cap
+        self.ctrl = nb * self.bw
+        self.infl = self.ctrl + 1
+        self.hist = self.infl + I_ISR + 2 * nb
+        self.budgets = self.hist + H_VISIBLE + cap
+        self.width = self.budgets + len(BUDGETS)
+        # an event key: ctrl id, event, three arguments, prefer, then the request or the answers
+        self.key = 6 + max(I_ISR + 2 * nb, 3 * nb)
+        self.lay = np.array([nb, cap, self.b0, self.bw, self.ctrl, self.infl, self.hist, self.width,
+                             len(BUDGETS), self.key, cap], dtype=np.int64)
+        self.brokers = cfg.brokers
+        self.index = {b: i for i, b in enumerate(cfg.brokers)}
+
+    def at(self, i: int, field: int) -> int:
+        return self.b0 + i * self.bw + field
+
+    # ---------------------------------------------------------------- State <-> row
+    def pack(self, s: State, ctrl_id: int) -> np.ndarray:
+        row = np.zeros(self.width, dtype=np.int32)
+        for i, (r, fs) in enumerate(zip(s.replicas, s.followers)):
+            if len(r.log) > self.cap:
+                raise KernelUnsupported(f"a log of {len(r.log)} entries > records={self.cap}")
+            row[self.at(i, ALIVE)] = int(r.alive)
+            row[self.at(i, LOG_LEN)] = len(r.log)
+            row[self.at(i, FLUSHED)] = r.flushed
+            row[self.at(i, HWM)] = r.hwm
+            row[self.at(i, CLEAN_FILE)] = r.clean_file
+            row[self.at(i, LEO)] = fs.leo
+            row[self.at(i, FETCH_EPOCH)] = NONE if fs.broker_epoch is None else fs.broker_epoch
+            for k, (epoch, record) in enumerate(r.log):
+                row[self.at(i, LOG) + 2 * k] = epoch
+                row[self.at(i, LOG) + 2 * k + 1] = record
+        row[self.ctrl] = ctrl_id
+        req = s.inflight
+        if req is not None:
+            f = self.infl
+            row[f + I_PRESENT] = 1
+            row[f + I_BROKER] = self._idx(req.broker)
+            row[f + I_BROKER_EPOCH] = NONE if req.broker_epoch is None else req.broker_epoch
+            row[f + I_LEADER_EPOCH] = req.leader_epoch
+            row[f + I_PARTITION_EPOCH] = req.partition_epoch
+            row[f + I_RECOVERY] = req.leader_recovery_state
+            row[f + I_ISR_LEN] = len(req.isr)
+            for k, (b, e) in enumerate(zip(req.isr, req.member_epochs)):
+                row[f + I_ISR + k] = self._idx(b)
+                row[f + I_ISR + self.nb + k] = NONE if e is None else e
+        h, f = s.hist, self.hist
+        row[f + H_PRODUCED] = h.produced
+        row[f + H_ACKED] = sum(1 << (rec - 1) for rec in h.acked)
+        row[f + H_LOSSY] = h.lossy_crashes
+        row[f + H_UNCLEAN_SHUTDOWNS] = h.unclean_shutdowns
+        row[f + H_UNCLEAN_ELECTIONS] = h.unclean_elections
+        row[f + H_OPERATOR_UNCLEAN] = h.operator_unclean_elections
+        row[f + H_VISIBLE_LEN] = len(h.visible)
+        for k, rec in enumerate(h.visible):
+            row[f + H_VISIBLE + k] = rec
+        for k, used in enumerate(h.used):
+            row[self.budgets + k] = used
+        return row
+
+    def unpack(self, row, ctrl) -> State:
+        """The State of `row`, its controller value `ctrl` given (the table holds it)."""
+        row = [int(v) for v in row]
+        replicas, followers = [], []
+        for i in range(self.nb):
+            n = row[self.at(i, LOG_LEN)]
+            base = self.at(i, LOG)
+            log = tuple((row[base + 2 * k], row[base + 2 * k + 1]) for k in range(n))
+            replicas.append(Replica(bool(row[self.at(i, ALIVE)]), log, row[self.at(i, FLUSHED)],
+                                    row[self.at(i, HWM)], row[self.at(i, CLEAN_FILE)]))
+            epoch = row[self.at(i, FETCH_EPOCH)]
+            followers.append(FollowerState(row[self.at(i, LEO)], None if epoch == NONE else epoch))
+        f = self.infl
+        inflight = None
+        if row[f + I_PRESENT]:
+            n = row[f + I_ISR_LEN]
+            epoch = row[f + I_BROKER_EPOCH]
+            inflight = AlterPartitionRequest(
+                self.brokers[row[f + I_BROKER]], None if epoch == NONE else epoch, row[f + I_LEADER_EPOCH],
+                row[f + I_PARTITION_EPOCH], tuple(self.brokers[row[f + I_ISR + k]] for k in range(n)),
+                tuple(None if row[f + I_ISR + self.nb + k] == NONE else row[f + I_ISR + self.nb + k]
+                      for k in range(n)),
+                row[f + I_RECOVERY])
+        f = self.hist
+        acked = tuple(rec for rec in range(1, 32) if row[f + H_ACKED] >> (rec - 1) & 1)
+        visible = tuple(row[f + H_VISIBLE + k] for k in range(row[f + H_VISIBLE_LEN]))
+        used = tuple(row[self.budgets + k] for k in range(len(BUDGETS)))
+        hist = History(row[f + H_PRODUCED], acked, visible, row[f + H_LOSSY], row[f + H_UNCLEAN_SHUTDOWNS],
+                       row[f + H_UNCLEAN_ELECTIONS], row[f + H_OPERATOR_UNCLEAN], used)
+        return State(ctrl, tuple(replicas), tuple(followers), inflight, hist)
+
+    def _idx(self, b: int) -> int:
+        if b not in self.index:
+            raise KernelUnsupported(f"broker {b} is not a broker of the config")
+        return self.index[b]
+
+
+__all__ = ["Layout", "KernelUnsupported", "NONE", "NO_EPOCH"]

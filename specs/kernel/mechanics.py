@@ -1,0 +1,313 @@
+"""The broker side's mechanics over rows: named accessors, then fetch, crash and stop, the HWM
+rule, the leader's AlterPartition, and installing a controller outcome.
+
+These are plain Python over numpy arrays that numba compiles (`NUMBA_DISABLE_JIT=1` runs the
+same functions interpreted). Each says which rule of docs/protocol.md ("Broker side") it is;
+specs/kernel/actions.py builds the protocol's steps from them. A row `r` is one state
+(specs/kernel/layout.py), `f` its controller's facts row (specs/kernel/tables.py), `cv` the
+config vector (rules, bounds, broker ids: `config_vector`).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from specs.config import BUDGETS, Config
+from specs.kernel.layout import (ALIVE, CLEAN_FILE, FETCH_EPOCH, FLUSHED, H_ACKED, H_OPERATOR_UNCLEAN,
+                                 H_UNCLEAN_ELECTIONS, H_UNCLEAN_SHUTDOWNS, HWM, I_BROKER, I_BROKER_EPOCH,
+                                 I_ISR, I_ISR_LEN, I_LEADER_EPOCH, I_PARTITION_EPOCH, I_PRESENT, I_RECOVERY, LEO,
+                                 LOG, LOG_LEN, L_B0, L_BW, L_CAP, L_CTRL, L_HIST, L_INFL, L_NB, NONE)
+from specs.kernel.tables import (F_EFFECTIVE_MIN_ISR, F_FENCED, F_ISR_MASK, F_LEADER, F_LEADER_EPOCH, F_N_ISR,
+                                 F_PARTITION_EPOCH, F_REGISTERED, F_REPLICAS, F_SHUTTING_DOWN, O_CTRL,
+                                 O_OPERATOR_UNCLEAN, O_UNCLEAN_ELECTION, O_UNCLEAN_SHUTDOWN)
+from specs.rules import RECOVERY_STRATEGIES
+from specs.state import NO_EPOCH
+
+# The config vector: rule switches, then the budgets' bounds and the epoch caps, then ids.
+(R_BROKER_EPOCH_CHECK, R_EXPAND_REQUIRES_CATCH_UP, R_FOLLOWER_TRUNCATES, R_HWM_GATE_COUNTS_MAXIMAL_ISR,
+ R_HWM_REQUIRES_MIN_ISR, R_HWM_WAITS_FOR_ISR, R_LEADER_PROPOSES_SORTED_ISR, R_RESTART_BEFORE_FENCE,
+ R_DESIGNATED_ELECTIONS, R_ANY_CANDIDATE_ELECTIONS, R_RECOVERY_STRATEGY) = range(11)
+CV_BOUNDS = 16                            # one per budget, in BUDGETS order
+CV_MAX_LEADER_EPOCH = CV_BOUNDS + len(BUDGETS)
+CV_MAX_PARTITION_EPOCH = CV_MAX_LEADER_EPOCH + 1
+CV_IDS = 32                               # broker ids by index
+CV_SIZE = CV_IDS + 16
+B_RECORDS, B_FENCES, B_LOSSY_CRASHES = BUDGETS.index("records"), BUDGETS.index("fences"), \
+    BUDGETS.index("lossy_crashes")
+_SWITCHES = ("broker_epoch_check", "expand_requires_catch_up", "follower_truncates",
+             "hwm_gate_counts_maximal_isr", "hwm_requires_min_isr", "hwm_waits_for_isr",
+             "leader_proposes_sorted_isr", "restart_before_fence", "designated_elections",
+             "any_candidate_elections")
+
+
+def config_vector(cfg: Config) -> np.ndarray:
+    """The config as the kernel reads it: every broker-side rule switch, bound and broker id."""
+    cv = np.zeros(CV_SIZE, dtype=np.int64)
+    for k, name in enumerate(_SWITCHES):
+        cv[k] = int(getattr(cfg.rules, name))
+    strategy = cfg.rules.unclean_recovery_strategy
+    cv[R_RECOVERY_STRATEGY] = -1 if strategy is None else RECOVERY_STRATEGIES.index(strategy)
+    for k, name in enumerate(BUDGETS):
+        cv[CV_BOUNDS + k] = getattr(cfg.bounds, name)
+    cv[CV_MAX_LEADER_EPOCH] = cfg.bounds.max_leader_epoch
+    cv[CV_MAX_PARTITION_EPOCH] = cfg.bounds.max_partition_epoch
+    for i, b in enumerate(cfg.brokers):
+        cv[CV_IDS + i] = b
+    return cv
+
+
+# ---------------------------------------------------------------- accessors
+
+@njit(cache=True, inline="always")
+def at(lay, i, field):
+    """The offset of broker i's `field` (a layout constant: ALIVE, LOG_LEN, ...)."""
+    return lay[L_B0] + i * lay[L_BW] + field
+
+
+@njit(cache=True, inline="always")
+def facts_of(r, lay, facts):
+    return facts[r[lay[L_CTRL]]]
+
+
+@njit(cache=True, inline="always")
+def has(mask, i):
+    return (mask >> i) & 1 == 1
+
+
+@njit(cache=True, inline="always")
+def broker_epoch(f, nb, i):
+    """The controller's registered broker epoch of broker i (NONE if it has none)."""
+    return f[F_REPLICAS + 2 * nb + i]
+
+
+@njit(cache=True, inline="always")
+def acceptable_leader(f, i):
+    """Registered, unfenced and not in controlled shutdown."""
+    return has(f[F_REGISTERED], i) and not has(f[F_FENCED], i) and not has(f[F_SHUTTING_DOWN], i)
+
+
+@njit(cache=True, inline="always")
+def alive(r, lay, i):
+    return r[at(lay, i, ALIVE)] != 0
+
+
+@njit(cache=True, inline="always")
+def log_len(r, lay, i):
+    return r[at(lay, i, LOG_LEN)]
+
+
+@njit(cache=True, inline="always")
+def entry_epoch(r, lay, i, k):
+    return r[at(lay, i, LOG) + 2 * k]
+
+
+@njit(cache=True, inline="always")
+def entry_record(r, lay, i, k):
+    return r[at(lay, i, LOG) + 2 * k + 1]
+
+
+@njit(cache=True)
+def live_leader(r, lay, f):
+    """The partition leader if its process is running, else -1."""
+    leader = f[F_LEADER]
+    if leader < 0 or not alive(r, lay, leader):
+        return -1
+    return leader
+
+
+@njit(cache=True)
+def common_prefix(r, lay, a, b):
+    n = min(log_len(r, lay, a), log_len(r, lay, b))
+    k = 0
+    while k < n and entry_epoch(r, lay, a, k) == entry_epoch(r, lay, b, k) \
+            and entry_record(r, lay, a, k) == entry_record(r, lay, b, k):
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def same_log(r, lay, a, b):
+    return log_len(r, lay, a) == log_len(r, lay, b) and common_prefix(r, lay, a, b) == log_len(r, lay, a)
+
+
+@njit(cache=True)
+def set_log_len(t, lay, i, n):
+    """Cut (or declare) broker i's log at n entries; the slots past it are zero, so one state
+    is one row."""
+    t[at(lay, i, LOG_LEN)] = n
+    for k in range(2 * n, 2 * lay[L_CAP]):
+        t[at(lay, i, LOG) + k] = 0
+
+
+# ---------------------------------------------------------------- the broker side
+
+@njit(cache=True)
+def fetch(t, lay, cv, f, leader, fi):
+    """Follower fetch (docs/protocol.md, "Broker side"): the follower truncates to its common
+    prefix with the leader's log and copies the rest (variant follower_truncates=false: it
+    appends past its own end without truncating); the leader learns its log end offset and
+    broker epoch."""
+    flen, llen = log_len(t, lay, fi), log_len(t, lay, leader)
+    if cv[R_FOLLOWER_TRUNCATES]:
+        keep = common_prefix(t, lay, fi, leader)
+        start, n = 0, llen
+    else:
+        keep = flen
+        start, n = flen, max(flen, llen)
+    for k in range(start, llen):
+        t[at(lay, fi, LOG) + 2 * k] = entry_epoch(t, lay, leader, k)
+        t[at(lay, fi, LOG) + 2 * k + 1] = entry_record(t, lay, leader, k)
+    set_log_len(t, lay, fi, n)
+    t[at(lay, fi, FLUSHED)] = min(t[at(lay, fi, FLUSHED)], keep)
+    t[at(lay, fi, HWM)] = min(t[at(lay, leader, HWM)], n)
+    t[at(lay, fi, LEO)] = n
+    t[at(lay, fi, FETCH_EPOCH)] = broker_epoch(f, lay[L_NB], fi)
+
+
+@njit(cache=True)
+def stop_cleanly(t, lay, f, i):
+    """A clean stop: the log is flushed and the clean-shutdown file holds the broker epoch."""
+    epoch = broker_epoch(f, lay[L_NB], i)
+    t[at(lay, i, ALIVE)] = 0
+    t[at(lay, i, FLUSHED)] = log_len(t, lay, i)
+    t[at(lay, i, CLEAN_FILE)] = NO_EPOCH if epoch == NONE else epoch
+
+
+@njit(cache=True)
+def crash(t, lay, i, survivors):
+    """Unclean shutdown: the process stops, the clean-shutdown file is absent, and the log is
+    its first `survivors` entries (what reached the disk)."""
+    set_log_len(t, lay, i, survivors)
+    t[at(lay, i, ALIVE)] = 0
+    t[at(lay, i, HWM)] = min(t[at(lay, i, HWM)], survivors)
+    t[at(lay, i, FLUSHED)] = min(t[at(lay, i, FLUSHED)], survivors)
+    t[at(lay, i, CLEAN_FILE)] = NO_EPOCH
+
+
+@njit(cache=True)
+def maximal_isr(r, lay, f):
+    """Committed ISR plus the additions of the leader's own pending AlterPartition (a mask)."""
+    mask = f[F_ISR_MASK]
+    q = lay[L_INFL]
+    if r[q + I_PRESENT] and r[q + I_BROKER] == f[F_LEADER] and r[q + I_LEADER_EPOCH] == f[F_LEADER_EPOCH]:
+        for k in range(r[q + I_ISR_LEN]):
+            mask |= 1 << r[q + I_ISR + k]
+    return mask
+
+
+@njit(cache=True)
+def follower_leo(r, lay, leader, i):
+    if i == leader:
+        return log_len(r, lay, leader)
+    return r[at(lay, i, LEO)]
+
+
+@njit(cache=True)
+def next_hwm(r, lay, cv, f):
+    """The HWM the leader may advance to now, or -1 if it may not advance (the HWM rule:
+    |ISR| >= min ISR, and the minimum log end offset of the maximal ISR)."""
+    leader = live_leader(r, lay, f)
+    if leader < 0:
+        return -1
+    maximal = maximal_isr(r, lay, f)
+    gate = f[F_N_ISR]
+    if cv[R_HWM_GATE_COUNTS_MAXIMAL_ISR]:
+        gate = 0
+        for i in range(lay[L_NB]):
+            gate += has(maximal, i)
+    if cv[R_HWM_REQUIRES_MIN_ISR] and gate < f[F_EFFECTIVE_MIN_ISR]:
+        return -1
+    if not cv[R_HWM_WAITS_FOR_ISR]:
+        target = log_len(r, lay, leader)
+    else:
+        if maximal == 0:
+            raise ValueError("the HWM rule met an empty maximal ISR")
+        target = 1 << 30
+        for i in range(lay[L_NB]):
+            if has(maximal, i):
+                target = min(target, follower_leo(r, lay, leader, i))
+    return target if target > r[at(lay, leader, HWM)] else -1
+
+
+@njit(cache=True)
+def propose(t, lay, cv, f, members):
+    """The leader's AlterPartition in flight, proposing the ISR `members` (a mask): in broker id
+    order (Kafka 4.x), or (variant, Kafka 3.9) the ISR's order with a new member last; with
+    KIP-903 each member's broker epoch as learnt from its Fetch."""
+    nb, q, leader = lay[L_NB], lay[L_INFL], f[F_LEADER]
+    n = 0
+    if cv[R_LEADER_PROPOSES_SORTED_ISR]:
+        for i in range(nb):
+            if has(members, i):
+                t[q + I_ISR + n] = i
+                n += 1
+    else:
+        for k in range(f[F_N_ISR]):
+            i = f[F_REPLICAS + nb + k]
+            if has(members, i):
+                t[q + I_ISR + n] = i
+                n += 1
+        for i in range(nb):
+            if has(members, i) and not has(f[F_ISR_MASK], i):
+                t[q + I_ISR + n] = i
+                n += 1
+    for k in range(n):
+        i = t[q + I_ISR + k]
+        if not cv[R_BROKER_EPOCH_CHECK]:
+            t[q + I_ISR + nb + k] = NO_EPOCH
+        elif i == leader:
+            t[q + I_ISR + nb + k] = broker_epoch(f, nb, i)
+        else:
+            t[q + I_ISR + nb + k] = t[at(lay, i, FETCH_EPOCH)]
+    for k in range(n, nb):
+        t[q + I_ISR + k] = 0
+        t[q + I_ISR + nb + k] = 0
+    t[q + I_PRESENT] = 1
+    t[q + I_BROKER] = leader
+    t[q + I_BROKER_EPOCH] = broker_epoch(f, nb, leader)
+    t[q + I_LEADER_EPOCH] = f[F_LEADER_EPOCH]
+    t[q + I_PARTITION_EPOCH] = f[F_PARTITION_EPOCH]
+    t[q + I_RECOVERY] = 0
+    t[q + I_ISR_LEN] = n
+
+
+@njit(cache=True)
+def clear_inflight(t, lay):
+    q = lay[L_INFL]
+    for k in range(I_ISR + 2 * lay[L_NB]):
+        t[q + k] = 0
+
+
+@njit(cache=True)
+def after_controller(t, lay, facts, old, out):
+    """Install a controller outcome (`out`, an events row). Metadata reaches brokers atomically:
+    a new leader or leader epoch resets the leader's follower bookkeeping (learnt again from
+    Fetch); the history counts unclean elections and shutdowns."""
+    new = facts[out[O_CTRL]]
+    t[lay[L_CTRL]] = out[O_CTRL]
+    if new[F_LEADER_EPOCH] != old[F_LEADER_EPOCH] or new[F_LEADER] != old[F_LEADER]:
+        for i in range(lay[L_NB]):
+            t[at(lay, i, LEO)] = -1
+            t[at(lay, i, FETCH_EPOCH)] = NO_EPOCH
+    if out[O_UNCLEAN_ELECTION] or out[O_UNCLEAN_SHUTDOWN]:
+        h = lay[L_HIST]
+        t[h + H_UNCLEAN_ELECTIONS] += out[O_UNCLEAN_ELECTION]
+        t[h + H_OPERATOR_UNCLEAN] += out[O_OPERATOR_UNCLEAN]
+        t[h + H_UNCLEAN_SHUTDOWNS] += out[O_UNCLEAN_SHUTDOWN]
+
+
+@njit(cache=True)
+def acked_mask(r, lay):
+    return r[lay[L_HIST] + H_ACKED]
+
+
+@njit(cache=True)
+def records_of(r, lay, i):
+    """The records broker i's log holds, as a mask (bit rec-1)."""
+    m = 0
+    for k in range(log_len(r, lay, i)):
+        m |= 1 << (entry_record(r, lay, i, k) - 1)
+    return m
+
+
+__all__ = ["config_vector", "I_BROKER_EPOCH", "I_PARTITION_EPOCH", "I_RECOVERY"]

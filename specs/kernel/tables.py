@@ -1,0 +1,216 @@
+"""The controller as the kernel reads it: two tables the concrete algebra fills.
+
+The controller's rules stay in the algebra that z3 reads (specs/controller.py,
+specs/pipeline.py). A run meets few controller values (about 1,300 in the default check), so
+the kernel never runs them itself:
+- `facts`: one row per controller value (an id), the fields the broker side and the
+  properties read (leader, epochs, ISR, ELR, the broker registry, min ISR) as indices and
+  bit masks over `Config.brokers`;
+- `events`: an open-addressing table from an event key (controller id, event, arguments,
+  prefer; the request or the GetReplicaLogInfo answers) to its outcome (the next controller
+  id, whether it was refused, the election and shutdown flags).
+The kernel looks both up; an event it does not find it hands back as a key, `Tables.fill`
+runs it through `specs.actions.common.event` (the memo every engine shares) and the kernel
+runs that state again. This generalises that memo to compiled code.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from specs import controller as C
+from specs.actions.common import event as run_event
+from specs.config import Config
+from specs.kernel.layout import (I_BROKER, I_BROKER_EPOCH, I_ISR, I_ISR_LEN, I_LEADER_EPOCH, I_PARTITION_EPOCH,
+                                 I_RECOVERY, NONE, KernelUnsupported, Layout)
+from specs.rules import RECOVERY_STRATEGIES
+from specs.state import NO_LEADER, AlterPartitionRequest, Controller
+
+# facts columns; then REPLICAS, ISR (indices, in order) and BROKER_EPOCHS (by index), nb each
+(F_LEADER, F_LEADER_EPOCH, F_PARTITION_EPOCH, F_RECOVERY, F_MIN_ISR, F_EFFECTIVE_MIN_ISR, F_UNCLEAN,
+ F_REASSIGNING, F_N_REPLICAS, F_N_ISR, F_ISR_MASK, F_ELR_MASK, F_REGISTERED, F_FENCED, F_SHUTTING_DOWN,
+ F_REPLICA_MASK, F_REPLICAS) = range(17)
+
+# events
+(E_FENCE, E_UNFENCE, E_CONTROLLED_SHUTDOWN, E_REGISTER, E_ALTER_PARTITION, E_ELECT, E_SET_MIN_ISR,
+ E_SET_UNCLEAN, E_PERIODIC_UNCLEAN, E_REASSIGN, E_UNCLEAN_RECOVERY) = range(11)
+# outcome columns
+O_CTRL, O_REFUSED, O_UNCLEAN_ELECTION, O_OPERATOR_UNCLEAN, O_UNCLEAN_SHUTDOWN = range(5)
+ELECT_TYPES = ("preferred", "unclean", "designated")
+
+
+def facts_width(nb: int) -> int:
+    return F_REPLICAS + 3 * nb
+
+
+@njit(cache=True)
+def key_hash(key) -> np.uint64:
+    h = np.uint64(0x9E3779B97F4A7C15)
+    for v in key:
+        h ^= np.uint64(v & 0xFFFFFFFFFFFF) + np.uint64(0x632BE59BD9B4E019)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(31)
+    return h
+
+
+@njit(cache=True)
+def find(keys, used, key) -> int:
+    """The slot holding `key`, or -(the free slot it would go to) - 1."""
+    mask = np.int64(len(used) - 1)
+    slot = np.int64(key_hash(key) >> np.uint64(1)) & mask
+    while True:
+        if not used[slot]:
+            return -slot - 1
+        same = True
+        for k in range(len(key)):
+            if keys[slot, k] != key[k]:
+                same = False
+                break
+        if same:
+            return slot
+        slot = (slot + 1) & mask
+
+
+@njit(cache=True)
+def _rehash(keys, vals, used, new_keys, new_vals, new_used):
+    for slot in range(len(used)):
+        if used[slot]:
+            at = -find(new_keys, new_used, keys[slot]) - 1
+            new_keys[at] = keys[slot]
+            new_vals[at] = vals[slot]
+            new_used[at] = 1
+
+
+class Tables:
+    """The controller values and event outcomes of one config, as arrays the kernel reads."""
+
+    def __init__(self, cfg: Config, layout: Layout):
+        self.cfg, self.layout = cfg, layout
+        self.ids: dict[Controller, int] = {}
+        self.ctrls: list[Controller] = []
+        self.facts = np.zeros((64, facts_width(layout.nb)), dtype=np.int64)
+        self.keys = np.zeros((1024, layout.key), dtype=np.int64)
+        self.vals = np.zeros((1024, 5), dtype=np.int64)
+        self.used = np.zeros(1024, dtype=np.int8)
+        self.count = 0
+
+    # ---------------------------------------------------------------- controller values
+    def ctrl_id(self, ctrl: Controller) -> int:
+        cid = self.ids.get(ctrl)
+        if cid is None:
+            cid = self.ids[ctrl] = len(self.ctrls)
+            self.ctrls.append(ctrl)
+            if cid >= len(self.facts):
+                self.facts = np.concatenate([self.facts, np.zeros_like(self.facts)])
+            self.facts[cid] = self._facts(ctrl)
+        return cid
+
+    def _facts(self, ctrl: Controller) -> np.ndarray:
+        lay, nb = self.layout, self.layout.nb
+        p = ctrl.partition
+        row = np.zeros(facts_width(nb), dtype=np.int64)
+        idx = lay._idx
+
+        def mask(bs) -> int:
+            return sum(1 << idx(b) for b in bs)
+
+        row[F_LEADER] = NO_LEADER if p.leader == NO_LEADER else idx(p.leader)
+        row[F_LEADER_EPOCH], row[F_PARTITION_EPOCH] = p.leader_epoch, p.partition_epoch
+        row[F_RECOVERY], row[F_MIN_ISR] = p.leader_recovery_state, ctrl.min_isr
+        row[F_EFFECTIVE_MIN_ISR] = ctrl.effective_min_isr
+        row[F_UNCLEAN] = int(ctrl.unclean_leader_election)
+        row[F_REASSIGNING] = int(bool(p.adding_replicas or p.removing_replicas))
+        row[F_N_REPLICAS], row[F_N_ISR] = len(p.replicas), len(p.isr)
+        row[F_ISR_MASK], row[F_ELR_MASK] = mask(p.isr), mask(p.elr)
+        row[F_REGISTERED], row[F_FENCED] = mask(ctrl.registered), mask(ctrl.fenced)
+        row[F_SHUTTING_DOWN], row[F_REPLICA_MASK] = mask(ctrl.shutting_down), mask(p.replicas)
+        for k, b in enumerate(p.replicas):
+            row[F_REPLICAS + k] = idx(b)
+        for k, b in enumerate(p.isr):
+            row[F_REPLICAS + nb + k] = idx(b)
+        for i, b in enumerate(lay.brokers):
+            epoch = ctrl.broker_epoch(b)
+            row[F_REPLICAS + 2 * nb + i] = NONE if epoch is None else epoch
+        if set(ctrl.registered) - set(lay.brokers):
+            raise KernelUnsupported("a registered broker outside the config")
+        return row
+
+    # ---------------------------------------------------------------- events
+    def fill(self, key: np.ndarray) -> None:
+        """Run the event `key` names through the algebra and store its outcome."""
+        out = self._run(key)
+        if 2 * (self.count + 1) > len(self.used):
+            self._grow()
+        at = find(self.keys, self.used, key)
+        if at >= 0:
+            return
+        at = -at - 1
+        self.keys[at] = key
+        self.vals[at] = (self.ctrl_id(out.ctrl), int(out.error is not None), int(bool(out.unclean_election)),
+                         int(bool(out.operator_unclean)), int(bool(out.unclean_shutdown)))
+        self.used[at] = 1
+        self.count += 1
+
+    def _grow(self) -> None:
+        n = 2 * len(self.used)
+        keys = np.zeros((n, self.layout.key), dtype=np.int64)
+        vals = np.zeros((n, 5), dtype=np.int64)
+        used = np.zeros(n, dtype=np.int8)
+        _rehash(self.keys, self.vals, self.used, keys, vals, used)
+        self.keys, self.vals, self.used = keys, vals, used
+
+    def _run(self, key) -> C.Outcome:
+        """The outcome of the event `key` names, by the algebra (memoised per config)."""
+        cfg, lay = self.cfg, self.layout
+        ids = lay.brokers
+        key = [int(v) for v in key]
+        ctrl, kind, a, b, c, prefer = self.ctrls[key[0]], key[1], key[2], key[3], key[4], key[5]
+        kw = {} if prefer < 0 else {"prefer": ids[prefer]}
+        extra = key[6:]
+        if kind == E_FENCE:
+            return run_event(cfg, C.fence, ctrl, ids[a], **kw)
+        if kind == E_UNFENCE:
+            return run_event(cfg, C.unfence, ctrl, ids[a], **kw)
+        if kind == E_CONTROLLED_SHUTDOWN:
+            return run_event(cfg, C.controlled_shutdown, ctrl, ids[a], **kw)
+        if kind == E_REGISTER:
+            return run_event(cfg, C.register, ctrl, ids[a], b, c, **kw)
+        if kind == E_ALTER_PARTITION:
+            n, nb = extra[I_ISR_LEN], lay.nb
+            epoch = extra[I_BROKER_EPOCH]
+            req = AlterPartitionRequest(
+                ids[extra[I_BROKER]], None if epoch == NONE else epoch, extra[I_LEADER_EPOCH],
+                extra[I_PARTITION_EPOCH], tuple(ids[extra[I_ISR + k]] for k in range(n)),
+                tuple(None if extra[I_ISR + nb + k] == NONE else extra[I_ISR + nb + k] for k in range(n)),
+                extra[I_RECOVERY])
+            return run_event(cfg, C.alter_partition, ctrl, req, **kw)
+        if kind == E_ELECT:
+            return run_event(cfg, C.elect, ctrl, ELECT_TYPES[a], None if b < 0 else ids[b], **kw)
+        if kind == E_SET_MIN_ISR:
+            return run_event(cfg, C.set_min_isr, ctrl, a)
+        if kind == E_SET_UNCLEAN:
+            return run_event(cfg, C.set_unclean, ctrl, bool(a))
+        if kind == E_PERIODIC_UNCLEAN:
+            return run_event(cfg, C.periodic_unclean_election, ctrl, **kw)
+        if kind == E_REASSIGN:
+            return run_event(cfg, C.reassign, ctrl, decode_brokers(ids, a))
+        if kind == E_UNCLEAN_RECOVERY:
+            info = tuple((ids[i], (extra[3 * i + 1], extra[3 * i + 2])) for i in range(lay.nb) if extra[3 * i])
+            return run_event(cfg, C.unclean_recovery, ctrl, RECOVERY_STRATEGIES[a], info)
+        raise ValueError(f"unknown event {kind}")
+
+
+def decode_brokers(ids, code: int) -> tuple:
+    """An ordered list of broker indices packed as base-32 digits (index + 1), as ids."""
+    out = []
+    while code:
+        out.append(ids[code % 32 - 1])
+        code //= 32
+    return tuple(out)
+
+
+def encode_brokers(index: dict, brokers) -> int:
+    code = 0
+    for k, b in enumerate(brokers):
+        code += (index[b] + 1) * 32 ** k
+    return code

@@ -1,0 +1,236 @@
+"""Exhaustive breadth-first search on the compiled kernel (specs/kernel), one core.
+
+The same search as verifier/engines/bfs, over rows instead of NamedTuples: the model's steps
+and the properties run compiled (numba), the visited set is a native fingerprint table, and
+Python only drives the levels, fills the controller table when the kernel meets an event it
+lacks, reports progress and rebuilds counterexamples by re-running the model along the stored
+labels (`levels.rebuild`, which checks them again). Same config, same counts, levels and
+shortest counterexamples as `bfs` (tests/verifier/engines/test_kernel_engine.py,
+bench/kernel_bench.py).
+
+What it does not do yet, refused before a run with one line (exit 2): symmetry reduction,
+checkpoints and resume, --dump-graph, and a property without a row form (invariants/rows.py).
+"""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Callable, Optional
+
+import numpy as np
+
+from verifier.core import knobs, levels, stop
+from verifier.core.exitcodes import InputError
+from verifier.core.fingerprint import collision_probability
+from verifier.core.properties import split
+from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, SearchResult
+from verifier.core.settings import Settings
+
+STRETCH = 20_000          # states per call into the compiled loop (progress, stop requests, budgets)
+
+
+@knobs.declare("kernel")
+class Knobs(knobs.Knobs):
+    """The compiled search's own (none yet: one thread)."""
+
+
+def refuse(model, properties, settings: Settings) -> None:
+    """What the kernel cannot do yet, before anything runs (InputError: one line, exit 2)."""
+    from invariants.rows import STATE, STEP
+    from specs.kernel import KernelUnsupported, Layout
+    if model.symmetric:
+        raise InputError("the kernel engine has no symmetry reduction yet: add --no-symmetry, or use the bfs engine")
+    if settings.options.graph:
+        raise InputError("--dump-graph needs the bfs engine (the kernel keeps no edges)")
+    for p in properties:
+        if p.name not in STATE + STEP:
+            raise InputError(f"property {p.name} has no row form in invariants/rows.py: the kernel cannot check it")
+    try:
+        Layout(model.cfg)
+    except KernelUnsupported as exc:
+        raise InputError(f"the kernel cannot hold this config: {exc}") from None
+
+
+def run(model, properties, settings: Settings = Settings(),
+        progress: Optional[Callable[[Progress], None]] = None) -> SearchResult:
+    """The engine interface: BFS of `model` on the kernel, checking `properties`."""
+    Knobs.of(settings)
+    refuse(model, properties, settings)
+    return Search(model, properties, settings, progress).run()
+
+
+class Search:
+    def __init__(self, model, properties, settings: Settings, progress):
+        from invariants.rows import STATE, STEP
+        from specs.kernel import Kernel
+        self.model, self.properties = model, tuple(properties)
+        self.limits, self.options, self.progress = settings.limits, settings.options, progress
+        self.k = Kernel(model.cfg)
+        state_invs, step_invs = split(self.properties)
+        self.state_check = sum(1 << STATE.index(p.name) for p in state_invs)
+        self.step_check = sum(1 << STEP.index(p.name) for p in step_invs)
+        self.slot_names = list(STATE) + list(STEP) + [DEADLOCK]
+        width = self.k.layout.width
+        self.parents = np.zeros(1 << 16, dtype=np.int64)
+        self.labels = np.zeros((1 << 16, 5), dtype=np.int64)
+        self.vk1 = np.zeros(1 << 17, dtype=np.uint64)
+        self.vk2 = np.zeros(1 << 17, dtype=np.uint64)
+        self.nxt = np.zeros((1 << 14, width), dtype=np.int32)
+        self.ctr = np.zeros(4, dtype=np.int64)
+        self.enabled = np.zeros(19, dtype=np.int64)
+        self.taken = np.zeros(19, dtype=np.int64)
+        self.found_index = np.full(16, -1, dtype=np.int64)
+        self.found_group = np.full(16, -1, dtype=np.int64)
+        self.found_label = np.full((16, 5), -1, dtype=np.int64)
+        self.roots: dict[int, object] = {}
+        self.n_store = 0
+        self.states_per_level: list[int] = []
+        self.depth = 0
+        self.start = time.monotonic()
+
+    # ---------------------------------------------------------------- the levels
+    def run(self) -> SearchResult:
+        from verifier.engines.kernel import search as K
+        opts = np.array([int(self.options.keep_going), int(self.options.check_deadlock),
+                         -1 if self.limits.max_states is None else self.limits.max_states], dtype=np.int64)
+        frontier = self._roots()
+        if frontier is None:
+            return self._finish(VIOLATION)
+        next_report = time.monotonic() + 0.5
+        while len(frontier):
+            reason = levels.depth_reached(self.limits, self.depth, len(frontier))
+            if reason:
+                return self._finish(STOPPED, reason)
+            base = self._level_base
+            pos, n_next = 0, 0
+            while pos < len(frontier):
+                end = min(pos + STRETCH, len(frontier))
+                status, pos, n_next, self.n_store = K.expand(
+                    frontier, pos, end, base, self.nxt, n_next, self.parents, self.labels, self.n_store, self.vk1,
+                    self.vk2, self.k.layout.lay, self.k.cv, self.k.plan, self.k.table_args(), self.k.out,
+                    self.k.labels, self.k.key, self.ctr, self.enabled, self.taken, self.state_check,
+                    self.step_check, self.found_index, self.found_group, self.found_label, opts)
+                if status == K.NEED_EVENT:
+                    self.k.tables.fill(self.k.key)
+                elif status == K.GROW:
+                    self._grow(n_next)
+                elif status == K.STOP:
+                    return self._finish(VIOLATION, cut=n_next)
+                elif status == K.STOP_NO_CUT:
+                    return self._finish(VIOLATION)
+                elif status == K.MAX_STATES:
+                    return self._finish(STOPPED, f"max states {self.limits.max_states} reached", cut=n_next)
+                if stop.requested():
+                    return self._finish(STOPPED, stop.reason(), cut=n_next)
+                now = time.monotonic()
+                if now >= next_report:
+                    next_report = now + 0.5
+                    if self.limits.time_budget is not None and self._elapsed() > self.limits.time_budget:
+                        return self._finish(STOPPED, f"time budget {self.limits.time_budget:g}s spent", cut=n_next)
+                    if self.progress:
+                        self.progress(levels.progress(int(self.ctr[K.C_TRANSITIONS]), self.states_per_level,
+                                                      self.depth, n_next, self._elapsed(), level=len(frontier),
+                                                      level_done=pos, done=self.n_store))
+            self._level_base = base + len(frontier)
+            frontier = self.nxt[:n_next].copy()
+            if n_next:
+                self.depth += 1
+                self.states_per_level.append(n_next)
+        return self._finish(COMPLETE)
+
+    def _roots(self):
+        """The initial rows (checked), or None if a root violates a property and that stops."""
+        from verifier.engines.kernel import search as K
+        rows = []
+        for fp, (s, c) in levels.roots(self.model).items():
+            row = self.k.pack(c)
+            index = self.n_store
+            self.parents[index] = -1
+            self.n_store += 1
+            self.roots[index] = s
+            a, b = K.row_hash(row)
+            K.visit(self.vk1, self.vk2, a, b)
+            self.ctr[K.C_VISITED] += 1
+            rows.append(row)
+            bad = K.root_violations(row, self.k.layout.lay, self.k.tables.facts, self.state_check)
+            if bad:
+                K._record(self.found_index, self.found_group, self.found_label, self.ctr, bad, 0, index,
+                          np.full(5, -1, dtype=np.int64))
+                if not self.options.keep_going:
+                    self.states_per_level = [len(rows)]
+                    return None
+        self.states_per_level = [len(rows)]
+        self._level_base = 0
+        return np.array(rows, dtype=np.int32)
+
+    def _grow(self, n_next: int) -> None:
+        from verifier.engines.kernel import search as K
+        if 2 * (self.ctr[K.C_VISITED] + self.k.max_successors) > len(self.vk1):
+            n = 2 * len(self.vk1)
+            vk1, vk2 = np.zeros(n, dtype=np.uint64), np.zeros(n, dtype=np.uint64)
+            K.rehash(self.vk1, self.vk2, vk1, vk2)
+            self.vk1, self.vk2 = vk1, vk2
+        if self.n_store + self.k.max_successors > len(self.parents):
+            n = 2 * len(self.parents)
+            self.parents = np.concatenate([self.parents, np.zeros(n - len(self.parents), dtype=np.int64)])
+            self.labels = np.concatenate([self.labels, np.zeros((n - len(self.labels), 5), dtype=np.int64)])
+        if n_next + self.k.max_successors > len(self.nxt):
+            grown = np.zeros((2 * len(self.nxt), self.nxt.shape[1]), dtype=np.int32)
+            grown[:n_next] = self.nxt[:n_next]
+            self.nxt = grown
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+    # ---------------------------------------------------------------- the result
+    def _path(self, index: int) -> tuple[int, list]:
+        labels = []
+        while self.parents[index] >= 0:
+            labels.append(self.k.label(self.labels[index]))
+            index = int(self.parents[index])
+        return index, labels[::-1]
+
+    def _finish(self, status: str, reason: str = "", cut: Optional[int] = None) -> SearchResult:
+        from specs.actions import ACTION_NAMES
+        if cut is not None:
+            self.states_per_level.append(cut)
+        enabled = Counter({ACTION_NAMES[a]: int(n) for a, n in enumerate(self.enabled) if n})
+        taken = Counter({ACTION_NAMES[a]: int(n) for a, n in enumerate(self.taken) if n})
+        transitions = int(self.ctr[0])
+        found = self._found()
+        res = SearchResult(VIOLATION if found else status, self._elapsed(), reason, "kernel",
+                           distinct_states=self.n_store, transitions=transitions, depth=self.depth,
+                           states_per_level=list(self.states_per_level), enabled=enabled, taken=taken,
+                           terminal_states=int(self.ctr[1]), deadlock_checked=self.options.check_deadlock)
+        res.explored_all = status == COMPLETE
+        traces: dict = {}
+        for name, key in found.items():
+            if key not in traces:
+                index, names, final = key
+                root, labels = self._path(index)
+                traces[key] = levels.rebuild(self.model, self.properties, self.roots[root], labels, final,
+                                             list(names), "kernel", self.options.keep_going)
+            res.counterexamples[name] = traces[key]
+        res.counterexample = next(iter(traces.values()), None)
+        res.store_bytes = int(self.parents.nbytes + self.labels.nbytes + self.vk1.nbytes + self.vk2.nbytes)
+        res.collision_probability = collision_probability(self.n_store, transitions + len(self.roots))
+        return res.judge(self.properties)
+
+    def _found(self) -> dict:
+        """invariant -> (state number, names found with it, final label), in the order found and,
+        within one find, in the order the properties were given (as bfs records them)."""
+        order = {p.name: k for k, p in enumerate(self.properties)}
+        order[DEADLOCK] = len(order)
+        groups: dict[int, list] = {}
+        for slot, name in enumerate(self.slot_names):
+            if self.found_index[slot] >= 0:
+                groups.setdefault(int(self.found_group[slot]), []).append(slot)
+        found = {}
+        for group in sorted(groups):
+            slots = sorted(groups[group], key=lambda s: order[self.slot_names[s]])
+            names = tuple(self.slot_names[s] for s in slots)
+            code = self.found_label[slots[0]]
+            final = None if code[0] < 0 else self.k.label(code)
+            for name in names:
+                found[name] = (int(self.found_index[slots[0]]), names, final)
+        return found

@@ -1,0 +1,159 @@
+"""The compiled breadth-first loop: expand a stretch of one level's rows, check the properties,
+keep the new rows, in exactly the order of verifier/engines/bfs (frontier order, each state's
+successors in the model's order, the first parent wins), so counts, levels and shortest
+counterexamples are that engine's.
+
+The visited set is an open-addressing table of 128-bit fingerprints (two 64-bit row hashes);
+parents and labels are arrays indexed by a state's number (its discovery order). The loop
+returns to Python at the end of a stretch, when a table or buffer must grow, when the
+controller table lacks an event (the state is then expanded again from scratch: nothing of
+it was kept), on a violation that stops the search, and at max states.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from invariants.rows import state_violations, step_violations
+from specs.kernel.actions import MISS
+from specs.kernel.successors import successors
+
+# what a stretch ended with
+DONE, NEED_EVENT, GROW, STOP, STOP_NO_CUT, MAX_STATES = range(6)
+# counters
+C_TRANSITIONS, C_TERMINAL, C_GROUPS, C_VISITED = range(4)
+DEADLOCK_SLOT = 15       # found slots: 0-9 state invariants (invariants/rows.STATE), 10-14 step, 15 deadlock
+STEP_SLOT = 10
+SLOTS = 16
+
+
+@njit(cache=True)
+def row_hash(row):
+    """Two independent 64-bit hashes of a row (a 128-bit fingerprint; never both zero)."""
+    a = np.uint64(0x243F6A8885A308D3)
+    b = np.uint64(0x13198A2E03707344)
+    for v in row:
+        x = np.uint64(np.int64(v) & np.int64(0xFFFFFFFF))
+        a = (a ^ x) * np.uint64(0x100000001B3)
+        a ^= a >> np.uint64(29)
+        b = (b + x + np.uint64(0x9E3779B97F4A7C15)) * np.uint64(0xBF58476D1CE4E5B9)
+        b ^= b >> np.uint64(31)
+    a = (a ^ (a >> np.uint64(33))) * np.uint64(0xFF51AFD7ED558CCD)
+    a ^= a >> np.uint64(33)
+    return a | np.uint64(1), b
+
+
+@njit(cache=True)
+def visit(vk1, vk2, a, b):
+    """Insert the fingerprint (a, b); True if it was new."""
+    mask = np.int64(len(vk1) - 1)
+    slot = np.int64(b >> np.uint64(1)) & mask
+    while True:
+        if vk1[slot] == 0:
+            vk1[slot], vk2[slot] = a, b
+            return True
+        if vk1[slot] == a and vk2[slot] == b:
+            return False
+        slot = (slot + 1) & mask
+
+
+@njit(cache=True)
+def rehash(vk1, vk2, new1, new2):
+    for slot in range(len(vk1)):
+        if vk1[slot] != 0:
+            visit(new1, new2, vk1[slot], vk2[slot])
+
+
+@njit(cache=True)
+def _record(found_index, found_group, found_label, ctr, bits, first_slot, index, label):
+    """Keep the first trace of each newly violated property (one group per call)."""
+    group = ctr[C_GROUPS]
+    ctr[C_GROUPS] += 1
+    k = 0
+    while bits:
+        if bits & 1:
+            found_index[first_slot + k] = index
+            found_group[first_slot + k] = group
+            for j in range(5):
+                found_label[first_slot + k, j] = label[j] if label[0] >= 0 else -1
+        bits >>= 1
+        k += 1
+
+
+@njit(cache=True)
+def expand(frontier, pos, end, base, nxt, n_next, parents, labels_of, n_store, vk1, vk2,
+           lay, cv, plan, tables, out, labels, key, ctr, enabled, taken, state_check, step_check, found_index,
+           found_group, found_label, opts):
+    """Expand frontier[pos:end] (state numbers base+pos...): (what ended it, pos, n_next, n_store).
+    `opts`: keep going after a violation, check deadlocks, max states (-1: none)."""
+    facts = tables[3]
+    keep_going, deadlocks, max_states = opts[0], opts[1], opts[2]
+    none = np.full(5, -1, dtype=np.int64)
+    while pos < end:
+        row = frontier[pos]
+        me = base + pos
+        n = successors(row, lay, cv, plan, tables, False, -1, out, labels, key)
+        if n == MISS:
+            return NEED_EVENT, pos, n_next, n_store
+        if n_next + n > len(nxt) or n_store + n > len(parents) or 2 * (ctr[C_VISITED] + n) > len(vk1):
+            return GROW, pos, n_next, n_store
+        stuck = False
+        if n == 0 and deadlocks and found_index[DEADLOCK_SLOT] < 0:
+            m = successors(row, lay, cv, plan, tables, True, -1, out, labels, key)
+            if m == MISS:
+                return NEED_EVENT, pos, n_next, n_store
+            stuck = m == 0
+        pos += 1
+        for k in range(n):
+            t = out[k]
+            action = labels[k, 0]
+            ctr[C_TRANSITIONS] += 1
+            enabled[action] += 1
+            open_steps = step_check & ~_found_mask(found_index, STEP_SLOT, 5)
+            if open_steps:
+                bad = step_violations(row, action, t, lay, facts, open_steps)
+                if bad:
+                    _record(found_index, found_group, found_label, ctr, bad, STEP_SLOT, me, labels[k])
+                    if not keep_going:
+                        return STOP, pos, n_next, n_store
+            a, b = row_hash(t)
+            if not visit(vk1, vk2, a, b):
+                continue
+            ctr[C_VISITED] += 1
+            taken[action] += 1
+            parents[n_store] = me
+            labels_of[n_store] = labels[k]
+            nxt[n_next] = t
+            n_next += 1
+            n_store += 1
+            open_states = state_check & ~_found_mask(found_index, 0, 10)
+            if open_states:
+                bad = state_violations(t, lay, facts, open_states)
+                if bad:
+                    _record(found_index, found_group, found_label, ctr, bad, 0, n_store - 1, none)
+                    if not keep_going:
+                        return STOP, pos, n_next, n_store
+            if max_states >= 0 and n_store >= max_states:
+                return MAX_STATES, pos, n_next, n_store
+        if n == 0:
+            ctr[C_TERMINAL] += 1
+            if stuck:
+                ctr[C_TERMINAL] -= 1
+                _record(found_index, found_group, found_label, ctr, 1, DEADLOCK_SLOT, me, none)
+                if not keep_going:
+                    return STOP_NO_CUT, pos, n_next, n_store
+    return DONE, pos, n_next, n_store
+
+
+@njit(cache=True)
+def _found_mask(found_index, first, count):
+    m = 0
+    for k in range(count):
+        if found_index[first + k] >= 0:
+            m |= 1 << k
+    return m
+
+
+@njit(cache=True)
+def root_violations(row, lay, facts, check):
+    return state_violations(row, lay, facts, check)
