@@ -26,20 +26,20 @@ STEP = ("LeaderElectedRegisteredUnfenced", "ElectedLeaderWasCandidate",
 _OPERATOR = (ELECT, PERIODIC_UNCLEAN_ELECTION, UNCLEAN_RECOVERY)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def within_tolerance(r, lay, f):
     """KIP-966's durability promise applies (specs/facts.py, within_tolerance)."""
     h = lay[L_HIST]
     return r[h + H_LOSSY] < f[F_EFFECTIVE_MIN_ISR] and r[h + H_OPERATOR_UNCLEAN] == 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def running_leader(r, lay, f):
     leader = f[F_LEADER]
     return leader if leader >= 0 and alive(r, lay, leader) else -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def holds_committed_log(r, lay, i):
     """Broker i's log starts with every committed record (`visible`), at its offset."""
     h = lay[L_HIST]
@@ -52,7 +52,7 @@ def holds_committed_log(r, lay, i):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def same_prefix(r, lay, a, b, n):
     """a's log[:n] == b's log[:n] (Python slices: a log shorter than n is its whole self)."""
     la, lb = min(n, log_len(r, lay, a)), min(n, log_len(r, lay, b))
@@ -65,7 +65,7 @@ def same_prefix(r, lay, a, b, n):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def state_violations(r, lay, facts, check):
     """The bits (STATE order) of the invariants in `check` (a mask) that r violates."""
     f = facts_of(r, lay, facts)
@@ -116,7 +116,7 @@ def state_violations(r, lay, facts, check):
     return bad
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def log_matching(r, lay):
     """Two logs with an entry of the same leader epoch at the same offset agree up to it."""
     nb = lay[L_NB]
@@ -134,7 +134,7 @@ def log_matching(r, lay):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def step_violations(prev, action, t, lay, facts, check):
     """The bits (STEP order) of the step invariants in `check` that prev -action-> t violates."""
     p, f = facts_of(prev, lay, facts), facts_of(t, lay, facts)

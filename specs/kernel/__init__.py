@@ -58,6 +58,7 @@ class Kernel:
         self.out = np.zeros((self.max_successors, self.layout.width), dtype=np.int32)
         self.labels = np.zeros((self.max_successors, LABEL), dtype=np.int64)
         self.key = np.zeros(self.layout.key, dtype=np.int64)
+        self.work = np.zeros(2 * self.layout.nb, dtype=np.int64)
 
     def _max_successors(self) -> int:
         nb, cap = self.layout.nb, self.layout.cap
@@ -128,7 +129,7 @@ class Kernel:
         """out[:n], labels[:n] := row's successors, filling the tables on the way: n."""
         while True:
             n = successors(row, self.layout.lay, self.cv, self.plan, self.table_args(), unbounded, only,
-                           self.out, self.labels, self.key)
+                           self.out, self.labels, self.key, self.work)
             if n != MISS:
                 return n
             self.tables.fill(self.key)

@@ -39,7 +39,7 @@ MISS = -1
 LABEL = 5
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _event(t, lay, f, tables, kind, a, b, c, prefer, key, extra_from, extra_len):
     """The event (kind, a, b, c, prefer) on t's controller, `extra_len` more key ints copied from
     t at `extra_from` (the request): installs the outcome, or MISS."""
@@ -56,7 +56,7 @@ def _event(t, lay, f, tables, kind, a, b, c, prefer, key, extra_from, extra_len)
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _recovery_key(r, lay, f, key):
     """GetReplicaLogInfo's answers into the key: every running replica the controller accepts
     as a leader answers (its last written leader epoch, its log end offset)."""
@@ -72,7 +72,7 @@ def _recovery_key(r, lay, f, key):
             key[6 + 3 * i + 2] = n
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def effect(t, lay, cv, tables, action, p0, p1, p2, prefer, key):
     """Apply one step to `t` (a copy of the state): 0, or MISS. No guard is checked here."""
     facts = tables[3]
@@ -164,7 +164,7 @@ def effect(t, lay, cv, tables, action, p0, p1, p2, prefer, key):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _recovery_answered(t, lay, f, tables, strategy, key):
     """Install a recovery round's outcome; False (key filled) if the table lacks it."""
     ekeys, evals, eused, facts = tables
@@ -178,7 +178,7 @@ def _recovery_answered(t, lay, f, tables, strategy, key):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def recovery_refused(r, lay, f, tables, strategy, key):
     """Whether a recovery round would be refused (must wait): 1, 0, or MISS."""
     ekeys, evals, eused, facts = tables

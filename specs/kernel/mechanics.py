@@ -58,55 +58,55 @@ def config_vector(cfg: Config) -> np.ndarray:
 
 # ---------------------------------------------------------------- accessors
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", _nrt=False)
 def at(lay, i, field):
     """The offset of broker i's `field` (a layout constant: ALIVE, LOG_LEN, ...)."""
     return lay[L_B0] + i * lay[L_BW] + field
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", _nrt=False)
 def facts_of(r, lay, facts):
     return facts[r[lay[L_CTRL]]]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", _nrt=False)
 def has(mask, i):
     return (mask >> i) & 1 == 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", _nrt=False)
 def broker_epoch(f, nb, i):
     """The controller's registered broker epoch of broker i (NONE if it has none)."""
     return f[F_REPLICAS + 2 * nb + i]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", _nrt=False)
 def acceptable_leader(f, i):
     """Registered, unfenced and not in controlled shutdown."""
     return has(f[F_REGISTERED], i) and not has(f[F_FENCED], i) and not has(f[F_SHUTTING_DOWN], i)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", _nrt=False)
 def alive(r, lay, i):
     return r[at(lay, i, ALIVE)] != 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", _nrt=False)
 def log_len(r, lay, i):
     return r[at(lay, i, LOG_LEN)]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", _nrt=False)
 def entry_epoch(r, lay, i, k):
     return r[at(lay, i, LOG) + 2 * k]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", _nrt=False)
 def entry_record(r, lay, i, k):
     return r[at(lay, i, LOG) + 2 * k + 1]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def live_leader(r, lay, f):
     """The partition leader if its process is running, else -1."""
     leader = f[F_LEADER]
@@ -115,7 +115,7 @@ def live_leader(r, lay, f):
     return leader
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def common_prefix(r, lay, a, b):
     n = min(log_len(r, lay, a), log_len(r, lay, b))
     k = 0
@@ -125,12 +125,12 @@ def common_prefix(r, lay, a, b):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def same_log(r, lay, a, b):
     return log_len(r, lay, a) == log_len(r, lay, b) and common_prefix(r, lay, a, b) == log_len(r, lay, a)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def set_log_len(t, lay, i, n):
     """Cut (or declare) broker i's log at n entries; the slots past it are zero, so one state
     is one row."""
@@ -141,7 +141,7 @@ def set_log_len(t, lay, i, n):
 
 # ---------------------------------------------------------------- the broker side
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def fetch(t, lay, cv, f, leader, fi):
     """Follower fetch (docs/protocol.md, "Broker side"): the follower truncates to its common
     prefix with the leader's log and copies the rest (variant follower_truncates=false: it
@@ -164,7 +164,7 @@ def fetch(t, lay, cv, f, leader, fi):
     t[at(lay, fi, FETCH_EPOCH)] = broker_epoch(f, lay[L_NB], fi)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def stop_cleanly(t, lay, f, i):
     """A clean stop: the log is flushed and the clean-shutdown file holds the broker epoch."""
     epoch = broker_epoch(f, lay[L_NB], i)
@@ -173,7 +173,7 @@ def stop_cleanly(t, lay, f, i):
     t[at(lay, i, CLEAN_FILE)] = NO_EPOCH if epoch == NONE else epoch
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def crash(t, lay, i, survivors):
     """Unclean shutdown: the process stops, the clean-shutdown file is absent, and the log is
     its first `survivors` entries (what reached the disk)."""
@@ -184,7 +184,7 @@ def crash(t, lay, i, survivors):
     t[at(lay, i, CLEAN_FILE)] = NO_EPOCH
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def maximal_isr(r, lay, f):
     """Committed ISR plus the additions of the leader's own pending AlterPartition (a mask)."""
     mask = f[F_ISR_MASK]
@@ -195,14 +195,14 @@ def maximal_isr(r, lay, f):
     return mask
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def follower_leo(r, lay, leader, i):
     if i == leader:
         return log_len(r, lay, leader)
     return r[at(lay, i, LEO)]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def next_hwm(r, lay, cv, f):
     """The HWM the leader may advance to now, or -1 if it may not advance (the HWM rule:
     |ISR| >= min ISR, and the minimum log end offset of the maximal ISR)."""
@@ -229,7 +229,7 @@ def next_hwm(r, lay, cv, f):
     return target if target > r[at(lay, leader, HWM)] else -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def propose(t, lay, cv, f, members):
     """The leader's AlterPartition in flight, proposing the ISR `members` (a mask): in broker id
     order (Kafka 4.x), or (variant, Kafka 3.9) the ISR's order with a new member last; with
@@ -271,14 +271,14 @@ def propose(t, lay, cv, f, members):
     t[q + I_ISR_LEN] = n
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def clear_inflight(t, lay):
     q = lay[L_INFL]
     for k in range(I_ISR + 2 * lay[L_NB]):
         t[q + k] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def after_controller(t, lay, facts, old, out):
     """Install a controller outcome (`out`, an events row). Metadata reaches brokers atomically:
     a new leader or leader epoch resets the leader's follower bookkeeping (learnt again from
@@ -296,12 +296,12 @@ def after_controller(t, lay, facts, old, out):
         t[h + H_UNCLEAN_SHUTDOWNS] += out[O_UNCLEAN_SHUTDOWN]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def acked_mask(r, lay):
     return r[lay[L_HIST] + H_ACKED]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def records_of(r, lay, i):
     """The records broker i's log holds, as a mask (bit rec-1)."""
     m = 0

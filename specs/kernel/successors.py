@@ -10,7 +10,6 @@ election that picked a new leader is followed by the runs where it picked anothe
 """
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from specs.kernel.actions import (ADVANCE_HWM, CLEAN_SHUTDOWN, CONTROLLED_SHUTDOWN, CRASH, CRASH_LOSSY,
@@ -31,19 +30,19 @@ from specs.kernel.tables import (F_EFFECTIVE_MIN_ISR, F_FENCED, F_ISR_MASK, F_LE
 FENCE_BUDGET = -2        # plan: fence charges "fences" only when it hits a running broker
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", _nrt=False)
 def used_at(lay):
     """The offset of the budget use in a row."""
     return lay[L_HIST] + H_VISIBLE + lay[L_CAP]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def within_bounds(t, lay, cv, facts):
     f = facts_of(t, lay, facts)
     return f[F_LEADER_EPOCH] <= cv[CV_MAX_LEADER_EPOCH] and f[F_PARTITION_EPOCH] <= cv[CV_MAX_PARTITION_EPOCH]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def same_but_budgets(a, b, lay):
     for k in range(used_at(lay)):
         if a[k] != b[k]:
@@ -51,7 +50,7 @@ def same_but_budgets(a, b, lay):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def charged(r, lay, plan, action, p0):
     """The budget `action` charges in state r (-1: none)."""
     budget = plan[action, 0]
@@ -60,10 +59,11 @@ def charged(r, lay, plan, action, p0):
     return budget
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def apply(r, t, lay, cv, plan, tables, action, p0, p1, p2, prefer, key):
     """t = the state after the step (budget charged, no guard checked): 0, or MISS."""
-    t[:] = r
+    for k in range(len(r)):
+        t[k] = r[k]
     if effect(t, lay, cv, tables, action, p0, p1, p2, prefer, key) == MISS:
         return MISS
     budget = charged(r, lay, plan, action, p0)
@@ -72,7 +72,7 @@ def apply(r, t, lay, cv, plan, tables, action, p0, p1, p2, prefer, key):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _emit(r, lay, cv, plan, tables, unbounded, out, labels, key, n, action, p0, p1, p2):
     """Append the step (action, p0, p1, p2) and its other candidates to out/labels from n on:
     the new count, or MISS."""
@@ -103,9 +103,10 @@ def _emit(r, lay, cv, plan, tables, unbounded, out, labels, key, n, action, p0, 
     return n
 
 
-@njit(cache=True)
-def successors(r, lay, cv, plan, tables, unbounded, only, out, labels, key):
-    """Fill out[:n] and labels[:n] with r's successors (only action `only` if >= 0): n, or MISS."""
+@njit(cache=True, _nrt=False)
+def successors(r, lay, cv, plan, tables, unbounded, only, out, labels, key, work):
+    """Fill out[:n] and labels[:n] with r's successors (only action `only` if >= 0): n, or MISS.
+    `work`: scratch of 2 * brokers ints (compiled code here allocates nothing)."""
     facts = tables[3]
     f = facts_of(r, lay, facts)
     nb, used = lay[L_NB], used_at(lay)
@@ -143,7 +144,7 @@ def successors(r, lay, cv, plan, tables, unbounded, only, out, labels, key):
                 n = _emit(r, lay, cv, plan, tables, unbounded, out, labels, key, n, action, 0, 0, 0)
         elif action == SHRINK_ISR:        # each set of lagging followers once, named by its smallest
             if idle >= 0:
-                n = _shrinks(r, lay, cv, plan, tables, unbounded, out, labels, key, n, f, idle)
+                n = _shrinks(r, lay, cv, plan, tables, unbounded, out, labels, key, n, f, idle, work)
         elif action == EXPAND_ISR:        # caught up, an acceptable leader, fetched with its epoch
             if idle >= 0:
                 for k in range(f[F_N_REPLICAS]):
@@ -234,7 +235,7 @@ def successors(r, lay, cv, plan, tables, unbounded, only, out, labels, key):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _broker_guard(r, lay, f, action, i):
     """The guards of the steps that name one registered broker."""
     if action == CLEAN_SHUTDOWN:          # in controlled shutdown and running: it stops
@@ -247,19 +248,19 @@ def _broker_guard(r, lay, f, action, i):
             and not has(f[F_SHUTTING_DOWN], i))      # CONTROLLED_SHUTDOWN
 
 
-@njit(cache=True)
-def _shrinks(r, lay, cv, plan, tables, unbounded, out, labels, key, n, f, leader):
+@njit(cache=True, _nrt=False)
+def _shrinks(r, lay, cv, plan, tables, unbounded, out, labels, key, n, f, leader, work):
     """shrink_isr's parameters: the followers of the ISR whose LEO is behind the leader's, each
     set of them once (its smallest member, then the others in combinations order)."""
     nb = lay[L_NB]
     leo = log_len(r, lay, leader)
-    lagging = np.empty(nb, dtype=np.int64)
+    lagging = work[:nb]
     m = 0
     for i in range(nb):
         if has(f[F_ISR_MASK], i) and i != leader and r[at(lay, i, LEO)] < leo:
             lagging[m] = i
             m += 1
-    pick = np.empty(nb, dtype=np.int64)
+    pick = work[nb:2 * nb]
     for a in range(m):
         rest = m - a - 1
         for size in range(rest + 1):

@@ -43,7 +43,7 @@ def facts_width(nb: int) -> int:
     return F_REPLICAS + 3 * nb
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def key_hash(key) -> np.uint64:
     h = np.uint64(0x9E3779B97F4A7C15)
     for v in key:
@@ -53,7 +53,7 @@ def key_hash(key) -> np.uint64:
     return h
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def find(keys, used, key) -> int:
     """The slot holding `key`, or -(the free slot it would go to) - 1."""
     mask = np.int64(len(used) - 1)
@@ -71,13 +71,15 @@ def find(keys, used, key) -> int:
         slot = (slot + 1) & mask
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _rehash(keys, vals, used, new_keys, new_vals, new_used):
     for slot in range(len(used)):
         if used[slot]:
             at = -find(new_keys, new_used, keys[slot]) - 1
-            new_keys[at] = keys[slot]
-            new_vals[at] = vals[slot]
+            for k in range(keys.shape[1]):
+                new_keys[at, k] = keys[slot, k]
+            for k in range(vals.shape[1]):
+                new_vals[at, k] = vals[slot, k]
             new_used[at] = 1
 
 

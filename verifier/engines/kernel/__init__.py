@@ -109,7 +109,8 @@ class Search:
                     frontier, pos, end, base, self.nxt, n_next, self.parents, self.labels, self.n_store, self.vk1,
                     self.vk2, self.k.layout.lay, self.k.cv, self.k.plan, self.k.table_args(), self.k.out,
                     self.k.labels, self.k.key, self.ctr, self.enabled, self.taken, self.state_check,
-                    self.step_check, self.found_index, self.found_group, self.found_label, opts)
+                    self.step_check, self.found_index, self.found_group, self.found_label, opts, self.k.work,
+                    np.full(5, -1, dtype=np.int64))
                 if status == K.NEED_EVENT:
                     self.k.tables.fill(self.k.key)
                 elif status == K.GROW:

@@ -27,7 +27,7 @@ STEP_SLOT = 10
 SLOTS = 16
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def row_hash(row):
     """Two independent 64-bit hashes of a row (a 128-bit fingerprint; never both zero)."""
     a = np.uint64(0x243F6A8885A308D3)
@@ -43,7 +43,7 @@ def row_hash(row):
     return a | np.uint64(1), b
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def visit(vk1, vk2, a, b):
     """Insert the fingerprint (a, b); True if it was new."""
     mask = np.int64(len(vk1) - 1)
@@ -57,14 +57,14 @@ def visit(vk1, vk2, a, b):
         slot = (slot + 1) & mask
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def rehash(vk1, vk2, new1, new2):
     for slot in range(len(vk1)):
         if vk1[slot] != 0:
             visit(new1, new2, vk1[slot], vk2[slot])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _record(found_index, found_group, found_label, ctr, bits, first_slot, index, label):
     """Keep the first trace of each newly violated property (one group per call)."""
     group = ctr[C_GROUPS]
@@ -80,26 +80,26 @@ def _record(found_index, found_group, found_label, ctr, bits, first_slot, index,
         k += 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def expand(frontier, pos, end, base, nxt, n_next, parents, labels_of, n_store, vk1, vk2,
            lay, cv, plan, tables, out, labels, key, ctr, enabled, taken, state_check, step_check, found_index,
-           found_group, found_label, opts):
+           found_group, found_label, opts, work, none):
     """Expand frontier[pos:end] (state numbers base+pos...): (what ended it, pos, n_next, n_store).
-    `opts`: keep going after a violation, check deadlocks, max states (-1: none)."""
+    `opts`: keep going after a violation, check deadlocks, max states (-1: none); `work`: the
+    successors' scratch; `none`: a label of -1s."""
     facts = tables[3]
     keep_going, deadlocks, max_states = opts[0], opts[1], opts[2]
-    none = np.full(5, -1, dtype=np.int64)
     while pos < end:
         row = frontier[pos]
         me = base + pos
-        n = successors(row, lay, cv, plan, tables, False, -1, out, labels, key)
+        n = successors(row, lay, cv, plan, tables, False, -1, out, labels, key, work)
         if n == MISS:
             return NEED_EVENT, pos, n_next, n_store
         if n_next + n > len(nxt) or n_store + n > len(parents) or 2 * (ctr[C_VISITED] + n) > len(vk1):
             return GROW, pos, n_next, n_store
         stuck = False
         if n == 0 and deadlocks and found_index[DEADLOCK_SLOT] < 0:
-            m = successors(row, lay, cv, plan, tables, True, -1, out, labels, key)
+            m = successors(row, lay, cv, plan, tables, True, -1, out, labels, key, work)
             if m == MISS:
                 return NEED_EVENT, pos, n_next, n_store
             stuck = m == 0
@@ -122,8 +122,10 @@ def expand(frontier, pos, end, base, nxt, n_next, parents, labels_of, n_store, v
             ctr[C_VISITED] += 1
             taken[action] += 1
             parents[n_store] = me
-            labels_of[n_store] = labels[k]
-            nxt[n_next] = t
+            for j in range(5):
+                labels_of[n_store, j] = labels[k, j]
+            for j in range(len(t)):
+                nxt[n_next, j] = t[j]
             n_next += 1
             n_store += 1
             open_states = state_check & ~_found_mask(found_index, 0, 10)
@@ -145,7 +147,7 @@ def expand(frontier, pos, end, base, nxt, n_next, parents, labels_of, n_store, v
     return DONE, pos, n_next, n_store
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _found_mask(found_index, first, count):
     m = 0
     for k in range(count):
@@ -154,6 +156,6 @@ def _found_mask(found_index, first, count):
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def root_violations(row, lay, facts, check):
     return state_violations(row, lay, facts, check)
