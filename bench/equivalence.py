@@ -8,6 +8,7 @@ step).
     python bench/equivalence.py run --tree .            --json after.json
     python bench/equivalence.py compare before.json after.json      # a markdown table; exit 1 on a difference
     python bench/equivalence.py compare --common before.json a.json b.json   # parts of a run, finished cases only
+    python bench/equivalence.py run --tree . --engine kernel --json kernel.json   # every case on the compiled kernel
 
 A run stopped part-way keeps the cases it finished in its JSON file and goes on from there when
 started again with the same --json.
@@ -78,7 +79,8 @@ def facts(summary: dict, out: Path) -> dict:
     return got
 
 
-def run(tree: Path, which: list[dict], python: str, json_out: Path) -> dict:
+def run(tree: Path, which: list[dict], python: str, json_out: Path, engine: str | None = None,
+        workers: int | None = None) -> dict:
     """Each case's facts, the JSON file rewritten after every case (a long run stopped keeps
     what it has; the same command goes on from it)."""
     results = json.loads(json_out.read_text()) if json_out.exists() else {}
@@ -90,8 +92,10 @@ def run(tree: Path, which: list[dict], python: str, json_out: Path) -> dict:
             config = Path(tmp) / "case.toml"
             config.write_text(toml_of(case["cfg"]))
             started = time.monotonic()
+            count = workers or (1 if engine else case["workers"])
+            chosen = ["--engine", engine] if engine else []
             proc = subprocess.run([python, "-m", "verifier.cli", "check", "--config", str(config), "--workers",
-                                   str(case["workers"]), "--out", str(Path(tmp) / "out"), "-q"],
+                                   str(count), *chosen, "--out", str(Path(tmp) / "out"), "-q"],
                                   cwd=tree, env=env, capture_output=True, text=True)
             runs = list((Path(tmp) / "out").glob("*/summary.json"))
             if proc.returncode not in (0, 1) or len(runs) != 1:
@@ -149,6 +153,10 @@ def main() -> int:
     r.add_argument("--python", default=sys.executable)
     r.add_argument("--no-rows", action="store_true")
     r.add_argument("--no-mutants", action="store_true")
+    r.add_argument("--workers", type=int, help="every case with this many workers (any checkout)")
+    r.add_argument("--engine", choices=("kernel", "python"),
+                   help="pass --engine to check, every case with one worker (kernel: the compiled kernel; "
+                        "python: the one-process search); a checkout before the kernel has no such option")
     c = sub.add_parser("compare")
     c.add_argument("before")
     c.add_argument("after", nargs="+", help="one run's JSON, or several that together make it")
@@ -156,7 +164,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.what == "run":
         which = cases(not args.no_rows, not args.no_mutants)
-        run(args.tree.resolve(), which, args.python, Path(args.json))
+        run(args.tree.resolve(), which, args.python, Path(args.json), args.engine, args.workers)
         return 0
     after: dict = {}
     for part in args.after:

@@ -71,7 +71,7 @@ def facts_of(r, lay, facts):
 
 @njit(cache=True, inline="always", _nrt=False)
 def has(mask, i):
-    return (mask >> i) & 1 == 1
+    return ((mask >> i) & 1) == 1
 
 
 @njit(cache=True, inline="always", _nrt=False)

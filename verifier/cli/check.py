@@ -52,13 +52,19 @@ def run(args: argparse.Namespace) -> int:
     options = Options(check_deadlock=inputs.deadlock, keep_going=keep_going, graph=bool(args.dump_graph))
     workers = args.workers_used = _workers(args)
     saver, resume_from = _checkpoint(args, model, invs, options, out)
-    if kind == "bfs":
+    name = "simulate" if kind == "simulate" else search_engine(args, model, invs, Settings(limits, options))
+    if name == "kernel":
+        args.workers_used = 1
+        out.print("engine: kernel (the model compiled, one core)", markup=False)
+    elif kind == "bfs":
         out.print(f"workers: {workers}" + (" (checkpoints and --dump-graph use the one-process search)"
                                            if workers == 1 and args.workers is None and os.cpu_count() != 1
                                            else ""), markup=False)
-    name = "simulate" if kind == "simulate" else ("bfs" if workers == 1 else "parallel")
+        name = "bfs" if workers == 1 else "parallel"
     if name == "simulate":
         own = knobs(name, walks=args.simulate, depth=args.depth, seed=args.seed)
+    elif name == "kernel":
+        own = knobs(name)
     elif name == "bfs":
         own = knobs(name, checkpoint=saver, resume_from=resume_from)
     else:
@@ -82,6 +88,30 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--dump-graph: this config has more than {GRAPH_LIMIT:,} states, too many for a graph "
                          f"file; stopped there (shrink it with --bound, or drop --dump-graph)")
     return report_search(args, out, model, invs, result, run_id, out_dir, comparison)
+
+
+def search_engine(args, model, properties, settings) -> str:
+    """"kernel" or "python" for the exhaustive search: --engine, where auto takes the kernel
+    unless the check asks for what only the Python search does (symmetry, checkpoints,
+    --dump-graph, --workers N > 1, a property without a row form). --engine kernel on such a
+    check is refused with the kernel's reason (exit 2)."""
+    from verifier.cli.binding import refuse
+    from verifier.core.exitcodes import InputError
+    choice = getattr(args, "engine", "python") or "auto"
+    if choice == "python":
+        return "python"
+    asked = [opt for opt, on in (("--checkpoint-dir", getattr(args, "checkpoint_dir", None)),
+                                 ("--resume", getattr(args, "resume", None)),
+                                 ("--workers", getattr(args, "workers", None) not in (None, 1))) if on]
+    if asked and choice == "kernel":
+        raise UsageError(f"--engine kernel: {', '.join(asked)} needs the Python search (--engine python)")
+    try:
+        refuse("kernel", model, properties, settings)
+    except InputError as exc:
+        if choice == "kernel":
+            raise UsageError(f"--engine kernel: {exc}") from None
+        return "python"
+    return "python" if asked else "kernel"
 
 
 def _graph_limits(path: str, limits):
@@ -260,7 +290,9 @@ def run_mutants(args: argparse.Namespace) -> int:
     settings = Settings(limits=Limits(time_budget=args.time_budget))
 
     def run_one(cfg) -> dict:
-        result = engine_named("bfs")(Model(cfg, symmetry=not args.no_symmetry), properties(), settings)
+        model = Model(cfg, symmetry=not args.no_symmetry)
+        name = search_engine(args, model, properties(), settings)
+        result = engine_named("kernel" if name == "kernel" else "bfs")(model, properties(), settings)
         return gate.outcome_row(cfg.mutant, result, states=result.distinct_states)
 
     def run_liveness(cfg) -> dict:
