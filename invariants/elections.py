@@ -5,17 +5,8 @@ from __future__ import annotations
 from invariants import explain as E
 from invariants import twins as Z
 from invariants.registry import TOLERANCE, step_invariant
-from specs.actions import OPERATOR_ELECTIONS
-from specs.facts import within_tolerance
-from specs.state import NO_LEADER
+from invariants.rows import step_holds
 
-
-
-def _new_leader(prev, s) -> int:
-    old, new = prev.ctrl.partition, s.ctrl.partition
-    if new.leader != NO_LEADER and new.leader != old.leader:
-        return new.leader
-    return NO_LEADER
 
 
 @step_invariant("LeaderElectedRegisteredUnfenced", "election", explain=E.elected_unacceptable,
@@ -24,8 +15,7 @@ def leader_elected_registered_unfenced(cfg, prev, label, s) -> bool:
     """A new leader is an acceptable leader: registered, unfenced, not in controlled shutdown
     (docs/protocol.md, "The pipeline"). The unclean-recovery tool proposal (KAFKA-20098) asks
     the same of a designated leader: in the replica set, unfenced, with an online replica."""
-    b = _new_leader(prev, s)
-    return b == NO_LEADER or s.ctrl.acceptable_leader(b)
+    return step_holds(cfg, prev, label, s, "LeaderElectedRegisteredUnfenced")
 
 
 @step_invariant("ElectedLeaderWasCandidate", "election", explain=E.elected_outside_candidates,
@@ -34,13 +24,7 @@ def elected_leader_was_candidate(cfg, prev, label, s) -> bool:
     """KIP-966: "In addition to the ISR members, replicas in ELR are also eligible for leader
     election during a clean election process." A clean election takes its leader from the ISR
     or the ELR; any other choice must be flagged unclean (leader_recovery_state RECOVERING)."""
-    b = _new_leader(prev, s)
-    if b == NO_LEADER or s.hist.unclean_elections > prev.hist.unclean_elections:
-        return True
-    if label[0] in ("deliver_alter_partition", "alter_partition"):
-        return b in s.ctrl.partition.isr
-    p = prev.ctrl.partition
-    return b in p.isr or b in p.elr
+    return step_holds(cfg, prev, label, s, "ElectedLeaderWasCandidate")
 
 
 @step_invariant("UncleanElectionOnlyAfterMinIsrUncleanShutdowns", "election", explain=E.unclean_election_too_early,
@@ -50,11 +34,7 @@ def unclean_election_only_after_min_isr_unclean_shutdowns(cfg, prev, label, s) -
     discovers an ELR member has an unclean shutdown." So ISR and ELR are both empty, and the
     controller elects uncleanly on its own (unclean.leader.election.enable off), only after
     min ISR unclean shutdowns (docs/protocol.md, "The pipeline")."""
-    if s.hist.unclean_elections <= prev.hist.unclean_elections:
-        return True
-    if label[0] in OPERATOR_ELECTIONS or prev.ctrl.unclean_leader_election:
-        return True
-    return s.hist.unclean_shutdowns >= s.ctrl.effective_min_isr
+    return step_holds(cfg, prev, label, s, "UncleanElectionOnlyAfterMinIsrUncleanShutdowns")
 
 
 @step_invariant("OneLeaderPerEpoch", "election", explain=E.leader_epoch_reused)
@@ -63,8 +43,7 @@ def one_leader_per_epoch(cfg, prev, label, s) -> bool:
     included (docs/protocol.md, "The pipeline"). So every leader change raises the leader
     epoch, and a leader epoch names one leader: the fence that FENCED_LEADER_EPOCH and fetch
     truncation rely on."""
-    old, new = prev.ctrl.partition, s.ctrl.partition
-    return new.leader == old.leader or new.leader_epoch > old.leader_epoch
+    return step_holds(cfg, prev, label, s, "OneLeaderPerEpoch")
 
 
 @step_invariant("RecoveryElectsAReplicaWithEveryAnsweredRecord", "election", TOLERANCE,
@@ -76,16 +55,4 @@ def recovery_elects_a_replica_with_every_answered_record(cfg, prev, label, s) ->
     recovery round elects holds every acknowledged record that any replica that answered
     GetReplicaLogInfo (running and an acceptable leader) holds: the round itself loses nothing
     it was told about."""
-    if label[0] != "unclean_recovery" or not within_tolerance(cfg, prev):
-        return True
-    b = _new_leader(prev, s)
-    if b == NO_LEADER:
-        return True
-    chosen = {rec for _, rec in s.replicas[cfg.brokers.index(b)].log}
-    acked = set(prev.hist.acked)
-    for a in prev.ctrl.partition.replicas:
-        r = prev.replicas[cfg.brokers.index(a)] if a in cfg.brokers else None
-        if r is not None and r.alive and prev.ctrl.acceptable_leader(a):
-            if (acked & {rec for _, rec in r.log}) - chosen:
-                return False
-    return True
+    return step_holds(cfg, prev, label, s, "RecoveryElectsAReplicaWithEveryAnsweredRecord")

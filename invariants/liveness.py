@@ -64,7 +64,7 @@ def _leaderless_with_live_complete_candidate(cfg, s) -> bool:
         return False
     for b in set(p.isr) | set(p.elr):
         r = replica(cfg, s, b)
-        if r is not None and r.alive and holds_committed_log(s, r):
+        if r is not None and r.alive and holds_committed_log(cfg, s, b):
             return True
     return False
 

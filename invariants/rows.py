@@ -1,18 +1,21 @@
-"""The invariants over the kernel's rows (specs/kernel): the same rules as invariants/structure.py,
-completeness.py and elections.py, for the compiled search. Each function names the
-invariant it decides; `STATE` and `STEP` map the registry's names to their bit in the masks
-`state_violations` and `step_violations` return. tests/specs/test_kernel.py holds every one
-of them to its NamedTuple form on every state (and step) of the default and recovery runs.
+"""The invariants' rules, once, over the kernel's rows (specs/kernel): every engine's verdict
+comes from here. invariants/structure.py, completeness.py and elections.py declare each
+property (its name, group, the rule it quotes, its explanation and z3 twin); their `check`
+asks `holds` or `step_holds` below, which pack the state and run these functions, and the
+compiled search runs them on its rows directly. `STATE` and `STEP` map the registry's names
+to their bit in the masks `state_violations` and `step_violations` return.
 """
 from __future__ import annotations
 
 from numba import njit
 
-from specs.kernel.actions import DELIVER_ALTER_PARTITION, ELECT, PERIODIC_UNCLEAN_ELECTION, UNCLEAN_RECOVERY
+from specs.actions import ACTION_NAMES, OPERATOR_ELECTIONS
+from specs.kernel.successors import DELIVER_ALTER_PARTITION, UNCLEAN_RECOVERY
 from specs.kernel.layout import (FETCH_EPOCH, H_LOSSY, H_OPERATOR_UNCLEAN, H_UNCLEAN_ELECTIONS, H_UNCLEAN_SHUTDOWNS,
                                  H_VISIBLE, H_VISIBLE_LEN, HWM, LEO, L_HIST, L_NB)
 from specs.kernel.mechanics import (acceptable_leader, acked_mask, alive, at, broker_epoch, entry_epoch,
-                                    entry_record, facts_of, has, log_len, records_of)
+                                    entry_record, facts_of, has, holds_committed_log, log_len, records_of,
+                                    within_tolerance)
 from specs.kernel.tables import (F_EFFECTIVE_MIN_ISR, F_ELR_MASK, F_FENCED, F_ISR_MASK, F_LEADER, F_LEADER_EPOCH,
                                  F_N_ISR, F_REGISTERED, F_REPLICA_MASK, F_UNCLEAN)
 
@@ -23,33 +26,13 @@ STEP = ("LeaderElectedRegisteredUnfenced", "ElectedLeaderWasCandidate",
         "UncleanElectionOnlyAfterMinIsrUncleanShutdowns", "OneLeaderPerEpoch",
         "RecoveryElectsAReplicaWithEveryAnsweredRecord")
 # the steps OPERATOR_ELECTIONS names (specs/actions): their unclean choice is sanctioned
-_OPERATOR = (ELECT, PERIODIC_UNCLEAN_ELECTION, UNCLEAN_RECOVERY)
-
-
-@njit(cache=True, _nrt=False)
-def within_tolerance(r, lay, f):
-    """KIP-966's durability promise applies (specs/facts.py, within_tolerance)."""
-    h = lay[L_HIST]
-    return r[h + H_LOSSY] < f[F_EFFECTIVE_MIN_ISR] and r[h + H_OPERATOR_UNCLEAN] == 0
+_OPERATOR = tuple(ACTION_NAMES.index(n) for n in sorted(OPERATOR_ELECTIONS))
 
 
 @njit(cache=True, _nrt=False)
 def running_leader(r, lay, f):
     leader = f[F_LEADER]
     return leader if leader >= 0 and alive(r, lay, leader) else -1
-
-
-@njit(cache=True, _nrt=False)
-def holds_committed_log(r, lay, i):
-    """Broker i's log starts with every committed record (`visible`), at its offset."""
-    h = lay[L_HIST]
-    n = r[h + H_VISIBLE_LEN]
-    if log_len(r, lay, i) < n:
-        return False
-    for k in range(n):
-        if entry_record(r, lay, i, k) != r[h + H_VISIBLE + k]:
-            return False
-    return True
 
 
 @njit(cache=True, _nrt=False)
@@ -100,7 +83,7 @@ def state_violations(r, lay, facts, check):
     if check & 32 and leader >= 0:             # FollowerLogMatchesLeader
         for i in range(nb):
             leo = r[at(lay, i, LEO)]
-            if leo < 0 or not alive(r, lay, i) or i == leader or r[at(lay, i, FETCH_EPOCH)] != broker_epoch(f, nb, i):
+            if leo < 0 or not alive(r, lay, i) or i == leader or r[at(lay, i, FETCH_EPOCH)] != broker_epoch(f, i):
                 continue
             if leo > log_len(r, lay, leader) or not same_prefix(r, lay, i, leader, leo):
                 bad |= 32
@@ -167,3 +150,30 @@ def step_violations(prev, action, t, lay, facts, check):
                     bad |= 16
                     break
     return bad
+
+
+# ---------------------------------------------------------------- the registry's checks
+def holds(cfg, s, name: str) -> bool:
+    """Whether state s satisfies the state invariant `name` (the registry's `check`)."""
+    from specs.kernel import kernel_of
+    k = kernel_of(cfg, s)
+    memo = k.verdicts
+    if memo[0] is not s:
+        row = k.pack(s)
+        memo[0], memo[1] = s, int(state_violations(row, k.layout.lay, k.tables.facts, (1 << len(STATE)) - 1))
+    return not memo[1] >> STATE.index(name) & 1
+
+
+def step_holds(cfg, prev, label, s, name: str) -> bool:
+    """Whether the step prev -label-> s satisfies the step invariant `name`."""
+    from specs.actions import ACTION_NAMES
+    from specs.kernel import kernel_of
+    k = kernel_of(cfg, prev)
+    k = kernel_of(cfg, s)
+    memo = k.step_verdicts
+    if memo[0] is not prev or memo[1] is not s or memo[2] != label:
+        name_of = "deliver_alter_partition" if label[0] == "alter_partition" else label[0]   # a raw request
+        action = ACTION_NAMES.index(name_of) if name_of in ACTION_NAMES else -1
+        bad = step_violations(k.pack(prev), action, k.pack(s), k.layout.lay, k.tables.facts, (1 << len(STEP)) - 1)
+        memo[:] = [prev, s, label, int(bad)]
+    return not memo[3] >> STEP.index(name) & 1

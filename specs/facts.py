@@ -27,30 +27,19 @@ def running_leader(cfg: Config, s: State) -> Optional[Replica]:
     return r if r is not None and r.alive else None
 
 
-def holds_committed_log(s: State, r: Replica) -> bool:
-    """r's log starts with every committed record (the history's `visible`), at its offset."""
-    visible = s.hist.visible
-    log = r.log
-    if len(log) < len(visible):
-        return False
-    return all(log[i][1] == rec for i, rec in enumerate(visible))
+def holds_committed_log(cfg: Config, s: State, b: int) -> bool:
+    """Broker b's log starts with every committed record (the history's `visible`), at its
+    offset (specs/kernel/mechanics.py, holds_committed_log)."""
+    from specs.kernel import kernel_of
+    return kernel_of(cfg, s).fact(s, "holds_committed_log", b)
 
 
 def within_tolerance(cfg: Config, s: State) -> bool:
     """KIP-966's durability promise applies: fewer than min ISR lossy crashes of the
-    partition's replicas ("MinISR-1 tolerance to data loss unclean shutdown events") and no unclean
-    election an operator chose (unclean.leader.election.enable, an admin UNCLEAN or designated
-    election, a recovery strategy: the documented points where Kafka trades durability for
-    availability). The controller's own last-known-leader election excuses nothing: with
-    unclean elections disabled nobody chose it (docs/protocol.md, "Durability")."""
-    return s.hist.lossy_crashes < s.ctrl.effective_min_isr and s.hist.operator_unclean_elections == 0
-
-
-def leader_candidates(s: State) -> set[int]:
-    """The brokers a clean election may pick: the ISR and the registered, unfenced ELR."""
-    ctrl = s.ctrl
-    p = ctrl.partition
-    return set(p.isr) | {b for b in p.elr if b in ctrl.registered and b not in ctrl.fenced}
+    partition's replicas and no unclean election an operator chose (specs/kernel/mechanics.py,
+    within_tolerance, which the properties run)."""
+    from specs.kernel import kernel_of
+    return kernel_of(cfg, s).fact(s, "within_tolerance")
 
 
 def lost_records(cfg: Config, s: State) -> set:

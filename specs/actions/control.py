@@ -1,53 +1,34 @@
 """The controller's operations as actions: fencing, heartbeats, controlled shutdown, admin
 elections, topic config changes, reassignment and unclean recovery rounds, plus the two raw
 requests only replay sends (a registration, an AlterPartition). The rules they run are in
-specs/controller.py; docs/protocol.md, "Controller events", states them."""
+specs/controller.py; docs/protocol.md, "Controller events", states them. Each explored
+operation's guard and broker-side effect are `<name>_params` and `<name>_effect` in
+specs/kernel/control.py; the two requests install their outcome through the kernel too."""
 from __future__ import annotations
 
 from typing import Optional
 
-from specs import brokers as B
 from specs import controller as C
-from specs.actions.common import after_controller, alive, event
 from specs.actions.declare import (BOOL, BROKER, BROKER_LIST, CONTROLLER, EPOCH_MAP, INT_LIST, LONG, OPT_INT,
                                    REQUEST, Kind, OpError, Param, action, at_least, choice)
 from specs.algebra import CONCRETE
 from specs.config import Config
 from specs.rules import RECOVERY_STRATEGIES, Outside
-from specs.state import NO_EPOCH, NO_LEADER, RECOVERY_NAMES, AlterPartitionRequest, State
+from specs.state import NO_EPOCH, RECOVERY_NAMES, AlterPartitionRequest, State
 
 Result = tuple[State, Optional[str]]
 
 
-@action(CONTROLLER, params=(BROKER,), elects=True, fault=True, z3=("fence",))
+@action(CONTROLLER, params=(BROKER,), budget="fences", charged_if_running=True, elects=True, fault=True,
+        z3=("fence",))
 class fence:
     """Session timeout (free for a stopped broker) or a network partition from the controller:
     the broker leaves the ISR and may join ELR."""
-
-    def enabled(cfg: Config, s: State):
-        for b in s.ctrl.registered:
-            if b not in s.ctrl.fenced:
-                yield (b,)
-
-    def budget(cfg: Config, s: State, params: tuple) -> Optional[str]:
-        """A stopped broker's session timing out is free; fencing a running one is a network fault."""
-        return "fences" if alive(cfg, s, params[0]) else None
-
-    def effect(cfg: Config, s: State, broker: int, prefer: Optional[int] = None) -> Result:
-        return after_controller(cfg, s, event(cfg, C.fence, s.ctrl, broker, prefer=prefer))
 
 
 @action(CONTROLLER, params=(BROKER,), elects=True, fair=True, z3=("unfence",))
 class unfence:
     """A heartbeat from a running broker unfences it; leaderless partitions elect again."""
-
-    def enabled(cfg: Config, s: State):
-        for b in s.ctrl.fenced:
-            if alive(cfg, s, b) and b not in s.ctrl.shutting_down:
-                yield (b,)
-
-    def effect(cfg: Config, s: State, broker: int, prefer: Optional[int] = None) -> Result:
-        return after_controller(cfg, s, event(cfg, C.unfence, s.ctrl, broker, prefer=prefer))
 
 
 @action(CONTROLLER, params=(BROKER,), budget="clean_shutdowns", elects=True, fault=True,
@@ -56,17 +37,6 @@ class controlled_shutdown:
     """A broker asks to shut down: while it leads, it enters controlled shutdown (no longer an
     acceptable leader nor in any ISR); a broker that leads nothing is told to shut down at once,
     is fenced, and stops cleanly (it flushes and writes its clean-shutdown file)."""
-
-    def enabled(cfg: Config, s: State):
-        for b in s.ctrl.registered:
-            if alive(cfg, s, b) and b not in s.ctrl.fenced and b not in s.ctrl.shutting_down:
-                yield (b,)
-
-    def effect(cfg: Config, s: State, broker: int, prefer: Optional[int] = None) -> Result:
-        out = event(cfg, C.controlled_shutdown, s.ctrl, broker, prefer=prefer)
-        if broker in out.ctrl.fenced and broker not in s.ctrl.fenced:     # SHUTDOWN_NOW: it stops
-            s = B.stop_cleanly(cfg, s, broker)
-        return after_controller(cfg, s, out)
 
 
 @action(CONTROLLER, params=(Param("type", choice("preferred", "unclean", "designated")),
@@ -77,20 +47,9 @@ class elect:
     """Admin election (ElectLeaders): preferred, unclean, or designated (the unclean-recovery
     tool's, naming the leader)."""
 
-    def enabled(cfg: Config, s: State):
-        yield ("preferred", None)
-        if s.ctrl.partition.leader == NO_LEADER:
-            yield ("unclean", None)
-            if cfg.rules.designated_elections:
-                for b in s.ctrl.partition.replicas:
-                    yield ("designated", b)
-
     def check(type: str, leader: Optional[int]) -> None:
         if type == "designated" and leader is None:
             raise OpError("a designated election needs 'leader'")
-
-    def effect(cfg: Config, s: State, type: str, leader: Optional[int], prefer: Optional[int] = None) -> Result:
-        return after_controller(cfg, s, event(cfg, C.elect, s.ctrl, type, leader, prefer=prefer))
 
 
 @action(CONTROLLER, params=(Param("value", at_least(1)),), budget="config_changes", operator=True,
@@ -98,67 +57,22 @@ class elect:
 class set_min_isr:
     """A min.insync.replicas change of the topic (Kafka clears ELR on any change)."""
 
-    def enabled(cfg: Config, s: State):
-        for v in range(1, len(s.ctrl.partition.replicas) + 1):
-            if v != s.ctrl.min_isr:
-                yield (v,)
-
-    def effect(cfg: Config, s: State, value: int) -> Result:
-        return after_controller(cfg, s, event(cfg, C.set_min_isr, s.ctrl, value))
-
 
 @action(CONTROLLER, params=(Param("value", BOOL),), budget="config_changes", operator=True,
         z3=("set_unclean",))
 class set_unclean:
     """An unclean.leader.election.enable change."""
 
-    def enabled(cfg: Config, s: State):
-        yield (not s.ctrl.unclean_leader_election,)
-
-    def effect(cfg: Config, s: State, value: bool) -> Result:
-        return after_controller(cfg, s, event(cfg, C.set_unclean, s.ctrl, value))
-
 
 @action(CONTROLLER, elects=True, z3=("periodic_unclean_election",))
 class periodic_unclean_election:
     """The controller's periodic task: unclean elections where the topic enables them."""
-
-    def enabled(cfg: Config, s: State):
-        if (s.ctrl.unclean_leader_election and s.ctrl.partition.leader == NO_LEADER
-                and cfg.rules.unclean_recovery_strategy is None):   # variant: rounds replace it
-            yield ()
-
-    def effect(cfg: Config, s: State, prefer: Optional[int] = None) -> Result:
-        return after_controller(cfg, s, event(cfg, C.periodic_unclean_election, s.ctrl, prefer=prefer))
 
 
 @action(CONTROLLER, params=(Param("replicas", BROKER_LIST),), budget="reassignments", reads_replica_order=True,
         operator=True, z3=Outside("reassignment: the z3 encoding has no reassignment"))
 class reassign:
     """A partition reassignment to a new replica set (one replica swapped for a spare broker)."""
-
-    def enabled(cfg: Config, s: State):
-        p = s.ctrl.partition
-        if p.adding_replicas or p.removing_replicas:
-            return
-        spare = [b for b in cfg.brokers if b not in p.replicas]
-        for i in range(len(p.replicas)):
-            for e in spare:
-                yield (p.replicas[:i] + (e,) + p.replicas[i + 1:],)
-
-    def effect(cfg: Config, s: State, replicas: tuple) -> Result:
-        return after_controller(cfg, s, event(cfg, C.reassign, s.ctrl, tuple(replicas)))
-
-
-def log_info(cfg: Config, s: State) -> dict[int, tuple[int, int]]:
-    """GetReplicaLogInfo answers: every live replica the controller has unfenced replies with
-    (last written leader epoch, log end offset)."""
-    out = {}
-    for b in s.ctrl.partition.replicas:
-        if alive(cfg, s, b) and s.ctrl.acceptable_leader(b):
-            log = B.replica_of(cfg, s, b).log
-            out[b] = (log[-1][0] if log else -1, len(log))
-    return out
 
 
 @action(CONTROLLER, params=(Param("strategy", choice(*RECOVERY_STRATEGIES, optional=True), required=False),),
@@ -167,18 +81,6 @@ class unclean_recovery:
     """A KIP-966 unclean recovery round (variant): ask the replicas for their logs, elect the
     one with the highest last leader epoch, then the longest log. Enabled when the strategy's
     conditions hold, i.e. when a round elects: a round that must wait changes nothing."""
-
-    def enabled(cfg: Config, s: State):
-        strategy = cfg.rules.unclean_recovery_strategy
-        if strategy is not None and s.ctrl.partition.leader == NO_LEADER:
-            info = tuple(sorted(log_info(cfg, s).items()))
-            if event(cfg, C.unclean_recovery, s.ctrl, strategy, info).error is None:
-                yield (strategy,)
-
-    def effect(cfg: Config, s: State, strategy: Optional[str]) -> Result:
-        strategy = strategy or cfg.rules.unclean_recovery_strategy or "balanced"
-        info = tuple(sorted(log_info(cfg, s).items()))
-        return after_controller(cfg, s, event(cfg, C.unclean_recovery, s.ctrl, strategy, info))
 
 
 # ---------------------------------------------------------------- requests only replay sends
@@ -204,15 +106,14 @@ class register:
 
     def effect(cfg: Config, s: State, broker: int, clean_shutdown: Optional[bool], previous_broker_epoch: int,
                new_broker_epoch: Optional[int]) -> Result:
+        from specs.kernel import kernel_of
         current = s.ctrl.broker_epoch(broker)
         if new_broker_epoch is None:
             new_broker_epoch = (100 + broker if current is None else current) + 1000
         out = C.register(CONCRETE, cfg.rules, s.ctrl, broker, previous_broker_epoch, new_broker_epoch,
                          clean_shutdown)
-        if broker in cfg.brokers:   # the broker side: a new incarnation, running
-            r = B.replica_of(cfg, s, broker)
-            s = B.set_replica(cfg, s, broker, r._replace(alive=True, flushed=len(r.log), clean_file=NO_EPOCH))
-        return after_controller(cfg, s, out)
+        # the broker side, as restart's: a new incarnation, running (a stranger has no replica)
+        return kernel_of(cfg, s).install(s, out, revive=broker if broker in cfg.brokers else None)
 
 
 @action(REQUEST, params=(Param("broker", OPT_INT, required=False), Param("request_broker_epoch", LONG, required=False),
@@ -233,4 +134,5 @@ class alter_partition:
         epochs = dict(broker_epochs)
         req = AlterPartitionRequest(sender, request_broker_epoch, leader_epoch, partition_epoch, tuple(isr),
                                     tuple(epochs.get(b, NO_EPOCH) for b in isr), leader_recovery_state)
-        return after_controller(cfg, s, C.alter_partition(CONCRETE, cfg.rules, s.ctrl, req))
+        from specs.kernel import kernel_of
+        return kernel_of(cfg, s).install(s, C.alter_partition(CONCRETE, cfg.rules, s.ctrl, req))

@@ -1,10 +1,13 @@
 """How an action is declared: one class per protocol step, checked when it is defined.
 
-    @action(CONTROLLER, params=(BROKER,), budget="fences", elects=True, fault=True, z3=("fence",))
+    @action(CONTROLLER, params=(BROKER,), budget="fences", charged_if_running=True, elects=True,
+            fault=True, z3=("fence",))
     class fence:
         '''Session timeout, or a network partition from the controller.'''
-        def enabled(cfg, s): ...            # the parameter tuples for which the guard holds
-        def effect(cfg, s, broker, prefer=None): ...   # -> (next state, error name or None)
+
+The step's guard and effect are the kernel's (`<name>_params`, `<name>_effect` in
+specs/kernel/data.py or control.py; specs/kernel checks every declared step has both). A
+raw request only replay sends (REQUEST) has its `effect(cfg, s, *params)` here instead.
 
 Everything else is derived from these declarations: the action list every engine explores,
 replay's operation table and field checks, which faults engines may aim at a broker, which
@@ -141,9 +144,9 @@ class Action(NamedTuple):
     kind: str                                   # DATA, CONTROLLER or REQUEST
     params: tuple[Param, ...]
     doc: str
-    enabled: Optional[Callable]                 # (cfg, s) -> parameter tuples whose guard holds
-    effect: Callable                            # (cfg, s, *params[, prefer]) -> (state, error)
-    budget: Union[str, Callable, None]          # a budget name, or (cfg, s, params) -> name or None
+    effect: Optional[Callable]                  # a REQUEST's (cfg, s, *params) -> (state, error)
+    budget: Optional[str]                       # the budget a step uses
+    charged_if_running: bool                    # ... only when the broker it names (params[0]) runs
     elects: bool                                # its controller event may run an election
     fault: bool                                 # a fault injected on one broker (params[0])
     fair: bool                                  # taken on its own by a healthy cluster (weak fairness)
@@ -159,13 +162,15 @@ class Action(NamedTuple):
 
     @property
     def fixed_budget(self) -> Optional[str]:
-        return self.budget if isinstance(self.budget, str) else None
+        """The budget every step of it uses (None: none, or one charged only sometimes)."""
+        return None if self.charged_if_running else self.budget
 
 
 DECLARATIONS: list[Action] = []
 
 
 def action(kind: str, *, params: tuple[Param, ...] = (), budget: Optional[str] = None,
+           charged_if_running: bool = False,
            z3: Union[tuple[str, ...], Outside], elects: bool = False, fault: bool = False,
            fair: bool = False, operator: bool = False, disturbance: bool = False,
            reads_replica_order: bool = False):
@@ -181,18 +186,17 @@ def action(kind: str, *, params: tuple[Param, ...] = (), budget: Optional[str] =
         if not doc:
             raise fail("needs a docstring: it is the action's description")
         effect = cls.__dict__.get("effect")
-        enabled = cls.__dict__.get("enabled")
-        if effect is None or (enabled is None) != (kind == REQUEST):
-            raise fail("needs effect(), and enabled() unless it is a replay-only request")
-        names = list(inspect.signature(effect).parameters)
-        expected = ["cfg", "s"] + [p.name for p in params] + (["prefer"] if elects else [])
-        if names != expected:
-            raise fail(f"effect{tuple(names)} does not match its parameters {tuple(expected)}")
-        step_budget = cls.__dict__.get("budget")
+        if (effect is None) == (kind == REQUEST) or "enabled" in cls.__dict__ or "budget" in cls.__dict__:
+            raise fail("a replay-only request has effect(); a step has its guard and effect in specs/kernel")
+        if effect is not None:
+            names = list(inspect.signature(effect).parameters)
+            expected = ["cfg", "s"] + [p.name for p in params]
+            if names != expected:
+                raise fail(f"effect{tuple(names)} does not match its parameters {tuple(expected)}")
         if budget is not None and budget not in BUDGETS:
             raise fail(f"unknown budget {budget!r} (known: {', '.join(BUDGETS)})")
-        if budget is not None and step_budget is not None:
-            raise fail("a fixed budget and a budget() method")
+        if charged_if_running and (budget is None or not params or params[0].name != "broker"):
+            raise fail("a budget charged when its broker runs needs a budget and a broker parameter")
         if reads_replica_order and budget is None:
             raise fail("reads the replica order, so it needs a budget that can switch it off")
         if fault and (not params or params[0].name != "broker"):
@@ -203,7 +207,7 @@ def action(kind: str, *, params: tuple[Param, ...] = (), budget: Optional[str] =
             raise fail("a replay-only request is never explored, so it has no category")
         if not (isinstance(z3, Outside) or (isinstance(z3, tuple) and z3 and all(isinstance(x, str) for x in z3))):
             raise fail("z3 must name the z3 steps that stand for it, or say why none does (Outside)")
-        declared = Action(name, kind, tuple(params), doc, enabled, effect, budget or step_budget, elects, fault,
+        declared = Action(name, kind, tuple(params), doc, effect, budget, charged_if_running, elects, fault,
                           fair, operator, disturbance, reads_replica_order, z3, cls.__dict__.get("check"))
         DECLARATIONS.append(declared)
         return declared

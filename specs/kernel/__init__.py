@@ -8,15 +8,22 @@ verifier/engines/kernel.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
+
+from specs.kernel import cache as _cache
+
+CACHE = _cache.install()          # before any kernel module is compiled: see cache.py
 
 from specs import actions as A
 from specs.actions.labels import ELECTED
 from specs.config import BUDGETS, Config
-from specs.kernel.actions import LABEL, MISS, N_ACTIONS
+from specs.kernel.events import ERRORS, MISS
 from specs.kernel.layout import KernelUnsupported, Layout
-from specs.kernel.mechanics import config_vector
-from specs.kernel.successors import FENCE_BUDGET, apply, successors
+from specs.kernel.mechanics import (after_controller, config_vector, holds_committed_log, revive_replica,
+                                    within_tolerance)
+from specs.kernel.successors import BOUNDED, GUARDS, LABEL, N_ACTIONS, UNBOUNDED, apply, successors
 from specs.kernel.tables import ELECT_TYPES, Tables, decode_brokers, encode_brokers
 from specs.rules import RECOVERY_STRATEGIES
 
@@ -28,29 +35,40 @@ if A.ACTION_NAMES != ("produce", "fetch", "advance_hwm", "shrink_isr", "expand_i
 
 
 def _plan() -> np.ndarray:
-    """Per action: the budget it charges (an index of BUDGETS, -1 none, FENCE_BUDGET) and
-    whether it elects, read from the declarations."""
-    plan = np.zeros((N_ACTIONS, 2), dtype=np.int64)
+    """Per action, from the declarations: the budget it charges (an index of BUDGETS, -1: none),
+    whether it elects, and whether it charges only when the broker it names runs. Every
+    declared step must have its guard and effect in the kernel."""
+    from specs.kernel import control, data
+    plan = np.zeros((N_ACTIONS, 3), dtype=np.int64)
     for k, action in enumerate(A.ACTIONS):
-        if callable(action.budget):
-            if action.name != "fence":
-                raise ImportError(f"specs/kernel: action {action.name} has a budget the kernel does not know")
-            plan[k, 0] = FENCE_BUDGET
-        else:
-            plan[k, 0] = -1 if action.budget is None else BUDGETS.index(action.budget)
-        plan[k, 1] = int(action.elects)
+        plan[k] = (-1 if action.budget is None else BUDGETS.index(action.budget), int(action.elects),
+                   int(action.charged_if_running))
+        side = data if action.kind == A.DATA else control
+        if not all(hasattr(side, f"{action.name}_{part}") for part in ("params", "effect")):
+            raise ImportError(f"specs/kernel: step {action.name} has no {side.__name__}.{action.name}_params "
+                              f"and _effect")
     return plan
 
 
 PLAN = _plan()
 
 
+class _Index:
+    """A broker id's index among the brokers the kernel names (a stranger gets the next)."""
+
+    def __init__(self, layout: Layout):
+        self.layout = layout
+
+    def __getitem__(self, b: int) -> int:
+        return self.layout.universe_index(b)
+
+
 class Kernel:
     """One config's kernel: its layout, tables and buffers."""
 
-    def __init__(self, cfg: Config):
+    def __init__(self, cfg: Config, cap: int = 0):
         self.cfg = cfg
-        self.layout = Layout(cfg)
+        self.layout = Layout(cfg, cap)
         self.tables = Tables(cfg, self.layout)
         self.cv = config_vector(cfg)
         self.plan = PLAN
@@ -58,7 +76,10 @@ class Kernel:
         self.out = np.zeros((self.max_successors, self.layout.width), dtype=np.int32)
         self.labels = np.zeros((self.max_successors, LABEL), dtype=np.int64)
         self.key = np.zeros(self.layout.key, dtype=np.int64)
-        self.work = np.zeros(2 * self.layout.nb, dtype=np.int64)
+        self.work = np.zeros(2 * self.layout.nb + 1, dtype=np.int64)     # scratch; the last: a refusal
+        self.verdicts: list = [None, 0]             # the last state the properties judged, its mask
+        self.step_verdicts: list = [None, None, None, 0]
+        self.params = np.zeros((self.max_successors, 3), dtype=np.int64)
 
     def _max_successors(self) -> int:
         nb, cap = self.layout.nb, self.layout.cap
@@ -79,7 +100,7 @@ class Kernel:
     def label(self, code) -> tuple:
         """The model's label of a kernel label (five ints)."""
         action, p0, p1, p2, prefer = (int(v) for v in code)
-        ids = self.layout.brokers
+        ids = self.layout.universe
         name = A.ACTION_NAMES[action]
         if name in ("produce", "advance_hwm", "deliver_alter_partition", "periodic_unclean_election"):
             params: tuple = ()
@@ -105,7 +126,7 @@ class Kernel:
     def code(self, label: tuple) -> np.ndarray:
         """The kernel label of a model label."""
         params, prefer = A.split_choice(label)
-        name, index = label[0], self.layout.index
+        name, index = label[0], _Index(self.layout)
         action = A.ACTION_NAMES.index(name)
         p = [0, 0, 0]
         if name == "shrink_isr":
@@ -125,29 +146,68 @@ class Kernel:
         return np.array([action, *p, -1 if prefer is None else index[prefer]], dtype=np.int64)
 
     # ---------------------------------------------------------------- the model's view
-    def successor_rows(self, row, unbounded: bool = False, only: int = -1) -> int:
+    def successor_rows(self, row, mode: int = BOUNDED, only: int = -1) -> int:
         """out[:n], labels[:n] := row's successors, filling the tables on the way: n."""
         while True:
-            n = successors(row, self.layout.lay, self.cv, self.plan, self.table_args(), unbounded, only,
-                           self.out, self.labels, self.key, self.work)
+            n = successors(row, self.layout.lay, self.cv, self.plan, self.table_args(), mode, only,
+                           self.out, self.labels, self.key, self.work, self.params)
             if n != MISS:
                 return n
             self.tables.fill(self.key)
 
-    def successors(self, s, unbounded: bool = False, only: str = None) -> list:
-        """The model's (label, State) pairs of s, computed by the kernel."""
+    def successors(self, s, unbounded: bool = False, only: Optional[str] = None) -> list:
+        """The model's (label, State) pairs of s."""
         only_id = -1 if only is None else A.ACTION_NAMES.index(only)
-        n = self.successor_rows(self.pack(s), unbounded, only_id)
+        n = self.successor_rows(self.pack(s), UNBOUNDED if unbounded else BOUNDED, only_id)
         return [(self.label(self.labels[k]), self.unpack(self.out[k])) for k in range(n)]
 
-    def step(self, s, label: tuple):
-        """The state after `label` (no guard checked), by the kernel."""
+    def enabled(self, s, name: str) -> list[tuple]:
+        """The parameter tuples the action's guard enables in s (budgets, bounds and
+        self-loops aside)."""
+        n = self.successor_rows(self.pack(s), GUARDS, A.ACTION_NAMES.index(name))
+        return [self.label(self.labels[k])[1:] for k in range(n)]
+
+    def fact(self, s, name: str, b: Optional[int] = None) -> bool:
+        """A fact the properties ask (specs/kernel/mechanics.py), of s (and broker b)."""
+        row = self.pack(s)
+        facts = self.tables.facts[int(row[self.layout.ctrl])]
+        if name == "within_tolerance":
+            return bool(within_tolerance(row, self.layout.lay, facts))
+        return bool(holds_committed_log(row, self.layout.lay, self.layout.index[b]))
+
+    def install(self, s, out, revive: Optional[int] = None) -> tuple:
+        """(s with the controller outcome `out` installed, its error): a raw request replay sent.
+        `revive`: the broker a registration starts again, as restart does."""
+        row = self.pack(s)
+        if revive is not None:
+            revive_replica(row, self.layout.lay, self.layout.index[revive])
+        outcome = np.array([self.tables.ctrl_id(out.ctrl), 0, int(bool(out.unclean_election)),
+                            int(bool(out.operator_unclean)), int(bool(out.unclean_shutdown))], dtype=np.int64)
+        after_controller(row, self.layout.lay, self.tables.facts, self.tables.facts[int(row[self.layout.ctrl])],
+                         outcome)
+        return self.unpack(row), out.error
+
+    def step(self, s, label: tuple) -> tuple:
+        """(the state after `label`, the error it was refused with or None); no guard checked."""
         row, code = self.pack(s), self.code(label)
         t = np.zeros_like(row)
         while apply(row, t, self.layout.lay, self.cv, self.plan, self.table_args(), code[0], code[1], code[2],
-                    code[3], code[4], self.key) == MISS:
+                    code[3], code[4], self.key, self.work) == MISS:
             self.tables.fill(self.key)
-        return self.unpack(t)
+        refusal = int(self.work[-1])
+        error = None if refusal == 0 else ERRORS[refusal] if refusal > 0 else self.tables.errors[-refusal - 1]
+        return self.unpack(t), error
 
 
-__all__ = ["Kernel", "KernelUnsupported", "PLAN"]
+def kernel_of(cfg: Config, s=None, room: int = 0) -> Kernel:
+    """The config's kernel, made once (its tables grow as runs meet controller values), and
+    made again with longer log rows when a state's log (plus `room`: a produce) would not fit
+    (a scenario may start with logs longer than the records bound)."""
+    k = cfg.memo.get("kernel")
+    need = 0 if s is None else max((len(r.log) for r in s.replicas), default=0) + room
+    if k is None or need > k.layout.cap:
+        k = cfg.memo["kernel"] = Kernel(cfg, cap=max(need, 0 if k is None else k.layout.cap))
+    return k
+
+
+__all__ = ["Kernel", "KernelUnsupported", "PLAN", "kernel_of"]

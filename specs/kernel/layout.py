@@ -23,8 +23,9 @@ ALIVE, LOG_LEN, FLUSHED, HWM, CLEAN_FILE, LEO, FETCH_EPOCH, LOG = range(8)
 # (LEO, FETCH_EPOCH: the current leader's FollowerState of this broker; LOG: (leader_epoch, record) pairs)
 
 # Indices of `lay`:
-(L_NB, L_CAP, L_B0, L_BW, L_CTRL, L_INFL, L_HIST, L_WIDTH, L_NBUDGET, L_KEY, L_NREC) = range(11)
-LAY_SIZE = 11
+(L_NB, L_CAP, L_B0, L_BW, L_CTRL, L_INFL, L_HIST, L_WIDTH, L_NBUDGET, L_KEY, L_NREC, L_UNIVERSE) = range(12)
+MAX_RECORDS = 30   # record ids 1..30: the acked set is an int32 mask
+UNIVERSE = 15      # brokers a controller value may name: the config's, then strangers a raw request named
 
 # The in-flight AlterPartition, at lay[L_INFL]: present, sender index, its broker epoch, leader
 # epoch, partition epoch, leader recovery state, |isr|, then isr (indices) and member epochs.
@@ -42,13 +43,15 @@ class KernelUnsupported(ValueError):
 class Layout:
     """Offsets of one config's rows."""
 
-    def __init__(self, cfg: Config):
+    def __init__(self, cfg: Config, cap: int = 0):
         nb = len(cfg.brokers)
-        if nb > 16:
-            raise KernelUnsupported(f"{nb} brokers: the kernel holds at most 16")
-        cap = cfg.bounds.records          # a log holds each produced record at most once
-        if cap > 30:
-            raise KernelUnsupported(f"records={cap}: the kernel's acked set holds at most 30")
+        if nb > UNIVERSE:
+            raise KernelUnsupported(f"{nb} brokers: the kernel holds at most {UNIVERSE}")
+        # a log holds each produced record at most once (record ids 1..30: the acked set is a
+        # mask); a scenario's may start longer, and a witness search's bound is only a ceiling
+        cap = max(min(cfg.bounds.records, MAX_RECORDS), cap)
+        if cap > MAX_RECORDS:
+            raise KernelUnsupported(f"a log of {cap} entries: the kernel holds at most {MAX_RECORDS}")
         self.nb, self.cap = nb, cap
         self.b0, self.bw = 0, LOG + 2 * cap
         self.ctrl = nb * self.bw
@@ -59,9 +62,20 @@ class Layout:
         # an event key: ctrl id, event, three arguments, prefer, then the request or the answers
         self.key = 6 + max(I_ISR + 2 * nb, 3 * nb)
         self.lay = np.array([nb, cap, self.b0, self.bw, self.ctrl, self.infl, self.hist, self.width,
-                             len(BUDGETS), self.key, cap], dtype=np.int64)
+                             len(BUDGETS), self.key, cap, nb], dtype=np.int64)
         self.brokers = cfg.brokers
         self.index = {b: i for i, b in enumerate(cfg.brokers)}
+        self.universe = list(cfg.brokers)         # then strangers, in the order met
+
+    def universe_index(self, b: int) -> int:
+        """b's index among the brokers a controller value may name (a stranger gets the next)."""
+        if b not in self.index:
+            if len(self.universe) >= UNIVERSE:
+                raise KernelUnsupported(f"broker {b}: more than {UNIVERSE} brokers named")
+            self.index[b] = len(self.universe)
+            self.universe.append(b)
+            self.lay[L_UNIVERSE] = len(self.universe)
+        return self.index[b]
 
     def at(self, i: int, field: int) -> int:
         return self.b0 + i * self.bw + field
@@ -98,6 +112,9 @@ class Layout:
                 row[f + I_ISR + self.nb + k] = NONE if e is None else e
         h, f = s.hist, self.hist
         row[f + H_PRODUCED] = h.produced
+        if any(not 1 <= rec <= 30 for _, rec in (e for r in s.replicas for e in r.log)) or \
+                any(not 1 <= rec <= 30 for rec in h.acked + h.visible):
+            raise KernelUnsupported("a record id outside 1..30")
         row[f + H_ACKED] = sum(1 << (rec - 1) for rec in h.acked)
         row[f + H_LOSSY] = h.lossy_crashes
         row[f + H_UNCLEAN_SHUTDOWNS] = h.unclean_shutdowns
@@ -128,8 +145,8 @@ class Layout:
             n = row[f + I_ISR_LEN]
             epoch = row[f + I_BROKER_EPOCH]
             inflight = AlterPartitionRequest(
-                self.brokers[row[f + I_BROKER]], None if epoch == NONE else epoch, row[f + I_LEADER_EPOCH],
-                row[f + I_PARTITION_EPOCH], tuple(self.brokers[row[f + I_ISR + k]] for k in range(n)),
+                self.universe[row[f + I_BROKER]], None if epoch == NONE else epoch, row[f + I_LEADER_EPOCH],
+                row[f + I_PARTITION_EPOCH], tuple(self.universe[row[f + I_ISR + k]] for k in range(n)),
                 tuple(None if row[f + I_ISR + self.nb + k] == NONE else row[f + I_ISR + self.nb + k]
                       for k in range(n)),
                 row[f + I_RECOVERY])
@@ -142,9 +159,7 @@ class Layout:
         return State(ctrl, tuple(replicas), tuple(followers), inflight, hist)
 
     def _idx(self, b: int) -> int:
-        if b not in self.index:
-            raise KernelUnsupported(f"broker {b} is not a broker of the config")
-        return self.index[b]
+        return self.universe_index(b)
 
 
 __all__ = ["Layout", "KernelUnsupported", "NONE", "NO_EPOCH"]

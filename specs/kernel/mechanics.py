@@ -13,12 +13,12 @@ import numpy as np
 from numba import njit
 
 from specs.config import BUDGETS, Config
-from specs.kernel.layout import (ALIVE, CLEAN_FILE, FETCH_EPOCH, FLUSHED, H_ACKED, H_OPERATOR_UNCLEAN,
-                                 H_UNCLEAN_ELECTIONS, H_UNCLEAN_SHUTDOWNS, HWM, I_BROKER, I_BROKER_EPOCH,
+from specs.kernel.layout import (ALIVE, CLEAN_FILE, FETCH_EPOCH, FLUSHED, H_ACKED, H_LOSSY, H_OPERATOR_UNCLEAN,
+                                 H_UNCLEAN_ELECTIONS, H_UNCLEAN_SHUTDOWNS, H_VISIBLE, H_VISIBLE_LEN, HWM, I_BROKER, I_BROKER_EPOCH,
                                  I_ISR, I_ISR_LEN, I_LEADER_EPOCH, I_PARTITION_EPOCH, I_PRESENT, I_RECOVERY, LEO,
                                  LOG, LOG_LEN, L_B0, L_BW, L_CAP, L_CTRL, L_HIST, L_INFL, L_NB, NONE)
 from specs.kernel.tables import (F_EFFECTIVE_MIN_ISR, F_FENCED, F_ISR_MASK, F_LEADER, F_LEADER_EPOCH, F_N_ISR,
-                                 F_PARTITION_EPOCH, F_REGISTERED, F_REPLICAS, F_SHUTTING_DOWN, O_CTRL,
+                                 F_PARTITION_EPOCH, F_REGISTERED, F_REPLICAS, F_SHUTTING_DOWN, F_EPOCHS, F_ISR, O_CTRL,
                                  O_OPERATOR_UNCLEAN, O_UNCLEAN_ELECTION, O_UNCLEAN_SHUTDOWN)
 from specs.rules import RECOVERY_STRATEGIES
 from specs.state import NO_EPOCH
@@ -32,8 +32,6 @@ CV_MAX_LEADER_EPOCH = CV_BOUNDS + len(BUDGETS)
 CV_MAX_PARTITION_EPOCH = CV_MAX_LEADER_EPOCH + 1
 CV_IDS = 32                               # broker ids by index
 CV_SIZE = CV_IDS + 16
-B_RECORDS, B_FENCES, B_LOSSY_CRASHES = BUDGETS.index("records"), BUDGETS.index("fences"), \
-    BUDGETS.index("lossy_crashes")
 _SWITCHES = ("broker_epoch_check", "expand_requires_catch_up", "follower_truncates",
              "hwm_gate_counts_maximal_isr", "hwm_requires_min_isr", "hwm_waits_for_isr",
              "leader_proposes_sorted_isr", "restart_before_fence", "designated_elections",
@@ -75,9 +73,9 @@ def has(mask, i):
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def broker_epoch(f, nb, i):
+def broker_epoch(f, i):
     """The controller's registered broker epoch of broker i (NONE if it has none)."""
-    return f[F_REPLICAS + 2 * nb + i]
+    return f[F_EPOCHS + i]
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -88,7 +86,8 @@ def acceptable_leader(f, i):
 
 @njit(cache=True, inline="always", _nrt=False)
 def alive(r, lay, i):
-    return r[at(lay, i, ALIVE)] != 0
+    """Broker i's process runs (a stranger a request named has no replica here: never)."""
+    return i < lay[L_NB] and r[at(lay, i, ALIVE)] != 0
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -110,8 +109,8 @@ def entry_record(r, lay, i, k):
 def live_leader(r, lay, f):
     """The partition leader if its process is running, else -1."""
     leader = f[F_LEADER]
-    if leader < 0 or not alive(r, lay, leader):
-        return -1
+    if leader < 0 or leader >= lay[L_NB] or not alive(r, lay, leader):
+        return -1                  # no leader, a stranger (no replica here), or a stopped one
     return leader
 
 
@@ -161,16 +160,25 @@ def fetch(t, lay, cv, f, leader, fi):
     t[at(lay, fi, FLUSHED)] = min(t[at(lay, fi, FLUSHED)], keep)
     t[at(lay, fi, HWM)] = min(t[at(lay, leader, HWM)], n)
     t[at(lay, fi, LEO)] = n
-    t[at(lay, fi, FETCH_EPOCH)] = broker_epoch(f, lay[L_NB], fi)
+    t[at(lay, fi, FETCH_EPOCH)] = broker_epoch(f, fi)
 
 
 @njit(cache=True, _nrt=False)
 def stop_cleanly(t, lay, f, i):
     """A clean stop: the log is flushed and the clean-shutdown file holds the broker epoch."""
-    epoch = broker_epoch(f, lay[L_NB], i)
+    epoch = broker_epoch(f, i)
     t[at(lay, i, ALIVE)] = 0
     t[at(lay, i, FLUSHED)] = log_len(t, lay, i)
     t[at(lay, i, CLEAN_FILE)] = NO_EPOCH if epoch == NONE else epoch
+
+
+@njit(cache=True, _nrt=False)
+def revive_replica(t, lay, i):
+    """A new incarnation starts: running, its log flushed (what it reads from disk), its
+    clean-shutdown file read and deleted."""
+    t[at(lay, i, ALIVE)] = 1
+    t[at(lay, i, FLUSHED)] = log_len(t, lay, i)
+    t[at(lay, i, CLEAN_FILE)] = NO_EPOCH
 
 
 @njit(cache=True, _nrt=False)
@@ -243,7 +251,7 @@ def propose(t, lay, cv, f, members):
                 n += 1
     else:
         for k in range(f[F_N_ISR]):
-            i = f[F_REPLICAS + nb + k]
+            i = f[F_ISR + k]
             if has(members, i):
                 t[q + I_ISR + n] = i
                 n += 1
@@ -256,7 +264,7 @@ def propose(t, lay, cv, f, members):
         if not cv[R_BROKER_EPOCH_CHECK]:
             t[q + I_ISR + nb + k] = NO_EPOCH
         elif i == leader:
-            t[q + I_ISR + nb + k] = broker_epoch(f, nb, i)
+            t[q + I_ISR + nb + k] = broker_epoch(f, i)
         else:
             t[q + I_ISR + nb + k] = t[at(lay, i, FETCH_EPOCH)]
     for k in range(n, nb):
@@ -264,7 +272,7 @@ def propose(t, lay, cv, f, members):
         t[q + I_ISR + nb + k] = 0
     t[q + I_PRESENT] = 1
     t[q + I_BROKER] = leader
-    t[q + I_BROKER_EPOCH] = broker_epoch(f, nb, leader)
+    t[q + I_BROKER_EPOCH] = broker_epoch(f, leader)
     t[q + I_LEADER_EPOCH] = f[F_LEADER_EPOCH]
     t[q + I_PARTITION_EPOCH] = f[F_PARTITION_EPOCH]
     t[q + I_RECOVERY] = 0
@@ -308,6 +316,28 @@ def records_of(r, lay, i):
     for k in range(log_len(r, lay, i)):
         m |= 1 << (entry_record(r, lay, i, k) - 1)
     return m
+
+
+# ---------------------------------------------------------------- what the properties ask
+
+@njit(cache=True, _nrt=False)
+def within_tolerance(r, lay, f):
+    """KIP-966's durability promise applies (specs/facts.py, within_tolerance)."""
+    h = lay[L_HIST]
+    return r[h + H_LOSSY] < f[F_EFFECTIVE_MIN_ISR] and r[h + H_OPERATOR_UNCLEAN] == 0
+
+
+@njit(cache=True, _nrt=False)
+def holds_committed_log(r, lay, i):
+    """Broker i's log starts with every committed record (`visible`), at its offset."""
+    h = lay[L_HIST]
+    n = r[h + H_VISIBLE_LEN]
+    if log_len(r, lay, i) < n:
+        return False
+    for k in range(n):
+        if entry_record(r, lay, i, k) != r[h + H_VISIBLE + k]:
+            return False
+    return True
 
 
 __all__ = ["config_vector", "I_BROKER_EPOCH", "I_PARTITION_EPOCH", "I_RECOVERY"]

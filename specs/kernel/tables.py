@@ -35,12 +35,14 @@ from specs.state import NO_LEADER, AlterPartitionRequest, Controller
 (E_FENCE, E_UNFENCE, E_CONTROLLED_SHUTDOWN, E_REGISTER, E_ALTER_PARTITION, E_ELECT, E_SET_MIN_ISR,
  E_SET_UNCLEAN, E_PERIODIC_UNCLEAN, E_REASSIGN, E_UNCLEAN_RECOVERY) = range(11)
 # outcome columns
-O_CTRL, O_REFUSED, O_UNCLEAN_ELECTION, O_OPERATOR_UNCLEAN, O_UNCLEAN_SHUTDOWN = range(5)
+O_CTRL, O_REFUSED, O_UNCLEAN_ELECTION, O_OPERATOR_UNCLEAN, O_UNCLEAN_SHUTDOWN = range(5)   # O_REFUSED: error + 1
 ELECT_TYPES = ("preferred", "unclean", "designated")
 
 
-def facts_width(nb: int) -> int:
-    return F_REPLICAS + 3 * nb
+UNIVERSE = 15          # brokers a controller value may name: the config's, then strangers a request named
+F_ISR = F_REPLICAS + UNIVERSE          # the ISR's members, in order
+F_EPOCHS = F_ISR + UNIVERSE            # the registered broker epoch of each (NONE: none)
+FACTS_WIDTH = F_EPOCHS + UNIVERSE
 
 
 @njit(cache=True, _nrt=False)
@@ -90,11 +92,12 @@ class Tables:
         self.cfg, self.layout = cfg, layout
         self.ids: dict[Controller, int] = {}
         self.ctrls: list[Controller] = []
-        self.facts = np.zeros((64, facts_width(layout.nb)), dtype=np.int64)
+        self.facts = np.zeros((64, FACTS_WIDTH), dtype=np.int64)
         self.keys = np.zeros((1024, layout.key), dtype=np.int64)
         self.vals = np.zeros((1024, 5), dtype=np.int64)
         self.used = np.zeros(1024, dtype=np.int8)
         self.count = 0
+        self.errors: list[str] = []         # the controller's error names (an outcome's O_REFUSED - 1)
 
     # ---------------------------------------------------------------- controller values
     def ctrl_id(self, ctrl: Controller) -> int:
@@ -110,8 +113,8 @@ class Tables:
     def _facts(self, ctrl: Controller) -> np.ndarray:
         lay, nb = self.layout, self.layout.nb
         p = ctrl.partition
-        row = np.zeros(facts_width(nb), dtype=np.int64)
-        idx = lay._idx
+        row = np.zeros(FACTS_WIDTH, dtype=np.int64)
+        idx = lay.universe_index
 
         def mask(bs) -> int:
             return sum(1 << idx(b) for b in bs)
@@ -129,12 +132,12 @@ class Tables:
         for k, b in enumerate(p.replicas):
             row[F_REPLICAS + k] = idx(b)
         for k, b in enumerate(p.isr):
-            row[F_REPLICAS + nb + k] = idx(b)
-        for i, b in enumerate(lay.brokers):
+            row[F_ISR + k] = idx(b)
+        for b in ctrl.registered:
+            idx(b)
+        for i, b in enumerate(lay.universe):
             epoch = ctrl.broker_epoch(b)
-            row[F_REPLICAS + 2 * nb + i] = NONE if epoch is None else epoch
-        if set(ctrl.registered) - set(lay.brokers):
-            raise KernelUnsupported("a registered broker outside the config")
+            row[F_EPOCHS + i] = NONE if epoch is None else epoch
         return row
 
     # ---------------------------------------------------------------- events
@@ -148,10 +151,17 @@ class Tables:
             return
         at = -at - 1
         self.keys[at] = key
-        self.vals[at] = (self.ctrl_id(out.ctrl), int(out.error is not None), int(bool(out.unclean_election)),
+        self.vals[at] = (self.ctrl_id(out.ctrl), self._error(out.error), int(bool(out.unclean_election)),
                          int(bool(out.operator_unclean)), int(bool(out.unclean_shutdown)))
         self.used[at] = 1
         self.count += 1
+
+    def _error(self, name) -> int:
+        if name is None:
+            return 0
+        if name not in self.errors:
+            self.errors.append(name)
+        return self.errors.index(name) + 1
 
     def _grow(self) -> None:
         n = 2 * len(self.used)
@@ -164,7 +174,7 @@ class Tables:
     def _run(self, key) -> C.Outcome:
         """The outcome of the event `key` names, by the algebra (memoised per config)."""
         cfg, lay = self.cfg, self.layout
-        ids = lay.brokers
+        ids = lay.universe
         key = [int(v) for v in key]
         ctrl, kind, a, b, c, prefer = self.ctrls[key[0]], key[1], key[2], key[3], key[4], key[5]
         kw = {} if prefer < 0 else {"prefer": ids[prefer]}
@@ -203,16 +213,17 @@ class Tables:
 
 
 def decode_brokers(ids, code: int) -> tuple:
-    """An ordered list of broker indices packed as base-32 digits (index + 1), as ids."""
+    """An ordered list of broker indices packed as base-16 digits (index + 1; 7 replicas fit an
+    int32 label), as ids."""
     out = []
     while code:
-        out.append(ids[code % 32 - 1])
-        code //= 32
+        out.append(ids[code % 16 - 1])
+        code //= 16
     return tuple(out)
 
 
 def encode_brokers(index: dict, brokers) -> int:
     code = 0
     for k, b in enumerate(brokers):
-        code += (index[b] + 1) * 32 ** k
+        code += (index[b] + 1) * 16 ** k
     return code

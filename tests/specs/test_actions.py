@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from specs import actions as A
-from specs.actions.declare import BROKER, CONTROLLER, DATA, DECLARATIONS, OpError, Param, action
+from specs.actions.declare import BROKER, CONTROLLER, DATA, DECLARATIONS, REQUEST, OpError, Param, action
 from specs.config import make_config, with_bounds
 from specs.rules import Outside
 from specs.symbolic import ACTIONS as Z3_ACTIONS
@@ -22,8 +22,11 @@ def scratch():
 
 @pytest.mark.parametrize("kwargs,body,why", [
     ({"kind": "nope", "z3": ("fence",)}, "ok", "unknown kind"),
-    ({"kind": DATA, "params": (BROKER,), "z3": ("fence",)}, "no-broker", "does not match its parameters"),
+    ({"kind": REQUEST, "params": (BROKER,), "z3": ("fence",)}, "request", "does not match its parameters"),
+    ({"kind": DATA, "z3": ("fence",)}, "request", "a step has its guard and effect in specs/kernel"),
+    ({"kind": REQUEST, "z3": ("fence",)}, "ok", "a replay-only request has effect"),
     ({"kind": DATA, "budget": "records_", "z3": ("fence",)}, "ok", "unknown budget"),
+    ({"kind": DATA, "charged_if_running": True, "budget": "fences", "z3": ("fence",)}, "ok", "a broker parameter"),
     ({"kind": DATA, "z3": "fence"}, "ok", "z3 must name"),
     ({"kind": CONTROLLER, "reads_replica_order": True, "z3": ("fence",)}, "ok", "needs a budget"),
     ({"kind": DATA, "fault": True, "z3": ("crash",)}, "ok", "first parameter is the broker"),
@@ -35,8 +38,11 @@ def test_a_malformed_declaration_fails_when_it_is_defined(scratch, kwargs, body,
         if body == "undocumented":
             @action(kind, **kwargs)
             class undocumented:
-                def enabled(cfg, s):
-                    yield ()
+                pass
+        elif body == "request":
+            @action(kind, **kwargs)
+            class example:
+                """An example step."""
 
                 def effect(cfg, s):
                     return s, None
@@ -44,12 +50,6 @@ def test_a_malformed_declaration_fails_when_it_is_defined(scratch, kwargs, body,
             @action(kind, **kwargs)
             class example:
                 """An example step."""
-
-                def enabled(cfg, s):
-                    yield ()
-
-                def effect(cfg, s):
-                    return s, None
 
 
 def test_every_table_is_derived_from_the_declarations():

@@ -1,7 +1,7 @@
-"""The compiled kernel against the NamedTuple model (tests/specs/kernel_diff.py): the same
-successors, labels, steps, deadlocks and property verdicts, state by state, on every preset,
-every mutant and configs that switch every action on; and the same rows interpreted
-(NUMBA_DISABLE_JIT=1) as compiled, one source run two ways."""
+"""The kernel is the model's one copy of its steps and properties (specs/kernel,
+invariants/rows.py): the same functions compiled and interpreted (NUMBA_DISABLE_JIT=1) must
+give the same rows, labels, guards, errors and verdicts on every preset, every mutant and
+configs that switch every action on (tests/specs/kernel_diff.py)."""
 from __future__ import annotations
 
 import json
@@ -14,78 +14,65 @@ import pytest
 
 from specs.config import make_config
 from specs.kernel import Kernel, KernelUnsupported
-from tests.specs.kernel_diff import configs, differential
+from tests.specs.kernel_diff import configs
 
 ROOT = Path(__file__).resolve().parents[2]
-CONFIGS = configs()
+NAMES = [name for name, _ in configs()]
 
 
-@pytest.mark.parametrize("cfg", [c for _, c in CONFIGS], ids=[n for n, _ in CONFIGS])
-def test_the_kernel_steps_like_the_model(cfg):
-    assert differential(cfg, limit=1200, step_labels=False) == 1200
+def _digests(interpreted: bool, limit: int, names=()) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("NUMBA_DISABLE_JIT", None)
+    if interpreted:
+        env["NUMBA_DISABLE_JIT"] = "1"
+    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "specs" / "kernel_diff.py"), str(limit), *names],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
 
 
-def test_every_step_by_label_is_the_models():
-    """Kernel.step (what replay and traces use) on every label of the first states."""
-    assert differential(make_config(bounds={"crashes": 1, "clean_shutdowns": 1, "admin_elections": 1,
-                                            "config_changes": 1}), limit=300) == 300
+@pytest.fixture(scope="module")
+def digests():
+    return _digests(False, 150), _digests(True, 150)
 
 
-def test_a_difference_is_caught(monkeypatch):
-    """The comparison is not vacuous: a kernel that drops the last successor of a state fails."""
-    real = Kernel.successors
-
-    def fewer(self, s, unbounded=False, only=None):
-        out = real(self, s, unbounded, only)
-        return out[:-1] if len(out) > 2 else out
-    monkeypatch.setattr(Kernel, "successors", fewer)
-    with pytest.raises(AssertionError, match="labels differ"):
-        differential(make_config(), limit=50)
+@pytest.mark.parametrize("name", NAMES)
+def test_compiled_and_interpreted_kernels_agree(digests, name):
+    compiled, interpreted = digests
+    assert len(compiled[name]) == 150
+    for a, b in zip(compiled[name], interpreted[name]):
+        assert a == b, f"{name}: compiled and interpreted differ at row {a['row']}"
+    assert all(step["same"] for entry in compiled[name] for step in entry["steps"]), \
+        "a step by label differs from the successor it labels"
 
 
-def test_the_layout_refuses_what_it_cannot_hold():
-    with pytest.raises(KernelUnsupported, match="records=31"):
-        Kernel(make_config(bounds={"records": 31}))
+def test_the_comparison_catches_a_difference(digests):
+    """The digests are not vacuous: they hold rows, steps and verdicts that differ between
+    states, and one changed value makes two digests differ."""
+    entries = digests[0]["preset-kafka"]
+    assert len({json.dumps(e["row"]) for e in entries}) == len(entries)
+    assert sum(len(e["steps"]) for e in entries) > 300
+    changed = json.loads(json.dumps(entries))
+    changed[100]["steps"][0]["row"][0] += 1
+    assert changed != entries
 
 
-_ROWS = r"""
-import json, sys
-import numpy as np
-from collections import deque
-from specs.config import make_config
-from verifier.engines.kernel import search as K
-from specs.kernel import Kernel
-cfg = make_config(sys.argv[1])
-k = Kernel(cfg)
-row = k.pack(__import__("specs.actions", fromlist=["x"]).init_state(cfg))
-seen, queue, out = set(), deque([row]), []
-while queue and len(out) < int(sys.argv[2]):
-    r = queue.popleft()
-    n = k.successor_rows(r)
-    for j in range(n):
-        t = k.out[j].copy()
-        a, b = K.row_hash(t)
-        out.append([int(a), int(b)] + [int(v) for v in k.labels[j]] + [int(v) for v in t])
-        if (int(a), int(b)) not in seen:
-            seen.add((int(a), int(b)))
-            queue.append(t)
-print(json.dumps(out))
-"""
+def test_a_mutant_changes_the_rows():
+    """A rule switch reaches the compiled code: a mutant's digest differs from Kafka's."""
+    d = _digests(False, 400, ["preset-kafka", "mutant-follower-no-truncate"])
+    assert d["preset-kafka"] != d["mutant-follower-no-truncate"]
 
 
-@pytest.mark.parametrize("preset", ["kafka", "recovery"])
-def test_interpreted_and_compiled_kernels_give_the_same_rows(preset):
-    """The same functions run by CPython (NUMBA_DISABLE_JIT=1) and compiled give the same
-    successor rows, labels and fingerprints."""
-    def rows(interpreted: bool) -> list:
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
-        env.pop("NUMBA_DISABLE_JIT", None)
-        if interpreted:
-            env["NUMBA_DISABLE_JIT"] = "1"
-        proc = subprocess.run([sys.executable, "-c", _ROWS, preset, "400"], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        return json.loads(proc.stdout)
-    compiled, interpreted = rows(False), rows(True)
-    assert len(compiled) >= 400
-    assert compiled == interpreted
+def test_the_kernel_refuses_what_it_cannot_hold():
+    from specs.actions import init_state
+    from verifier.core.exitcodes import InputError
+    from verifier.engines import kernel as engine
+    cfg = make_config(bounds={"records": 31})
+    with pytest.raises(InputError, match="records=31"):
+        engine.refuse(__import__("specs").Model(cfg, symmetry=False), (), __import__("verifier.core.settings",
+                      fromlist=["x"]).Settings())
+    k = Kernel(cfg)
+    s = init_state(cfg)
+    s = s._replace(hist=s.hist._replace(acked=(31,)))
+    with pytest.raises(KernelUnsupported, match="record id"):
+        k.pack(s)

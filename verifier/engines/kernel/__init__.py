@@ -38,6 +38,7 @@ def refuse(model, properties, settings: Settings) -> None:
     """What the kernel cannot do yet, before anything runs (InputError: one line, exit 2)."""
     from invariants.rows import STATE, STEP
     from specs.kernel import KernelUnsupported, Layout
+    from specs.kernel.layout import MAX_RECORDS
     if model.symmetric:
         raise InputError("the kernel engine has no symmetry reduction yet: add --no-symmetry, or use the bfs engine")
     if settings.options.graph:
@@ -45,6 +46,8 @@ def refuse(model, properties, settings: Settings) -> None:
     for p in properties:
         if p.name not in STATE + STEP:
             raise InputError(f"property {p.name} has no row form in invariants/rows.py: the kernel cannot check it")
+    if model.cfg.bounds.records > MAX_RECORDS:
+        raise InputError(f"records={model.cfg.bounds.records}: the kernel holds at most {MAX_RECORDS} records")
     try:
         Layout(model.cfg)
     except KernelUnsupported as exc:
@@ -72,7 +75,7 @@ class Search:
         self.slot_names = list(STATE) + list(STEP) + [DEADLOCK]
         width = self.k.layout.width
         self.parents = np.zeros(1 << 16, dtype=np.int64)
-        self.labels = np.zeros((1 << 16, 5), dtype=np.int64)
+        self.labels = np.zeros((1 << 16, 5), dtype=np.int32)   # a state's label: 20 bytes
         self.vk1 = np.zeros(1 << 17, dtype=np.uint64)
         self.vk2 = np.zeros(1 << 17, dtype=np.uint64)
         self.nxt = np.zeros((1 << 14, width), dtype=np.int32)
@@ -110,7 +113,7 @@ class Search:
                     self.vk2, self.k.layout.lay, self.k.cv, self.k.plan, self.k.table_args(), self.k.out,
                     self.k.labels, self.k.key, self.ctr, self.enabled, self.taken, self.state_check,
                     self.step_check, self.found_index, self.found_group, self.found_label, opts, self.k.work,
-                    np.full(5, -1, dtype=np.int64))
+                    self.k.params, np.full(5, -1, dtype=np.int64))
                 if status == K.NEED_EVENT:
                     self.k.tables.fill(self.k.key)
                 elif status == K.GROW:
@@ -174,7 +177,7 @@ class Search:
         if self.n_store + self.k.max_successors > len(self.parents):
             n = 2 * len(self.parents)
             self.parents = np.concatenate([self.parents, np.zeros(n - len(self.parents), dtype=np.int64)])
-            self.labels = np.concatenate([self.labels, np.zeros((n - len(self.labels), 5), dtype=np.int64)])
+            self.labels = np.concatenate([self.labels, np.zeros((n - len(self.labels), 5), dtype=np.int32)])
         if n_next + self.k.max_successors > len(self.nxt):
             grown = np.zeros((2 * len(self.nxt), self.nxt.shape[1]), dtype=np.int32)
             grown[:n_next] = self.nxt[:n_next]

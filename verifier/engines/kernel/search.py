@@ -15,8 +15,8 @@ import numpy as np
 from numba import njit
 
 from invariants.rows import state_violations, step_violations
-from specs.kernel.actions import MISS
-from specs.kernel.successors import successors
+from specs.kernel.events import MISS
+from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
 
 # what a stretch ended with
 DONE, NEED_EVENT, GROW, STOP, STOP_NO_CUT, MAX_STATES = range(6)
@@ -83,23 +83,23 @@ def _record(found_index, found_group, found_label, ctr, bits, first_slot, index,
 @njit(cache=True, _nrt=False)
 def expand(frontier, pos, end, base, nxt, n_next, parents, labels_of, n_store, vk1, vk2,
            lay, cv, plan, tables, out, labels, key, ctr, enabled, taken, state_check, step_check, found_index,
-           found_group, found_label, opts, work, none):
+           found_group, found_label, opts, work, params, none):
     """Expand frontier[pos:end] (state numbers base+pos...): (what ended it, pos, n_next, n_store).
-    `opts`: keep going after a violation, check deadlocks, max states (-1: none); `work`: the
-    successors' scratch; `none`: a label of -1s."""
+    `opts`: keep going after a violation, check deadlocks, max states (-1: none); `work`,
+    `params`: the successors' scratch; `none`: a label of -1s."""
     facts = tables[3]
     keep_going, deadlocks, max_states = opts[0], opts[1], opts[2]
     while pos < end:
         row = frontier[pos]
         me = base + pos
-        n = successors(row, lay, cv, plan, tables, False, -1, out, labels, key, work)
+        n = successors(row, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
         if n == MISS:
             return NEED_EVENT, pos, n_next, n_store
         if n_next + n > len(nxt) or n_store + n > len(parents) or 2 * (ctr[C_VISITED] + n) > len(vk1):
             return GROW, pos, n_next, n_store
         stuck = False
         if n == 0 and deadlocks and found_index[DEADLOCK_SLOT] < 0:
-            m = successors(row, lay, cv, plan, tables, True, -1, out, labels, key, work)
+            m = successors(row, lay, cv, plan, tables, UNBOUNDED, -1, out, labels, key, work, params)
             if m == MISS:
                 return NEED_EVENT, pos, n_next, n_store
             stuck = m == 0
