@@ -14,7 +14,7 @@ from __future__ import annotations
 from invariants import explain as E
 from invariants import twins as Z
 from invariants.registry import TOLERANCE, state_invariant
-from invariants.rows import holds
+from specs.kernel.properties import holds
 
 
 @state_invariant("LeaderCandidateCompleteness", "elr", TOLERANCE, explain=E.candidate_lacks_committed,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from invariants import explain as E
 from invariants import twins as Z
 from invariants.registry import TOLERANCE, step_invariant
-from invariants.rows import step_holds
+from specs.kernel.properties import step_holds
 
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from invariants import explain as E
 from invariants import twins as Z
 from invariants.registry import state_invariant
-from invariants.rows import holds
+from specs.kernel.properties import holds
 
 
 @state_invariant("IsrElrDisjoint", "elr", explain=E.isr_elr_overlap, symbolic=Z.isr_elr_disjoint, proved=True)

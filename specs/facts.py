@@ -30,16 +30,16 @@ def running_leader(cfg: Config, s: State) -> Optional[Replica]:
 def holds_committed_log(cfg: Config, s: State, b: int) -> bool:
     """Broker b's log starts with every committed record (the history's `visible`), at its
     offset (specs/kernel/mechanics.py, holds_committed_log)."""
-    from specs.kernel import kernel_of
-    return kernel_of(cfg, s).fact(s, "holds_committed_log", b)
+    from specs.kernel import on_kernel
+    return on_kernel(cfg, lambda k: k.fact(s, "holds_committed_log", b))
 
 
 def within_tolerance(cfg: Config, s: State) -> bool:
     """KIP-966's durability promise applies: fewer than min ISR lossy crashes of the
     partition's replicas and no unclean election an operator chose (specs/kernel/mechanics.py,
     within_tolerance, which the properties run)."""
-    from specs.kernel import kernel_of
-    return kernel_of(cfg, s).fact(s, "within_tolerance")
+    from specs.kernel import on_kernel
+    return on_kernel(cfg, lambda k: k.fact(s, "within_tolerance"))
 
 
 def lost_records(cfg: Config, s: State) -> set:

@@ -96,9 +96,10 @@ def test_engines_do_not_import_each_other():
 
 
 def test_engines_reach_the_protocol_only_through_the_seam():
-    """`specs` (the Model, Trace, configs), `specs.symbolic` (the z3 engine's seam) and
-    `specs.scenario` (the scenario format, for the replay engine): nothing deeper."""
-    seams = ("specs.symbolic", "specs.scenario")
+    """`specs` (the Model, Trace, configs), `specs.symbolic` (the z3 engine's seam),
+    `specs.scenario` (the scenario format, for the replay engine) and `specs.kernel` (the model
+    and its properties compiled over rows, for the compiled search): nothing deeper."""
+    seams = ("specs.symbolic", "specs.scenario", "specs.kernel")
     for path in _files("verifier/*.py", "verifier/**/*.py", "spark/*.py"):
         for name in _imports(path):
             if _within(name, "specs") and not _within(name, *seams):

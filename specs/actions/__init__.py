@@ -35,10 +35,10 @@ DISTURBANCES = frozenset(a.name for a in ACTIONS if a.disturbance)
 FAULT_BUDGETS = ("fences", "crashes", "lossy_crashes", "clean_shutdowns")
 
 
-def kernel_of(cfg: Config, s: Optional[State] = None, room: int = 0):
-    """The config's kernel (specs/kernel), with room for s's logs: every step runs on it."""
-    from specs.kernel import kernel_of
-    return kernel_of(cfg, s, room)
+def on_kernel(cfg: Config, fn):
+    """fn(the config's kernel, specs/kernel): every step runs on it."""
+    from specs.kernel import on_kernel
+    return on_kernel(cfg, fn)
 
 
 def init_state(cfg: Config) -> State:
@@ -68,19 +68,19 @@ def step(cfg: Config, s: State, label: Label) -> tuple[State, Optional[str]]:
     if action.kind == REQUEST:
         params, _ = split_choice(label)
         return action.effect(cfg, s, *params)
-    return kernel_of(cfg, s, room=1).step(s, label)
+    return on_kernel(cfg, lambda k: k.step(s, label))
 
 
 def successors(cfg: Config, s: State, unbounded: bool = False) -> Iterator[tuple[Label, State]]:
     """Every enabled action within the bounds, as (label, next state); self-loops left out.
     `unbounded` ignores budgets and epoch bounds: deadlock detection asks whether anything
     at all could still happen. The kernel computes them (specs/kernel/successors.py)."""
-    return iter(kernel_of(cfg, s, room=int(unbounded)).successors(s, unbounded))
+    return iter(on_kernel(cfg, lambda k: k.successors(s, unbounded)))
 
 
 def action_successors(cfg: Config, s: State, name: str, unbounded: bool = False) -> Iterator[tuple[Label, State]]:
     """The enabled steps of one action (what a Hypothesis rule chooses among)."""
-    return iter(kernel_of(cfg, s, room=int(unbounded)).successors(s, unbounded, only=name))
+    return iter(on_kernel(cfg, lambda k: k.successors(s, unbounded, only=name)))
 
 
 def off_by_config(cfg: Config) -> dict[str, str]:
@@ -96,7 +96,7 @@ def enable_hints(cfg: Config) -> dict[str, str]:
 def is_enabled(cfg: Config, s: State, label: Label) -> bool:
     """Whether the action's guard holds (budgets and bounds aside): replay checks this for
     data-plane steps, which are model actions rather than free controller operations."""
-    return tuple(split_choice(label)[0]) in kernel_of(cfg, s).enabled(s, label[0])
+    return tuple(split_choice(label)[0]) in on_kernel(cfg, lambda k: k.enabled(s, label[0]))
 
 
 # The elections an operator chose or configured (an admin election, the periodic unclean
@@ -121,4 +121,4 @@ __all__ = ["ACTIONS", "ACTIONS_BY_NAME", "ACTION_NAMES", "CONTROLLER", "DATA", "
            "ELECTING", "FAULTS", "FAIR", "OPERATOR", "DISTURBANCES", "FAULT_BUDGETS", "OPS", "REQUEST", "Action", "Label", "OpError", "action_successors", "describe",
            "enable_hints", "init_state", "init_states", "is_enabled", "label_to_op", "off_by_config", "op_label",
            "OPERATOR_ELECTIONS", "operator_steps", "split_choice", "step", "successors", "symbolic_steps",
-           "kernel_of"]
+           "on_kernel"]

@@ -106,14 +106,14 @@ class register:
 
     def effect(cfg: Config, s: State, broker: int, clean_shutdown: Optional[bool], previous_broker_epoch: int,
                new_broker_epoch: Optional[int]) -> Result:
-        from specs.kernel import kernel_of
+        from specs.kernel import on_kernel
         current = s.ctrl.broker_epoch(broker)
         if new_broker_epoch is None:
             new_broker_epoch = (100 + broker if current is None else current) + 1000
         out = C.register(CONCRETE, cfg.rules, s.ctrl, broker, previous_broker_epoch, new_broker_epoch,
                          clean_shutdown)
         # the broker side, as restart's: a new incarnation, running (a stranger has no replica)
-        return kernel_of(cfg, s).install(s, out, revive=broker if broker in cfg.brokers else None)
+        return on_kernel(cfg, lambda k: k.install(s, out, revive=broker if broker in cfg.brokers else None))
 
 
 @action(REQUEST, params=(Param("broker", OPT_INT, required=False), Param("request_broker_epoch", LONG, required=False),
@@ -134,5 +134,6 @@ class alter_partition:
         epochs = dict(broker_epochs)
         req = AlterPartitionRequest(sender, request_broker_epoch, leader_epoch, partition_epoch, tuple(isr),
                                     tuple(epochs.get(b, NO_EPOCH) for b in isr), leader_recovery_state)
-        from specs.kernel import kernel_of
-        return kernel_of(cfg, s).install(s, C.alter_partition(CONCRETE, cfg.rules, s.ctrl, req))
+        from specs.kernel import on_kernel
+        out = C.alter_partition(CONCRETE, cfg.rules, s.ctrl, req)
+        return on_kernel(cfg, lambda k: k.install(s, out))

@@ -8,7 +8,7 @@ verifier/engines/kernel.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from specs import actions as A
 from specs.actions.labels import ELECTED
 from specs.config import BUDGETS, Config
 from specs.kernel.events import ERRORS, MISS
-from specs.kernel.layout import KernelUnsupported, Layout
+from specs.kernel.layout import KernelUnsupported, Layout, LogTooLong
 from specs.kernel.mechanics import (after_controller, config_vector, holds_committed_log, revive_replica,
                                     within_tolerance)
 from specs.kernel.successors import BOUNDED, GUARDS, LABEL, N_ACTIONS, UNBOUNDED, apply, successors
@@ -77,6 +77,7 @@ class Kernel:
         self.labels = np.zeros((self.max_successors, LABEL), dtype=np.int64)
         self.key = np.zeros(self.layout.key, dtype=np.int64)
         self.work = np.zeros(2 * self.layout.nb + 1, dtype=np.int64)     # scratch; the last: a refusal
+        self._rows: dict[int, tuple] = {}           # id(state) -> (state, row) of states unpacked lately
         self.verdicts: list = [None, 0]             # the last state the properties judged, its mask
         self.step_verdicts: list = [None, None, None, 0]
         self.params = np.zeros((self.max_successors, 3), dtype=np.int64)
@@ -92,10 +93,18 @@ class Kernel:
 
     # ---------------------------------------------------------------- State <-> row
     def pack(self, s) -> np.ndarray:
+        """s's row (not to be written to: a state unpacked lately keeps its row here)."""
+        hit = self._rows.get(id(s))
+        if hit is not None and hit[0] is s:
+            return hit[1]
         return self.layout.pack(s, self.tables.ctrl_id(s.ctrl))
 
     def unpack(self, row):
-        return self.layout.unpack(row, self.tables.ctrls[int(row[self.layout.ctrl])])
+        s = self.layout.unpack(row, self.tables.ctrls[int(row[self.layout.ctrl])])
+        if len(self._rows) >= 4096:
+            self._rows.clear()
+        self._rows[id(s)] = (s, row.copy())       # the state is held, so its id is not reused
+        return s
 
     def label(self, code) -> tuple:
         """The model's label of a kernel label (five ints)."""
@@ -178,7 +187,7 @@ class Kernel:
     def install(self, s, out, revive: Optional[int] = None) -> tuple:
         """(s with the controller outcome `out` installed, its error): a raw request replay sent.
         `revive`: the broker a registration starts again, as restart does."""
-        row = self.pack(s)
+        row = self.pack(s).copy()
         if revive is not None:
             revive_replica(row, self.layout.lay, self.layout.index[revive])
         outcome = np.array([self.tables.ctrl_id(out.ctrl), 0, int(bool(out.unclean_election)),
@@ -190,6 +199,8 @@ class Kernel:
     def step(self, s, label: tuple) -> tuple:
         """(the state after `label`, the error it was refused with or None); no guard checked."""
         row, code = self.pack(s), self.code(label)
+        if label[0] == "produce" and max(len(r.log) for r in s.replicas) >= self.layout.cap:
+            raise LogTooLong(self.layout.cap + 1)        # a row one entry longer, then again
         t = np.zeros_like(row)
         while apply(row, t, self.layout.lay, self.cv, self.plan, self.table_args(), code[0], code[1], code[2],
                     code[3], code[4], self.key, self.work) == MISS:
@@ -199,15 +210,24 @@ class Kernel:
         return self.unpack(t), error
 
 
-def kernel_of(cfg: Config, s=None, room: int = 0) -> Kernel:
+def kernel_of(cfg: Config, entries: int = 0) -> Kernel:
     """The config's kernel, made once (its tables grow as runs meet controller values), and
-    made again with longer log rows when a state's log (plus `room`: a produce) would not fit
-    (a scenario may start with logs longer than the records bound)."""
+    made again when a log of `entries` would not fit its rows."""
     k = cfg.memo.get("kernel")
-    need = 0 if s is None else max((len(r.log) for r in s.replicas), default=0) + room
-    if k is None or need > k.layout.cap:
-        k = cfg.memo["kernel"] = Kernel(cfg, cap=max(need, 0 if k is None else k.layout.cap))
+    if k is None or entries > k.layout.cap:
+        k = cfg.memo["kernel"] = Kernel(cfg, cap=max(entries, 0 if k is None else k.layout.cap))
     return k
 
 
-__all__ = ["Kernel", "KernelUnsupported", "PLAN", "kernel_of"]
+def on_kernel(cfg: Config, fn: Callable):
+    """fn(the config's kernel), with rows long enough for the logs fn meets (a scenario may start
+    with logs longer than the records bound, and replay produce past it)."""
+    k = kernel_of(cfg)
+    while True:
+        try:
+            return fn(k)
+        except LogTooLong as exc:
+            k = kernel_of(cfg, exc.entries)
+
+
+__all__ = ["Kernel", "KernelUnsupported", "PLAN", "kernel_of", "on_kernel"]

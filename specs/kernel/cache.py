@@ -14,9 +14,8 @@ import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = sorted([*(ROOT / "specs" / "kernel").glob("*.py"), ROOT / "invariants" / "rows.py",
-                  ROOT / "verifier" / "engines" / "kernel" / "search.py", ROOT / "specs" / "state.py",
-                  ROOT / "specs" / "config.py"])
+SOURCES = sorted([*(ROOT / "specs" / "kernel").glob("*.py"), *(ROOT / "verifier" / "engines" / "kernel").glob("*.py"),
+                  ROOT / "specs" / "state.py", ROOT / "specs" / "config.py"])
 
 
 def source_hash() -> str:

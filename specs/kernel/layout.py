@@ -40,6 +40,14 @@ class KernelUnsupported(ValueError):
     """A config or state the kernel cannot hold (the command line says so in one line)."""
 
 
+class LogTooLong(KernelUnsupported):
+    """A log longer than the rows hold: the kernel is made again with longer rows."""
+
+    def __init__(self, entries: int):
+        super().__init__(f"a log of {entries} entries")
+        self.entries = entries
+
+
 class Layout:
     """Offsets of one config's rows."""
 
@@ -66,6 +74,7 @@ class Layout:
         self.brokers = cfg.brokers
         self.index = {b: i for i, b in enumerate(cfg.brokers)}
         self.universe = list(cfg.brokers)         # then strangers, in the order met
+        self._made: dict[tuple, tuple] = {}       # a row's part -> the values unpack made of it
 
     def universe_index(self, b: int) -> int:
         """b's index among the brokers a controller value may name (a stranger gets the next)."""
@@ -82,20 +91,28 @@ class Layout:
 
     # ---------------------------------------------------------------- State <-> row
     def pack(self, s: State, ctrl_id: int) -> np.ndarray:
-        row = np.zeros(self.width, dtype=np.int32)
+        """The row of s (its controller's id given). LogTooLong if a log does not fit."""
+        row = [0] * self.width
+        bw, cap = self.bw, self.cap
+        records = []
         for i, (r, fs) in enumerate(zip(s.replicas, s.followers)):
-            if len(r.log) > self.cap:
-                raise KernelUnsupported(f"a log of {len(r.log)} entries > records={self.cap}")
-            row[self.at(i, ALIVE)] = int(r.alive)
-            row[self.at(i, LOG_LEN)] = len(r.log)
-            row[self.at(i, FLUSHED)] = r.flushed
-            row[self.at(i, HWM)] = r.hwm
-            row[self.at(i, CLEAN_FILE)] = r.clean_file
-            row[self.at(i, LEO)] = fs.leo
-            row[self.at(i, FETCH_EPOCH)] = NONE if fs.broker_epoch is None else fs.broker_epoch
-            for k, (epoch, record) in enumerate(r.log):
-                row[self.at(i, LOG) + 2 * k] = epoch
-                row[self.at(i, LOG) + 2 * k + 1] = record
+            log = r.log
+            if len(log) > cap:
+                raise LogTooLong(len(log))
+            base = self.b0 + i * bw
+            row[base + ALIVE] = 1 if r.alive else 0
+            row[base + LOG_LEN] = len(log)
+            row[base + FLUSHED] = r.flushed
+            row[base + HWM] = r.hwm
+            row[base + CLEAN_FILE] = r.clean_file
+            row[base + LEO] = fs.leo
+            row[base + FETCH_EPOCH] = NONE if fs.broker_epoch is None else fs.broker_epoch
+            k = base + LOG
+            for epoch, record in log:
+                row[k] = epoch
+                row[k + 1] = record
+                records.append(record)
+                k += 2
         row[self.ctrl] = ctrl_id
         req = s.inflight
         if req is not None:
@@ -112,33 +129,53 @@ class Layout:
                 row[f + I_ISR + self.nb + k] = NONE if e is None else e
         h, f = s.hist, self.hist
         row[f + H_PRODUCED] = h.produced
-        if any(not 1 <= rec <= 30 for _, rec in (e for r in s.replicas for e in r.log)) or \
-                any(not 1 <= rec <= 30 for rec in h.acked + h.visible):
-            raise KernelUnsupported("a record id outside 1..30")
-        row[f + H_ACKED] = sum(1 << (rec - 1) for rec in h.acked)
+        records += h.acked
+        records += h.visible
+        if records and (min(records) < 1 or max(records) > MAX_RECORDS):
+            raise KernelUnsupported(f"a record id outside 1..{MAX_RECORDS}")
+        acked = 0
+        for rec in h.acked:
+            acked |= 1 << (rec - 1)
+        row[f + H_ACKED] = acked
         row[f + H_LOSSY] = h.lossy_crashes
         row[f + H_UNCLEAN_SHUTDOWNS] = h.unclean_shutdowns
         row[f + H_UNCLEAN_ELECTIONS] = h.unclean_elections
         row[f + H_OPERATOR_UNCLEAN] = h.operator_unclean_elections
         row[f + H_VISIBLE_LEN] = len(h.visible)
-        for k, rec in enumerate(h.visible):
-            row[f + H_VISIBLE + k] = rec
-        for k, used in enumerate(h.used):
-            row[self.budgets + k] = used
-        return row
+        row[f + H_VISIBLE:f + H_VISIBLE + len(h.visible)] = h.visible
+        row[self.budgets:self.budgets + len(h.used)] = h.used
+        return np.array(row, dtype=np.int32)
 
     def unpack(self, row, ctrl) -> State:
-        """The State of `row`, its controller value `ctrl` given (the table holds it)."""
-        row = [int(v) for v in row]
+        """The State of `row`, its controller value `ctrl` given (the table holds it). A run meets
+        few distinct replicas, requests and histories, so each part is made once per value."""
+        row = row.tolist()
+        made = self._made
         replicas, followers = [], []
+        bw = self.bw
         for i in range(self.nb):
-            n = row[self.at(i, LOG_LEN)]
-            base = self.at(i, LOG)
-            log = tuple((row[base + 2 * k], row[base + 2 * k + 1]) for k in range(n))
-            replicas.append(Replica(bool(row[self.at(i, ALIVE)]), log, row[self.at(i, FLUSHED)],
-                                    row[self.at(i, HWM)], row[self.at(i, CLEAN_FILE)]))
-            epoch = row[self.at(i, FETCH_EPOCH)]
-            followers.append(FollowerState(row[self.at(i, LEO)], None if epoch == NONE else epoch))
+            base = self.b0 + i * bw
+            block = tuple(row[base:base + bw])
+            part = made.get(block)
+            if part is None:
+                part = made[block] = self._broker(block)
+            replicas.append(part[0])
+            followers.append(part[1])
+        block = tuple(row[self.infl:])          # the request in flight and the history
+        part = made.get(block)
+        if part is None:
+            part = made[block] = self._rest(row)
+        return State(ctrl, tuple(replicas), tuple(followers), part[0], part[1])
+
+    def _broker(self, block: tuple) -> tuple:
+        n = block[LOG_LEN]
+        entries = block[LOG:LOG + 2 * n]
+        epoch = block[FETCH_EPOCH]
+        return (Replica(block[ALIVE] == 1, tuple(zip(entries[0::2], entries[1::2])), block[FLUSHED], block[HWM],
+                        block[CLEAN_FILE]),
+                FollowerState(block[LEO], None if epoch == NONE else epoch))
+
+    def _rest(self, row: list) -> tuple:
         f = self.infl
         inflight = None
         if row[f + I_PRESENT]:
@@ -151,12 +188,12 @@ class Layout:
                       for k in range(n)),
                 row[f + I_RECOVERY])
         f = self.hist
-        acked = tuple(rec for rec in range(1, 32) if row[f + H_ACKED] >> (rec - 1) & 1)
-        visible = tuple(row[f + H_VISIBLE + k] for k in range(row[f + H_VISIBLE_LEN]))
-        used = tuple(row[self.budgets + k] for k in range(len(BUDGETS)))
-        hist = History(row[f + H_PRODUCED], acked, visible, row[f + H_LOSSY], row[f + H_UNCLEAN_SHUTDOWNS],
-                       row[f + H_UNCLEAN_ELECTIONS], row[f + H_OPERATOR_UNCLEAN], used)
-        return State(ctrl, tuple(replicas), tuple(followers), inflight, hist)
+        mask = row[f + H_ACKED]
+        acked = tuple(rec for rec in range(1, MAX_RECORDS + 1) if mask >> (rec - 1) & 1) if mask else ()
+        visible = tuple(row[f + H_VISIBLE:f + H_VISIBLE + row[f + H_VISIBLE_LEN]])
+        used = tuple(row[self.budgets:self.budgets + len(BUDGETS)])
+        return inflight, History(row[f + H_PRODUCED], acked, visible, row[f + H_LOSSY], row[f + H_UNCLEAN_SHUTDOWNS],
+                                 row[f + H_UNCLEAN_ELECTIONS], row[f + H_OPERATOR_UNCLEAN], used)
 
     def _idx(self, b: int) -> int:
         return self.universe_index(b)

@@ -19,7 +19,7 @@ def digest(cfg, limit: int) -> list:
     import numpy as np
 
     from invariants import REGISTRY
-    from invariants.rows import STATE, STEP, state_violations, step_violations
+    from specs.kernel.properties import STATE, STEP, state_violations, step_violations
     from specs import actions as A
     from specs.kernel import kernel_of
     from verifier.engines.kernel.search import row_hash

@@ -1,5 +1,5 @@
 """The kernel is the model's one copy of its steps and properties (specs/kernel,
-invariants/rows.py): the same functions compiled and interpreted (NUMBA_DISABLE_JIT=1) must
+specs/kernel/properties.py): the same functions compiled and interpreted (NUMBA_DISABLE_JIT=1) must
 give the same rows, labels, guards, errors and verdicts on every preset, every mutant and
 configs that switch every action on (tests/specs/kernel_diff.py)."""
 from __future__ import annotations

@@ -54,8 +54,7 @@ def run(args: argparse.Namespace) -> int:
     saver, resume_from = _checkpoint(args, model, invs, options, out)
     name = "simulate" if kind == "simulate" else search_engine(args, model, invs, Settings(limits, options))
     if name == "kernel":
-        args.workers_used = 1
-        out.print("engine: kernel (the model compiled, one core)", markup=False)
+        out.print(f"engine: kernel (the model compiled), {workers} thread{'s' if workers > 1 else ''}", markup=False)
     elif kind == "bfs":
         out.print(f"workers: {workers}" + (" (checkpoints and --dump-graph use the one-process search)"
                                            if workers == 1 and args.workers is None and os.cpu_count() != 1
@@ -64,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if name == "simulate":
         own = knobs(name, walks=args.simulate, depth=args.depth, seed=args.seed)
     elif name == "kernel":
-        own = knobs(name)
+        own = knobs(name, threads=workers)
     elif name == "bfs":
         own = knobs(name, checkpoint=saver, resume_from=resume_from)
     else:
@@ -92,17 +91,16 @@ def run(args: argparse.Namespace) -> int:
 
 def search_engine(args, model, properties, settings) -> str:
     """"kernel" or "python" for the exhaustive search: --engine, where auto takes the kernel
-    unless the check asks for what only the Python search does (symmetry, checkpoints,
-    --dump-graph, --workers N > 1, a property without a row form). --engine kernel on such a
-    check is refused with the kernel's reason (exit 2)."""
+    (--workers threads) unless the check asks for what only the Python search does (symmetry,
+    checkpoints, --dump-graph, a property without a row form). --engine kernel on such a check
+    is refused with the kernel's reason (exit 2)."""
     from verifier.cli.binding import refuse
     from verifier.core.exitcodes import InputError
     choice = getattr(args, "engine", "python") or "auto"
     if choice == "python":
         return "python"
     asked = [opt for opt, on in (("--checkpoint-dir", getattr(args, "checkpoint_dir", None)),
-                                 ("--resume", getattr(args, "resume", None)),
-                                 ("--workers", getattr(args, "workers", None) not in (None, 1))) if on]
+                                 ("--resume", getattr(args, "resume", None))) if on]
     if asked and choice == "kernel":
         raise UsageError(f"--engine kernel: {', '.join(asked)} needs the Python search (--engine python)")
     try:

@@ -9,7 +9,7 @@ shortest counterexamples as `bfs` (tests/verifier/engines/test_kernel_engine.py,
 bench/kernel_bench.py).
 
 What it does not do yet, refused before a run with one line (exit 2): symmetry reduction,
-checkpoints and resume, --dump-graph, and a property without a row form (invariants/rows.py).
+checkpoints and resume, --dump-graph, and a property without a row form (specs/kernel/properties.py).
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from verifier.core import knobs, levels, stop
+from verifier.core.knobs import knob
 from verifier.core.exitcodes import InputError
 from verifier.core.fingerprint import collision_probability
 from verifier.core.properties import split
@@ -27,16 +28,20 @@ from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progres
 from verifier.core.settings import Settings
 
 STRETCH = 20_000          # states per call into the compiled loop (progress, stop requests, budgets)
+P_STATES = 8_192          # states per thread and round (parallel.py)
+P_SUCCESSORS = 32         # a round's buffer: this many successors a state on average
 
 
 @knobs.declare("kernel")
 class Knobs(knobs.Knobs):
-    """The compiled search's own (none yet: one thread)."""
+    """The compiled search's own: how many threads expand each level (the same counts,
+    levels and counterexamples for any number)."""
+    threads: int = knob(1, least=1)
 
 
 def refuse(model, properties, settings: Settings) -> None:
     """What the kernel cannot do yet, before anything runs (InputError: one line, exit 2)."""
-    from invariants.rows import STATE, STEP
+    from specs.kernel.properties import STATE, STEP
     from specs.kernel import KernelUnsupported, Layout
     from specs.kernel.layout import MAX_RECORDS
     if model.symmetric:
@@ -45,7 +50,7 @@ def refuse(model, properties, settings: Settings) -> None:
         raise InputError("--dump-graph needs the bfs engine (the kernel keeps no edges)")
     for p in properties:
         if p.name not in STATE + STEP:
-            raise InputError(f"property {p.name} has no row form in invariants/rows.py: the kernel cannot check it")
+            raise InputError(f"property {p.name} has no row form in specs/kernel/properties.py: the kernel cannot check it")
     if model.cfg.bounds.records > MAX_RECORDS:
         raise InputError(f"records={model.cfg.bounds.records}: the kernel holds at most {MAX_RECORDS} records")
     try:
@@ -57,14 +62,18 @@ def refuse(model, properties, settings: Settings) -> None:
 def run(model, properties, settings: Settings = Settings(),
         progress: Optional[Callable[[Progress], None]] = None) -> SearchResult:
     """The engine interface: BFS of `model` on the kernel, checking `properties`."""
-    Knobs.of(settings)
+    own = Knobs.of(settings)
     refuse(model, properties, settings)
-    return Search(model, properties, settings, progress).run()
+    search = Search(model, properties, settings, progress, own.threads)
+    try:
+        return search.run()
+    finally:
+        search.close()
 
 
 class Search:
-    def __init__(self, model, properties, settings: Settings, progress):
-        from invariants.rows import STATE, STEP
+    def __init__(self, model, properties, settings: Settings, progress, threads: int = 1):
+        from specs.kernel.properties import STATE, STEP
         from specs.kernel import Kernel
         self.model, self.properties = model, tuple(properties)
         self.limits, self.options, self.progress = settings.limits, settings.options, progress
@@ -90,6 +99,19 @@ class Search:
         self.states_per_level: list[int] = []
         self.depth = 0
         self.start = time.monotonic()
+        self.none = np.full(5, -1, dtype=np.int64)
+        self.threads = threads
+        if threads > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            from verifier.engines.kernel.parallel import Stretch
+            capacity = max(P_STATES * P_SUCCESSORS, self.k.max_successors)
+            self.stretches = [Stretch(self.k, capacity, P_STATES) for _ in range(threads)]
+            self.pool = ThreadPoolExecutor(threads)
+
+    def close(self) -> None:
+        if self.threads > 1:
+            self.pool.shutdown()
 
     # ---------------------------------------------------------------- the levels
     def run(self) -> SearchResult:
@@ -107,18 +129,8 @@ class Search:
             base = self._level_base
             pos, n_next = 0, 0
             while pos < len(frontier):
-                end = min(pos + STRETCH, len(frontier))
-                status, pos, n_next, self.n_store = K.expand(
-                    frontier, pos, end, base, self.nxt, n_next, self.parents, self.labels, self.n_store, self.vk1,
-                    self.vk2, self.k.layout.lay, self.k.cv, self.k.plan, self.k.table_args(), self.k.out,
-                    self.k.labels, self.k.key, self.ctr, self.enabled, self.taken, self.state_check,
-                    self.step_check, self.found_index, self.found_group, self.found_label, opts, self.k.work,
-                    self.k.params, np.full(5, -1, dtype=np.int64))
-                if status == K.NEED_EVENT:
-                    self.k.tables.fill(self.k.key)
-                elif status == K.GROW:
-                    self._grow(n_next)
-                elif status == K.STOP:
+                status, pos, n_next = self._stretch(frontier, pos, base, n_next, opts)
+                if status == K.STOP:
                     return self._finish(VIOLATION, cut=n_next)
                 elif status == K.STOP_NO_CUT:
                     return self._finish(VIOLATION)
@@ -141,6 +153,56 @@ class Search:
                 self.depth += 1
                 self.states_per_level.append(n_next)
         return self._finish(COMPLETE)
+
+    def _stretch(self, frontier, pos: int, base: int, n_next: int, opts) -> tuple:
+        """Expand on from frontier[pos] (a stretch, or a round of the threads): (status, pos,
+        n_next), the tables filled and the buffers grown on the way."""
+        from verifier.engines.kernel import search as K
+        if self.threads > 1:
+            return self._round(frontier, pos, base, n_next, opts)
+        end = min(pos + STRETCH, len(frontier))
+        status, pos, n_next, self.n_store = K.expand(
+            frontier, pos, end, base, self.nxt, n_next, self.parents, self.labels, self.n_store, self.vk1,
+            self.vk2, self.k.layout.lay, self.k.cv, self.k.plan, self.k.table_args(), self.k.out,
+            self.k.labels, self.k.key, self.ctr, self.enabled, self.taken, self.state_check,
+            self.step_check, self.found_index, self.found_group, self.found_label, opts, self.k.work,
+            self.k.params, self.none)
+        if status == K.NEED_EVENT:
+            self.k.tables.fill(self.k.key)
+        elif status == K.GROW:
+            self._grow(n_next, self.k.max_successors)
+        return status, pos, n_next
+
+    def _round(self, frontier, pos: int, base: int, n_next: int, opts) -> tuple:
+        """One round of the threads (parallel.py): each expands a stretch, then the stretches
+        are merged in frontier order up to the first that stopped early."""
+        from verifier.engines.kernel import parallel as P
+        from verifier.engines.kernel import search as K
+        per = max(1, min(P_STATES, -(-(len(frontier) - pos) // self.threads)))
+        spans = [(lo, min(lo + per, len(frontier))) for lo in range(pos, min(pos + per * self.threads,
+                                                                               len(frontier)), per)]
+        jobs = [self.pool.submit(st.expand, frontier, lo, hi, self.state_check, self.step_check,
+                                 bool(self.options.check_deadlock)) for st, (lo, hi) in zip(self.stretches, spans)]
+        for job in jobs:
+            job.result()
+        status = K.DONE
+        for st, (lo, hi) in zip(self.stretches, spans):
+            ended, stop_at, used = st.result
+            self._grow(n_next, used)
+            status, pos, n_next, self.n_store = P.merge(
+                lo, stop_at, base, st.rows, st.labs, st.fp1, st.fp2, st.step_bad, st.state_bad, st.counts, st.stuck,
+                self.nxt, n_next, self.parents, self.labels, self.n_store, self.vk1, self.vk2, self.ctr,
+                self.enabled, self.taken, self.found_index, self.found_group, self.found_label, opts, self.none)
+            if status != K.DONE:
+                return status, pos, n_next
+            if ended == K.NEED_EVENT:
+                self.k.tables.fill(st.key)
+                return K.DONE, stop_at, n_next
+            if ended == P.FULL:
+                if stop_at == lo:           # one state has more successors than the buffer holds
+                    raise RuntimeError("a state has more successors than a thread's buffer holds")
+                return K.DONE, stop_at, n_next
+        return status, pos, n_next
 
     def _roots(self):
         """The initial rows (checked), or None if a root violates a property and that stops."""
@@ -167,18 +229,19 @@ class Search:
         self._level_base = 0
         return np.array(rows, dtype=np.int32)
 
-    def _grow(self, n_next: int) -> None:
+    def _grow(self, n_next: int, more: int) -> None:
+        """Room for `more` new states in the visited table, the store and the next level."""
         from verifier.engines.kernel import search as K
-        if 2 * (self.ctr[K.C_VISITED] + self.k.max_successors) > len(self.vk1):
+        while 2 * (self.ctr[K.C_VISITED] + more) > len(self.vk1):
             n = 2 * len(self.vk1)
             vk1, vk2 = np.zeros(n, dtype=np.uint64), np.zeros(n, dtype=np.uint64)
             K.rehash(self.vk1, self.vk2, vk1, vk2)
             self.vk1, self.vk2 = vk1, vk2
-        if self.n_store + self.k.max_successors > len(self.parents):
+        while self.n_store + more > len(self.parents):
             n = 2 * len(self.parents)
             self.parents = np.concatenate([self.parents, np.zeros(n - len(self.parents), dtype=np.int64)])
             self.labels = np.concatenate([self.labels, np.zeros((n - len(self.labels), 5), dtype=np.int32)])
-        if n_next + self.k.max_successors > len(self.nxt):
+        while n_next + more > len(self.nxt):
             grown = np.zeros((2 * len(self.nxt), self.nxt.shape[1]), dtype=np.int32)
             grown[:n_next] = self.nxt[:n_next]
             self.nxt = grown
@@ -195,11 +258,11 @@ class Search:
         return index, labels[::-1]
 
     def _finish(self, status: str, reason: str = "", cut: Optional[int] = None) -> SearchResult:
-        from specs.actions import ACTION_NAMES
+        names = self.model.action_names
         if cut is not None:
             self.states_per_level.append(cut)
-        enabled = Counter({ACTION_NAMES[a]: int(n) for a, n in enumerate(self.enabled) if n})
-        taken = Counter({ACTION_NAMES[a]: int(n) for a, n in enumerate(self.taken) if n})
+        enabled = Counter({names[a]: int(n) for a, n in enumerate(self.enabled) if n})
+        taken = Counter({names[a]: int(n) for a, n in enumerate(self.taken) if n})
         transitions = int(self.ctr[0])
         found = self._found()
         res = SearchResult(VIOLATION if found else status, self._elapsed(), reason, "kernel",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from invariants.rows import state_violations, step_violations
+from specs.kernel.properties import state_violations, step_violations
 from specs.kernel.events import MISS
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
 
@@ -22,7 +22,7 @@ from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
 DONE, NEED_EVENT, GROW, STOP, STOP_NO_CUT, MAX_STATES = range(6)
 # counters
 C_TRANSITIONS, C_TERMINAL, C_GROUPS, C_VISITED = range(4)
-DEADLOCK_SLOT = 15       # found slots: 0-9 state invariants (invariants/rows.STATE), 10-14 step, 15 deadlock
+DEADLOCK_SLOT = 15       # found slots: 0-9 state invariants (specs/kernel/properties.STATE), 10-14 step, 15 deadlock
 STEP_SLOT = 10
 SLOTS = 16
 

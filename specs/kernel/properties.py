@@ -1,8 +1,9 @@
-"""The invariants' rules, once, over the kernel's rows (specs/kernel): every engine's verdict
-comes from here. invariants/structure.py, completeness.py and elections.py declare each
-property (its name, group, the rule it quotes, its explanation and z3 twin); their `check`
-asks `holds` or `step_holds` below, which pack the state and run these functions, and the
-compiled search runs them on its rows directly. `STATE` and `STEP` map the registry's names
+"""The properties' rules, once, over the kernel's rows: every engine's verdict comes from here.
+invariants/structure.py, completeness.py and elections.py declare each property (its name,
+group, the rule it quotes, its explanation and z3 twin); their `check` asks `holds` or
+`step_holds` below, which pack the state and run these functions, and the compiled search
+runs them on its rows directly. They live with the kernel, the model's compiled seam, so an
+engine reaches them as it reaches the steps (never through invariants/). `STATE` and `STEP` map the registry's names
 to their bit in the masks `state_violations` and `step_violations` return.
 """
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from numba import njit
 
 from specs.actions import ACTION_NAMES, OPERATOR_ELECTIONS
+from specs.kernel import on_kernel
 from specs.kernel.successors import DELIVER_ALTER_PARTITION, UNCLEAN_RECOVERY
 from specs.kernel.layout import (FETCH_EPOCH, H_LOSSY, H_OPERATOR_UNCLEAN, H_UNCLEAN_ELECTIONS, H_UNCLEAN_SHUTDOWNS,
                                  H_VISIBLE, H_VISIBLE_LEN, HWM, LEO, L_HIST, L_NB)
@@ -25,6 +27,7 @@ STATE = ("LeaderCandidateCompleteness", "LeaderCompleteness", "NoCommittedRecord
 STEP = ("LeaderElectedRegisteredUnfenced", "ElectedLeaderWasCandidate",
         "UncleanElectionOnlyAfterMinIsrUncleanShutdowns", "OneLeaderPerEpoch",
         "RecoveryElectsAReplicaWithEveryAnsweredRecord")
+ALL_STATE, ALL_STEP = (1 << len(STATE)) - 1, (1 << len(STEP)) - 1
 # the steps OPERATOR_ELECTIONS names (specs/actions): their unclean choice is sanctioned
 _OPERATOR = tuple(ACTION_NAMES.index(n) for n in sorted(OPERATOR_ELECTIONS))
 
@@ -155,25 +158,27 @@ def step_violations(prev, action, t, lay, facts, check):
 # ---------------------------------------------------------------- the registry's checks
 def holds(cfg, s, name: str) -> bool:
     """Whether state s satisfies the state invariant `name` (the registry's `check`)."""
-    from specs.kernel import kernel_of
-    k = kernel_of(cfg, s)
+    return on_kernel(cfg, lambda k: _holds(k, s, name))
+
+
+def _holds(k, s, name: str) -> bool:
     memo = k.verdicts
     if memo[0] is not s:
         row = k.pack(s)
-        memo[0], memo[1] = s, int(state_violations(row, k.layout.lay, k.tables.facts, (1 << len(STATE)) - 1))
+        memo[0], memo[1] = s, int(state_violations(row, k.layout.lay, k.tables.facts, ALL_STATE))
     return not memo[1] >> STATE.index(name) & 1
 
 
 def step_holds(cfg, prev, label, s, name: str) -> bool:
     """Whether the step prev -label-> s satisfies the step invariant `name`."""
-    from specs.actions import ACTION_NAMES
-    from specs.kernel import kernel_of
-    k = kernel_of(cfg, prev)
-    k = kernel_of(cfg, s)
+    return on_kernel(cfg, lambda k: _step_holds(k, prev, label, s, name))
+
+
+def _step_holds(k, prev, label, s, name: str) -> bool:
     memo = k.step_verdicts
     if memo[0] is not prev or memo[1] is not s or memo[2] != label:
         name_of = "deliver_alter_partition" if label[0] == "alter_partition" else label[0]   # a raw request
         action = ACTION_NAMES.index(name_of) if name_of in ACTION_NAMES else -1
-        bad = step_violations(k.pack(prev), action, k.pack(s), k.layout.lay, k.tables.facts, (1 << len(STEP)) - 1)
+        bad = step_violations(k.pack(prev), action, k.pack(s), k.layout.lay, k.tables.facts, ALL_STEP)
         memo[:] = [prev, s, label, int(bad)]
     return not memo[3] >> STEP.index(name) & 1
