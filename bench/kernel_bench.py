@@ -34,8 +34,8 @@ CONFIGS = [
     ("brokers 4, depth 12", ["--brokers", "4", "--max-depth", "12"], None),
     ("records=2", ["--bound", "records=2"], None),
     ("brokers 4", ["--brokers", "4"], None),
-    ("overnight: brokers 4, records=2", ["--brokers", "4", "--bound", "records=2"], 600),
-    ("brokers 5", ["--brokers", "5"], 600),
+    ("overnight: brokers 4, records=2", ["--brokers", "4", "--bound", "records=2"], 300),
+    ("brokers 5", ["--brokers", "5"], 300),
 ]
 
 
@@ -105,8 +105,13 @@ def run(args) -> int:
         row = results.setdefault("configs", {}).setdefault(name, {"args": cli})
         before_args = cli + (["--time-budget", str(budget)] if budget else [])
         row["before"] = check(args.before_tree.resolve(), args.python, before_args, ["--workers", "1"], cache)
-        row["kernel"] = check(ROOT, args.python, cli, ["--engine", "kernel"], cache)
+        row["kernel"] = check(ROOT, args.python, cli, ["--engine", "kernel", "--workers", "1"], cache)
+        row["kernel2"] = check(ROOT, args.python, cli, ["--engine", "kernel", "--workers", "2"], cache)
         row["budget"] = budget
+        row["threads_same"] = all(row["kernel"].get(f) == row["kernel2"].get(f) for f in
+                                  ("result", "distinct_states", "transitions", "states_per_level", "terminal_states",
+                                   "verdicts"))
+        differ += not row["threads_same"]
         b, k = row["before"], row["kernel"]
         if budget is None:
             same = all(b.get(f) == k.get(f) for f in ("result", "distinct_states", "transitions", "states_per_level",
@@ -114,7 +119,8 @@ def run(args) -> int:
             row["same"] = same
             differ += not same
         print(f"{name}: before {b.get('distinct_states')} states {b['wall']:.1f}s, kernel {k.get('distinct_states')} "
-              f"states {k['wall']:.1f}s{'' if budget else ', same' if row['same'] else ', DIFFERENT'}", flush=True)
+              f"states {k['wall']:.1f}s, 2 threads {row['kernel2']['wall']:.1f}s"
+              f"{'' if budget else ', same' if row['same'] else ', DIFFERENT'}", flush=True)
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
     return 1 if differ else 0
 
@@ -125,16 +131,20 @@ def table(path: str) -> list[str]:
     lines = [f"Two CPU-bound processes here do {m['two_process_speedup']}x the work of one "
              f"({m['alone_seconds']} s alone, {m['two_seconds']} s for two at once). Kernel compile: "
              f"{c['cold_seconds']} s with a cold cache, {c['warm_seconds']} s warm (a one-level check each).", "",
-             "| config | distinct states | before: wall, states/s, peak RSS | kernel: wall, states/s, peak RSS "
-             "| kernel / before (states/s) | same counts and verdicts |", "|---|---|---|---|---|---|"]
+             "| config | distinct states | before (1 process): wall, states/s, peak RSS | kernel, 1 thread: wall, "
+             "states/s, peak RSS | kernel / before | kernel, 2 threads: wall, peak RSS | 2 threads / 1 "
+             "| same counts and verdicts (before, threads) |", "|---|---|---|---|---|---|---|---|"]
     for name, row in data["configs"].items():
         b, k = row["before"], row["kernel"]
         rate_b = (b.get("distinct_states") or 0) / b["wall"]
         rate_k = (k.get("distinct_states") or 0) / k["wall"]
         part = f" (first {row['budget']} s: {b.get('distinct_states'):,} states)" if row["budget"] else ""
+        k2 = row["kernel2"]
+        same = "n/a (budget)" if row["budget"] else "yes" if row["same"] else "NO"
         lines.append(f"| {name} | {k.get('distinct_states') or 0:,} | {b['wall']:.0f} s, {rate_b:,.0f}/s, "
                      f"{b['rss_mb']:,} MB{part} | {k['wall']:.1f} s, {rate_k:,.0f}/s, {k['rss_mb']:,} MB | "
-                     f"{rate_k / rate_b:.0f}x | {'n/a (budget)' if row['budget'] else 'yes' if row['same'] else 'NO'} |")
+                     f"{rate_k / rate_b:.0f}x | {k2['wall']:.1f} s, {k2['rss_mb']:,} MB | {k['wall'] / k2['wall']:.2f}x "
+                     f"| {same}, {'yes' if row['threads_same'] else 'NO'} |")
     return lines
 
 

@@ -46,9 +46,11 @@ def test_the_same_traces_run_after_run():
 
 
 def test_the_cli_runs_on_every_core_by_default_and_says_so(cli, tmp_path):
-    r = cli("check", "--bound", "isr_shrinks=0", "-q", "--out", str(tmp_path), "--workers", "2")
+    r = cli("check", "--bound", "isr_shrinks=0", "-q", "--out", str(tmp_path), "--workers", "2", "--engine", "python")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "workers: 2" in r.stdout
+    r = cli("check", "--bound", "isr_shrinks=0", "-q", "--out", str(tmp_path), "--workers", "2")
+    assert r.returncode == 0 and "engine: kernel (the model compiled), 2 threads" in r.stdout, r.stdout
     bad = cli("check", "--workers", "2", "--checkpoint-dir", str(tmp_path / "ck"), "--out", str(tmp_path))
     assert bad.returncode == 2 and "--workers 1" in bad.stderr
 
