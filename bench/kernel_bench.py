@@ -34,8 +34,8 @@ CONFIGS = [
     ("brokers 4, depth 12", ["--brokers", "4", "--max-depth", "12"], None),
     ("records=2", ["--bound", "records=2"], None),
     ("brokers 4", ["--brokers", "4"], None),
-    ("overnight: brokers 4, records=2", ["--brokers", "4", "--bound", "records=2"], 300),
-    ("brokers 5", ["--brokers", "5"], 300),
+    ("overnight: brokers 4, records=2", ["--brokers", "4", "--bound", "records=2"], 120),
+    ("brokers 5", ["--brokers", "5"], 120),
 ]
 
 

@@ -1,6 +1,6 @@
 """The broker side, abstracted by hand for the z3 encoding.
 
-Why by hand: the concrete broker side (specs/brokers.py) works on logs, offsets and the
+Why by hand: the concrete broker side (specs/kernel/data.py) works on logs, offsets and the
 leader's Fetch bookkeeping, which no finite formula over N brokers can hold for any N. The
 ELR properties need much less: which replicas run, which wrote a clean-shutdown file, and
 a ghost bit per replica, `complete`, "this replica's log holds every committed record". It

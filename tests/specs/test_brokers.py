@@ -1,4 +1,4 @@
-"""The broker side (specs/brokers.py, specs/actions/data.py).
+"""The broker side (specs/kernel/data.py, specs/actions/data.py).
 
 Produce, the high watermark, fetch and truncation, crash and restart, the leader's ISR expansion
 and shrink, leader recovery, and KIP-966 unclean recovery, which picks a leader by the replicas'
