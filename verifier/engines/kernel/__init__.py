@@ -181,13 +181,26 @@ class Search:
         per = max(1, min(P_STATES, -(-(len(frontier) - pos) // self.threads)))
         spans = [(lo, min(lo + per, len(frontier))) for lo in range(pos, min(pos + per * self.threads,
                                                                                len(frontier)), per)]
-        jobs = [self.pool.submit(st.expand, frontier, lo, hi, self.state_check, self.step_check,
-                                 bool(self.options.check_deadlock)) for st, (lo, hi) in zip(self.stretches, spans)]
-        for job in jobs:
-            job.result()
+        at = {t: (lo, 0) for t, (lo, hi) in enumerate(spans)}      # stretch -> (next state, successors so far)
+        ended: dict[int, tuple] = {}
+        while at:
+            jobs = {t: self.pool.submit(self.stretches[t].expand, frontier, spans[t][0], start, spans[t][1], used,
+                                        self.state_check, self.step_check, bool(self.options.check_deadlock))
+                    for t, (start, used) in at.items()}
+            for job in jobs.values():
+                job.result()
+            for t in list(at):
+                st = self.stretches[t]
+                why, stop_at, used = st.result
+                if why == K.NEED_EVENT:       # filled once every thread has stopped; the stretch goes on
+                    self.k.tables.fill(st.key)
+                    at[t] = (stop_at, used)
+                else:
+                    ended[t] = st.result
+                    del at[t]
         status = K.DONE
-        for st, (lo, hi) in zip(self.stretches, spans):
-            ended, stop_at, used = st.result
+        for t, (st, (lo, hi)) in enumerate(zip(self.stretches, spans)):
+            why, stop_at, used = ended[t]
             self._grow(n_next, used)
             status, pos, n_next, self.n_store = P.merge(
                 lo, stop_at, base, st.rows, st.labs, st.fp1, st.fp2, st.step_bad, st.state_bad, st.counts, st.stuck,
@@ -195,10 +208,7 @@ class Search:
                 self.enabled, self.taken, self.found_index, self.found_group, self.found_label, opts, self.none)
             if status != K.DONE:
                 return status, pos, n_next
-            if ended == K.NEED_EVENT:
-                self.k.tables.fill(st.key)
-                return K.DONE, stop_at, n_next
-            if ended == P.FULL:
+            if why == P.FULL:
                 if stop_at == lo:           # one state has more successors than the buffer holds
                     raise RuntimeError("a state has more successors than a thread's buffer holds")
                 return K.DONE, stop_at, n_next

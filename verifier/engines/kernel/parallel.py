@@ -6,9 +6,10 @@ property's verdict, into its own buffers. Then one thread `merge`s the stretches
 order, exactly as verifier/engines/kernel/search.py's loop would have met them: it counts,
 dedupes against the one visited table, numbers the new states and records violations. Only
 the merge is serial (a table look-up and a row copy per successor), so the expansion, most of
-the work, scales with the cores. A stretch stopped by a controller event the table lacks, or
-by a full buffer, ends the round at that state: what follows it in the frontier is expanded
-again in the next round, after the table is filled.
+the work, scales with the cores. A stretch stopped by a controller event the table lacks
+goes on from that state once the table is filled (every thread's missing events are filled
+together, then the stopped stretches go on together); one stopped by a full buffer ends the
+round at that state, and what follows it is expanded in the next round.
 """
 from __future__ import annotations
 
@@ -26,13 +27,13 @@ FULL = 6          # a stretch's buffer is full: the round ends at that state
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def expand_range(frontier, lo, hi, lay, cv, plan, tables, out, labels, key, work, params,
+def expand_range(frontier, lo, start, hi, used, lay, cv, plan, tables, out, labels, key, work, params,
                  rows, labs, fp1, fp2, step_bad, state_bad, counts, stuck, state_check, step_check, deadlocks):
-    """Expand frontier[lo:hi] into the buffers: (what ended it, the state it stopped at, the
-    successors written). counts[i], stuck[i]: state lo+i's successors, whether it is stuck."""
+    """Expand frontier[start:hi] into the buffers of the stretch that begins at lo, after the
+    `used` successors already there: (what ended it, the state it stopped at, the successors
+    written). counts[i], stuck[i]: state lo+i's successors, whether it is stuck."""
     facts = tables[3]
-    used = 0
-    for p in range(lo, hi):
+    for p in range(start, hi):
         row = frontier[p]
         n = successors(row, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
         if n == MISS:
@@ -129,10 +130,10 @@ class Stretch:
         self.stuck = np.zeros(states, dtype=np.bool_)
         self.result = (DONE, 0, 0)
 
-    def expand(self, frontier, lo: int, hi: int, state_check: int, step_check: int, deadlocks: bool) -> None:
+    def expand(self, frontier, lo: int, start: int, hi: int, used: int, state_check: int, step_check: int,
+               deadlocks: bool) -> None:
         k = self.k
-        self.lo = lo
-        self.result = expand_range(frontier, lo, hi, k.layout.lay, k.cv, k.plan, k.table_args(), self.out,
+        self.result = expand_range(frontier, lo, start, hi, used, k.layout.lay, k.cv, k.plan, k.table_args(), self.out,
                                    self.labels, self.key, self.work, self.params, self.rows, self.labs, self.fp1,
                                    self.fp2, self.step_bad, self.state_bad, self.counts, self.stuck, state_check,
                                    step_check, deadlocks)
