@@ -1,0 +1,51 @@
+"""The compiled search (verifier/engines/kernel) answers as the Python search does: the same
+counts, levels, coverage, verdicts and counterexamples, on one thread or several; and it
+refuses, in one line, what it does not do yet."""
+from __future__ import annotations
+
+import pytest
+
+from specs import Model
+from specs.config import make_config
+from verifier.cli import binding
+from verifier.core.exitcodes import InputError
+from verifier.core.settings import Limits, Options, Settings
+
+
+def _run(name, model, **knobs):
+    settings = Settings(limits=Limits(), options=Options(keep_going=True),
+                        knobs=binding.knobs(name, **knobs) if knobs else None)
+    return binding.engine(name)(model, binding.properties(), settings)
+
+
+def _facts(r):
+    traces = {n: [label for label, _ in t.steps] for n, t in r.counterexamples.items()}
+    return (r.status, r.distinct_states, r.transitions, r.states_per_level, r.terminal_states, dict(r.enabled),
+            dict(r.taken), {v.name: v.status for v in r.verdicts}, traces)
+
+
+@pytest.mark.parametrize("mutant", [None, "fenced-elr-elected", "hwm-ignores-min-isr"])
+def test_the_kernel_answers_as_the_python_search_on_any_number_of_threads(mutant):
+    cfg = make_config(mutant=mutant, bounds={"isr_shrinks": 1})
+    model = Model(cfg, symmetry=False)
+    python = _facts(_run("bfs", model))
+    assert python[1] > 10_000
+    for threads in (1, 2, 3):
+        assert _facts(_run("kernel", model, threads=threads)) == python
+
+
+def test_the_kernel_refuses_symmetry_and_graphs_in_one_line():
+    model = Model(make_config(flags={"any_candidate_elections": True}), symmetry=True)
+    assert model.symmetric
+    with pytest.raises(InputError, match="no symmetry reduction"):
+        _run("kernel", model)
+    with pytest.raises(InputError, match="dump-graph"):
+        binding.refuse("kernel", Model(make_config(), symmetry=False), binding.properties(),
+                       Settings(options=Options(graph=True)))
+
+
+def test_check_says_which_engine_and_refuses_a_kernel_it_cannot_run(cli, tmp_path):
+    r = cli("check", "--bound", "isr_shrinks=0", "-q", "--out", str(tmp_path), "--workers", "1")
+    assert r.returncode == 0 and "engine: kernel (the model compiled), 1 thread" in r.stdout, r.stdout
+    bad = cli("check", "--engine", "kernel", "--flag", "any_candidate_elections=true", "--out", str(tmp_path))
+    assert bad.returncode == 2 and "no symmetry reduction" in bad.stderr and "Traceback" not in bad.stderr
