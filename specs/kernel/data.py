@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from numba import njit
 
-from specs.state import NO_EPOCH
-
 from specs.kernel.events import MISS, NOT_ENOUGH_REPLICAS, NOT_LEADER_OR_FOLLOWER, event, refuse, request_event
-from specs.kernel.layout import (ALIVE, CLEAN_FILE, FETCH_EPOCH, FLUSHED, H_ACKED, H_LOSSY, H_PRODUCED, H_VISIBLE,
+from specs.kernel.layout import (CLEAN_FILE, FETCH_EPOCH, FLUSHED, H_ACKED, H_LOSSY, H_PRODUCED, H_VISIBLE,
                                  H_VISIBLE_LEN, HWM, I_ISR, I_PRESENT, LEO, LOG, LOG_LEN, L_HIST, L_INFL, L_NB, NONE)
 from specs.kernel.mechanics import (CV_IDS, R_BROKER_EPOCH_CHECK, R_EXPAND_REQUIRES_CATCH_UP, R_RESTART_BEFORE_FENCE,
                                     acceptable_leader, alive, at, broker_epoch, clear_inflight, crash, entry_epoch,
@@ -69,7 +67,7 @@ def fetch_params(r, lay, cv, f, tables, key, work, params):
     m = 0
     if leader < 0:
         return 0
-    llen, lhwm, nb = log_len(r, lay, leader), r[at(lay, leader, HWM)], lay[L_NB]
+    llen, lhwm = log_len(r, lay, leader), r[at(lay, leader, HWM)]
     for k in range(f[F_N_REPLICAS]):
         i = f[F_REPLICAS + k]
         if i == leader or not alive(r, lay, i):

@@ -18,7 +18,7 @@ from specs.kernel.layout import (ALIVE, CLEAN_FILE, FETCH_EPOCH, FLUSHED, H_ACKE
                                  I_ISR, I_ISR_LEN, I_LEADER_EPOCH, I_PARTITION_EPOCH, I_PRESENT, I_RECOVERY, LEO,
                                  LOG, LOG_LEN, L_B0, L_BW, L_CAP, L_CTRL, L_HIST, L_INFL, L_NB, NONE)
 from specs.kernel.tables import (F_EFFECTIVE_MIN_ISR, F_FENCED, F_ISR_MASK, F_LEADER, F_LEADER_EPOCH, F_N_ISR,
-                                 F_PARTITION_EPOCH, F_REGISTERED, F_REPLICAS, F_SHUTTING_DOWN, F_EPOCHS, F_ISR, O_CTRL,
+                                 F_PARTITION_EPOCH, F_REGISTERED, F_SHUTTING_DOWN, F_EPOCHS, F_ISR, O_CTRL,
                                  O_OPERATOR_UNCLEAN, O_UNCLEAN_ELECTION, O_UNCLEAN_SHUTDOWN)
 from specs.rules import RECOVERY_STRATEGIES
 from specs.state import NO_EPOCH

@@ -13,8 +13,7 @@ from numba import njit
 from specs.actions import ACTION_NAMES, OPERATOR_ELECTIONS
 from specs.kernel import on_kernel
 from specs.kernel.successors import DELIVER_ALTER_PARTITION, UNCLEAN_RECOVERY
-from specs.kernel.layout import (FETCH_EPOCH, H_LOSSY, H_OPERATOR_UNCLEAN, H_UNCLEAN_ELECTIONS, H_UNCLEAN_SHUTDOWNS,
-                                 H_VISIBLE, H_VISIBLE_LEN, HWM, LEO, L_HIST, L_NB)
+from specs.kernel.layout import FETCH_EPOCH, H_UNCLEAN_ELECTIONS, H_UNCLEAN_SHUTDOWNS, HWM, LEO, L_HIST, L_NB
 from specs.kernel.mechanics import (acceptable_leader, acked_mask, alive, at, broker_epoch, entry_epoch,
                                     entry_record, facts_of, has, holds_committed_log, log_len, records_of,
                                     within_tolerance)

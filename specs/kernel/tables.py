@@ -22,7 +22,7 @@ from specs import controller as C
 from specs.actions.common import event as run_event
 from specs.config import Config
 from specs.kernel.layout import (I_BROKER, I_BROKER_EPOCH, I_ISR, I_ISR_LEN, I_LEADER_EPOCH, I_PARTITION_EPOCH,
-                                 I_RECOVERY, NONE, KernelUnsupported, Layout)
+                                 I_RECOVERY, NONE, Layout)
 from specs.rules import RECOVERY_STRATEGIES
 from specs.state import NO_LEADER, AlterPartitionRequest, Controller
 
@@ -111,7 +111,7 @@ class Tables:
         return cid
 
     def _facts(self, ctrl: Controller) -> np.ndarray:
-        lay, nb = self.layout, self.layout.nb
+        lay = self.layout
         p = ctrl.partition
         row = np.zeros(FACTS_WIDTH, dtype=np.int64)
         idx = lay.universe_index
