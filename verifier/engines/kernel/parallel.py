@@ -19,9 +19,9 @@ from numba import njit
 from specs.kernel.properties import state_violations, step_violations
 from specs.kernel.events import MISS
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
-from verifier.engines.kernel.search import (C_TERMINAL, C_TRANSITIONS, C_VISITED, DEADLOCK_SLOT, DONE, MAX_STATES,
+from verifier.engines.kernel.search import (C_TERMINAL, C_TRANSITIONS, DEADLOCK_SLOT, DONE, MAX_STATES,
                                             NEED_EVENT, STEP_SLOT, STOP, STOP_NO_CUT, _found_mask, _record, row_hash,
-                                            visit)
+                                            take, visit)
 
 FULL = 6          # a stretch's buffer is full: the round ends at that state
 
@@ -82,13 +82,7 @@ def merge(lo, hi, base, rows, labs, fp1, fp2, step_bad, state_bad, counts, stuck
                     return STOP, p + 1, n_next, n_store
             if not visit(vk1, vk2, fp1[k], fp2[k]):
                 continue
-            ctr[C_VISITED] += 1
-            taken[action] += 1
-            parents[n_store] = me
-            for j in range(5):
-                labels_of[n_store, j] = labs[k, j]
-            for j in range(rows.shape[1]):
-                nxt[n_next, j] = rows[k, j]
+            take(rows[k], labs[k], me, nxt, n_next, parents, labels_of, n_store, ctr, taken)
             n_next += 1
             n_store += 1
             bad = state_bad[k] & ~_found_mask(found_index, 0, 10)

@@ -119,13 +119,7 @@ def expand(frontier, pos, end, base, nxt, n_next, parents, labels_of, n_store, v
             a, b = row_hash(t)
             if not visit(vk1, vk2, a, b):
                 continue
-            ctr[C_VISITED] += 1
-            taken[action] += 1
-            parents[n_store] = me
-            for j in range(5):
-                labels_of[n_store, j] = labels[k, j]
-            for j in range(len(t)):
-                nxt[n_next, j] = t[j]
+            take(t, labels[k], me, nxt, n_next, parents, labels_of, n_store, ctr, taken)
             n_next += 1
             n_store += 1
             open_states = state_check & ~_found_mask(found_index, 0, 10)
@@ -145,6 +139,19 @@ def expand(frontier, pos, end, base, nxt, n_next, parents, labels_of, n_store, v
                 if not keep_going:
                     return STOP_NO_CUT, pos, n_next, n_store
     return DONE, pos, n_next, n_store
+
+
+@njit(cache=True, _nrt=False)
+def take(t, label, parent, nxt, n_next, parents, labels_of, n_store, ctr, taken):
+    """Keep a new state: number n_store, reached from `parent` by `label`, row n_next of the
+    next level (the one-thread loop and the threads' merge both take states so)."""
+    ctr[C_VISITED] += 1
+    taken[label[0]] += 1
+    parents[n_store] = parent
+    for j in range(5):
+        labels_of[n_store, j] = label[j]
+    for j in range(len(t)):
+        nxt[n_next, j] = t[j]
 
 
 @njit(cache=True, _nrt=False)
