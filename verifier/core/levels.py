@@ -123,6 +123,20 @@ def rebuild(model, properties, root, labels: list, final_label, violated: list[s
     return Trace(model, root, steps, list(violated), engine=engine, checked=checked, properties=tuple(properties))
 
 
+def attach_traces(res, found: dict, path, roots: dict, model, properties, engine: str, keep_going: bool) -> None:
+    """Each violated property's trace into `res`: `found` maps a property to (state number,
+    the names found with it, final label or None), `path(number)` gives (root number, labels);
+    one rebuilt trace per find, shared by the names found with it (the searches' results)."""
+    traces: dict = {}
+    for name, key in found.items():
+        if key not in traces:
+            index, names, final = key
+            root, labels = path(index)
+            traces[key] = rebuild(model, properties, roots[root], labels, final, list(names), engine, keep_going)
+        res.counterexamples[name] = traces[key]
+    res.counterexample = next(iter(traces.values()), None)
+
+
 def confirm(model, properties, root, steps: list, violated: list[str]) -> None:
     """The counterexample is one: it starts at an initial state, every step is one the model
     takes there (within its bounds) and yields the stored state, and each property named fails

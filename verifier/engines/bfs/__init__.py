@@ -91,15 +91,7 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
                            enabled=run.enabled, taken=run.taken, terminal_states=run.terminal,
                            deadlock_checked=options.check_deadlock)
         res.explored_all = status == COMPLETE
-        traces: dict = {}
-        for name, key in found.items():
-            if key not in traces:
-                index, new, final_label = key
-                root, labels = store.path(index)
-                traces[key] = levels.rebuild(model, invariants, run.roots[root], labels, final_label, list(new),
-                                             "bfs", options.keep_going)
-            res.counterexamples[name] = traces[key]
-        res.counterexample = next(iter(traces.values()), None)
+        levels.attach_traces(res, found, store.path, run.roots, model, invariants, "bfs", options.keep_going)
         res.store_bytes = store.nbytes()
         res.collision_probability = collision_probability(len(store), run.transitions + len(run.roots))
         if store.edges is not None:

@@ -280,15 +280,8 @@ class Search:
                            states_per_level=list(self.states_per_level), enabled=enabled, taken=taken,
                            terminal_states=int(self.ctr[1]), deadlock_checked=self.options.check_deadlock)
         res.explored_all = status == COMPLETE
-        traces: dict = {}
-        for name, key in found.items():
-            if key not in traces:
-                index, names, final = key
-                root, labels = self._path(index)
-                traces[key] = levels.rebuild(self.model, self.properties, self.roots[root], labels, final,
-                                             list(names), "kernel", self.options.keep_going)
-            res.counterexamples[name] = traces[key]
-        res.counterexample = next(iter(traces.values()), None)
+        levels.attach_traces(res, found, self._path, self.roots, self.model, self.properties, "kernel",
+                             self.options.keep_going)
         res.store_bytes = int(self.parents.nbytes + self.labels.nbytes + self.vk1.nbytes + self.vk2.nbytes)
         res.collision_probability = collision_probability(self.n_store, transitions + len(self.roots))
         return res.judge(self.properties)
