@@ -26,6 +26,7 @@ from verifier.core.fingerprint import collision_probability
 from verifier.core.properties import split
 from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, SearchResult
 from verifier.core.settings import Settings
+from verifier.engines.kernel.visited import Visited, row_hash
 
 STRETCH = 20_000          # states per call into the compiled loop (progress, stop requests, budgets)
 P_STATES = 8_192          # states per thread and round (parallel.py)
@@ -85,8 +86,7 @@ class Search:
         width = self.k.layout.width
         self.parents = np.zeros(1 << 16, dtype=np.int64)
         self.labels = np.zeros((1 << 16, 5), dtype=np.int32)   # a state's label: 20 bytes
-        self.vk1 = np.zeros(1 << 17, dtype=np.uint64)
-        self.vk2 = np.zeros(1 << 17, dtype=np.uint64)
+        self.visited = Visited(threads)
         self.nxt = np.zeros((1 << 14, width), dtype=np.int32)
         self.ctr = np.zeros(4, dtype=np.int64)
         self.enabled = np.zeros(19, dtype=np.int64)
@@ -148,7 +148,9 @@ class Search:
                                                       self.depth, n_next, self._elapsed(), level=len(frontier),
                                                       level_done=pos, done=self.n_store))
             self._level_base = base + len(frontier)
-            frontier = self.nxt[:n_next].copy()
+            # the next level is read where it was written; the old frontier's buffer takes the one after
+            spare = frontier.base if frontier.base is not None else frontier
+            frontier, self.nxt = self.nxt[:n_next], spare
             if n_next:
                 self.depth += 1
                 self.states_per_level.append(n_next)
@@ -162,57 +164,85 @@ class Search:
             return self._round(frontier, pos, base, n_next, opts)
         end = min(pos + STRETCH, len(frontier))
         status, pos, n_next, self.n_store = K.expand(
-            frontier, pos, end, base, self.nxt, n_next, self.parents, self.labels, self.n_store, self.vk1,
-            self.vk2, self.k.layout.lay, self.k.cv, self.k.plan, self.k.table_args(), self.k.out,
+            frontier, pos, end, base, self.nxt, n_next, self.parents, self.labels, self.n_store, self.visited.tables[0],
+            self.k.layout.lay, self.k.cv, self.k.plan, self.k.table_args(), self.k.out,
             self.k.labels, self.k.key, self.ctr, self.enabled, self.taken, self.state_check,
             self.step_check, self.found_index, self.found_group, self.found_label, opts, self.k.work,
             self.k.params, self.none)
         if status == K.NEED_EVENT:
             self.k.tables.fill(self.k.key)
         elif status == K.GROW:
+            self.visited.counts[0] = int(self.ctr[K.C_VISITED])
+            self.visited.room(self.k.max_successors)
             self._grow(n_next, self.k.max_successors)
         return status, pos, n_next
 
     def _round(self, frontier, pos: int, base: int, n_next: int, opts) -> tuple:
-        """One round of the threads (parallel.py): each expands a stretch, then the stretches
-        are merged in frontier order up to the first that stopped early."""
+        """One round of the threads (parallel.py): each expands a stretch, the owners dedupe,
+        the stretches are merged in frontier order up to the first that stopped early, and
+        their new rows are copied."""
         from verifier.engines.kernel import parallel as P
         from verifier.engines.kernel import search as K
+        from verifier.engines.kernel.visited import dedupe
         per = max(1, min(P_STATES, -(-(len(frontier) - pos) // self.threads)))
         spans = [(lo, min(lo + per, len(frontier))) for lo in range(pos, min(pos + per * self.threads,
                                                                                len(frontier)), per)]
+        ended = self._expand_all(frontier, spans)
+        last = len(spans) - 1             # this round's stretches: up to the first a full buffer stopped
+        for t, (why, stop_at, _) in enumerate(ended):
+            if why == P.FULL:
+                if stop_at == spans[t][0]:
+                    raise RuntimeError("a state has more successors than a thread's buffer holds")
+                last = t
+                break
+        stretches = self.stretches[:last + 1]
+        used = [ended[t][2] for t in range(last + 1)]
+        self.visited.room(sum(used))
+        owners, tables = self.visited.owners, self.visited.tables
+
+        def dedupe_owned(o: int) -> int:
+            return sum(dedupe(tables[o], o, owners, st.fp, n, st.is_new) for st, n in zip(stretches, used))
+
+        for o, found in enumerate(self.pool.map(dedupe_owned, range(owners))):
+            self.visited.counts[o] += found
+        self._grow(n_next, sum(used))
+        status, looked = K.DONE, []
+        for t, st in enumerate(stretches):
+            status, pos, n_next, self.n_store, at = P.merge(
+                spans[t][0], ended[t][1], base, st.labs, st.is_new, st.where, st.step_bad, st.state_bad, st.counts,
+                st.stuck, n_next, self.parents, self.labels, self.n_store, self.ctr, self.enabled, self.taken,
+                self.found_index, self.found_group, self.found_label, opts, self.none)
+            looked.append(at)
+            if status != K.DONE:
+                break
+        nxt = self.nxt
+        list(self.pool.map(lambda t: P.copy_rows(stretches[t].rows, stretches[t].where, looked[t], nxt),
+                           range(len(looked))))
+        return status, pos, n_next
+
+    def _expand_all(self, frontier, spans) -> list:
+        """Every thread expands its stretch; one stopped by a missing controller event goes on
+        once every thread's missing events are filled: (why, the state it stopped at,
+        successors written) per stretch."""
+        from verifier.engines.kernel import search as K
         at = {t: (lo, 0) for t, (lo, hi) in enumerate(spans)}      # stretch -> (next state, successors so far)
         ended: dict[int, tuple] = {}
         while at:
-            jobs = {t: self.pool.submit(self.stretches[t].expand, frontier, spans[t][0], start, spans[t][1], used,
-                                        self.state_check, self.step_check, bool(self.options.check_deadlock))
-                    for t, (start, used) in at.items()}
-            for job in jobs.values():
+            jobs = [self.pool.submit(self.stretches[t].expand, frontier, spans[t][0], start, spans[t][1], used,
+                                     self.state_check, self.step_check, bool(self.options.check_deadlock))
+                    for t, (start, used) in at.items()]
+            for job in jobs:
                 job.result()
             for t in list(at):
                 st = self.stretches[t]
                 why, stop_at, used = st.result
-                if why == K.NEED_EVENT:       # filled once every thread has stopped; the stretch goes on
+                if why == K.NEED_EVENT:
                     self.k.tables.fill(st.key)
                     at[t] = (stop_at, used)
                 else:
                     ended[t] = st.result
                     del at[t]
-        status = K.DONE
-        for t, (st, (lo, hi)) in enumerate(zip(self.stretches, spans)):
-            why, stop_at, used = ended[t]
-            self._grow(n_next, used)
-            status, pos, n_next, self.n_store = P.merge(
-                lo, stop_at, base, st.rows, st.labs, st.fp1, st.fp2, st.step_bad, st.state_bad, st.counts, st.stuck,
-                self.nxt, n_next, self.parents, self.labels, self.n_store, self.vk1, self.vk2, self.ctr,
-                self.enabled, self.taken, self.found_index, self.found_group, self.found_label, opts, self.none)
-            if status != K.DONE:
-                return status, pos, n_next
-            if why == P.FULL:
-                if stop_at == lo:           # one state has more successors than the buffer holds
-                    raise RuntimeError("a state has more successors than a thread's buffer holds")
-                return K.DONE, stop_at, n_next
-        return status, pos, n_next
+        return [ended[t] for t in range(len(spans))]
 
     def _roots(self):
         """The initial rows (checked), or None if a root violates a property and that stops."""
@@ -224,8 +254,7 @@ class Search:
             self.parents[index] = -1
             self.n_store += 1
             self.roots[index] = s
-            a, b = K.row_hash(row)
-            K.visit(self.vk1, self.vk2, a, b)
+            self.visited.add(*row_hash(row))
             self.ctr[K.C_VISITED] += 1
             rows.append(row)
             bad = K.root_violations(row, self.k.layout.lay, self.k.tables.facts, self.state_check)
@@ -240,13 +269,7 @@ class Search:
         return np.array(rows, dtype=np.int32)
 
     def _grow(self, n_next: int, more: int) -> None:
-        """Room for `more` new states in the visited table, the store and the next level."""
-        from verifier.engines.kernel import search as K
-        while 2 * (self.ctr[K.C_VISITED] + more) > len(self.vk1):
-            n = 2 * len(self.vk1)
-            vk1, vk2 = np.zeros(n, dtype=np.uint64), np.zeros(n, dtype=np.uint64)
-            K.rehash(self.vk1, self.vk2, vk1, vk2)
-            self.vk1, self.vk2 = vk1, vk2
+        """Room for `more` new states in the store and the next level."""
         while self.n_store + more > len(self.parents):
             n = 2 * len(self.parents)
             self.parents = np.concatenate([self.parents, np.zeros(n - len(self.parents), dtype=np.int64)])
@@ -282,7 +305,7 @@ class Search:
         res.explored_all = status == COMPLETE
         levels.attach_traces(res, found, self._path, self.roots, self.model, self.properties, "kernel",
                              self.options.keep_going)
-        res.store_bytes = int(self.parents.nbytes + self.labels.nbytes + self.vk1.nbytes + self.vk2.nbytes)
+        res.store_bytes = int(self.parents.nbytes + self.labels.nbytes + self.visited.nbytes)
         res.collision_probability = collision_probability(self.n_store, transitions + len(self.roots))
         return res.judge(self.properties)
 

@@ -1,15 +1,20 @@
 """The compiled search on several threads: the same order, counts and counterexamples as one.
 
-A level is taken in rounds. In a round each thread expands its own contiguous stretch of the
-frontier with the GIL released (`expand_range`): successors, their fingerprints and every
-property's verdict, into its own buffers. Then one thread `merge`s the stretches in frontier
-order, exactly as verifier/engines/kernel/search.py's loop would have met them: it counts,
-dedupes against the one visited table, numbers the new states and records violations. Only
-the merge is serial (a table look-up and a row copy per successor), so the expansion, most of
-the work, scales with the cores. A stretch stopped by a controller event the table lacks
-goes on from that state once the table is filled (every thread's missing events are filled
-together, then the stopped stretches go on together); one stopped by a full buffer ends the
-round at that state, and what follows it is expanded in the next round.
+A level is taken in rounds of four phases; only the third is serial, and it does a few
+counter updates a successor.
+1. Expand (`expand_range`, one job a thread, the GIL released): each thread expands its own
+   contiguous stretch of the frontier into its own buffers: successors, their fingerprints and
+   every property's verdict. A stretch stopped by a controller event the table lacks goes on
+   from that state once the table is filled (every thread's missing events are filled
+   together); one stopped by a full buffer ends the round at that state.
+2. Dedupe (visited.dedupe, one job an owner): the visited set is split among owners by the
+   fingerprint's bits; each owner walks every stretch in frontier order and marks which of its
+   own fingerprints are new. The order is the one-thread loop's, so the first occurrence of a
+   state is the same.
+3. Merge (`merge`, serial): the stretches in frontier order, exactly as
+   verifier/engines/kernel/search.py's loop meets them: counts, state numbers, parents, labels,
+   violations, max states.
+4. Copy (`copy_rows`, one job a thread): each stretch's new rows to their places in the next level.
 """
 from __future__ import annotations
 
@@ -20,15 +25,15 @@ from specs.kernel.properties import state_violations, step_violations
 from specs.kernel.events import MISS
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
 from verifier.engines.kernel.search import (C_TERMINAL, C_TRANSITIONS, DEADLOCK_SLOT, DONE, MAX_STATES,
-                                            NEED_EVENT, STEP_SLOT, STOP, STOP_NO_CUT, _found_mask, _record, row_hash,
-                                            take, visit)
+                                            NEED_EVENT, STEP_SLOT, STOP, STOP_NO_CUT, _found_mask, _record, keep)
+from verifier.engines.kernel.visited import row_hash
 
 FULL = 6          # a stretch's buffer is full: the round ends at that state
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def expand_range(frontier, lo, start, hi, used, lay, cv, plan, tables, out, labels, key, work, params,
-                 rows, labs, fp1, fp2, step_bad, state_bad, counts, stuck, state_check, step_check, deadlocks):
+                 rows, labs, fp, step_bad, state_bad, counts, stuck, state_check, step_check, deadlocks):
     """Expand frontier[start:hi] into the buffers of the stretch that begins at lo, after the
     `used` successors already there: (what ended it, the state it stopped at, the successors
     written). counts[i], stuck[i]: state lo+i's successors, whether it is stuck."""
@@ -53,7 +58,7 @@ def expand_range(frontier, lo, start, hi, used, lay, cv, plan, tables, out, labe
             for j in range(5):
                 labs[used + k, j] = labels[k, j]
             a, b = row_hash(t)
-            fp1[used + k], fp2[used + k] = a, b
+            fp[used + k, 0], fp[used + k, 1] = a, b
             step_bad[used + k] = step_violations(row, labels[k, 0], t, lay, facts, step_check) if step_check else 0
             state_bad[used + k] = state_violations(t, lay, facts, state_check) if state_check else 0
         counts[p - lo] = n
@@ -62,16 +67,18 @@ def expand_range(frontier, lo, start, hi, used, lay, cv, plan, tables, out, labe
 
 
 @njit(cache=True, _nrt=False)
-def merge(lo, hi, base, rows, labs, fp1, fp2, step_bad, state_bad, counts, stuck, nxt, n_next, parents, labels_of,
-          n_store, vk1, vk2, ctr, enabled, taken, found_index, found_group, found_label, opts, none):
+def merge(lo, hi, base, labs, is_new, where, step_bad, state_bad, counts, stuck, n_next, parents, labels_of,
+          n_store, ctr, enabled, taken, found_index, found_group, found_label, opts, none):
     """Take the expanded states lo..hi-1 (state numbers base+lo...) in order, as search.expand
-    does: (what ended it, the state after the last one taken, n_next, n_store)."""
+    does, the dedupe's verdicts in is_new; where[k] := the next-level row of successor k, or -1:
+    (what ended it, the state after the last one taken, n_next, n_store, successors looked at)."""
     keep_going, max_states = opts[0], opts[2]
     at = 0
     for p in range(lo, hi):
         me = base + p
         n = counts[p - lo]
         for k in range(at, at + n):
+            where[k] = -1
             action = labs[k, 0]
             ctr[C_TRANSITIONS] += 1
             enabled[action] += 1
@@ -79,19 +86,20 @@ def merge(lo, hi, base, rows, labs, fp1, fp2, step_bad, state_bad, counts, stuck
             if bad:
                 _record(found_index, found_group, found_label, ctr, bad, STEP_SLOT, me, labs[k])
                 if not keep_going:
-                    return STOP, p + 1, n_next, n_store
-            if not visit(vk1, vk2, fp1[k], fp2[k]):
+                    return STOP, p + 1, n_next, n_store, k + 1
+            if not is_new[k]:
                 continue
-            take(rows[k], labs[k], me, nxt, n_next, parents, labels_of, n_store, ctr, taken)
+            keep(labs[k], me, parents, labels_of, n_store, ctr, taken)
+            where[k] = n_next
             n_next += 1
             n_store += 1
             bad = state_bad[k] & ~_found_mask(found_index, 0, 10)
             if bad:
                 _record(found_index, found_group, found_label, ctr, bad, 0, n_store - 1, none)
                 if not keep_going:
-                    return STOP, p + 1, n_next, n_store
+                    return STOP, p + 1, n_next, n_store, k + 1
             if max_states >= 0 and n_store >= max_states:
-                return MAX_STATES, p + 1, n_next, n_store
+                return MAX_STATES, p + 1, n_next, n_store, k + 1
         at += n
         if n == 0:
             ctr[C_TERMINAL] += 1
@@ -99,8 +107,27 @@ def merge(lo, hi, base, rows, labs, fp1, fp2, step_bad, state_bad, counts, stuck
                 ctr[C_TERMINAL] -= 1
                 _record(found_index, found_group, found_label, ctr, 1, DEADLOCK_SLOT, me, none)
                 if not keep_going:
-                    return STOP_NO_CUT, p + 1, n_next, n_store
-    return DONE, hi, n_next, n_store
+                    return STOP_NO_CUT, p + 1, n_next, n_store, at
+    return DONE, hi, n_next, n_store, at
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def copy_rows(rows, where, upto, nxt):
+    """Each new row of a stretch to its place in the next level."""
+    for k in range(upto):
+        w = where[k]
+        if w >= 0:
+            for j in range(rows.shape[1]):
+                nxt[w, j] = rows[k, j]
+
+
+def private(shape, dtype):
+    """A zeroed array no other thread's array shares a cache line with: the scratch a thread
+    writes on every step (two threads writing neighbouring small arrays took turns owning the
+    line, and two threads ran no faster than one)."""
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    n, pad = int(np.prod(shape)), 256 // np.dtype(dtype).itemsize
+    return np.zeros(n + 2 * pad, dtype=dtype)[pad:pad + n].reshape(shape)
 
 
 class Stretch:
@@ -109,25 +136,26 @@ class Stretch:
     def __init__(self, kernel, capacity: int, states: int):
         w = kernel.layout.width
         self.k = kernel
-        self.out = np.zeros_like(kernel.out)
-        self.labels = np.zeros_like(kernel.labels)
-        self.key = np.zeros_like(kernel.key)
-        self.work = np.zeros_like(kernel.work)
-        self.params = np.zeros_like(kernel.params)
-        self.rows = np.zeros((capacity, w), dtype=np.int32)
-        self.labs = np.zeros((capacity, 5), dtype=np.int64)
-        self.fp1 = np.zeros(capacity, dtype=np.uint64)
-        self.fp2 = np.zeros(capacity, dtype=np.uint64)
-        self.step_bad = np.zeros(capacity, dtype=np.int64)
-        self.state_bad = np.zeros(capacity, dtype=np.int64)
-        self.counts = np.zeros(states, dtype=np.int64)
-        self.stuck = np.zeros(states, dtype=np.bool_)
+        self.out = private(kernel.out.shape, kernel.out.dtype)
+        self.labels = private(kernel.labels.shape, kernel.labels.dtype)
+        self.key = private(kernel.key.shape, kernel.key.dtype)
+        self.work = private(kernel.work.shape, kernel.work.dtype)
+        self.params = private(kernel.params.shape, kernel.params.dtype)
+        self.rows = private((capacity, w), np.int32)
+        self.labs = private((capacity, 5), np.int64)
+        self.fp = private((capacity, 2), np.uint64)
+        self.is_new = private(capacity, np.bool_)
+        self.where = private(capacity, np.int64)
+        self.step_bad = private(capacity, np.int64)
+        self.state_bad = private(capacity, np.int64)
+        self.counts = private(states, np.int64)
+        self.stuck = private(states, np.bool_)
         self.result = (DONE, 0, 0)
 
     def expand(self, frontier, lo: int, start: int, hi: int, used: int, state_check: int, step_check: int,
                deadlocks: bool) -> None:
         k = self.k
         self.result = expand_range(frontier, lo, start, hi, used, k.layout.lay, k.cv, k.plan, k.table_args(), self.out,
-                                   self.labels, self.key, self.work, self.params, self.rows, self.labs, self.fp1,
-                                   self.fp2, self.step_bad, self.state_bad, self.counts, self.stuck, state_check,
+                                   self.labels, self.key, self.work, self.params, self.rows, self.labs, self.fp,
+                                   self.step_bad, self.state_bad, self.counts, self.stuck, state_check,
                                    step_check, deadlocks)

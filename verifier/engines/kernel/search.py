@@ -3,7 +3,7 @@ keep the new rows, in exactly the order of verifier/engines/bfs (frontier order,
 successors in the model's order, the first parent wins), so counts, levels and shortest
 counterexamples are that engine's.
 
-The visited set is an open-addressing table of 128-bit fingerprints (two 64-bit row hashes);
+The visited set is one table of 128-bit fingerprints (visited.py);
 parents and labels are arrays indexed by a state's number (its discovery order). The loop
 returns to Python at the end of a stretch, when a table or buffer must grow, when the
 controller table lacks an event (the state is then expanded again from scratch: nothing of
@@ -11,12 +11,12 @@ it was kept), on a violation that stops the search, and at max states.
 """
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from specs.kernel.properties import state_violations, step_violations
 from specs.kernel.events import MISS
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
+from verifier.engines.kernel.visited import row_hash, visit
 
 # what a stretch ended with
 DONE, NEED_EVENT, GROW, STOP, STOP_NO_CUT, MAX_STATES = range(6)
@@ -25,43 +25,6 @@ C_TRANSITIONS, C_TERMINAL, C_GROUPS, C_VISITED = range(4)
 DEADLOCK_SLOT = 15       # found slots: 0-9 state invariants (specs/kernel/properties.STATE), 10-14 step, 15 deadlock
 STEP_SLOT = 10
 SLOTS = 16
-
-
-@njit(cache=True, _nrt=False)
-def row_hash(row):
-    """Two independent 64-bit hashes of a row (a 128-bit fingerprint; never both zero)."""
-    a = np.uint64(0x243F6A8885A308D3)
-    b = np.uint64(0x13198A2E03707344)
-    for v in row:
-        x = np.uint64(np.int64(v) & np.int64(0xFFFFFFFF))
-        a = (a ^ x) * np.uint64(0x100000001B3)
-        a ^= a >> np.uint64(29)
-        b = (b + x + np.uint64(0x9E3779B97F4A7C15)) * np.uint64(0xBF58476D1CE4E5B9)
-        b ^= b >> np.uint64(31)
-    a = (a ^ (a >> np.uint64(33))) * np.uint64(0xFF51AFD7ED558CCD)
-    a ^= a >> np.uint64(33)
-    return a | np.uint64(1), b
-
-
-@njit(cache=True, _nrt=False)
-def visit(vk1, vk2, a, b):
-    """Insert the fingerprint (a, b); True if it was new."""
-    mask = np.int64(len(vk1) - 1)
-    slot = np.int64(b >> np.uint64(1)) & mask
-    while True:
-        if vk1[slot] == 0:
-            vk1[slot], vk2[slot] = a, b
-            return True
-        if vk1[slot] == a and vk2[slot] == b:
-            return False
-        slot = (slot + 1) & mask
-
-
-@njit(cache=True, _nrt=False)
-def rehash(vk1, vk2, new1, new2):
-    for slot in range(len(vk1)):
-        if vk1[slot] != 0:
-            visit(new1, new2, vk1[slot], vk2[slot])
 
 
 @njit(cache=True, _nrt=False)
@@ -81,7 +44,7 @@ def _record(found_index, found_group, found_label, ctr, bits, first_slot, index,
 
 
 @njit(cache=True, _nrt=False)
-def expand(frontier, pos, end, base, nxt, n_next, parents, labels_of, n_store, vk1, vk2,
+def expand(frontier, pos, end, base, nxt, n_next, parents, labels_of, n_store, table,
            lay, cv, plan, tables, out, labels, key, ctr, enabled, taken, state_check, step_check, found_index,
            found_group, found_label, opts, work, params, none):
     """Expand frontier[pos:end] (state numbers base+pos...): (what ended it, pos, n_next, n_store).
@@ -95,7 +58,7 @@ def expand(frontier, pos, end, base, nxt, n_next, parents, labels_of, n_store, v
         n = successors(row, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
         if n == MISS:
             return NEED_EVENT, pos, n_next, n_store
-        if n_next + n > len(nxt) or n_store + n > len(parents) or 2 * (ctr[C_VISITED] + n) > len(vk1):
+        if n_next + n > len(nxt) or n_store + n > len(parents) or 2 * (ctr[C_VISITED] + n) > len(table):
             return GROW, pos, n_next, n_store
         stuck = False
         if n == 0 and deadlocks and found_index[DEADLOCK_SLOT] < 0:
@@ -117,7 +80,7 @@ def expand(frontier, pos, end, base, nxt, n_next, parents, labels_of, n_store, v
                     if not keep_going:
                         return STOP, pos, n_next, n_store
             a, b = row_hash(t)
-            if not visit(vk1, vk2, a, b):
+            if not visit(table, a, b):
                 continue
             take(t, labels[k], me, nxt, n_next, parents, labels_of, n_store, ctr, taken)
             n_next += 1
@@ -144,14 +107,21 @@ def expand(frontier, pos, end, base, nxt, n_next, parents, labels_of, n_store, v
 @njit(cache=True, _nrt=False)
 def take(t, label, parent, nxt, n_next, parents, labels_of, n_store, ctr, taken):
     """Keep a new state: number n_store, reached from `parent` by `label`, row n_next of the
-    next level (the one-thread loop and the threads' merge both take states so)."""
+    next level."""
+    keep(label, parent, parents, labels_of, n_store, ctr, taken)
+    for j in range(len(t)):
+        nxt[n_next, j] = t[j]
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def keep(label, parent, parents, labels_of, n_store, ctr, taken):
+    """Number a new state n_store, reached from `parent` by `label` (the one-thread loop and the
+    threads' merge both number states so; its row is copied by the caller)."""
     ctr[C_VISITED] += 1
     taken[label[0]] += 1
     parents[n_store] = parent
     for j in range(5):
         labels_of[n_store, j] = label[j]
-    for j in range(len(t)):
-        nxt[n_next, j] = t[j]
 
 
 @njit(cache=True, _nrt=False)
