@@ -191,7 +191,7 @@ class Search:
         last = len(spans) - 1             # this round's stretches: up to the first a full buffer stopped
         for t, (why, stop_at, _) in enumerate(ended):
             if why == P.FULL:
-                if stop_at == spans[t][0]:
+                if stop_at == pos:
                     raise RuntimeError("a state has more successors than a thread's buffer holds")
                 last = t
                 break
@@ -201,48 +201,56 @@ class Search:
         owners, tables = self.visited.owners, self.visited.tables
 
         def dedupe_owned(o: int) -> int:
-            return sum(dedupe(tables[o], o, owners, st.fp, n, st.is_new) for st, n in zip(stretches, used))
+            return sum(dedupe(tables[o], o, owners, st.fp, st.first, st.counts, ended[t][1] - spans[t][0], st.is_new)
+                       for t, st in enumerate(stretches))
 
         for o, found in enumerate(self.pool.map(dedupe_owned, range(owners))):
             self.visited.counts[o] += found
         self._grow(n_next, sum(used))
-        status, looked = K.DONE, []
+        status = K.DONE
         for t, st in enumerate(stretches):
-            status, pos, n_next, self.n_store, at = P.merge(
+            status, pos, n_next, self.n_store = P.merge(
                 spans[t][0], ended[t][1], base, st.labs, st.is_new, st.where, st.step_bad, st.state_bad, st.counts,
-                st.stuck, n_next, self.parents, self.labels, self.n_store, self.ctr, self.enabled, self.taken,
-                self.found_index, self.found_group, self.found_label, opts, self.none)
-            looked.append(at)
+                st.first, st.stuck, n_next, self.parents, self.labels, self.n_store, self.ctr, self.enabled,
+                self.taken, self.found_index, self.found_group, self.found_label, opts, self.none)
             if status != K.DONE:
                 break
         nxt = self.nxt
-        list(self.pool.map(lambda t: P.copy_rows(stretches[t].rows, stretches[t].where, looked[t], nxt),
-                           range(len(looked))))
+        list(self.pool.map(lambda t: P.copy_rows(stretches[t].rows, stretches[t].where, used[t], nxt),
+                           range(len(stretches))))
         return status, pos, n_next
 
     def _expand_all(self, frontier, spans) -> list:
-        """Every thread expands its stretch; one stopped by a missing controller event goes on
-        once every thread's missing events are filled: (why, the state it stopped at,
-        successors written) per stretch."""
-        from verifier.engines.kernel import search as K
-        at = {t: (lo, 0) for t, (lo, hi) in enumerate(spans)}      # stretch -> (next state, successors so far)
-        ended: dict[int, tuple] = {}
-        while at:
-            jobs = [self.pool.submit(self.stretches[t].expand, frontier, spans[t][0], start, spans[t][1], used,
+        """Every thread expands its stretch, deferring the states that need a controller event
+        the table lacks; the events are filled (the algebra, in Python) and the deferred states
+        expanded again, until none is left: (why, the state it stopped at, successors written)
+        per stretch. A stretch whose buffer filled up ends at that state."""
+        from verifier.engines.kernel import parallel as P
+        his = [hi for _, hi in spans]
+        used = [0] * len(spans)
+        retry = False
+        why = [P.DONE] * len(spans)
+        todo = list(range(len(spans)))
+        while todo:
+            jobs = [self.pool.submit(self.stretches[t].expand, frontier, spans[t][0], his[t], retry, used[t],
                                      self.state_check, self.step_check, bool(self.options.check_deadlock))
-                    for t, (start, used) in at.items()]
+                    for t in todo]
             for job in jobs:
                 job.result()
-            for t in list(at):
+            keys, again = {}, []
+            for t in todo:
                 st = self.stretches[t]
-                why, stop_at, used = st.result
-                if why == K.NEED_EVENT:
-                    self.k.tables.fill(st.key)
-                    at[t] = (stop_at, used)
-                else:
-                    ended[t] = st.result
-                    del at[t]
-        return [ended[t] for t in range(len(spans))]
+                ended, his[t], used[t], deferred = st.result
+                if ended == P.FULL:
+                    why[t] = P.FULL
+                for k in range(deferred):
+                    keys.setdefault(st.misses[k].tobytes(), st.misses[k])
+                if deferred:
+                    again.append(t)
+            for key in keys.values():
+                self.k.tables.fill(key)
+            todo, retry = again, True
+        return [(why[t], his[t], used[t]) for t in range(len(spans))]
 
     def _roots(self):
         """The initial rows (checked), or None if a root violates a property and that stops."""

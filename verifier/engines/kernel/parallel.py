@@ -25,32 +25,45 @@ from specs.kernel.properties import state_violations, step_violations
 from specs.kernel.events import MISS
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
 from verifier.engines.kernel.search import (C_TERMINAL, C_TRANSITIONS, DEADLOCK_SLOT, DONE, MAX_STATES,
-                                            NEED_EVENT, STEP_SLOT, STOP, STOP_NO_CUT, _found_mask, _record, keep)
+                                            STEP_SLOT, STOP, STOP_NO_CUT, _found_mask, _record, keep)
 from verifier.engines.kernel.visited import row_hash
 
 FULL = 6          # a stretch's buffer is full: the round ends at that state
 
 
+DEFERRED = -1     # counts[i]: state lo+i waits for a controller event the table lacks
+
+
 @njit(cache=True, nogil=True, _nrt=False)
-def expand_range(frontier, lo, start, hi, used, lay, cv, plan, tables, out, labels, key, work, params,
-                 rows, labs, fp, step_bad, state_bad, counts, stuck, state_check, step_check, deadlocks):
-    """Expand frontier[start:hi] into the buffers of the stretch that begins at lo, after the
-    `used` successors already there: (what ended it, the state it stopped at, the successors
-    written). counts[i], stuck[i]: state lo+i's successors, whether it is stuck."""
+def expand_range(frontier, lo, hi, retry, used, lay, cv, plan, tables, out, labels, key, work, params, rows, labs,
+                 fp, where, step_bad, state_bad, counts, first, stuck, misses, state_check, step_check, deadlocks):
+    """Expand frontier[lo:hi] (with `retry`, only its DEFERRED states) into the stretch's buffers
+    after the `used` successors already there: (what ended it, the state it stopped at, the
+    successors written, the states deferred). State lo+i's successors are
+    rows[first[i]:first[i] + counts[i]]; stuck[i]: whether it is stuck. A state that needs a
+    controller event the table lacks is DEFERRED, its key in misses, and the stretch goes on:
+    the caller fills the keys and expands the deferred states again."""
     facts = tables[3]
-    for p in range(start, hi):
+    deferred = 0
+    for p in range(lo, hi):
+        if retry and counts[p - lo] != DEFERRED:
+            continue
         row = frontier[p]
         n = successors(row, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
-        if n == MISS:
-            return NEED_EVENT, p, used
-        if used + n > len(rows):
-            return FULL, p, used
+        if n != MISS and used + n > len(rows):
+            return FULL, p, used, deferred
         stuck[p - lo] = False
         if n == 0 and deadlocks:
             m = successors(row, lay, cv, plan, tables, UNBOUNDED, -1, out, labels, key, work, params)
-            if m == MISS:
-                return NEED_EVENT, p, used
+            n = MISS if m == MISS else 0
             stuck[p - lo] = m == 0
+        if n == MISS:
+            counts[p - lo] = DEFERRED
+            for j in range(len(key)):
+                misses[deferred, j] = key[j]
+            deferred += 1
+            continue
+        first[p - lo] = used
         for k in range(n):
             t = out[k]
             for j in range(len(t)):
@@ -59,26 +72,26 @@ def expand_range(frontier, lo, start, hi, used, lay, cv, plan, tables, out, labe
                 labs[used + k, j] = labels[k, j]
             a, b = row_hash(t)
             fp[used + k, 0], fp[used + k, 1] = a, b
+            where[used + k] = -1
             step_bad[used + k] = step_violations(row, labels[k, 0], t, lay, facts, step_check) if step_check else 0
             state_bad[used + k] = state_violations(t, lay, facts, state_check) if state_check else 0
         counts[p - lo] = n
         used += n
-    return DONE, hi, used
+    return DONE, hi, used, deferred
 
 
 @njit(cache=True, _nrt=False)
-def merge(lo, hi, base, labs, is_new, where, step_bad, state_bad, counts, stuck, n_next, parents, labels_of,
-          n_store, ctr, enabled, taken, found_index, found_group, found_label, opts, none):
+def merge(lo, hi, base, labs, is_new, where, step_bad, state_bad, counts, first, stuck, n_next, parents,
+          labels_of, n_store, ctr, enabled, taken, found_index, found_group, found_label, opts, none):
     """Take the expanded states lo..hi-1 (state numbers base+lo...) in order, as search.expand
     does, the dedupe's verdicts in is_new; where[k] := the next-level row of successor k, or -1:
-    (what ended it, the state after the last one taken, n_next, n_store, successors looked at)."""
+    (what ended it, the state after the last one taken, n_next, n_store)."""
     keep_going, max_states = opts[0], opts[2]
-    at = 0
     for p in range(lo, hi):
         me = base + p
         n = counts[p - lo]
+        at = first[p - lo]
         for k in range(at, at + n):
-            where[k] = -1
             action = labs[k, 0]
             ctr[C_TRANSITIONS] += 1
             enabled[action] += 1
@@ -86,7 +99,7 @@ def merge(lo, hi, base, labs, is_new, where, step_bad, state_bad, counts, stuck,
             if bad:
                 _record(found_index, found_group, found_label, ctr, bad, STEP_SLOT, me, labs[k])
                 if not keep_going:
-                    return STOP, p + 1, n_next, n_store, k + 1
+                    return STOP, p + 1, n_next, n_store
             if not is_new[k]:
                 continue
             keep(labs[k], me, parents, labels_of, n_store, ctr, taken)
@@ -97,18 +110,17 @@ def merge(lo, hi, base, labs, is_new, where, step_bad, state_bad, counts, stuck,
             if bad:
                 _record(found_index, found_group, found_label, ctr, bad, 0, n_store - 1, none)
                 if not keep_going:
-                    return STOP, p + 1, n_next, n_store, k + 1
+                    return STOP, p + 1, n_next, n_store
             if max_states >= 0 and n_store >= max_states:
-                return MAX_STATES, p + 1, n_next, n_store, k + 1
-        at += n
+                return MAX_STATES, p + 1, n_next, n_store
         if n == 0:
             ctr[C_TERMINAL] += 1
             if opts[1] and stuck[p - lo] and found_index[DEADLOCK_SLOT] < 0:
                 ctr[C_TERMINAL] -= 1
                 _record(found_index, found_group, found_label, ctr, 1, DEADLOCK_SLOT, me, none)
                 if not keep_going:
-                    return STOP_NO_CUT, p + 1, n_next, n_store, at
-    return DONE, hi, n_next, n_store, at
+                    return STOP_NO_CUT, p + 1, n_next, n_store
+    return DONE, hi, n_next, n_store
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -149,13 +161,15 @@ class Stretch:
         self.step_bad = private(capacity, np.int64)
         self.state_bad = private(capacity, np.int64)
         self.counts = private(states, np.int64)
+        self.first = private(states, np.int64)
+        self.misses = private((states, len(kernel.key)), np.int64)
         self.stuck = private(states, np.bool_)
         self.result = (DONE, 0, 0)
 
-    def expand(self, frontier, lo: int, start: int, hi: int, used: int, state_check: int, step_check: int,
+    def expand(self, frontier, lo: int, hi: int, retry: bool, used: int, state_check: int, step_check: int,
                deadlocks: bool) -> None:
         k = self.k
-        self.result = expand_range(frontier, lo, start, hi, used, k.layout.lay, k.cv, k.plan, k.table_args(), self.out,
-                                   self.labels, self.key, self.work, self.params, self.rows, self.labs, self.fp,
-                                   self.step_bad, self.state_bad, self.counts, self.stuck, state_check,
-                                   step_check, deadlocks)
+        self.result = expand_range(frontier, lo, hi, retry, used, k.layout.lay, k.cv, k.plan, k.table_args(),
+                                   self.out, self.labels, self.key, self.work, self.params, self.rows, self.labs,
+                                   self.fp, self.where, self.step_bad, self.state_bad, self.counts, self.first,
+                                   self.stuck, self.misses, state_check, step_check, deadlocks)

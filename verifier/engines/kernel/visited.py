@@ -71,15 +71,16 @@ def rehash(table, grown):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def dedupe(table, me, owners, fp, used, is_new):
-    """is_new[k] := whether fingerprint fp[k] (k < used) is new, for those this owner owns, in
-    order: the number of new ones."""
+def dedupe(table, me, owners, fp, first, counts, states, is_new):
+    """is_new[k] := whether fingerprint fp[k] is new, for those this owner owns, taken state by
+    state (state i's are fp[first[i]:first[i] + counts[i]], i < states): the number of new ones."""
     found = 0
-    for k in range(used):
-        if owner(fp[k, 0], owners) == me:
-            fresh = visit(table, fp[k, 0], fp[k, 1])
-            is_new[k] = fresh
-            found += fresh
+    for i in range(states):
+        for k in range(first[i], first[i] + counts[i]):
+            if owner(fp[k, 0], owners) == me:
+                fresh = visit(table, fp[k, 0], fp[k, 1])
+                is_new[k] = fresh
+                found += fresh
     return found
 
 
