@@ -68,6 +68,17 @@ def check(tree: Path, python: str, args: list[str], extra: list[str], cache: Pat
     return got
 
 
+def pair(tree: Path, python: str, args: list[str], extra: list[str], cache: Path) -> dict:
+    """Two of the same check at once, in two processes: their wall time (the most two
+    independent processes of this very work get from this machine's two cores)."""
+    from concurrent.futures import ThreadPoolExecutor
+    started = time.monotonic()
+    with ThreadPoolExecutor(2) as pool:
+        runs = list(pool.map(lambda _: check(tree, python, args, extra, cache), range(2)))
+    return {"wall": time.monotonic() - started, "walls": [r["wall"] for r in runs],
+            "distinct_states": [r.get("distinct_states") for r in runs]}
+
+
 def compile_times(python: str) -> dict:
     """The kernel's compile time: a run of one level with an empty cache, then again."""
     with tempfile.TemporaryDirectory() as cache:
@@ -108,6 +119,8 @@ def run(args) -> int:
         row["kernel"] = check(ROOT, args.python, cli, ["--engine", "kernel", "--workers", "1"], cache)
         row["kernel2"] = check(ROOT, args.python, cli, ["--engine", "kernel", "--workers", "2"], cache)
         row["budget"] = budget
+        if budget is None:         # the threads' own ceiling: two one-thread kernel runs at once
+            row["kernel_pair"] = pair(ROOT, args.python, cli, ["--engine", "kernel", "--workers", "1"], cache)
         row["threads_same"] = all(row["kernel"].get(f) == row["kernel2"].get(f) for f in
                                   ("result", "distinct_states", "transitions", "states_per_level", "terminal_states",
                                    "verdicts"))
@@ -120,6 +133,7 @@ def run(args) -> int:
             differ += not same
         print(f"{name}: before {b.get('distinct_states')} states {b['wall']:.1f}s, kernel {k.get('distinct_states')} "
               f"states {k['wall']:.1f}s, 2 threads {row['kernel2']['wall']:.1f}s"
+              f"{', two processes at once ' + format(row['kernel_pair']['wall'], '.1f') + 's' if budget is None else ''}"
               f"{'' if budget else ', same' if row['same'] else ', DIFFERENT'}", flush=True)
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
     return 1 if differ else 0
@@ -133,7 +147,8 @@ def table(path: str) -> list[str]:
              f"{c['cold_seconds']} s with a cold cache, {c['warm_seconds']} s warm (a one-level check each).", "",
              "| config | distinct states | before (1 process): wall, states/s, peak RSS | kernel, 1 thread: wall, "
              "states/s, peak RSS | kernel / before | kernel, 2 threads: wall, peak RSS | 2 threads / 1 "
-             "| same counts and verdicts (before, threads) |", "|---|---|---|---|---|---|---|---|"]
+             "| two 1-thread processes at once: wall, their speedup | threads / processes "
+             "| same counts and verdicts (before, threads) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for name, row in data["configs"].items():
         b, k = row["before"], row["kernel"]
         rate_b = (b.get("distinct_states") or 0) / b["wall"]
@@ -141,10 +156,15 @@ def table(path: str) -> list[str]:
         part = f" (first {row['budget']} s: {b.get('distinct_states'):,} states)" if row["budget"] else ""
         k2 = row["kernel2"]
         same = "n/a (budget)" if row["budget"] else "yes" if row["same"] else "NO"
+        threads = k["wall"] / k2["wall"]
+        two = row.get("kernel_pair")
+        both = 2 * k["wall"] / two["wall"] if two else None
+        pair_cells = (f"{two['wall']:.1f} s, {both:.2f}x | {threads / both:.2f}" if two else "not run (too big for two "
+                      "at once) | n/a")
         lines.append(f"| {name} | {k.get('distinct_states') or 0:,} | {b['wall']:.0f} s, {rate_b:,.0f}/s, "
                      f"{b['rss_mb']:,} MB{part} | {k['wall']:.1f} s, {rate_k:,.0f}/s, {k['rss_mb']:,} MB | "
-                     f"{rate_k / rate_b:.0f}x | {k2['wall']:.1f} s, {k2['rss_mb']:,} MB | {k['wall'] / k2['wall']:.2f}x "
-                     f"| {same}, {'yes' if row['threads_same'] else 'NO'} |")
+                     f"{rate_k / rate_b:.0f}x | {k2['wall']:.1f} s, {k2['rss_mb']:,} MB | {threads:.2f}x "
+                     f"| {pair_cells} | {same}, {'yes' if row['threads_same'] else 'NO'} |")
     return lines
 
 

@@ -34,6 +34,30 @@ def test_the_kernel_answers_as_the_python_search_on_any_number_of_threads(mutant
         assert _facts(_run("kernel", model, threads=threads)) == python
 
 
+def test_small_rounds_and_full_buffers_change_nothing(monkeypatch):
+    """Rounds of 64 states a thread whose buffers fill up after 64 successors: stretches end at
+    a full buffer, states wait for controller events and go on, over and over; the answers are
+    still the Python search's."""
+    import verifier.engines.kernel as engine
+    from verifier.engines.kernel.parallel import FULL
+    cfg = make_config(mutant="hwm-ignores-min-isr", bounds={"isr_shrinks": 1})
+    model = Model(cfg, symmetry=False)
+    python = _facts(_run("bfs", model))
+    monkeypatch.setattr(engine, "P_STATES", 64)
+    monkeypatch.setattr(engine, "P_SUCCESSORS", 1)
+    fulls = []
+    real = engine.Search._expand_all
+
+    def counting(self, frontier, spans):
+        ended = real(self, frontier, spans)
+        fulls.extend(why for why, _, _ in ended if why == FULL)
+        return ended
+
+    monkeypatch.setattr(engine.Search, "_expand_all", counting)
+    assert _facts(_run("kernel", model, threads=2)) == python
+    assert fulls, "no stretch ended at a full buffer: the test did not reach that path"
+
+
 def test_the_kernel_refuses_symmetry_and_graphs_in_one_line():
     model = Model(make_config(flags={"any_candidate_elections": True}), symmetry=True)
     assert model.symmetric
