@@ -153,11 +153,17 @@ def run_estimate(args: argparse.Namespace) -> int:
     run_id, out_dir = run_dir(args.out, "estimate", inputs.cfg)     # an unwritable --out before the sample
     out = console()
     out.print(header_line("check --estimate", inputs.cfg, f"workers={workers}"), markup=False)
-    name = "bfs" if workers == 1 else "parallel"
-    settings = Settings(options=Options(check_deadlock=inputs.deadlock),
-                        knobs=knobs(name, workers=workers) if workers > 1 else None)
-    found = sample(engine_named(name), model, inputs.invariants, settings, args.estimate, workers == 1)
-    report = {"config": config_label(inputs.cfg), "workers": workers,
+    options = Options(check_deadlock=inputs.deadlock)
+    # sampled on the engine the check itself would run, so the time forecast is that engine's
+    if search_engine(args, model, inputs.invariants, Settings(options=options)) == "kernel":
+        name, own, cut_inside_level = "kernel", knobs("kernel", threads=workers), True
+    else:
+        name = "bfs" if workers == 1 else "parallel"
+        own, cut_inside_level = knobs(name, workers=workers) if workers > 1 else None, workers == 1
+    out.print(f"sampled on: {name}", markup=False)
+    found = sample(engine_named(name), model, inputs.invariants, Settings(options=options, knobs=own), args.estimate,
+                   cut_inside_level)
+    report = {"config": config_label(inputs.cfg), "workers": workers, "engine": name,
               **{k: v for k, v in found.items() if k not in ("finished_levels", "forecast")}}
     if found.get("exact"):
         out.print(f"exact: the whole space was searched in the sample: {found['states']:,} distinct states, "
