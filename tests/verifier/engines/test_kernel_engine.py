@@ -73,3 +73,22 @@ def test_check_says_which_engine_and_refuses_a_kernel_it_cannot_run(cli, tmp_pat
     assert r.returncode == 0 and "engine: kernel (the model compiled), 1 thread" in r.stdout, r.stdout
     bad = cli("check", "--engine", "kernel", "--flag", "any_candidate_elections=true", "--out", str(tmp_path))
     assert bad.returncode == 2 and "no symmetry reduction" in bad.stderr and "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_search_past_its_memory_budget_stops_with_a_report_not_a_kill(monkeypatch, threads):
+    """A growth the budget does not allow stops the search as a time budget does (STOPPED, exit
+    3, the levels it reached, the reason in words), before it allocates; Linux's OOM killer
+    would leave no report at all."""
+    from verifier.engines.kernel import memory
+    from verifier.core.result import STOPPED
+    cfg = make_config(bounds={"isr_shrinks": 1})
+    model = Model(cfg, symmetry=False)
+    full = _run("kernel", model, threads=threads)
+    monkeypatch.setattr(memory, "SHARE", 1.0)
+    monkeypatch.setattr(memory, "machine_bytes", lambda: memory.resident_bytes() + (1 << 20))
+    r = _run("kernel", model, threads=threads)
+    assert r.status == STOPPED and r.stop_reason.startswith("memory budget:"), (r.status, r.stop_reason)
+    assert "GB" in r.stop_reason and 0 < r.distinct_states < full.distinct_states
+    assert r.states_per_level[:-1] == full.states_per_level[:len(r.states_per_level) - 1]
+    assert sum(r.states_per_level) == r.distinct_states

@@ -26,6 +26,7 @@ from verifier.core.fingerprint import collision_probability
 from verifier.core.properties import split
 from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, SearchResult
 from verifier.core.settings import Settings
+from verifier.engines.kernel.memory import Budget, MemoryBudget
 from verifier.engines.kernel.visited import Visited, row_hash
 
 STRETCH = 20_000          # states per call into the compiled loop (progress, stop requests, budgets)
@@ -87,6 +88,7 @@ class Search:
         self.parents = np.zeros(1 << 16, dtype=np.int64)
         self.labels = np.zeros((1 << 16, 5), dtype=np.int32)   # a state's label: 20 bytes
         self.visited = Visited(threads)
+        self.budget = Budget()
         self.nxt = np.zeros((1 << 14, width), dtype=np.int32)
         self.ctr = np.zeros(4, dtype=np.int64)
         self.enabled = np.zeros(19, dtype=np.int64)
@@ -118,7 +120,7 @@ class Search:
         from verifier.engines.kernel import search as K
         opts = np.array([int(self.options.keep_going), int(self.options.check_deadlock),
                          -1 if self.limits.max_states is None else self.limits.max_states], dtype=np.int64)
-        frontier = self._roots()
+        frontier = self._frontier = self._roots()
         if frontier is None:
             return self._finish(VIOLATION)
         next_report = time.monotonic() + 0.5
@@ -129,7 +131,10 @@ class Search:
             base = self._level_base
             pos, n_next = 0, 0
             while pos < len(frontier):
-                status, pos, n_next = self._stretch(frontier, pos, base, n_next, opts)
+                try:
+                    status, pos, n_next = self._stretch(frontier, pos, base, n_next, opts)
+                except MemoryBudget as exc:        # nothing of the stretch was kept
+                    return self._finish(STOPPED, str(exc), cut=n_next)
                 if status == K.STOP:
                     return self._finish(VIOLATION, cut=n_next)
                 elif status == K.STOP_NO_CUT:
@@ -151,6 +156,7 @@ class Search:
             # the next level is read where it was written; the old frontier's buffer takes the one after
             spare = frontier.base if frontier.base is not None else frontier
             frontier, self.nxt = self.nxt[:n_next], spare
+            self._frontier = frontier
             if n_next:
                 self.depth += 1
                 self.states_per_level.append(n_next)
@@ -173,7 +179,7 @@ class Search:
             self.k.tables.fill(self.k.key)
         elif status == K.GROW:
             self.visited.counts[0] = int(self.ctr[K.C_VISITED])
-            self.visited.room(self.k.max_successors)
+            self._room(self.k.max_successors)
             self._grow(n_next, self.k.max_successors)
         return status, pos, n_next
 
@@ -197,7 +203,7 @@ class Search:
                 break
         stretches = self.stretches[:last + 1]
         used = [ended[t][2] for t in range(last + 1)]
-        self.visited.room(sum(used))
+        self._room(sum(used))
         owners, tables = self.visited.owners, self.visited.tables
 
         def dedupe_owned(o: int) -> int:
@@ -276,8 +282,28 @@ class Search:
         self._level_base = 0
         return np.array(rows, dtype=np.int32)
 
+    def _held(self) -> int:
+        """The bytes of the search's large arrays."""
+        frontier = self._frontier.base if self._frontier.base is not None else self._frontier
+        stretches = sum(st.nbytes for st in getattr(self, "stretches", ()))
+        return (self.parents.nbytes + self.labels.nbytes + self.visited.nbytes + self.nxt.nbytes + frontier.nbytes
+                + stretches)
+
+    def _room(self, more: int) -> None:
+        """Room for `more` new fingerprints in the visited set, within the memory budget."""
+        self.budget.allow(self._held(), self.visited.growth(more), "the visited set")
+        self.visited.room(more)
+
     def _grow(self, n_next: int, more: int) -> None:
-        """Room for `more` new states in the store and the next level."""
+        """Room for `more` new states in the store and the next level, within the memory budget."""
+        store, level = len(self.parents), len(self.nxt)
+        while self.n_store + more > store:
+            store *= 2
+        while n_next + more > level:
+            level *= 2
+        new_store = store * (self.parents.itemsize + 5 * self.labels.itemsize) if store > len(self.parents) else 0
+        new_level = level * self.nxt.shape[1] * self.nxt.itemsize if level > len(self.nxt) else 0
+        self.budget.allow(self._held(), new_store + new_level, "the store and the next level")
         while self.n_store + more > len(self.parents):
             n = 2 * len(self.parents)
             self.parents = np.concatenate([self.parents, np.zeros(n - len(self.parents), dtype=np.int64)])

@@ -166,6 +166,10 @@ class Stretch:
         self.stuck = private(states, np.bool_)
         self.result = (DONE, 0, 0)
 
+    @property
+    def nbytes(self) -> int:
+        return sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray))
+
     def expand(self, frontier, lo: int, hi: int, retry: bool, used: int, state_check: int, step_check: int,
                deadlocks: bool) -> None:
         k = self.k

@@ -103,6 +103,16 @@ class Visited:
                 rehash(table, grown)
                 self.tables[o] = grown
 
+    def growth(self, more: int) -> int:
+        """The bytes of the new tables `room(more)` would allocate."""
+        grown = 0
+        for o, table in enumerate(self.tables):
+            n = len(table)
+            while 2 * (self.counts[o] + more) > n:
+                n *= 2
+            grown += n * 16 if n > len(table) else 0
+        return grown
+
     def add(self, a, b) -> bool:
         """Insert one fingerprint from Python (the roots)."""
         o = owner(a, self.owners)
