@@ -204,6 +204,7 @@ class Search:
         stretches = self.stretches[:last + 1]
         used = [ended[t][2] for t in range(last + 1)]
         self._room(sum(used))
+        self._grow(n_next, sum(used))     # both before the dedupe: a stop by the memory budget keeps nothing
         owners, tables = self.visited.owners, self.visited.tables
 
         def dedupe_owned(o: int) -> int:
@@ -212,7 +213,6 @@ class Search:
 
         for o, found in enumerate(self.pool.map(dedupe_owned, range(owners))):
             self.visited.counts[o] += found
-        self._grow(n_next, sum(used))
         status = K.DONE
         for t, st in enumerate(stretches):
             status, pos, n_next, self.n_store = P.merge(

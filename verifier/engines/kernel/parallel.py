@@ -4,9 +4,10 @@ A level is taken in rounds of four phases; only the third is serial, and it does
 counter updates a successor.
 1. Expand (`expand_range`, one job a thread, the GIL released): each thread expands its own
    contiguous stretch of the frontier into its own buffers: successors, their fingerprints and
-   every property's verdict. A stretch stopped by a controller event the table lacks goes on
-   from that state once the table is filled (every thread's missing events are filled
-   together); one stopped by a full buffer ends the round at that state.
+   every property's verdict. A state that needs a controller event the table lacks is
+   deferred and the stretch goes on; then every thread's missing events are filled together
+   (the algebra, in Python) and the deferred states expanded again, until none is left. A
+   stretch stopped by a full buffer ends the round at that state.
 2. Dedupe (visited.dedupe, one job an owner): the visited set is split among owners by the
    fingerprint's bits; each owner walks every stretch in frontier order and marks which of its
    own fingerprints are new. The order is the one-thread loop's, so the first occurrence of a

@@ -17,25 +17,28 @@ from numba import njit
 EMPTY = np.uint64(0)          # the first hash is never 0 (row_hash sets its low bit)
 
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _mix(a, b, x):
+    """One 64-bit word into the two hash lanes."""
+    a = (a ^ x) * np.uint64(0x100000001B3)
+    a ^= a >> np.uint64(29)
+    b = (b + x + np.uint64(0x9E3779B97F4A7C15)) * np.uint64(0xBF58476D1CE4E5B9)
+    b ^= b >> np.uint64(31)
+    return a, b
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def row_hash(row):
     """Two independent 64-bit hashes of a row (a 128-bit fingerprint; the first never 0),
     over the row's int32 fields taken two at a time."""
     a = np.uint64(0x243F6A8885A308D3)
     b = np.uint64(0x13198A2E03707344)
+    low = np.int64(0xFFFFFFFF)
     n = len(row)
     for j in range(0, n - 1, 2):
-        x = np.uint64(np.int64(row[j]) & np.int64(0xFFFFFFFF)) | (np.uint64(np.int64(row[j + 1]) & np.int64(0xFFFFFFFF)) << np.uint64(32))
-        a = (a ^ x) * np.uint64(0x100000001B3)
-        a ^= a >> np.uint64(29)
-        b = (b + x + np.uint64(0x9E3779B97F4A7C15)) * np.uint64(0xBF58476D1CE4E5B9)
-        b ^= b >> np.uint64(31)
+        a, b = _mix(a, b, np.uint64(np.int64(row[j]) & low) | (np.uint64(np.int64(row[j + 1]) & low) << np.uint64(32)))
     if n % 2:
-        x = np.uint64(np.int64(row[n - 1]) & np.int64(0xFFFFFFFF)) | (np.uint64(1) << np.uint64(63))
-        a = (a ^ x) * np.uint64(0x100000001B3)
-        a ^= a >> np.uint64(29)
-        b = (b + x + np.uint64(0x9E3779B97F4A7C15)) * np.uint64(0xBF58476D1CE4E5B9)
-        b ^= b >> np.uint64(31)
+        a, b = _mix(a, b, np.uint64(np.int64(row[n - 1]) & low) | (np.uint64(1) << np.uint64(63)))
     a = (a ^ (a >> np.uint64(33))) * np.uint64(0xFF51AFD7ED558CCD)
     a ^= a >> np.uint64(33)
     b = (b ^ (b >> np.uint64(29))) * np.uint64(0xC4CEB9FE1A85EC53)
