@@ -95,26 +95,25 @@ class Visited:
         self.tables = [np.zeros((slots, 2), dtype=np.uint64) for _ in range(owners)]
         self.counts = [0] * owners
 
+    def _slots(self, o: int, more: int) -> int:
+        """The slots table o needs to take `more` new fingerprints and stay half empty."""
+        n = len(self.tables[o])
+        while 2 * (self.counts[o] + more) > n:
+            n *= 2
+        return n
+
     def room(self, more: int) -> None:
         """Grow every table that could not take `more` new fingerprints and stay half empty."""
         for o, table in enumerate(self.tables):
-            if 2 * (self.counts[o] + more) > len(table):
-                n = len(table)
-                while 2 * (self.counts[o] + more) > n:
-                    n *= 2
+            n = self._slots(o, more)
+            if n > len(table):
                 grown = np.zeros((n, 2), dtype=np.uint64)
                 rehash(table, grown)
                 self.tables[o] = grown
 
     def growth(self, more: int) -> int:
         """The bytes of the new tables `room(more)` would allocate."""
-        grown = 0
-        for o, table in enumerate(self.tables):
-            n = len(table)
-            while 2 * (self.counts[o] + more) > n:
-                n *= 2
-            grown += n * 16 if n > len(table) else 0
-        return grown
+        return sum(16 * n for o, table in enumerate(self.tables) if (n := self._slots(o, more)) > len(table))
 
     def add(self, a, b) -> bool:
         """Insert one fingerprint from Python (the roots)."""
