@@ -222,12 +222,12 @@ def console():
 
 
 def rss_mb() -> float:
-    try:
-        with open("/proc/self/statm") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-    except (OSError, ValueError, IndexError):
-        import resource
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    from verifier.core.machine import resident_bytes
+    now = resident_bytes()
+    if now:
+        return now / 2**20
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def write_run(summary: dict, out_dir: Path, junit: Optional[str], console_) -> None:

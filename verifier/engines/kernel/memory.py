@@ -10,35 +10,15 @@ needed.
 """
 from __future__ import annotations
 
-import os
 from typing import Optional
+
+from verifier.core.machine import machine_bytes, resident_bytes
 
 SHARE = 0.9           # of the machine's memory (MemTotal)
 
 
 class MemoryBudget(Exception):
     """A growth the budget does not allow (its message is the report's stop reason)."""
-
-
-def machine_bytes() -> Optional[int]:
-    """MemTotal, or None where /proc/meminfo cannot be read (then there is no budget)."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemTotal:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def resident_bytes() -> int:
-    """This process's resident set now (0 where it cannot be read)."""
-    try:
-        with open("/proc/self/statm") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
 
 
 class Budget:
