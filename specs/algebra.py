@@ -50,15 +50,15 @@ class Concrete:
 
     @staticmethod
     def union(a: tuple, b: tuple) -> tuple:
-        return tuple(a) + tuple(x for x in b if x not in a)
+        return tuple(a) + tuple([x for x in b if x not in a])
 
     @staticmethod
     def minus(a: tuple, b: tuple) -> tuple:
-        return tuple(x for x in a if x not in b)
+        return tuple([x for x in a if x not in b])
 
     @staticmethod
     def inter(a: tuple, b: tuple) -> tuple:
-        return tuple(x for x in a if x in b)
+        return tuple([x for x in a if x in b])
 
     @staticmethod
     def as_set(a: tuple) -> tuple:
@@ -70,7 +70,10 @@ class Concrete:
 
     @staticmethod
     def subset(a: tuple, b: tuple) -> bool:
-        return all(x in b for x in a)
+        for x in a:
+            if x not in b:
+                return False
+        return True
 
     @staticmethod
     def size(a: tuple) -> int:
@@ -78,7 +81,10 @@ class Concrete:
 
     @staticmethod
     def first(a: tuple, order: tuple) -> int:
-        return next((r for r in order if r in a), NO_LEADER)
+        for r in order:
+            if r in a:
+                return r
+        return NO_LEADER
 
     @staticmethod
     def entry(x: int) -> tuple:

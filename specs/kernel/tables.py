@@ -142,13 +142,14 @@ class Tables:
 
     # ---------------------------------------------------------------- events
     def fill(self, key: np.ndarray) -> None:
-        """Run the event `key` names through the algebra and store its outcome."""
-        out = self._run(key)
+        """Run the event `key` names through the algebra and store its outcome (nothing when the
+        table has it already: several states may wait for one event)."""
         if 2 * (self.count + 1) > len(self.used):
             self._grow()
         at = find(self.keys, self.used, key)
         if at >= 0:
             return
+        out = self._run(key.tolist())
         at = -at - 1
         self.keys[at] = key
         self.vals[at] = (self.ctrl_id(out.ctrl), self._error(out.error), int(bool(out.unclean_election)),
@@ -171,11 +172,11 @@ class Tables:
         _rehash(self.keys, self.vals, self.used, keys, vals, used)
         self.keys, self.vals, self.used = keys, vals, used
 
-    def _run(self, key) -> C.Outcome:
-        """The outcome of the event `key` names, by the algebra (memoised per config)."""
+    def _run(self, key: list) -> C.Outcome:
+        """The outcome of the event `key` (a list of ints) names, by the algebra (memoised per
+        config)."""
         cfg, lay = self.cfg, self.layout
         ids = lay.universe
-        key = [int(v) for v in key]
         ctrl, kind, a, b, c, prefer = self.ctrls[key[0]], key[1], key[2], key[3], key[4], key[5]
         kw = {} if prefer < 0 else {"prefer": ids[prefer]}
         extra = key[6:]

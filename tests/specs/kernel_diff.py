@@ -3,8 +3,9 @@
 
 `digest(cfg, limit)` walks the model's BFS from the initial state over at most `limit` states
 and records, per state: its row and fingerprint, that unpack(pack(s)) == s, its successors'
-labels and rows, what each action's guard enables, every property's verdict on the state
-and on each step, each step by label with its error, and whether it is stuck. Run in two
+labels, rows and fingerprints (each from its parent's, asserted equal to its own), what each
+action's guard enables, every property's verdict on the state and on each step, each step by
+label with its error, and whether it is stuck. Run in two
 processes, one compiled and one interpreted, the digests must be equal:
     python tests/specs/kernel_diff.py LIMIT NAME...    # prints the digests' JSON
 """
@@ -22,7 +23,7 @@ def digest(cfg, limit: int) -> list:
     from specs.kernel.properties import STATE, STEP, state_violations, step_violations
     from specs import actions as A
     from specs.kernel import kernel_of
-    from verifier.engines.kernel.visited import row_hash
+    from verifier.engines.kernel.visited import child_hash, row_hash
     k = kernel_of(cfg)
     lay = k.layout.lay
     names = {p.name for p in REGISTRY}
@@ -40,9 +41,11 @@ def digest(cfg, limit: int) -> list:
                  "steps": []}
         for label, t in steps:
             trow = k.pack(t)
+            fp = [int(v) for v in child_hash(row, *map(np.uint64, row_hash(row)), trow)]
+            assert fp == [int(v) for v in row_hash(trow)], "a successor's fingerprint from its parent's is its own"
             after, error = A.step(cfg, s, label)
             entry["steps"].append({
-                "label": repr(label), "row": [int(v) for v in trow], "error": error, "same": after == t,
+                "label": repr(label), "row": [int(v) for v in trow], "fp": fp, "error": error, "same": after == t,
                 "step": int(step_violations(row, A.ACTION_NAMES.index(label[0]), trow, lay, k.tables.facts,
                                             (1 << len(STEP)) - 1))})
             assert np.array_equal(k.pack(k.unpack(trow)), trow)

@@ -26,7 +26,7 @@ from verifier.core.fingerprint import collision_probability
 from verifier.core.properties import split
 from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, SearchResult
 from verifier.core.settings import Settings
-from verifier.engines.kernel.memory import Budget, MemoryBudget
+from verifier.engines.kernel.memory import Budget, Buffer, Collector, MemoryBudget
 from verifier.engines.kernel.visited import Visited, row_hash
 
 STRETCH = 20_000          # states per call into the compiled loop (progress, stop requests, budgets)
@@ -85,11 +85,16 @@ class Search:
         self.step_check = sum(1 << STEP.index(p.name) for p in step_invs)
         self.slot_names = list(STATE) + list(STEP) + [DEADLOCK]
         width = self.k.layout.width
-        self.parents = np.zeros(1 << 16, dtype=np.int64)
-        self.labels = np.zeros((1 << 16, 5), dtype=np.int32)   # a state's label: 20 bytes
         self.visited = Visited(threads)
         self.budget = Budget()
-        self.nxt = np.zeros((1 << 14, width), dtype=np.int32)
+        most = self.budget.limit or 1 << 36               # the bytes any one array could reach
+        # the store: a state's parent and label (28 bytes), by state number
+        self._store = Buffer(1 << 16, (), np.int64, most), Buffer(1 << 16, (5,), np.int32, most)
+        self.parents, self.labels = self._store[0].array, self._store[1].array
+        # two levels' rows and fingerprints: the frontier's, and the next level's they are written to
+        self._levels = [(Buffer(1 << 14, (width,), np.int32, most), Buffer(1 << 14, (2,), np.uint64, most))
+                        for _ in range(2)]
+        self.collector = Collector()
         self.ctr = np.zeros(4, dtype=np.int64)
         self.enabled = np.zeros(19, dtype=np.int64)
         self.taken = np.zeros(19, dtype=np.int64)
@@ -102,6 +107,7 @@ class Search:
         self.depth = 0
         self.start = time.monotonic()
         self.none = np.full(5, -1, dtype=np.int64)
+        self.fps = np.zeros((self.k.max_successors, 2), dtype=np.uint64)
         self.threads = threads
         if threads > 1:
             from concurrent.futures import ThreadPoolExecutor
@@ -112,6 +118,7 @@ class Search:
             self.pool = ThreadPoolExecutor(threads)
 
     def close(self) -> None:
+        self.collector.close()
         if self.threads > 1:
             self.pool.shutdown()
 
@@ -133,8 +140,8 @@ class Search:
             while pos < len(frontier):
                 try:
                     status, pos, n_next = self._stretch(frontier, pos, base, n_next, opts)
-                except MemoryBudget as exc:        # nothing of the stretch was kept
-                    return self._finish(STOPPED, str(exc), cut=n_next)
+                except MemoryBudget as exc:        # states kept up to the growth it refused
+                    return self._finish(STOPPED, str(exc), cut=self._cut)
                 if status == K.STOP:
                     return self._finish(VIOLATION, cut=n_next)
                 elif status == K.STOP_NO_CUT:
@@ -153,9 +160,9 @@ class Search:
                                                       self.depth, n_next, self._elapsed(), level=len(frontier),
                                                       level_done=pos, done=self.n_store))
             self._level_base = base + len(frontier)
-            # the next level is read where it was written; the old frontier's buffer takes the one after
-            spare = frontier.base if frontier.base is not None else frontier
-            frontier, self.nxt = self.nxt[:n_next], spare
+            # the next level is read where it was written; the old frontier's buffers take the one after
+            self._levels.reverse()
+            frontier, self._frontier_fp = self._levels[0][0].array[:n_next], self._levels[0][1].array[:n_next]
             self._frontier = frontier
             if n_next:
                 self.depth += 1
@@ -166,17 +173,20 @@ class Search:
         """Expand on from frontier[pos] (a stretch, or a round of the threads): (status, pos,
         n_next), the tables filled and the buffers grown on the way."""
         from verifier.engines.kernel import search as K
+        self._cut = n_next                 # the next level's states so far, if a growth is refused
         if self.threads > 1:
             return self._round(frontier, pos, base, n_next, opts)
         end = min(pos + STRETCH, len(frontier))
         status, pos, n_next, self.n_store = K.expand(
-            frontier, pos, end, base, self.nxt, n_next, self.parents, self.labels, self.n_store, self.visited.tables[0],
+            frontier, self._frontier_fp, pos, end, base, self.nxt, self.nxt_fp, n_next, self.parents, self.labels, self.n_store, self.visited.tables[0],
             self.k.layout.lay, self.k.cv, self.k.plan, self.k.table_args(), self.k.out,
             self.k.labels, self.k.key, self.ctr, self.enabled, self.taken, self.state_check,
             self.step_check, self.found_index, self.found_group, self.found_label, opts, self.k.work,
-            self.k.params, self.none)
+            self.k.params, self.none, self.fps)
+        self._cut = n_next
         if status == K.NEED_EVENT:
             self.k.tables.fill(self.k.key)
+            self.collector.filled()
         elif status == K.GROW:
             self.visited.counts[0] = int(self.ctr[K.C_VISITED])
             self._room(self.k.max_successors)
@@ -221,9 +231,9 @@ class Search:
                 self.taken, self.found_index, self.found_group, self.found_label, opts, self.none)
             if status != K.DONE:
                 break
-        nxt = self.nxt
-        list(self.pool.map(lambda t: P.copy_rows(stretches[t].rows, stretches[t].where, used[t], nxt),
-                           range(len(stretches))))
+        nxt, nxt_fp = self.nxt, self.nxt_fp
+        list(self.pool.map(lambda t: P.copy_rows(stretches[t].rows, stretches[t].fp, stretches[t].where, used[t],
+                                                 nxt, nxt_fp), range(len(stretches))))
         return status, pos, n_next
 
     def _expand_all(self, frontier, spans) -> list:
@@ -238,7 +248,7 @@ class Search:
         why = [P.DONE] * len(spans)
         todo = list(range(len(spans)))
         while todo:
-            jobs = [self.pool.submit(self.stretches[t].expand, frontier, spans[t][0], his[t], retry, used[t],
+            jobs = [self.pool.submit(self.stretches[t].expand, frontier, self._frontier_fp, spans[t][0], his[t], retry, used[t],
                                      self.state_check, self.step_check, bool(self.options.check_deadlock))
                     for t in todo]
             for job in jobs:
@@ -255,20 +265,22 @@ class Search:
                     again.append(t)
             for key in keys.values():
                 self.k.tables.fill(key)
+            self.collector.filled()
             todo, retry = again, True
         return [(why[t], his[t], used[t]) for t in range(len(spans))]
 
     def _roots(self):
         """The initial rows (checked), or None if a root violates a property and that stops."""
         from verifier.engines.kernel import search as K
-        rows = []
-        for fp, (s, c) in levels.roots(self.model).items():
+        rows, fps = [], []
+        for s, c in levels.roots(self.model).values():
             row = self.k.pack(c)
             index = self.n_store
             self.parents[index] = -1
             self.n_store += 1
             self.roots[index] = s
-            self.visited.add(*row_hash(row))
+            fps.append(tuple(map(np.uint64, row_hash(row))))   # (Python ints below 2**63 would be typed int64)
+            self.visited.add(*fps[-1])
             self.ctr[K.C_VISITED] += 1
             rows.append(row)
             bad = K.root_violations(row, self.k.layout.lay, self.k.tables.facts, self.state_check)
@@ -280,14 +292,17 @@ class Search:
                     return None
         self.states_per_level = [len(rows)]
         self._level_base = 0
-        return np.array(rows, dtype=np.int32)
+        for buffer, values in zip(self._levels[0], (rows, fps)):
+            buffer.grow(len(values), 0)
+            buffer.array[:len(values)] = values
+        self._frontier_fp = self._levels[0][1].array[:len(fps)]
+        return self._levels[0][0].array[:len(rows)]
 
     def _held(self) -> int:
         """The bytes of the search's large arrays."""
-        frontier = self._frontier.base if self._frontier.base is not None else self._frontier
         stretches = sum(st.nbytes for st in getattr(self, "stretches", ()))
-        return (self.parents.nbytes + self.labels.nbytes + self.visited.nbytes + self.nxt.nbytes + frontier.nbytes
-                + stretches)
+        return (sum(b.nbytes for b in self._store) + self.visited.nbytes + sum(b.nbytes for level in self._levels
+                                                                               for b in level) + stretches)
 
     def _room(self, more: int) -> None:
         """Room for `more` new fingerprints in the visited set, within the memory budget."""
@@ -296,22 +311,29 @@ class Search:
 
     def _grow(self, n_next: int, more: int) -> None:
         """Room for `more` new states in the store and the next level, within the memory budget."""
-        store, level = len(self.parents), len(self.nxt)
+        nxt = self._levels[1]
+        store, level = len(self.parents), len(nxt[0].array)
         while self.n_store + more > store:
             store *= 2
         while n_next + more > level:
             level *= 2
-        new_store = store * (self.parents.itemsize + 5 * self.labels.itemsize) if store > len(self.parents) else 0
-        new_level = level * self.nxt.shape[1] * self.nxt.itemsize if level > len(self.nxt) else 0
+        new_store = (store - len(self.parents)) * sum(b.row_bytes for b in self._store)
+        new_level = (level - len(nxt[0].array)) * sum(b.row_bytes for b in nxt)
         self.budget.allow(self._held(), new_store + new_level, "the store and the next level")
-        while self.n_store + more > len(self.parents):
-            n = 2 * len(self.parents)
-            self.parents = np.concatenate([self.parents, np.zeros(n - len(self.parents), dtype=np.int64)])
-            self.labels = np.concatenate([self.labels, np.zeros((n - len(self.labels), 5), dtype=np.int32)])
-        while n_next + more > len(self.nxt):
-            grown = np.zeros((2 * len(self.nxt), self.nxt.shape[1]), dtype=np.int32)
-            grown[:n_next] = self.nxt[:n_next]
-            self.nxt = grown
+        for b in self._store:
+            b.grow(store, self.n_store)
+        for b in nxt:
+            b.grow(level, n_next)
+        self.parents, self.labels = self._store[0].array, self._store[1].array
+
+    @property
+    def nxt(self):
+        """The next level's rows (written by the expansion)."""
+        return self._levels[1][0].array
+
+    @property
+    def nxt_fp(self):
+        return self._levels[1][1].array
 
     def _elapsed(self) -> float:
         return time.monotonic() - self.start

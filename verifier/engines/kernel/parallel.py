@@ -27,7 +27,7 @@ from specs.kernel.events import MISS
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
 from verifier.engines.kernel.search import (C_TERMINAL, C_TRANSITIONS, DEADLOCK_SLOT, DONE, MAX_STATES,
                                             STEP_SLOT, STOP, STOP_NO_CUT, _found_mask, _record, keep)
-from verifier.engines.kernel.visited import row_hash
+from verifier.engines.kernel.visited import child_hash
 
 FULL = 6          # a stretch's buffer is full: the round ends at that state
 
@@ -36,7 +36,7 @@ DEFERRED = -1     # counts[i]: state lo+i waits for a controller event the table
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def expand_range(frontier, lo, hi, retry, used, lay, cv, plan, tables, out, labels, key, work, params, rows, labs,
+def expand_range(frontier, frontier_fp, lo, hi, retry, used, lay, cv, plan, tables, out, labels, key, work, params, rows, labs,
                  fp, where, step_bad, state_bad, counts, first, stuck, misses, state_check, step_check, deadlocks):
     """Expand frontier[lo:hi] (with `retry`, only its DEFERRED states) into the stretch's buffers
     after the `used` successors already there: (what ended it, the state it stopped at, the
@@ -50,6 +50,7 @@ def expand_range(frontier, lo, hi, retry, used, lay, cv, plan, tables, out, labe
         if retry and counts[p - lo] != DEFERRED:
             continue
         row = frontier[p]
+        fa, fb = frontier_fp[p, 0], frontier_fp[p, 1]
         n = successors(row, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
         if n != MISS and used + n > len(rows):
             return FULL, p, used, deferred
@@ -71,7 +72,7 @@ def expand_range(frontier, lo, hi, retry, used, lay, cv, plan, tables, out, labe
                 rows[used + k, j] = t[j]
             for j in range(5):
                 labs[used + k, j] = labels[k, j]
-            a, b = row_hash(t)
+            a, b = child_hash(row, fa, fb, t)
             fp[used + k, 0], fp[used + k, 1] = a, b
             where[used + k] = -1
             step_bad[used + k] = step_violations(row, labels[k, 0], t, lay, facts, step_check) if step_check else 0
@@ -125,13 +126,14 @@ def merge(lo, hi, base, labs, is_new, where, step_bad, state_bad, counts, first,
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def copy_rows(rows, where, upto, nxt):
-    """Each new row of a stretch to its place in the next level."""
+def copy_rows(rows, fp, where, upto, nxt, nxt_fp):
+    """Each new row of a stretch, and its fingerprint, to its place in the next level."""
     for k in range(upto):
         w = where[k]
         if w >= 0:
             for j in range(rows.shape[1]):
                 nxt[w, j] = rows[k, j]
+            nxt_fp[w, 0], nxt_fp[w, 1] = fp[k, 0], fp[k, 1]
 
 
 def private(shape, dtype):
@@ -171,10 +173,10 @@ class Stretch:
     def nbytes(self) -> int:
         return sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray))
 
-    def expand(self, frontier, lo: int, hi: int, retry: bool, used: int, state_check: int, step_check: int,
+    def expand(self, frontier, frontier_fp, lo: int, hi: int, retry: bool, used: int, state_check: int, step_check: int,
                deadlocks: bool) -> None:
         k = self.k
-        self.result = expand_range(frontier, lo, hi, retry, used, k.layout.lay, k.cv, k.plan, k.table_args(),
+        self.result = expand_range(frontier, frontier_fp, lo, hi, retry, used, k.layout.lay, k.cv, k.plan, k.table_args(),
                                    self.out, self.labels, self.key, self.work, self.params, self.rows, self.labs,
                                    self.fp, self.where, self.step_bad, self.state_bad, self.counts, self.first,
                                    self.stuck, self.misses, state_check, step_check, deadlocks)

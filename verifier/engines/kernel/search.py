@@ -16,7 +16,7 @@ from numba import njit
 from specs.kernel.properties import state_violations, step_violations
 from specs.kernel.events import MISS
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
-from verifier.engines.kernel.visited import row_hash, visit
+from verifier.engines.kernel.visited import child_hash, prefetch, visit
 
 # what a stretch ended with
 DONE, NEED_EVENT, GROW, STOP, STOP_NO_CUT, MAX_STATES = range(6)
@@ -44,16 +44,20 @@ def _record(found_index, found_group, found_label, ctr, bits, first_slot, index,
 
 
 @njit(cache=True, _nrt=False)
-def expand(frontier, pos, end, base, nxt, n_next, parents, labels_of, n_store, table,
+def expand(frontier, frontier_fp, pos, end, base, nxt, nxt_fp, n_next, parents, labels_of, n_store, table,
            lay, cv, plan, tables, out, labels, key, ctr, enabled, taken, state_check, step_check, found_index,
-           found_group, found_label, opts, work, params, none):
-    """Expand frontier[pos:end] (state numbers base+pos...): (what ended it, pos, n_next, n_store).
+           found_group, found_label, opts, work, params, none, fps):
+    """Expand frontier[pos:end] (state numbers base+pos..., fingerprints frontier_fp) into nxt
+and nxt_fp: (what ended it, pos, n_next, n_store).
     `opts`: keep going after a violation, check deadlocks, max states (-1: none); `work`,
-    `params`: the successors' scratch; `none`: a label of -1s."""
+    `params`: the successors' scratch; `none`: a label of -1s; `fps`: the successors' fingerprints.
+    A state's successors are all fingerprinted and their slots asked for (prefetch) before the
+    first is looked up, so that their cache misses overlap."""
     facts = tables[3]
     keep_going, deadlocks, max_states = opts[0], opts[1], opts[2]
     while pos < end:
         row = frontier[pos]
+        fa, fb = frontier_fp[pos, 0], frontier_fp[pos, 1]
         me = base + pos
         n = successors(row, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
         if n == MISS:
@@ -68,6 +72,10 @@ def expand(frontier, pos, end, base, nxt, n_next, parents, labels_of, n_store, t
             stuck = m == 0
         pos += 1
         for k in range(n):
+            a, b = child_hash(row, fa, fb, out[k])
+            fps[k, 0], fps[k, 1] = a, b
+            prefetch(table, b)
+        for k in range(n):
             t = out[k]
             action = labels[k, 0]
             ctr[C_TRANSITIONS] += 1
@@ -79,10 +87,11 @@ def expand(frontier, pos, end, base, nxt, n_next, parents, labels_of, n_store, t
                     _record(found_index, found_group, found_label, ctr, bad, STEP_SLOT, me, labels[k])
                     if not keep_going:
                         return STOP, pos, n_next, n_store
-            a, b = row_hash(t)
+            a, b = fps[k, 0], fps[k, 1]
             if not visit(table, a, b):
                 continue
             take(t, labels[k], me, nxt, n_next, parents, labels_of, n_store, ctr, taken)
+            nxt_fp[n_next, 0], nxt_fp[n_next, 1] = a, b
             n_next += 1
             n_store += 1
             open_states = state_check & ~_found_mask(found_index, 0, 10)

@@ -1,7 +1,8 @@
 """The compiled search's visited set: 128-bit fingerprints in open-addressing tables, split
 among owners.
 
-A fingerprint is two 64-bit hashes of a row (`row_hash`); a table is one (slots, 2) array, so
+A fingerprint is two 64-bit hashes of a row (`row_hash`), kept beside each row of a level so
+that a successor's is computed from its parent's and the fields the step changed; a table is one (slots, 2) array, so
 a look-up touches one cache line (two parallel arrays cost two misses a look-up, which was
 most of the search's time past a few million states). With several threads the set is split
 into one table per owner, chosen by the fingerprint's bits (`owner`): each owner inserts only
@@ -12,38 +13,47 @@ of a state is the same whatever the number of owners.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic, overload
 
-EMPTY = np.uint64(0)          # the first hash is never 0 (row_hash sets its low bit)
+EMPTY = np.uint64(0)          # a stored first hash is never 0 (visit sets its low bit)
+SEED_A = np.uint64(0x243F6A8885A308D3)
+SEED_B = np.uint64(0x13198A2E03707344)
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _mix(a, b, x):
-    """One 64-bit word into the two hash lanes."""
-    a = (a ^ x) * np.uint64(0x100000001B3)
-    a ^= a >> np.uint64(29)
-    b = (b + x + np.uint64(0x9E3779B97F4A7C15)) * np.uint64(0xBF58476D1CE4E5B9)
-    b ^= b >> np.uint64(31)
-    return a, b
+def _field(j, v, seed):
+    """The hash of field j holding v in one lane (splitmix64 of the pair)."""
+    x = ((np.uint64(j) << np.uint64(32)) | np.uint64(np.int64(v) & np.int64(0xFFFFFFFF))) + seed
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def row_hash(row):
-    """Two independent 64-bit hashes of a row (a 128-bit fingerprint; the first never 0),
-    over the row's int32 fields taken two at a time."""
-    a = np.uint64(0x243F6A8885A308D3)
-    b = np.uint64(0x13198A2E03707344)
-    low = np.int64(0xFFFFFFFF)
-    n = len(row)
-    for j in range(0, n - 1, 2):
-        a, b = _mix(a, b, np.uint64(np.int64(row[j]) & low) | (np.uint64(np.int64(row[j + 1]) & low) << np.uint64(32)))
-    if n % 2:
-        a, b = _mix(a, b, np.uint64(np.int64(row[n - 1]) & low) | (np.uint64(1) << np.uint64(63)))
-    a = (a ^ (a >> np.uint64(33))) * np.uint64(0xFF51AFD7ED558CCD)
-    a ^= a >> np.uint64(33)
-    b = (b ^ (b >> np.uint64(29))) * np.uint64(0xC4CEB9FE1A85EC53)
-    b ^= b >> np.uint64(32)
-    return a | np.uint64(1), b
+    """A row's 128-bit fingerprint: in each of two lanes, the sum (mod 2^64) of its fields'
+    hashes. A sum, so that a successor's fingerprint is its parent's plus the fields the step
+    changed (`child_hash`): a step changes a few of a row's 60-100 fields."""
+    a = np.uint64(0)
+    b = np.uint64(0)
+    for j in range(len(row)):
+        a += _field(j, row[j], SEED_A)
+        b += _field(j, row[j], SEED_B)
+    return a, b
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def child_hash(parent, a, b, t):
+    """The fingerprint of row t from its parent's row and fingerprint (a, b): row_hash(t)."""
+    ha, hb = np.uint64(a), np.uint64(b)      # (a Python int below 2**63 would be typed int64)
+    for j in range(len(t)):
+        if t[j] != parent[j]:
+            ha += _field(j, t[j], SEED_A) - _field(j, parent[j], SEED_A)
+            hb += _field(j, t[j], SEED_B) - _field(j, parent[j], SEED_B)
+    return ha, hb
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -52,9 +62,40 @@ def owner(a, owners):
     return np.int64((a >> np.uint64(40)) % np.uint64(owners))
 
 
+def prefetch(table, b):
+    """Ask the CPU to start loading the slot where fingerprint (_, b) is looked up, so that
+    several look-ups' cache misses overlap instead of coming one after the other (the miss
+    was the search's costliest instruction, perf). Nothing when interpreted."""
+
+
+@intrinsic
+def _prefetch_row(typingctx, table, slot):
+    """llvm.prefetch of table[slot, 0] (for reading, kept in every cache level)."""
+    def codegen(context, builder, sig, args):
+        aryty = sig.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        zero = context.get_constant(types.intp, 0)
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1], zero])
+        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                            "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+    return types.void(table, types.intp), codegen
+
+
+@overload(prefetch, jit_options={"cache": True, "nogil": True, "_nrt": False})
+def _prefetch(table, b):
+    def compiled(table, b):
+        _prefetch_row(table, np.int64(b >> np.uint64(1)) & np.int64(len(table) - 1))
+    return compiled
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def visit(table, a, b):
-    """Insert the fingerprint (a, b) into `table`; True if it was new."""
+    """Insert the fingerprint (a, b) into `table`; True if it was new. The first hash is
+    stored with its low bit set, so that no fingerprint is EMPTY."""
+    a |= np.uint64(1)
     mask = np.int64(len(table) - 1)
     slot = np.int64(b >> np.uint64(1)) & mask
     while True:
@@ -76,9 +117,14 @@ def rehash(table, grown):
 @njit(cache=True, nogil=True, _nrt=False)
 def dedupe(table, me, owners, fp, first, counts, states, is_new):
     """is_new[k] := whether fingerprint fp[k] is new, for those this owner owns, taken state by
-    state (state i's are fp[first[i]:first[i] + counts[i]], i < states): the number of new ones."""
+    state (state i's are fp[first[i]:first[i] + counts[i]], i < states): the number of new ones.
+    The next state's slots are asked for (prefetch) while this one's are looked up."""
     found = 0
     for i in range(states):
+        if i + 1 < states:
+            for k in range(first[i + 1], first[i + 1] + counts[i + 1]):
+                if owner(fp[k, 0], owners) == me:
+                    prefetch(table, fp[k, 1])
         for k in range(first[i], first[i] + counts[i]):
             if owner(fp[k, 0], owners) == me:
                 fresh = visit(table, fp[k, 0], fp[k, 1])
