@@ -307,7 +307,7 @@ class Search:
     def _room(self, more: int) -> None:
         """Room for `more` new fingerprints in the visited set, within the memory budget."""
         self.budget.allow(self._held(), self.visited.growth(more), "the visited set")
-        self.visited.room(more)
+        self.visited.room(more, self.pool.map if self.threads > 1 else map)
 
     def _grow(self, n_next: int, more: int) -> None:
         """Room for `more` new states in the store and the next level, within the memory budget."""

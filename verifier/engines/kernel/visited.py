@@ -148,14 +148,18 @@ class Visited:
             n *= 2
         return n
 
-    def room(self, more: int) -> None:
-        """Grow every table that could not take `more` new fingerprints and stay half empty."""
-        for o, table in enumerate(self.tables):
+    def room(self, more: int, each=map) -> None:
+        """Grow every table that could not take `more` new fingerprints and stay half empty.
+        `each` maps the growth over the owners: a thread pool's map grows the tables at once
+        (rehash releases the GIL), where one after the other was a serial part of every level."""
+        def grow(o: int) -> None:
             n = self._slots(o, more)
-            if n > len(table):
+            if n > len(self.tables[o]):
                 grown = np.zeros((n, 2), dtype=np.uint64)
-                rehash(table, grown)
+                rehash(self.tables[o], grown)
                 self.tables[o] = grown
+        for _ in each(grow, range(self.owners)):
+            pass
 
     def growth(self, more: int) -> int:
         """The bytes of the new tables `room(more)` would allocate."""
