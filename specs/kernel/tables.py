@@ -12,6 +12,13 @@ the kernel never runs them itself:
 The kernel looks both up; an event it does not find it hands back as a key, `Tables.fill`
 runs it through `specs.actions.common.event` (the memo every engine shares) and the kernel
 runs that state again. This generalises that memo to compiled code.
+
+A fill may run while other threads' compiled code reads the tables (the search's threads,
+verifier/engines/kernel): a new event's key and outcome are written before the slot is marked
+used, a new controller value's facts before any outcome names it, and the facts live in
+reserved address space so they do not move until it is full (`fits`; where the OS refuses the
+reservation, or it is full, the search fills only while no thread runs). A reader holding the event arrays from before a growth
+reads a smaller table, where a new event is missing and the state waits for it again.
 """
 from __future__ import annotations
 
@@ -23,6 +30,7 @@ from specs.actions.common import event as run_event
 from specs.config import Config
 from specs.kernel.layout import (I_BROKER, I_BROKER_EPOCH, I_ISR, I_ISR_LEN, I_LEADER_EPOCH, I_PARTITION_EPOCH,
                                  I_RECOVERY, NONE, Layout)
+from specs.kernel.reserve import reserve
 from specs.rules import RECOVERY_STRATEGIES
 from specs.state import NO_LEADER, AlterPartitionRequest, Controller
 
@@ -43,6 +51,7 @@ UNIVERSE = 15          # brokers a controller value may name: the config's, then
 F_ISR = F_REPLICAS + UNIVERSE          # the ISR's members, in order
 F_EPOCHS = F_ISR + UNIVERSE            # the registered broker epoch of each (NONE: none)
 FACTS_WIDTH = F_EPOCHS + UNIVERSE
+FACTS_RESERVED = 1 << 22               # controller values whose facts never move (address space, not memory)
 
 
 @njit(cache=True, _nrt=False)
@@ -92,7 +101,9 @@ class Tables:
         self.cfg, self.layout = cfg, layout
         self.ids: dict[Controller, int] = {}
         self.ctrls: list[Controller] = []
-        self.facts = np.zeros((64, FACTS_WIDTH), dtype=np.int64)
+        reserved = reserve(FACTS_RESERVED, (FACTS_WIDTH,), np.int64)
+        self.facts = reserved if reserved is not None else np.zeros((64, FACTS_WIDTH), dtype=np.int64)
+        self.fixed = reserved is not None   # the facts are reserved: they move only when it is full
         self.keys = np.zeros((1024, layout.key), dtype=np.int64)
         self.vals = np.zeros((1024, 5), dtype=np.int64)
         self.used = np.zeros(1024, dtype=np.int8)
@@ -107,8 +118,14 @@ class Tables:
             self.ctrls.append(ctrl)
             if cid >= len(self.facts):
                 self.facts = np.concatenate([self.facts, np.zeros_like(self.facts)])
+                self.fixed = False
             self.facts[cid] = self._facts(ctrl)
         return cid
+
+    def fits(self, n: int) -> bool:
+        """Whether `n` fills (each makes at most one controller value) leave the facts where
+        they are: then they may run while compiled code reads the tables."""
+        return self.fixed and len(self.ctrls) + n <= len(self.facts)
 
     def _facts(self, ctrl: Controller) -> np.ndarray:
         lay = self.layout

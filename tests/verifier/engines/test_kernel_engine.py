@@ -58,6 +58,27 @@ def test_small_rounds_and_full_buffers_change_nothing(monkeypatch):
     assert fulls, "no stretch ended at a full buffer: the test did not reach that path"
 
 
+def test_fills_beside_running_threads_and_fills_that_wait_for_them_change_nothing(monkeypatch):
+    """The threads' controller events are filled while other threads still expand; once the
+    table's facts could move (here after 16 controller values), a fill waits for every thread.
+    Both give the Python search's answers, and both paths are taken."""
+    from specs.kernel import tables
+    cfg = make_config(mutant="fenced-elr-elected", bounds={"isr_shrinks": 1})
+    model = Model(cfg, symmetry=False)
+    python = _facts(_run("bfs", model))
+    monkeypatch.setattr(tables, "FACTS_RESERVED", 16)
+    answers = []
+    real = tables.Tables.fits
+
+    def fits(self, n):
+        answers.append(real(self, n))
+        return answers[-1]
+
+    monkeypatch.setattr(tables.Tables, "fits", fits)
+    assert _facts(_run("kernel", model, threads=2)) == python
+    assert True in answers and False in answers, "one of the two paths was not taken"
+
+
 def test_the_kernel_refuses_symmetry_and_graphs_in_one_line():
     model = Model(make_config(flags={"any_candidate_elections": True}), symmetry=True)
     assert model.symmetric

@@ -61,31 +61,22 @@ class Collector:
             self.gc.unfreeze()
 
 
-MAP_NORESERVE = 0x4000      # Linux's value; Python's mmap module does not name it
-
-
 class Buffer:
     """A zeroed array that grows in place. Its rows are a reservation of address space as large
-    as the budget allows, taken by the kernel only where first written, so growing copies
-    nothing and allocates nothing. The search's arrays used to double by copying into new
-    ones; a first write to a page costs ten later writes here (0.39 s a GB, against 0.04 s),
-    and doubling wrote about twice the pages a run keeps. Where the kernel refuses the
-    reservation (strict overcommit), it grows by copying as before."""
+    as the budget allows (specs/kernel/reserve.py), taken by the OS only where first written,
+    so growing copies nothing and allocates nothing. The search's arrays used to double by
+    copying into new ones; a first write to a page costs ten later writes here (0.39 s a GB,
+    against 0.04 s), and doubling wrote about twice the pages a run keeps. Where the OS refuses
+    the reservation (strict overcommit), it grows by copying as before."""
 
     def __init__(self, rows: int, shape: tuple, dtype, most: int):
         """`rows` rows to begin with, of `shape`; `most`: the bytes it may ever reach."""
-        import mmap
-
         import numpy as np
+
+        from specs.kernel.reserve import reserve
         self.shape, self.dtype = tuple(shape), np.dtype(dtype)
         self.row_bytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
-        most = max(rows, most // self.row_bytes)
-        try:
-            mem = mmap.mmap(-1, most * self.row_bytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE)
-            mem.madvise(mmap.MADV_HUGEPAGE)
-            self.whole = np.frombuffer(mem, dtype=self.dtype).reshape((most,) + self.shape)
-        except (OSError, ValueError):
-            self.whole = None
+        self.whole = reserve(max(rows, most // self.row_bytes), self.shape, self.dtype)
         self.array = self.whole[:rows] if self.whole is not None else np.zeros((rows,) + self.shape, self.dtype)
 
     def grow(self, rows: int, keep: int) -> None:

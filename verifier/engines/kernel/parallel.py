@@ -1,21 +1,24 @@
 """The compiled search on several threads: the same order, counts and counterexamples as one.
 
-A level is taken in rounds of four phases; only the third is serial, and it does a few
+A level is taken in rounds of five phases; only the fourth is serial, and it does a few
 counter updates a successor.
-1. Expand (`expand_range`, one job a thread, the GIL released): each thread expands its own
-   contiguous stretch of the frontier into its own buffers: successors, their fingerprints and
-   every property's verdict. A state that needs a controller event the table lacks is
-   deferred and the stretch goes on; then every thread's missing events are filled together
-   (the algebra, in Python) and the deferred states expanded again, until none is left. A
-   stretch stopped by a full buffer ends the round at that state.
+1. Expand (`expand_range`, one stretch a thread, the GIL released): each stretch of the
+   frontier is expanded into its own buffers: successors, their fingerprints (each from its
+   parent's) and the step properties' verdicts. A state that needs a controller event the
+   table lacks is deferred and the stretch goes on; when a stretch ends its missing events are
+   filled (the algebra, in Python) while the other threads still expand, and its deferred
+   states are expanded again, until none is left. A stretch stopped by a full buffer ends the
+   round at that state.
 2. Dedupe (visited.dedupe, one job an owner): the visited set is split among owners by the
    fingerprint's bits; each owner walks every stretch in frontier order and marks which of its
    own fingerprints are new. The order is the one-thread loop's, so the first occurrence of a
    state is the same.
-3. Merge (`merge`, serial): the stretches in frontier order, exactly as
+3. Check (`check_new`, one job a stretch): the state properties of the new states only.
+4. Merge (`merge`, serial): the stretches in frontier order, exactly as
    verifier/engines/kernel/search.py's loop meets them: counts, state numbers, parents, labels,
    violations, max states.
-4. Copy (`copy_rows`, one job a thread): each stretch's new rows to their places in the next level.
+5. Copy (`copy_rows`, one job a stretch): each stretch's new rows and fingerprints to their
+   places in the next level.
 """
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ DEFERRED = -1     # counts[i]: state lo+i waits for a controller event the table
 
 @njit(cache=True, nogil=True, _nrt=False)
 def expand_range(frontier, frontier_fp, lo, hi, retry, used, lay, cv, plan, tables, out, labels, key, work, params, rows, labs,
-                 fp, where, step_bad, state_bad, counts, first, stuck, misses, state_check, step_check, deadlocks):
+                 fp, where, step_bad, counts, first, stuck, misses, step_check, deadlocks):
     """Expand frontier[lo:hi] (with `retry`, only its DEFERRED states) into the stretch's buffers
     after the `used` successors already there: (what ended it, the state it stopped at, the
     successors written, the states deferred). State lo+i's successors are
@@ -76,10 +79,18 @@ def expand_range(frontier, frontier_fp, lo, hi, retry, used, lay, cv, plan, tabl
             fp[used + k, 0], fp[used + k, 1] = a, b
             where[used + k] = -1
             step_bad[used + k] = step_violations(row, labels[k, 0], t, lay, facts, step_check) if step_check else 0
-            state_bad[used + k] = state_violations(t, lay, facts, state_check) if state_check else 0
         counts[p - lo] = n
         used += n
     return DONE, hi, used, deferred
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def check_new(rows, is_new, upto, lay, facts, state_check, state_bad):
+    """state_bad[k] := the state properties successor k violates, for the new ones (an old
+    state was checked when it was found, as the one-thread loop does; checking every successor
+    here cost two threads a quarter of their time)."""
+    for k in range(upto):
+        state_bad[k] = state_violations(rows[k], lay, facts, state_check) if is_new[k] and state_check else 0
 
 
 @njit(cache=True, _nrt=False)
@@ -173,10 +184,10 @@ class Stretch:
     def nbytes(self) -> int:
         return sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray))
 
-    def expand(self, frontier, frontier_fp, lo: int, hi: int, retry: bool, used: int, state_check: int, step_check: int,
+    def expand(self, frontier, frontier_fp, lo: int, hi: int, retry: bool, used: int, step_check: int,
                deadlocks: bool) -> None:
         k = self.k
         self.result = expand_range(frontier, frontier_fp, lo, hi, retry, used, k.layout.lay, k.cv, k.plan, k.table_args(),
                                    self.out, self.labels, self.key, self.work, self.params, self.rows, self.labs,
-                                   self.fp, self.where, self.step_bad, self.state_bad, self.counts, self.first,
-                                   self.stuck, self.misses, state_check, step_check, deadlocks)
+                                   self.fp, self.where, self.step_bad, self.counts, self.first,
+                                   self.stuck, self.misses, step_check, deadlocks)
