@@ -108,7 +108,8 @@ def run(args) -> int:
     results["compile"] = compile_times(args.python)
     print(json.dumps({"machine": results["machine"], "compile": results["compile"]}), flush=True)
     cache = Path(tempfile.mkdtemp(prefix="kernel-bench-"))
-    check(ROOT, args.python, ["--max-depth", "1"], ["--engine", "kernel"], cache)     # compile once, apart
+    for workers in ("1", "2"):      # compile once, apart: a whole small check reaches every compiled path
+        check(ROOT, args.python, [], ["--engine", "kernel", "--workers", workers], cache)
     differ = 0
     for name, cli, budget in CONFIGS:
         if args.only and name not in args.only:
