@@ -17,8 +17,9 @@ A fill may run while other threads' compiled code reads the tables (the search's
 verifier/engines/kernel): a new event's key and outcome are written before the slot is marked
 used, a new controller value's facts before any outcome names it, and the facts live in
 reserved address space so they do not move until it is full (`fits`; where the OS refuses the
-reservation, or it is full, the search fills only while no thread runs). A reader holding the event arrays from before a growth
-reads a smaller table, where a new event is missing and the state waits for it again.
+reservation, or it is full, the search fills only while no thread runs). A reader holding the
+event arrays from before a growth reads a smaller table, where a new event is missing and the
+state waits for it again.
 """
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ UNIVERSE = 15          # brokers a controller value may name: the config's, then
 F_ISR = F_REPLICAS + UNIVERSE          # the ISR's members, in order
 F_EPOCHS = F_ISR + UNIVERSE            # the registered broker epoch of each (NONE: none)
 FACTS_WIDTH = F_EPOCHS + UNIVERSE
-FACTS_RESERVED = 1 << 22               # controller values whose facts never move (address space, not memory)
+FACTS_RESERVED = 1 << 22               # controller values whose facts stay put (address space, not memory)
 
 
 @njit(cache=True, _nrt=False)

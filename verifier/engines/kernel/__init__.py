@@ -127,7 +127,7 @@ class Search:
         from verifier.engines.kernel import search as K
         opts = np.array([int(self.options.keep_going), int(self.options.check_deadlock),
                          -1 if self.limits.max_states is None else self.limits.max_states], dtype=np.int64)
-        frontier = self._frontier = self._roots()
+        frontier = self._roots()
         if frontier is None:
             return self._finish(VIOLATION)
         next_report = time.monotonic() + 0.5
@@ -163,7 +163,6 @@ class Search:
             # the next level is read where it was written; the old frontier's buffers take the one after
             self._levels.reverse()
             frontier, self._frontier_fp = self._levels[0][0].array[:n_next], self._levels[0][1].array[:n_next]
-            self._frontier = frontier
             if n_next:
                 self.depth += 1
                 self.states_per_level.append(n_next)
@@ -178,7 +177,8 @@ class Search:
             return self._round(frontier, pos, base, n_next, opts)
         end = min(pos + STRETCH, len(frontier))
         status, pos, n_next, self.n_store = K.expand(
-            frontier, self._frontier_fp, pos, end, base, self.nxt, self.nxt_fp, n_next, self.parents, self.labels, self.n_store, self.visited.tables[0],
+            frontier, self._frontier_fp, pos, end, base, self.nxt, self.nxt_fp, n_next, self.parents, self.labels,
+            self.n_store, self.visited.tables[0],
             self.k.layout.lay, self.k.cv, self.k.plan, self.k.table_args(), self.k.out,
             self.k.labels, self.k.key, self.ctr, self.enabled, self.taken, self.state_check,
             self.step_check, self.found_index, self.found_group, self.found_label, opts, self.k.work,
@@ -200,8 +200,8 @@ class Search:
         from verifier.engines.kernel import parallel as P
         from verifier.engines.kernel import search as K
         from verifier.engines.kernel.visited import dedupe
-        per = max(1, min(P_STATES, -(-(len(frontier) - pos) // len(self.stretches))))
-        spans = [(lo, min(lo + per, len(frontier))) for lo in range(pos, min(pos + per * len(self.stretches),
+        per = max(1, min(P_STATES, -(-(len(frontier) - pos) // self.threads)))
+        spans = [(lo, min(lo + per, len(frontier))) for lo in range(pos, min(pos + per * self.threads,
                                                                                len(frontier)), per)]
         ended = self._expand_all(frontier, spans)
         last = len(spans) - 1             # this round's stretches: up to the first a full buffer stopped

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import Optional
 
+import numpy as np
+
+from specs.kernel.reserve import reserve
 from verifier.core.machine import machine_bytes, resident_bytes
 
 SHARE = 0.9           # of the machine's memory (MemTotal)
@@ -71,9 +74,6 @@ class Buffer:
 
     def __init__(self, rows: int, shape: tuple, dtype, most: int):
         """`rows` rows to begin with, of `shape`; `most`: the bytes it may ever reach."""
-        import numpy as np
-
-        from specs.kernel.reserve import reserve
         self.shape, self.dtype = tuple(shape), np.dtype(dtype)
         self.row_bytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
         self.whole = reserve(max(rows, most // self.row_bytes), self.shape, self.dtype)
@@ -81,7 +81,6 @@ class Buffer:
 
     def grow(self, rows: int, keep: int) -> None:
         """At least `rows` rows, the first `keep` kept."""
-        import numpy as np
         if rows <= len(self.array):
             return
         if self.whole is not None and rows <= len(self.whole):
