@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -75,6 +76,7 @@ def check(args: list[str], workers: int, budget: float, estimate: float | None =
         # a forecast takes its own sampling time; check refuses a budget beside --estimate
         cmd += ["--estimate", str(estimate)] if estimate is not None else ["--time-budget", str(budget)]
         cmd += ["--max-states", str(max_states)] if max_states is not None and estimate is None else []
+        started = time.monotonic()
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         peak = [0]
 
@@ -86,6 +88,10 @@ def check(args: list[str], workers: int, budget: float, estimate: float | None =
         sampler.start()
         _, err = proc.communicate()
         sampler.join()
+        if proc.returncode < 0:       # killed (the OOM killer sends SIGKILL): recorded, the ladder goes on
+            return {"result": "killed", "exit": proc.returncode, "signal": signal.Signals(-proc.returncode).name,
+                    "distinct_states": None, "seconds": time.monotonic() - started,
+                    "peak_rss_mb": round(peak[0] / 1024, 1), "stop_reason": "killed"}
         if proc.returncode not in (0, 1, 3):
             raise RuntimeError(err.strip().splitlines()[-1] if err.strip() else f"exit {proc.returncode}")
         name = "estimate.json" if estimate is not None else "summary.json"
@@ -141,6 +147,8 @@ def table(path: Path) -> str:
         def timing(r):
             if r is None:
                 return "not run"
+            if r["result"] == "killed":
+                return f"killed by {r['signal']} after {r['seconds']:.0f} s, no report"
             tail = "" if r["exit"] in (0, 1) else " (stopped by the time budget or --max-states)"
             return f"{r['seconds']:.0f} s, {r['states_per_second']:,}/s{tail}"
         ratio = (f"{two['states_per_second'] / one['states_per_second']:.2f}x"
