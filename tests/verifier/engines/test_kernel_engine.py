@@ -113,3 +113,27 @@ def test_a_search_past_its_memory_budget_stops_with_a_report_not_a_kill(monkeypa
     assert "GB" in r.stop_reason and 0 < r.distinct_states < full.distinct_states
     assert r.states_per_level[:-1] == full.states_per_level[:len(r.states_per_level) - 1]
     assert sum(r.states_per_level) == r.distinct_states
+
+
+@pytest.mark.parametrize("most", [1 << 36, 16 * 4096])
+def test_the_visited_set_keeps_every_fingerprint_through_its_growths(most):
+    """Tables that grow in place inside their reservation, and (a reservation of 4,096 slots)
+    tables that outgrow it into new arrays: after every growth each fingerprint put in is
+    still there, and none that was not."""
+    import numpy as np
+
+    from verifier.engines.kernel.visited import Visited, owner, visit
+    rng = np.random.default_rng(7)
+    fps = rng.integers(1, 2 ** 63, size=(60_000, 2), dtype=np.int64).astype(np.uint64)
+    v = Visited(2, slots=1024, most=most)
+    for k, (a, b) in enumerate(fps):
+        if k % 1000 == 0:
+            v.room(1000)
+        o = owner(a, 2)
+        assert visit(v.tables[o], a, b)
+        v.counts[o] += 1
+    assert max(len(t) for t in v.tables) >= 32_768, "the tables did not grow"
+    assert (v._whole[0] is None) == (most < 1 << 20)
+    assert not any(visit(v.tables[owner(a, 2)], a, b) for a, b in fps), "a fingerprint was lost in a growth"
+    others = rng.integers(1, 2 ** 63, size=(1000, 2), dtype=np.int64).astype(np.uint64)
+    assert all(visit(v.tables[owner(a, 2)], a, b) for a, b in others)

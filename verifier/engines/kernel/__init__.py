@@ -85,9 +85,9 @@ class Search:
         self.step_check = sum(1 << STEP.index(p.name) for p in step_invs)
         self.slot_names = list(STATE) + list(STEP) + [DEADLOCK]
         width = self.k.layout.width
-        self.visited = Visited(threads)
         self.budget = Budget()
         most = self.budget.limit or 1 << 36               # the bytes any one array could reach
+        self.visited = Visited(threads, most=most)
         # the store: a state's parent and label (28 bytes), by state number
         self._store = Buffer(1 << 16, (), np.int64, most), Buffer(1 << 16, (5,), np.int32, most)
         self.parents, self.labels = self._store[0].array, self._store[1].array

@@ -39,8 +39,8 @@ DEFERRED = -1     # counts[i]: state lo+i waits for a controller event the table
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def expand_range(frontier, frontier_fp, lo, hi, retry, used, lay, cv, plan, tables, out, labels, key, work, params, rows, labs,
-                 fp, where, step_bad, counts, first, stuck, misses, step_check, deadlocks):
+def expand_range(frontier, frontier_fp, lo, hi, retry, used, lay, cv, plan, tables, out, labels, key, work, params,
+                 rows, labs, fp, where, step_bad, counts, first, stuck, misses, step_check, deadlocks):
     """Expand frontier[lo:hi] (with `retry`, only its DEFERRED states) into the stretch's buffers
     after the `used` successors already there: (what ended it, the state it stopped at, the
     successors written, the states deferred). State lo+i's successors are
@@ -187,7 +187,7 @@ class Stretch:
     def expand(self, frontier, frontier_fp, lo: int, hi: int, retry: bool, used: int, step_check: int,
                deadlocks: bool) -> None:
         k = self.k
-        self.result = expand_range(frontier, frontier_fp, lo, hi, retry, used, k.layout.lay, k.cv, k.plan, k.table_args(),
-                                   self.out, self.labels, self.key, self.work, self.params, self.rows, self.labs,
-                                   self.fp, self.where, self.step_bad, self.counts, self.first,
-                                   self.stuck, self.misses, step_check, deadlocks)
+        self.result = expand_range(frontier, frontier_fp, lo, hi, retry, used, k.layout.lay, k.cv, k.plan,
+                                   k.table_args(), self.out, self.labels, self.key, self.work, self.params, self.rows,
+                                   self.labs, self.fp, self.where, self.step_bad, self.counts, self.first, self.stuck,
+                                   self.misses, step_check, deadlocks)

@@ -18,6 +18,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
+from specs.kernel.reserve import reserve
+
 EMPTY = np.uint64(0)          # a stored first hash is never 0 (visit sets its low bit)
 SEED_A = np.uint64(0x243F6A8885A308D3)
 SEED_B = np.uint64(0x13198A2E03707344)
@@ -133,12 +135,36 @@ def dedupe(table, me, owners, fp, first, counts, states, is_new):
     return found
 
 
-class Visited:
-    """The visited set: one table per owner, each kept at most half full."""
+@njit(cache=True, nogil=True, _nrt=False)
+def regrow(whole, old, new, scratch):
+    """Grow the table whole[:old] to whole[:new] in place (whole[old:new] was never written, so
+    it is zero): its fingerprints go to scratch and their slots are cleared, then each is
+    inserted again. Only the new slots' pages are fresh; a new table beside the old had all of
+    its pages fresh, and fresh pages were almost all of a growth's time."""
+    n = 0
+    for slot in range(old):
+        if whole[slot, 0] != EMPTY:
+            scratch[n, 0], scratch[n, 1] = whole[slot, 0], whole[slot, 1]
+            whole[slot, 0], whole[slot, 1] = EMPTY, EMPTY
+            n += 1
+    table = whole[:new]
+    for k in range(n):
+        visit(table, scratch[k, 0], scratch[k, 1])
 
-    def __init__(self, owners: int = 1, slots: int = 1 << 17):
+
+class Visited:
+    """The visited set: one table per owner, each kept at most half full. A table is a view of
+    an address-space reservation (specs/kernel/reserve.py) as large as the memory budget, and
+    grows in place (`regrow`); where the OS refuses the reservation, or the table outgrows it,
+    into a new array (`rehash`)."""
+
+    def __init__(self, owners: int = 1, slots: int = 1 << 17, most: int = 1 << 36):
+        """`most`: the bytes a table may ever reach."""
         self.owners = owners
-        self.tables = [np.zeros((slots, 2), dtype=np.uint64) for _ in range(owners)]
+        self._whole = [reserve(max(slots, most // 16), (2,), np.uint64) for _ in range(owners)]
+        self._scratch = [reserve(max(slots, most // 16) // 2, (2,), np.uint64) for _ in range(owners)]
+        self._scratched = [0] * owners        # the scratch rows ever written (the memory they hold)
+        self.tables = [w[:slots] if w is not None else np.zeros((slots, 2), dtype=np.uint64) for w in self._whole]
         self.counts = [0] * owners
 
     def _slots(self, o: int, more: int) -> int:
@@ -148,22 +174,40 @@ class Visited:
             n *= 2
         return n
 
+    def _in_place(self, o: int, n: int) -> bool:
+        whole, scratch = self._whole[o], self._scratch[o]
+        return (whole is not None and scratch is not None and n <= len(whole)
+                and len(self.tables[o]) // 2 <= len(scratch))
+
     def room(self, more: int, each=map) -> None:
         """Grow every table that could not take `more` new fingerprints and stay half empty.
         `each` maps the growth over the owners: a thread pool's map grows the tables at once
-        (rehash releases the GIL), where one after the other was a serial part of every level."""
+        (the growths release the GIL), where one after the other was a serial part of every
+        level."""
         def grow(o: int) -> None:
-            n = self._slots(o, more)
-            if n > len(self.tables[o]):
+            n, old = self._slots(o, more), len(self.tables[o])
+            if n <= old:
+                return
+            if self._in_place(o, n):
+                regrow(self._whole[o], old, n, self._scratch[o])
+                self.tables[o] = self._whole[o][:n]
+                self._scratched[o] = max(self._scratched[o], old // 2)
+            else:
                 grown = np.zeros((n, 2), dtype=np.uint64)
                 rehash(self.tables[o], grown)
-                self.tables[o] = grown
+                self.tables[o], self._whole[o] = grown, None
         for _ in each(grow, range(self.owners)):
             pass
 
     def growth(self, more: int) -> int:
-        """The bytes of the new tables `room(more)` would allocate."""
-        return sum(16 * n for o, table in enumerate(self.tables) if (n := self._slots(o, more)) > len(table))
+        """The bytes of memory `room(more)` would take (at most)."""
+        total = 0
+        for o, table in enumerate(self.tables):
+            n = self._slots(o, more)
+            if n > len(table):
+                total += (16 * (n - len(table)) + 16 * max(0, len(table) // 2 - self._scratched[o])
+                          if self._in_place(o, n) else 16 * n)
+        return total
 
     def add(self, a, b) -> bool:
         """Insert one fingerprint from Python (the roots)."""
@@ -175,4 +219,4 @@ class Visited:
 
     @property
     def nbytes(self) -> int:
-        return sum(t.nbytes for t in self.tables)
+        return sum(t.nbytes for t in self.tables) + 16 * sum(self._scratched)
