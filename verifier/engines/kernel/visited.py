@@ -2,9 +2,9 @@
 among owners.
 
 A fingerprint is two 64-bit hashes of a row (`row_hash`), kept beside each row of a level so
-that a successor's is computed from its parent's and the fields the step changed; a table is one (slots, 2) array, so
-a look-up touches one cache line (two parallel arrays cost two misses a look-up, which was
-most of the search's time past a few million states). With several threads the set is split
+that a successor's is computed from its parent's and the fields the step changed. A table is
+one (slots, 2) array, so a look-up touches one cache line (two parallel arrays cost two misses
+a look-up, which was most of the search's time past a few million states). With several threads the set is split
 into one table per owner, chosen by the fingerprint's bits (`owner`): each owner inserts only
 its own fingerprints, so the owners dedupe a round's successors at the same time without a
 lock, each in the one global order the one-thread loop meets them, and the first occurrence
