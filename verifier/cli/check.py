@@ -52,15 +52,19 @@ def run(args: argparse.Namespace) -> int:
     options = Options(check_deadlock=inputs.deadlock, keep_going=keep_going, graph=bool(args.dump_graph))
     workers = args.workers_used = _workers(args)
     saver, resume_from = _checkpoint(args, model, invs, options, out)
-    name = "simulate" if kind == "simulate" else search_engine(args, model, invs, Settings(limits, options))
-    if name == "kernel":
+    steps = search_engine(args, model, invs, Settings(limits, options))
+    name = ("kernel-simulate" if steps == "kernel" else "simulate") if kind == "simulate" else steps
+    if kind == "simulate":
+        how = "the model compiled; the same walks as --engine python" if steps == "kernel" else "the Python model"
+        out.print(f"engine: {name} ({how})", markup=False)
+    elif name == "kernel":
         out.print(f"engine: kernel (the model compiled), {workers} thread{'s' if workers > 1 else ''}", markup=False)
     elif kind == "bfs":
         out.print(f"workers: {workers}" + (" (checkpoints and --dump-graph use the one-process search)"
                                            if workers == 1 and args.workers is None and os.cpu_count() != 1
                                            else ""), markup=False)
         name = "bfs" if workers == 1 else "parallel"
-    if name == "simulate":
+    if kind == "simulate":
         own = knobs(name, walks=args.simulate, depth=args.depth, seed=args.seed)
     elif name == "kernel":
         own = knobs(name, threads=workers)
@@ -90,10 +94,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def search_engine(args, model, properties, settings) -> str:
-    """"kernel" or "python" for the exhaustive search: --engine, where auto takes the kernel
-    (--workers threads) unless the check asks for what only the Python search does (symmetry,
-    checkpoints, --dump-graph, a property without a row form). --engine kernel on such a check
-    is refused with the kernel's reason (exit 2)."""
+    """"kernel" or "python" for the exhaustive search, and for --simulate's steps: --engine,
+    where auto takes the kernel (--workers threads) unless the check asks for what only the
+    Python search does (symmetry, checkpoints, --dump-graph, a property without a row form).
+    --engine kernel on such a check is refused with the kernel's reason (exit 2)."""
     from verifier.cli.binding import refuse
     from verifier.core.exitcodes import InputError
     choice = getattr(args, "engine", "python") or "auto"

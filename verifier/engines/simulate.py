@@ -8,22 +8,17 @@ import random
 import time
 from typing import Callable, Optional
 
-from specs import Trace
 from verifier.core import knobs, stop
-from verifier.core.fingerprint import Fingerprinter, collision_probability
-from verifier.core.levels import concrete_trace
-from verifier.core.properties import names, split
+from verifier.core.fingerprint import Fingerprinter
+from verifier.core.properties import split
 from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, SearchResult
 from verifier.core.settings import Settings
-from verifier.core.shrink import shrink_steps
+from verifier.core.walks import WalkKnobs, ended, found
 
 
 @knobs.declare("simulate")
-class Knobs(knobs.Knobs):
-    walks: int = knobs.knob(1000, least=1)  # random walks
-    depth: int = knobs.knob(100, least=1)  # steps per walk at the most
-    seed: int = 0  # walk i of seed S is the same on every run
-    shrink: bool = True  # shrink a failing walk (the mutation gate needs only the kill)
+class Knobs(WalkKnobs):
+    """walks, depth, seed, shrink (verifier/core/walks.py: kernel-simulate takes the same)."""
 
 
 def run(model, properties, settings: Settings = Settings(),
@@ -38,9 +33,9 @@ def run(model, properties, settings: Settings = Settings(),
 def simulate(model, invariants, walks: int, depth: int, seed: int, time_budget: Optional[float] = None,
              check_deadlock: bool = True, progress: Optional[Callable[[Progress], None]] = None,
              progress_every: float = 0.5, shrink: bool = True) -> SearchResult:
-    """`walks` random walks of at most `depth` steps; each step picks a successor uniformly.
-    Stops at the first violation; its trace is the walk so far, shrunk by deleting steps while
-    the same property still fails (verifier/core/shrink.py): short, not necessarily shortest."""
+    """`walks` random walks of at most `depth` steps; each step picks a successor uniformly
+    (`rng.randrange`: verifier/engines/kernel/walks.py draws the same numbers). Stops at the
+    first violation; its trace is the walk so far, shrunk (verifier/core/walks.py `found`)."""
     cfg = model.cfg
     state_invs, step_invs = split(invariants)
     rng = random.Random(seed)
@@ -52,22 +47,11 @@ def simulate(model, invariants, walks: int, depth: int, seed: int, time_budget: 
     inits = model.init_states()
 
     def fail(root, labels, bad) -> SearchResult:
-        steps = concrete_trace(model, root, labels)
-        if shrink and DEADLOCK not in bad and steps:      # the walk as found is long: shrink it as fuzz does
-            steps = shrink_steps(model, root, steps, bad, invariants)
-        trace = Trace(model, root, steps, bad, engine="simulate", checked=names(invariants),
-                      properties=tuple(invariants))
-        res.counterexample = trace
-        res.counterexamples = {n: trace for n in bad}
+        found(model, invariants, res, root, labels, bad, shrink)
         return finish(VIOLATION)
 
     def finish(status: str, reason: str = "") -> SearchResult:
-        res.status, res.stop_reason = status, reason
-        res.explored_all = False        # a sample never covers the state space
-        res.distinct_states = len(seen)
-        res.seconds = time.monotonic() - start
-        res.collision_probability = collision_probability(len(seen), res.transitions + walks)
-        return res.judge(invariants)
+        return ended(res, invariants, status, reason, len(seen), walks, time.monotonic() - start)
 
     for walk in range(walks):
         root = inits[rng.randrange(len(inits))]
