@@ -15,7 +15,7 @@ import pytest
 
 import invariants as I
 from specs import Model
-from specs.config import make_config
+from specs.config import PRESETS, make_config
 from verifier.core.result import COMPLETE, VIOLATION
 from verifier.core.settings import Settings
 from verifier.engines import simulate
@@ -60,6 +60,15 @@ def test_the_kernel_walks_are_the_python_walks(mutant, knobs):
     assert _facts(_walk(cfg, "kernel", **knobs)) == python
 
 
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_the_kernel_walks_are_the_python_walks_on_every_preset(preset):
+    cfg = make_config(preset)
+    knobs = {"walks": 150, "depth": 40, "seed": 11}
+    python = _facts(_walk(cfg, "python", **knobs))
+    assert python[2] > 100
+    assert _facts(_walk(cfg, "kernel", **knobs)) == python
+
+
 def test_a_visited_table_that_grows_under_the_walks_changes_nothing(monkeypatch):
     """Walks in a table of 16 slots: it grows again and again; the counts stay the Python walks'."""
     from verifier.engines.kernel.visited import Visited
@@ -97,7 +106,7 @@ def test_check_walks_on_the_kernel_where_it_holds_the_config_and_in_python_where
 def test_interpreted_and_compiled_walks_agree():
     script = ("import json, sys; sys.path.insert(0, sys.argv[1]);"
               "from tests.verifier.engines.test_kernel_walks import _facts, _walk;"
-              "from specs.config import make_config;"
+              "from specs.config import PRESETS, make_config;"
               "r = _walk(make_config('kafka', mutant='hwm-ignores-min-isr'), 'kernel', walks=40, depth=40, seed=3);"
               "print(json.dumps(repr(_facts(r))))")
     outs = []
