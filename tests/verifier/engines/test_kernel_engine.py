@@ -115,6 +115,35 @@ def test_a_search_past_its_memory_budget_stops_with_a_report_not_a_kill(monkeypa
     assert sum(r.states_per_level) == r.distinct_states
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_store_and_levels_too_big_for_memory_go_to_files_and_change_nothing(monkeypatch, tmp_path, threads):
+    """A budget that refuses the store and the next level any memory: they move to files in
+    KRAFT_VERIFY_SPILL (unlinked at once: the directory stays empty), the answers are the
+    ones in memory, and the result says so; a disk too full for them stops the search with a
+    report, as memory does."""
+    from verifier.engines.kernel import memory
+    from verifier.core.result import STOPPED
+    cfg = make_config(bounds={"isr_shrinks": 1})
+    model = Model(cfg, symmetry=False)
+    full = _run("kernel", model, threads=threads)
+    allow = memory.Budget.allow
+
+    def refuse_levels(self, held, more, what):
+        if what == "the store and the next level" and more > 0:
+            raise memory.MemoryBudget(f"memory budget: {what}")
+        allow(self, held, more, what)
+    monkeypatch.setattr(memory.Budget, "allow", refuse_levels)
+    monkeypatch.setenv("KRAFT_VERIFY_SPILL", str(tmp_path))
+    spilled = _run("kernel", model, threads=threads)
+    assert _facts(spilled) == _facts(full)
+    assert any("went to files in " + str(tmp_path) in w for w in spilled.warnings), spilled.warnings
+    assert not full.warnings and not list(tmp_path.iterdir())
+    monkeypatch.setattr(memory, "DISK_SPARE", 1 << 60)
+    r = _run("kernel", model, threads=threads)
+    assert r.status == STOPPED and r.stop_reason.startswith("disk budget:"), (r.status, r.stop_reason)
+    assert 0 < r.distinct_states < full.distinct_states and sum(r.states_per_level) == r.distinct_states
+
+
 @pytest.mark.parametrize("most", [1 << 36, 16 * 4096])
 def test_the_visited_set_keeps_every_fingerprint_through_its_growths(most):
     """Tables that grow in place inside their reservation, and (a reservation of 4,096 slots)

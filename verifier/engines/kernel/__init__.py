@@ -27,6 +27,7 @@ from verifier.core.properties import split
 from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, SearchResult
 from verifier.core.settings import Settings
 from verifier.engines.kernel.memory import Budget, Buffer, Collector, MemoryBudget
+from verifier.engines.kernel.parallel import Rounds
 from verifier.engines.kernel.visited import Visited, row_hash
 
 STRETCH = 20_000          # states per call into the compiled loop (progress, stop requests, budgets)
@@ -73,7 +74,9 @@ def run(model, properties, settings: Settings = Settings(),
         search.close()
 
 
-class Search:
+class Search(Rounds):
+    """The levels of one search; its threads' rounds are parallel.Rounds."""
+
     def __init__(self, model, properties, settings: Settings, progress, threads: int = 1):
         from specs.kernel.properties import STATE, STEP
         from specs.kernel import Kernel
@@ -95,6 +98,7 @@ class Search:
         self._levels = [(Buffer(1 << 14, (width,), np.int32, most), Buffer(1 << 14, (2,), np.uint64, most))
                         for _ in range(2)]
         self.collector = Collector()
+        self.spilled = False              # the store and a level went to files (memory.Buffer.spill)
         self.ctr = np.zeros(4, dtype=np.int64)
         self.enabled = np.zeros(19, dtype=np.int64)
         self.taken = np.zeros(19, dtype=np.int64)
@@ -189,96 +193,9 @@ class Search:
             self.collector.filled()
         elif status == K.GROW:
             self.visited.counts[0] = int(self.ctr[K.C_VISITED])
-            self._room(self.k.max_successors)
+            self._room(self.k.max_successors, n_next)
             self._grow(n_next, self.k.max_successors)
         return status, pos, n_next
-
-    def _round(self, frontier, pos: int, base: int, n_next: int, opts) -> tuple:
-        """One round of the threads (parallel.py): each expands a stretch, the owners dedupe,
-        the stretches are merged in frontier order up to the first that stopped early, and
-        their new rows are copied."""
-        from verifier.engines.kernel import parallel as P
-        from verifier.engines.kernel import search as K
-        from verifier.engines.kernel.visited import dedupe
-        per = max(1, min(P_STATES, -(-(len(frontier) - pos) // self.threads)))
-        spans = [(lo, min(lo + per, len(frontier))) for lo in range(pos, min(pos + per * self.threads,
-                                                                               len(frontier)), per)]
-        ended = self._expand_all(frontier, spans)
-        last = len(spans) - 1             # this round's stretches: up to the first a full buffer stopped
-        for t, (why, stop_at, _) in enumerate(ended):
-            if why == P.FULL:
-                if stop_at == pos:
-                    raise RuntimeError("a state has more successors than a thread's buffer holds")
-                last = t
-                break
-        stretches = self.stretches[:last + 1]
-        used = [ended[t][2] for t in range(last + 1)]
-        self._room(sum(used))
-        self._grow(n_next, sum(used))     # both before the dedupe: a stop by the memory budget keeps nothing
-        owners, tables = self.visited.owners, self.visited.tables
-
-        def dedupe_owned(o: int) -> int:
-            return sum(dedupe(tables[o], o, owners, st.fp, st.first, st.counts, ended[t][1] - spans[t][0], st.is_new)
-                       for t, st in enumerate(stretches))
-
-        for o, found in enumerate(self.pool.map(dedupe_owned, range(owners))):
-            self.visited.counts[o] += found
-        lay, facts = self.k.layout.lay, self.k.tables.facts
-        list(self.pool.map(lambda t: P.check_new(stretches[t].rows, stretches[t].is_new, used[t], lay, facts,
-                                                 self.state_check, stretches[t].state_bad), range(len(stretches))))
-        status = K.DONE
-        for t, st in enumerate(stretches):
-            status, pos, n_next, self.n_store = P.merge(
-                spans[t][0], ended[t][1], base, st.labs, st.is_new, st.where, st.step_bad, st.state_bad, st.counts,
-                st.first, st.stuck, n_next, self.parents, self.labels, self.n_store, self.ctr, self.enabled,
-                self.taken, self.found_index, self.found_group, self.found_label, opts, self.none)
-            if status != K.DONE:
-                break
-        nxt, nxt_fp = self.nxt, self.nxt_fp
-        list(self.pool.map(lambda t: P.copy_rows(stretches[t].rows, stretches[t].fp, stretches[t].where, used[t],
-                                                 nxt, nxt_fp), range(len(stretches))))
-        return status, pos, n_next
-
-    def _expand_all(self, frontier, spans) -> list:
-        """Every thread expands its stretch, deferring the states that need a controller event
-        the table lacks; a stretch's events are filled (the algebra, in Python) as soon as it
-        ends, while the other threads still expand theirs, and its deferred states are expanded
-        again, until none is left: (why, the state it stopped at, successors written) per
-        stretch. A stretch whose buffer filled up ends at that state. The fills are the run's
-        serial part (1.8 s of brokers 4); waiting for every thread before filling left the
-        other core idle through them. Where the table's facts could move (specs/kernel/tables.py,
-        `fits`), a fill waits for every thread first."""
-        from concurrent.futures import FIRST_COMPLETED, wait
-
-        from verifier.engines.kernel import parallel as P
-        his = [hi for _, hi in spans]
-        used = [0] * len(spans)
-        why = [P.DONE] * len(spans)
-        tables = self.k.tables
-
-        def start(t: int, retry: bool):
-            return self.pool.submit(self.stretches[t].expand, frontier, self._frontier_fp, spans[t][0], his[t], retry,
-                                    used[t], self.step_check, bool(self.options.check_deadlock))
-
-        running = {start(t, False): t for t in range(len(spans))}
-        while running:
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for job in done:
-                job.result()
-            for job in sorted(done, key=running.get):
-                t = running.pop(job)
-                st = self.stretches[t]
-                ended, his[t], used[t], deferred = st.result
-                if ended == P.FULL:
-                    why[t] = P.FULL
-                if deferred:
-                    if not tables.fits(deferred):       # the facts may move: let no thread read them
-                        wait(running)
-                    for k in range(deferred):
-                        tables.fill(st.misses[k])       # nothing for a key another stretch filled
-                    self.collector.filled()
-                    running[start(t, True)] = t
-        return [(why[t], his[t], used[t]) for t in range(len(spans))]
 
     def _roots(self):
         """The initial rows (checked), or None if a root violates a property and that stops."""
@@ -310,32 +227,65 @@ class Search:
         return self._levels[0][0].array[:len(rows)]
 
     def _held(self) -> int:
-        """The bytes of the search's large arrays."""
+        """The bytes of memory the search's large arrays hold (not those spilled to files)."""
         stretches = sum(st.nbytes for st in getattr(self, "stretches", ()))
-        return (sum(b.nbytes for b in self._store) + self.visited.nbytes + sum(b.nbytes for level in self._levels
-                                                                               for b in level) + stretches)
+        return (sum(b.ram_bytes for b in self._store) + self.visited.nbytes
+                + sum(b.ram_bytes for level in self._levels for b in level) + stretches)
 
-    def _room(self, more: int) -> None:
-        """Room for `more` new fingerprints in the visited set, within the memory budget."""
-        self.budget.allow(self._held(), self.visited.growth(more), "the visited set")
+    def _room(self, more: int, n_next: int) -> None:
+        """Room for `more` new fingerprints in the visited set, within the memory budget (the
+        store and the next level, `n_next` rows of it written, spilled to files if that lets it)."""
+        try:
+            self.budget.allow(self._held(), self.visited.growth(more), "the visited set")
+        except MemoryBudget:
+            if not self._spill(self._growth(n_next, 0)):
+                raise
+            self.budget.allow(self._held(), self.visited.growth(more), "the visited set")
         self.visited.room(more, self.pool.map if self.threads > 1 else map)
 
-    def _grow(self, n_next: int, more: int) -> None:
-        """Room for `more` new states in the store and the next level, within the memory budget."""
+    def _growth(self, n_next: int, more: int) -> list:
+        """(buffer, rows it needs, rows of it in use) of the store and the next level, for
+        `more` new states."""
         nxt = self._levels[1]
         store, level = len(self.parents), len(nxt[0].array)
         while self.n_store + more > store:
             store *= 2
         while n_next + more > level:
             level *= 2
-        new_store = (store - len(self.parents)) * sum(b.row_bytes for b in self._store)
-        new_level = (level - len(nxt[0].array)) * sum(b.row_bytes for b in nxt)
-        self.budget.allow(self._held(), new_store + new_level, "the store and the next level")
-        for b in self._store:
-            b.grow(store, self.n_store)
-        for b in nxt:
-            b.grow(level, n_next)
+        return [(b, store, self.n_store) for b in self._store] + [(b, level, n_next) for b in nxt]
+
+    def _grow(self, n_next: int, more: int) -> None:
+        """Room for `more` new states in the store and the next level, within the memory budget
+        (spilled to files when memory would not do, within the disk's)."""
+        growth = self._growth(n_next, more)
+
+        def ram() -> int:
+            return sum((rows - len(b.array)) * b.row_bytes for b, rows, _ in growth if not b.spilled)
+        try:
+            self.budget.allow(self._held(), ram(), "the store and the next level")
+        except MemoryBudget:
+            if not self._spill(growth):
+                raise
+            self.budget.allow(self._held(), ram(), "the store and the next level")
+        if any(b.spilled for b, _, _ in growth):
+            self.budget.allow_disk(sum((rows - len(b.array)) * b.row_bytes for b, rows, _ in growth if b.spilled),
+                                   "the store and the next level")
+        for b, rows, keep in growth:
+            b.grow(rows, keep)
         self.parents, self.labels = self._store[0].array, self._store[1].array
+
+    def _spill(self, growth) -> bool:
+        """Move the store and the next level to files, as the memory budget refused a growth:
+        whether any moved (the frontier stays: the level being expanded reads it)."""
+        most = self.budget.limit or 1 << 36
+        before = sum(b.spilled for b, _, _ in growth)
+        for b, _, keep in growth:
+            if not b.spilled:
+                b.spill(self.budget.spill, keep, 4 * most)
+        self.parents, self.labels = self._store[0].array, self._store[1].array
+        moved = sum(b.spilled for b, _, _ in growth) > before
+        self.spilled |= moved
+        return moved
 
     @property
     def nxt(self):
@@ -370,6 +320,10 @@ class Search:
                            states_per_level=list(self.states_per_level), enabled=enabled, taken=taken,
                            terminal_states=int(self.ctr[1]), deadlock_checked=self.options.check_deadlock)
         res.explored_all = status == COMPLETE
+        if self.spilled:
+            res.warnings.append(f"memory ran short: the store and the levels went to files in {self.budget.spill} "
+                                "(set KRAFT_VERIFY_SPILL for another disk); the answers are the same, the speed is "
+                                "the disk's where the OS had to read them back")
         levels.attach_traces(res, found, self._path, self.roots, self.model, self.properties, "kernel",
                              self.options.keep_going)
         res.store_bytes = int(self.parents.nbytes + self.labels.nbytes + self.visited.nbytes)

@@ -4,12 +4,18 @@ A search too big for memory used to end in Linux's OOM killer (brokers 6 on two 
 24 GB on this 23 GB machine): a SIGKILL, so no report and no exit code. The search's memory is
 a few large arrays, so it checks each growth before it allocates. The store (parents, labels),
 the visited tables, the level buffers and the threads' buffers, plus what the process held when
-the search began, must stay within 90% of the machine's memory. If a growth would pass that,
-the search stops like a time budget: exit 3, with a report of what it reached and how much it
-needed.
+the search began, must stay within 90% of the machine's memory. When a growth of the store or
+the next level would pass that, those arrays move to files (`Buffer.spill`, in
+$KRAFT_VERIFY_SPILL or the temporary directory): they are written and read in order, so the OS
+pages them well, and only the visited tables must stay in memory. If a growth would still pass
+the budget, or fill the disk, the search stops like a time budget: exit 3, with a report of
+what it reached and how much it needed.
 """
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from typing import Optional
 
 import numpy as np
@@ -18,6 +24,7 @@ from specs.kernel.reserve import reserve
 from verifier.core.machine import machine_bytes, resident_bytes
 
 SHARE = 0.9           # of the machine's memory (MemTotal)
+DISK_SPARE = 2 << 30  # bytes a spill leaves free on its disk
 
 
 class MemoryBudget(Exception):
@@ -25,12 +32,24 @@ class MemoryBudget(Exception):
 
 
 class Budget:
-    """Checks a planned growth against SHARE of the machine's memory."""
+    """Checks a planned growth against SHARE of the machine's memory, and one spilled to disk
+    against the free space of the spill directory."""
 
     def __init__(self, limit: Optional[int] = None):
         total = machine_bytes()
         self.limit = limit if limit is not None else None if total is None else int(SHARE * total)
         self.base = resident_bytes()          # the interpreter, the model, the compiled code
+        # where the levels and the store go when memory runs short ("" : nowhere)
+        self.spill = os.environ.get("KRAFT_VERIFY_SPILL", tempfile.gettempdir())
+
+    def allow_disk(self, more: int, what: str) -> None:
+        """Raise MemoryBudget if `more` bytes written to the spill directory would leave it
+        less than DISK_SPARE free."""
+        free = shutil.disk_usage(self.spill).free
+        if more + DISK_SPARE > free:
+            gib = 1 << 30
+            raise MemoryBudget(f"disk budget: growing {what} in {self.spill} needs {more / gib:.1f} GB more, and "
+                               f"it has {free / gib:.1f} GB free (the search leaves {DISK_SPARE / gib:.0f} GB)")
 
     def allow(self, held: int, more: int, what: str) -> None:
         """Raise MemoryBudget if `held` bytes of arrays and `more` new ones would pass the limit."""
@@ -78,6 +97,17 @@ class Buffer:
         self.row_bytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
         self.whole = reserve(max(rows, most // self.row_bytes), self.shape, self.dtype)
         self.array = self.whole[:rows] if self.whole is not None else np.zeros((rows,) + self.shape, self.dtype)
+        self.spilled = False
+
+    def spill(self, directory: str, keep: int, most: int) -> bool:
+        """Move the array to a file in `directory` (its first `keep` rows kept): from then on
+        the OS pages it out and in, and it takes no memory budget. False if the OS refused."""
+        whole = reserve(max(len(self.array), most // self.row_bytes), self.shape, self.dtype, spill=directory)
+        if whole is None:
+            return False
+        whole[:keep] = self.array[:keep]
+        self.whole, self.array, self.spilled = whole, whole[:len(self.array)], True
+        return True
 
     def grow(self, rows: int, keep: int) -> None:
         """At least `rows` rows, the first `keep` kept."""
@@ -94,3 +124,8 @@ class Buffer:
     def nbytes(self) -> int:
         """The bytes of the rows in use (the reservation beyond them takes no memory)."""
         return len(self.array) * self.row_bytes
+
+    @property
+    def ram_bytes(self) -> int:
+        """The bytes the memory budget counts: none once spilled to a file."""
+        return 0 if self.spilled else self.nbytes

@@ -30,7 +30,7 @@ from specs.kernel.events import MISS
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
 from verifier.engines.kernel.search import (C_TERMINAL, C_TRANSITIONS, DEADLOCK_SLOT, DONE, MAX_STATES,
                                             STEP_SLOT, STOP, STOP_NO_CUT, _found_mask, _record, keep)
-from verifier.engines.kernel.visited import child_hash
+from verifier.engines.kernel.visited import child_hash, dedupe
 
 FULL = 6          # a stretch's buffer is full: the round ends at that state
 
@@ -191,3 +191,91 @@ class Stretch:
                                    k.table_args(), self.out, self.labels, self.key, self.work, self.params, self.rows,
                                    self.labs, self.fp, self.where, self.step_bad, self.counts, self.first, self.stuck,
                                    self.misses, step_check, deadlocks)
+
+
+class Rounds:
+    """The threads' rounds of a Search (verifier/engines/kernel/__init__.py): its methods that
+    run the five phases above."""
+
+    def _round(self, frontier, pos: int, base: int, n_next: int, opts) -> tuple:
+        """One round of the threads: each expands a stretch, the owners dedupe,
+        the stretches are merged in frontier order up to the first that stopped early, and
+        their new rows are copied."""
+        per = max(1, min(len(self.stretches[0].counts), -(-(len(frontier) - pos) // self.threads)))
+        spans = [(lo, min(lo + per, len(frontier))) for lo in range(pos, min(pos + per * self.threads,
+                                                                               len(frontier)), per)]
+        ended = self._expand_all(frontier, spans)
+        last = len(spans) - 1             # this round's stretches: up to the first a full buffer stopped
+        for t, (why, stop_at, _) in enumerate(ended):
+            if why == FULL:
+                if stop_at == pos:
+                    raise RuntimeError("a state has more successors than a thread's buffer holds")
+                last = t
+                break
+        stretches = self.stretches[:last + 1]
+        used = [ended[t][2] for t in range(last + 1)]
+        self._room(sum(used), n_next)
+        self._grow(n_next, sum(used))     # both before the dedupe: a stop by the memory budget keeps nothing
+        owners, tables = self.visited.owners, self.visited.tables
+
+        def dedupe_owned(o: int) -> int:
+            return sum(dedupe(tables[o], o, owners, st.fp, st.first, st.counts, ended[t][1] - spans[t][0], st.is_new)
+                       for t, st in enumerate(stretches))
+
+        for o, found in enumerate(self.pool.map(dedupe_owned, range(owners))):
+            self.visited.counts[o] += found
+        lay, facts = self.k.layout.lay, self.k.tables.facts
+        list(self.pool.map(lambda t: check_new(stretches[t].rows, stretches[t].is_new, used[t], lay, facts,
+                                                 self.state_check, stretches[t].state_bad), range(len(stretches))))
+        status = DONE
+        for t, st in enumerate(stretches):
+            status, pos, n_next, self.n_store = merge(
+                spans[t][0], ended[t][1], base, st.labs, st.is_new, st.where, st.step_bad, st.state_bad, st.counts,
+                st.first, st.stuck, n_next, self.parents, self.labels, self.n_store, self.ctr, self.enabled,
+                self.taken, self.found_index, self.found_group, self.found_label, opts, self.none)
+            if status != DONE:
+                break
+        nxt, nxt_fp = self.nxt, self.nxt_fp
+        list(self.pool.map(lambda t: copy_rows(stretches[t].rows, stretches[t].fp, stretches[t].where, used[t],
+                                                 nxt, nxt_fp), range(len(stretches))))
+        return status, pos, n_next
+
+    def _expand_all(self, frontier, spans) -> list:
+        """Every thread expands its stretch, deferring the states that need a controller event
+        the table lacks; a stretch's events are filled (the algebra, in Python) as soon as it
+        ends, while the other threads still expand theirs, and its deferred states are expanded
+        again, until none is left: (why, the state it stopped at, successors written) per
+        stretch. A stretch whose buffer filled up ends at that state. The fills are the run's
+        serial part (1.8 s of brokers 4); waiting for every thread before filling left the
+        other core idle through them. Where the table's facts could move (specs/kernel/tables.py,
+        `fits`), a fill waits for every thread first."""
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        his = [hi for _, hi in spans]
+        used = [0] * len(spans)
+        why = [DONE] * len(spans)
+        tables = self.k.tables
+
+        def start(t: int, retry: bool):
+            return self.pool.submit(self.stretches[t].expand, frontier, self._frontier_fp, spans[t][0], his[t], retry,
+                                    used[t], self.step_check, bool(self.options.check_deadlock))
+
+        running = {start(t, False): t for t in range(len(spans))}
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for job in done:
+                job.result()
+            for job in sorted(done, key=running.get):
+                t = running.pop(job)
+                st = self.stretches[t]
+                ended, his[t], used[t], deferred = st.result
+                if ended == FULL:
+                    why[t] = FULL
+                if deferred:
+                    if not tables.fits(deferred):       # the facts may move: let no thread read them
+                        wait(running)
+                    for k in range(deferred):
+                        tables.fill(st.misses[k])       # nothing for a key another stretch filled
+                    self.collector.filled()
+                    running[start(t, True)] = t
+        return [(why[t], his[t], used[t]) for t in range(len(spans))]
