@@ -7,14 +7,16 @@ same code here.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
+from typing import Callable, Optional
 
 from specs import Trace
-from verifier.core import knobs
+from verifier.core import knobs, stop
 from verifier.core.fingerprint import collision_probability
 from verifier.core.levels import concrete_trace
 from verifier.core.properties import names
-from verifier.core.result import DEADLOCK, SearchResult
+from verifier.core.result import DEADLOCK, Progress, SearchResult
 from verifier.core.shrink import shrink_steps
 
 
@@ -50,3 +52,31 @@ def ended(res: SearchResult, invariants, status: str, reason: str, distinct: int
     res.seconds = seconds
     res.collision_probability = collision_probability(distinct, res.transitions + walks)
     return res.judge(invariants)
+
+
+class Pace:
+    """Between walks: whether to stop (a stop request, the time budget, looked at when progress
+    is due) and the progress line, every `every` seconds."""
+
+    def __init__(self, walks: int, time_budget: Optional[float], progress: Optional[Callable[[Progress], None]],
+                 every: float):
+        self.walks, self.time_budget, self.progress, self.every = walks, time_budget, progress, every
+        self.start = time.monotonic()
+        self.due = self.start + every
+
+    def stop_reason(self, done: int, figures: Callable[[], tuple]) -> str:
+        """Why to stop after `done` walks ("" : go on); `figures()`: (walk steps, distinct
+        states, depth) for the progress line."""
+        if stop.requested():
+            return f"{stop.reason()} after {done} of {self.walks} walks"
+        now = time.monotonic()
+        if now >= self.due:
+            self.due = now + self.every
+            if self.time_budget is not None and now - self.start > self.time_budget:
+                return f"time budget {self.time_budget:g}s spent after {done} of {self.walks} walks"
+            if self.progress:
+                self.progress(Progress(*figures(), self.walks - done, now - self.start))
+        return ""
+
+    def seconds(self) -> float:
+        return time.monotonic() - self.start

@@ -5,15 +5,14 @@ types as the BFS; a seed makes every walk reproducible.
 from __future__ import annotations
 
 import random
-import time
 from typing import Callable, Optional
 
-from verifier.core import knobs, stop
+from verifier.core import knobs
 from verifier.core.fingerprint import Fingerprinter
 from verifier.core.properties import split
 from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, SearchResult
 from verifier.core.settings import Settings
-from verifier.core.walks import WalkKnobs, ended, found
+from verifier.core.walks import Pace, WalkKnobs, ended, found
 
 
 @knobs.declare("simulate")
@@ -42,8 +41,7 @@ def simulate(model, invariants, walks: int, depth: int, seed: int, time_budget: 
     fpr = Fingerprinter()
     seen: set[int] = set()
     res = SearchResult(engine="simulate", states_per_level=[], deadlock_checked=check_deadlock, sampled=True)
-    start = time.monotonic()
-    next_report = start + progress_every
+    pace = Pace(walks, time_budget, progress, progress_every)
     inits = model.init_states()
 
     def fail(root, labels, bad) -> SearchResult:
@@ -51,7 +49,7 @@ def simulate(model, invariants, walks: int, depth: int, seed: int, time_budget: 
         return finish(VIOLATION)
 
     def finish(status: str, reason: str = "") -> SearchResult:
-        return ended(res, invariants, status, reason, len(seen), walks, time.monotonic() - start)
+        return ended(res, invariants, status, reason, len(seen), walks, pace.seconds())
 
     for walk in range(walks):
         root = inits[rng.randrange(len(inits))]
@@ -82,13 +80,7 @@ def simulate(model, invariants, walks: int, depth: int, seed: int, time_budget: 
                 return fail(root, labels, bad)
             s = t
         res.depth = max(res.depth, len(labels))
-        if stop.requested():
-            return finish(STOPPED, f"{stop.reason()} after {walk + 1} of {walks} walks")
-        now = time.monotonic()
-        if now >= next_report:
-            next_report = now + progress_every
-            if time_budget is not None and now - start > time_budget:
-                return finish(STOPPED, f"time budget {time_budget:g}s spent after {walk + 1} of {walks} walks")
-            if progress:
-                progress(Progress(res.transitions, len(seen), res.depth, walks - walk - 1, now - start))
+        reason = pace.stop_reason(walk + 1, lambda: (res.transitions, len(seen), res.depth))
+        if reason:
+            return finish(STOPPED, reason)
     return finish(COMPLETE)

@@ -70,14 +70,17 @@ def test_the_kernel_walks_are_the_python_walks_on_every_preset(preset):
 
 
 def test_a_visited_table_that_grows_under_the_walks_changes_nothing(monkeypatch):
-    """Walks in a table of 16 slots: it grows again and again; the counts stay the Python walks'."""
+    """Walks in a table of 16 slots with room for two labels: both grow again and again; the
+    counts and the violating walk stay the Python walks'."""
     from verifier.engines.kernel.visited import Visited
     monkeypatch.setattr(W, "Visited", lambda owners, most: Visited(owners, slots=16, most=most))
-    cfg = make_config("kafka")
-    knobs = {"walks": 200, "depth": 50, "seed": 9}
-    kernel = _facts(_walk(cfg, "kernel", **knobs))
-    assert kernel[1] > 1000
-    assert kernel == _facts(_walk(cfg, "python", **knobs))
+    monkeypatch.setattr(W, "PATH", 2)             # and the walk's labels, from two
+    for mutant, walks in ((None, 200), ("hwm-ignores-min-isr", 2000)):
+        cfg = make_config("kafka", mutant=mutant)
+        knobs = {"walks": walks, "depth": 50, "seed": 9}
+        kernel = _facts(_walk(cfg, "kernel", **knobs))
+        assert kernel[1] > 500 and kernel[0] == (COMPLETE if mutant is None else VIOLATION)
+        assert kernel == _facts(_walk(cfg, "python", **knobs))
 
 
 def test_check_walks_on_the_kernel_where_it_holds_the_config_and_in_python_where_not(tmp_path):

@@ -11,14 +11,13 @@ test_kernel_walks.py); only the speed differs. A violating walk is run again on 
 and shrunk by the code simulate.py uses (verifier/core/walks.py).
 
 The compiled loop returns to Python for a controller event the table lacks (the algebra fills
-it, then the same step is taken again), when the visited table must grow, on a violation and
-after every BATCH steps (progress, stop requests, the time budget). Between calls the walk in
+it, then the same step is taken again), when the visited table or the walk's labels must
+grow, on a violation and after every BATCH steps (progress, stop requests, the time budget). Between calls the walk in
 progress lives in arrays: the row, its fingerprint, the labels so far and the counters `w`.
 """
 from __future__ import annotations
 
 import random
-import time
 from collections import Counter
 from typing import Callable, Optional
 
@@ -28,19 +27,20 @@ from numba import njit
 from specs.kernel.events import MISS
 from specs.kernel.properties import STATE, STEP, state_violations, step_violations
 from specs.kernel.successors import BOUNDED, LABEL, N_ACTIONS, UNBOUNDED, successors
-from verifier.core import knobs, stop
+from verifier.core import knobs
 from verifier.core.properties import split
 from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, SearchResult
 from verifier.core.settings import Settings
-from verifier.core.walks import WalkKnobs, ended, found
+from verifier.core.walks import Pace, WalkKnobs, ended, found
 from verifier.engines.kernel.memory import Budget, Collector, MemoryBudget
 from verifier.engines.kernel.visited import Visited, child_hash, row_hash, visit
 
 BATCH = 50_000            # steps per call into the compiled loop
+PATH = 1024               # a walk's labels the first array holds (it doubles as a walk needs)
 MT_N, MT_M = 624, 397     # MT19937's state words and its twist offset
 
 # what a call ended with
-DONE, NEED_EVENT, GROW, FOUND, PAUSE = range(5)
+DONE, NEED_EVENT, GROW, FOUND, PAUSE, LONGER = range(6)
 # w: the walks between calls
 (W_WALK, W_STEP, W_ROOT, W_IN_WALK, W_DEEPEST, W_TERMINAL, W_TRANSITIONS, W_DISTINCT, W_STATE_BAD, W_STEP_BAD,
  W_STUCK) = range(11)
@@ -125,6 +125,8 @@ def walk_on(roots, root_fps, walks, depth, mt, at, w, cur, cur_fp, path, table, 
         while w[W_STEP] < depth:
             if 2 * (w[W_DISTINCT] + 1) > len(table):
                 return GROW
+            if w[W_STEP] >= len(path):
+                return LONGER
             n = successors(cur, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
             if n == MISS:
                 return NEED_EVENT
@@ -183,21 +185,20 @@ def walk(model, invariants, walks: int, depth: int, seed: int, time_budget: Opti
     mt, at = generator(seed)
     w = np.zeros(11, dtype=np.int64)
     cur, cur_fp = np.zeros(k.layout.width, dtype=np.int32), np.zeros(2, dtype=np.uint64)
-    path = np.zeros((depth, LABEL), dtype=np.int64)
+    path = np.zeros((min(depth, PATH), LABEL), dtype=np.int64)
     enabled, taken = np.zeros(N_ACTIONS, dtype=np.int64), np.zeros(N_ACTIONS, dtype=np.int64)
     budget = Budget()
     visited = Visited(1, most=budget.limit or 1 << 36)
     collector = Collector()
     res = SearchResult(engine="kernel-simulate", states_per_level=[], deadlock_checked=check_deadlock, sampled=True)
-    start = time.monotonic()
-    next_report = start + progress_every
+    pace = Pace(walks, time_budget, progress, progress_every)
 
     def finish(status: str, reason: str = "") -> SearchResult:
         names = model.action_names
         res.enabled = Counter({names[a]: int(n) for a, n in enumerate(enabled) if n})
         res.taken = Counter({names[a]: int(n) for a, n in enumerate(taken) if n})
         res.transitions, res.terminal_states, res.depth = int(w[W_TRANSITIONS]), int(w[W_TERMINAL]), int(w[W_DEEPEST])
-        return ended(res, invariants, status, reason, int(w[W_DISTINCT]), walks, time.monotonic() - start)
+        return ended(res, invariants, status, reason, int(w[W_DISTINCT]), walks, pace.seconds())
 
     try:
         while True:
@@ -216,6 +217,8 @@ def walk(model, invariants, walks: int, depth: int, seed: int, time_budget: Opti
                 except MemoryBudget as exc:
                     return finish(STOPPED, f"{exc} after {int(w[W_WALK])} of {walks} walks")
                 visited.room(1 << 16)
+            elif why == LONGER:
+                path = np.concatenate([path, np.zeros_like(path)])
             elif why == FOUND:
                 bad = ([DEADLOCK] if w[W_STUCK] else
                        [p.name for p in step_invs if w[W_STEP_BAD] >> STEP.index(p.name) & 1]
@@ -223,15 +226,9 @@ def walk(model, invariants, walks: int, depth: int, seed: int, time_budget: Opti
                 labels = [k.label(path[i]) for i in range(int(w[W_STEP]))]
                 found(model, invariants, res, inits[int(w[W_ROOT])], labels, bad, shrink)
                 return finish(VIOLATION)
-            if stop.requested():
-                return finish(STOPPED, f"{stop.reason()} after {int(w[W_WALK])} of {walks} walks")
-            now = time.monotonic()
-            if now >= next_report:
-                next_report = now + progress_every
-                if time_budget is not None and now - start > time_budget:
-                    return finish(STOPPED, f"time budget {time_budget:g}s spent after {int(w[W_WALK])} of {walks} walks")
-                if progress:
-                    progress(Progress(int(w[W_TRANSITIONS]), int(w[W_DISTINCT]), int(w[W_DEEPEST]),
-                                      walks - int(w[W_WALK]), now - start))
+            reason = pace.stop_reason(int(w[W_WALK]), lambda: (int(w[W_TRANSITIONS]), int(w[W_DISTINCT]),
+                                                                int(w[W_DEEPEST])))
+            if reason:
+                return finish(STOPPED, reason)
     finally:
         collector.close()
