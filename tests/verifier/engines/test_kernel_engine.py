@@ -119,8 +119,8 @@ def test_a_search_past_its_memory_budget_stops_with_a_report_not_a_kill(monkeypa
 def test_a_store_and_levels_too_big_for_memory_go_to_files_and_change_nothing(monkeypatch, tmp_path, threads):
     """A budget that refuses the store and the next level any memory: they move to files in
     KRAFT_VERIFY_SPILL (unlinked at once: the directory stays empty), the answers are the
-    ones in memory, and the result says so; a disk too full for them stops the search with a
-    report, as memory does."""
+    ones in memory, and the result says so. A spill directory that is missing, or none, and a
+    disk too full for them stop the search with a report that says which, as memory does."""
     from verifier.engines.kernel import memory
     from verifier.core.result import STOPPED
     cfg = make_config(bounds={"isr_shrinks": 1})
@@ -138,6 +138,13 @@ def test_a_store_and_levels_too_big_for_memory_go_to_files_and_change_nothing(mo
     assert _facts(spilled) == _facts(full)
     assert any("went to files in " + str(tmp_path) in w for w in spilled.warnings), spilled.warnings
     assert not full.warnings and not list(tmp_path.iterdir())
+    for spill, says in ((str(tmp_path / "missing"), f"could not move to files in {tmp_path / 'missing'}"),
+                        ("", "may not move to files (KRAFT_VERIFY_SPILL is empty)")):
+        monkeypatch.setenv("KRAFT_VERIFY_SPILL", spill)
+        r = _run("kernel", model, threads=threads)
+        assert r.status == STOPPED and r.stop_reason.startswith("memory budget:") and says in r.stop_reason, \
+            (r.status, r.stop_reason)
+    monkeypatch.setenv("KRAFT_VERIFY_SPILL", str(tmp_path))
     monkeypatch.setattr(memory, "DISK_SPARE", 1 << 60)
     r = _run("kernel", model, threads=threads)
     assert r.status == STOPPED and r.stop_reason.startswith("disk budget:"), (r.status, r.stop_reason)

@@ -235,12 +235,7 @@ class Search(Rounds):
     def _room(self, more: int, n_next: int) -> None:
         """Room for `more` new fingerprints in the visited set, within the memory budget (the
         store and the next level, `n_next` rows of it written, spilled to files if that lets it)."""
-        try:
-            self.budget.allow(self._held(), self.visited.growth(more), "the visited set")
-        except MemoryBudget:
-            if not self._spill(self._growth(n_next, 0)):
-                raise
-            self.budget.allow(self._held(), self.visited.growth(more), "the visited set")
+        self._within(lambda: self.visited.growth(more), "the visited set", self._growth(n_next, 0))
         self.visited.room(more, self.pool.map if self.threads > 1 else map)
 
     def _growth(self, n_next: int, more: int) -> list:
@@ -259,20 +254,31 @@ class Search(Rounds):
         (spilled to files when memory would not do, within the disk's)."""
         growth = self._growth(n_next, more)
 
-        def ram() -> int:
-            return sum((rows - len(b.array)) * b.row_bytes for b, rows, _ in growth if not b.spilled)
-        try:
-            self.budget.allow(self._held(), ram(), "the store and the next level")
-        except MemoryBudget:
-            if not self._spill(growth):
-                raise
-            self.budget.allow(self._held(), ram(), "the store and the next level")
+        def new_bytes(spilled: bool) -> int:
+            return sum((rows - len(b.array)) * b.row_bytes for b, rows, _ in growth if b.spilled == spilled)
+        self._within(lambda: new_bytes(False), "the store and the next level", growth)
         if any(b.spilled for b, _, _ in growth):
-            self.budget.allow_disk(sum((rows - len(b.array)) * b.row_bytes for b, rows, _ in growth if b.spilled),
-                                   "the store and the next level")
+            self.budget.allow_disk(new_bytes(True), "the store and the next level")
         for b, rows, keep in growth:
             b.grow(rows, keep)
         self.parents, self.labels = self._store[0].array, self._store[1].array
+
+    def _within(self, more: Callable[[], int], what: str, growth: list) -> None:
+        """Ask the memory budget for more() new bytes of `what`; if it refuses, move the store and
+        the next level (`growth`) to files and ask again (MemoryBudget if still refused)."""
+        try:
+            self.budget.allow(self._held(), more(), what)
+        except MemoryBudget as exc:
+            if self._spill(growth):
+                self.budget.allow(self._held(), more(), what)
+            elif all(b.spilled for b, _, _ in growth):
+                raise
+            elif not self.budget.spill:
+                raise MemoryBudget(f"{exc}; the store and the next level may not move to files "
+                                   "(KRAFT_VERIFY_SPILL is empty)") from None
+            else:
+                raise MemoryBudget(f"{exc}; the store and the next level could not move to files in "
+                                   f"{self.budget.spill}") from None
 
     def _spill(self, growth) -> bool:
         """Move the store and the next level to files, as the memory budget refused a growth:
@@ -280,7 +286,7 @@ class Search(Rounds):
         most = self.budget.limit or 1 << 36
         before = sum(b.spilled for b, _, _ in growth)
         for b, _, keep in growth:
-            if not b.spilled:
+            if not b.spilled and self.budget.spill:
                 b.spill(self.budget.spill, keep, 4 * most)
         self.parents, self.labels = self._store[0].array, self._store[1].array
         moved = sum(b.spilled for b, _, _ in growth) > before

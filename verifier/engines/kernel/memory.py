@@ -39,7 +39,7 @@ class Budget:
         total = machine_bytes()
         self.limit = limit if limit is not None else None if total is None else int(SHARE * total)
         self.base = resident_bytes()          # the interpreter, the model, the compiled code
-        # where the levels and the store go when memory runs short ("" : nowhere)
+        # where the levels and the store go when memory runs short (empty: they may not)
         self.spill = os.environ.get("KRAFT_VERIFY_SPILL", tempfile.gettempdir())
 
     def allow_disk(self, more: int, what: str) -> None:
