@@ -30,6 +30,22 @@ def write_json(tmp_path):
     return write
 
 
+@pytest.fixture(scope="session", autouse=True)
+def spark_local_dirs(tmp_path_factory):
+    """Spark's scratch (its blockmgr-* directories) in a directory removed after the tests: a
+    Spark a test kills (SIGKILL, SIGTERM) cannot remove its own, and they were left in /tmp."""
+    import shutil
+    where = tmp_path_factory.mktemp("spark-local")
+    before = os.environ.get("SPARK_LOCAL_DIRS")
+    os.environ["SPARK_LOCAL_DIRS"] = str(where)
+    yield where
+    if before is None:
+        os.environ.pop("SPARK_LOCAL_DIRS", None)
+    else:
+        os.environ["SPARK_LOCAL_DIRS"] = before
+    shutil.rmtree(where, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def spark_session():
     """One local[2] Spark session for every Spark test (starting a JVM costs seconds)."""
