@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
-import subprocess
+import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from kernel_bench import timed  # noqa: E402  (a run under /usr/bin/time -v: exit, wall, peak RSS)
 
 # name, check's arguments
 CONFIGS = [
@@ -33,15 +33,12 @@ SAME = ("result", "distinct_states", "transitions", "terminal_states", "depth")
 
 def one(python: str, args: list[str], engine: str) -> dict:
     with tempfile.TemporaryDirectory() as out:
-        started = time.monotonic()
-        proc = subprocess.run(["/usr/bin/time", "-v", python, "-m", "verifier.cli", "check", *args, "--engine", engine,
-                               "--out", out, "-q"], cwd=ROOT, capture_output=True, text=True)
-        wall = time.monotonic() - started
-        rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+        got = timed([python, "-m", "verifier.cli", "check", *args, "--engine", engine, "--out", out, "-q"], ROOT,
+                    dict(os.environ))
         runs = list(Path(out).glob("*/summary.json"))
         summary = json.loads(runs[0].read_text()) if len(runs) == 1 else {}
     counts = summary.get("counts", {})
-    return {"exit": proc.returncode, "wall": round(wall, 2), "rss_mb": int(rss.group(1)) // 1024 if rss else None,
+    return {"exit": got["exit"], "wall": round(got["wall"], 2), "rss_mb": got["rss_mb"],
             "engine": summary.get("engine"), "result": summary.get("result"), "seconds": counts.get("seconds"),
             **{k: counts.get(k) for k in SAME[1:]}}
 
