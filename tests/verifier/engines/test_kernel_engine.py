@@ -34,28 +34,51 @@ def test_the_kernel_answers_as_the_python_search_on_any_number_of_threads(mutant
         assert _facts(_run("kernel", model, threads=threads)) == python
 
 
-def test_small_rounds_and_full_buffers_change_nothing(monkeypatch):
-    """Rounds of 64 states a thread whose buffers fill up after 64 successors: stretches end at
-    a full buffer, states wait for controller events and go on, over and over; the answers are
-    still the Python search's."""
+@pytest.mark.parametrize("limits, mutant", [(Limits(), "fenced-elr-elected"), (Limits(), "hwm-ignores-min-isr"),
+                                            (Limits(max_states=4_321), None)])
+def test_a_search_that_stops_mid_round_stops_where_one_thread_does(limits, mutant):
+    """A first violation (no --continue) or max states inside a round: the round is taken in
+    order, and the threads stop at the very transition the one-thread loop stops at, with its
+    counts and counterexample."""
+    model = Model(make_config(mutant=mutant, bounds={"isr_shrinks": 1}), symmetry=False)
+
+    def run(name, **knobs):
+        settings = Settings(limits=limits, knobs=binding.knobs(name, **knobs) if knobs else None)
+        return _facts(binding.engine(name)(model, binding.properties(), settings))
+
+    python = run("bfs")
+    assert python[0] != "complete"
+    for threads in (2, 3):
+        assert run("kernel", threads=threads) == python
+
+
+def test_small_rounds_full_buffers_and_crowded_tables_change_nothing(monkeypatch):
+    """Rounds of 256 states a stretch whose buffers fill up after 272 successors, and a visited
+    set with room for one state's successors a round: rounds are undone and taken again smaller or with
+    more room, states wait for controller events and go on, over and over; the answers are
+    still the Python search's, on two and three threads."""
     import verifier.engines.kernel as engine
-    from verifier.engines.kernel.parallel import FULL
+    from verifier.engines.kernel import parallel, visited
+    from verifier.engines.kernel.parallel import CROWDED, FULL
     cfg = make_config(mutant="hwm-ignores-min-isr", bounds={"isr_shrinks": 1})
     model = Model(cfg, symmetry=False)
     python = _facts(_run("bfs", model))
-    monkeypatch.setattr(engine, "P_STATES", 64)
+    monkeypatch.setattr(engine, "P_STATES", 256 * engine.PIECES)
     monkeypatch.setattr(engine, "P_SUCCESSORS", 1)
-    fulls = []
+    monkeypatch.setattr(engine, "Visited", lambda owners, most, shared: visited.Visited(owners, 16, most, shared))
+    monkeypatch.setattr(parallel, "ROOM", 0)
+    undone = []
     real = engine.Search._expand_all
 
-    def counting(self, frontier, spans):
-        ended = real(self, frontier, spans)
-        fulls.extend(why for why, _, _ in ended if why == FULL)
+    def counting(self, frontier, spans, shared):
+        ended = real(self, frontier, spans, shared)
+        undone.extend(why for why, _, _, _ in ended if why != 0)
         return ended
 
     monkeypatch.setattr(engine.Search, "_expand_all", counting)
-    assert _facts(_run("kernel", model, threads=2)) == python
-    assert fulls, "no stretch ended at a full buffer: the test did not reach that path"
+    for threads in (2, 3):
+        assert _facts(_run("kernel", model, threads=threads)) == python
+    assert FULL in undone and CROWDED in undone, f"a path was not taken: {set(undone)}"
 
 
 def test_fills_beside_running_threads_and_fills_that_wait_for_them_change_nothing(monkeypatch):

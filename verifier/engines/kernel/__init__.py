@@ -33,6 +33,7 @@ from verifier.engines.kernel.visited import Visited, row_hash
 STRETCH = 20_000          # states per call into the compiled loop (progress, stop requests, budgets)
 P_STATES = 8_192          # states per thread and round (parallel.py)
 P_SUCCESSORS = 32         # a round's buffer: this many successors a state on average
+PIECES = 4                # stretches per thread and round
 
 
 @knobs.declare("kernel")
@@ -90,7 +91,7 @@ class Search(Rounds):
         width = self.k.layout.width
         self.budget = Budget()
         most = self.budget.limit or 1 << 36               # the bytes any one array could reach
-        self.visited = Visited(threads, most=most)
+        self.visited = Visited(threads, most=most, shared=threads > 1)
         # the store: a state's parent and label (28 bytes), by state number
         self._store = Buffer(1 << 16, (), np.int64, most), Buffer(1 << 16, (5,), np.int32, most)
         self.parents, self.labels = self._store[0].array, self._store[1].array
@@ -117,8 +118,14 @@ class Search(Rounds):
             from concurrent.futures import ThreadPoolExecutor
 
             from verifier.engines.kernel.parallel import Stretch
-            capacity = max(P_STATES * P_SUCCESSORS, self.k.max_successors)
-            self.stretches = [Stretch(self.k, capacity, P_STATES) for _ in range(threads)]
+            # each thread's share of a round in PIECES stretches: while a stretch waits for its
+            # controller events (the fills, in Python), its thread expands another
+            capacity = max(P_STATES * P_SUCCESSORS // PIECES, self.k.max_successors)
+            self.stretches = [Stretch(self.k, capacity, max(1, P_STATES // PIECES), threads, len(self.enabled))
+                              for _ in range(threads * PIECES)]
+            self.stride = self.k.max_successors        # a discovery key: (parent's number + 1) * stride + k
+            self.lost = np.zeros(threads * P_STATES * self.stride, dtype=np.uint8)
+            self._claims = self.k.max_successors       # the slots the next round may take: its last round's
             self.pool = ThreadPoolExecutor(threads)
 
     def close(self) -> None:

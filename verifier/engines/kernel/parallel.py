@@ -28,26 +28,28 @@ from numba import njit
 from specs.kernel.properties import state_violations, step_violations
 from specs.kernel.events import MISS
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
-from verifier.engines.kernel.search import (C_TERMINAL, C_TRANSITIONS, DEADLOCK_SLOT, DONE, MAX_STATES,
-                                            STEP_SLOT, STOP, STOP_NO_CUT, _found_mask, _record, keep)
-from verifier.engines.kernel.visited import child_hash, dedupe
+from verifier.engines.kernel.search import (C_TERMINAL, C_TRANSITIONS, C_VISITED, DEADLOCK_SLOT, DONE,
+                                            MAX_STATES, STEP_SLOT, STOP, STOP_NO_CUT, _found_mask, _record, keep)
+from verifier.engines.kernel.visited import child_hash, claim, owner, prefetch, unclaim
 
-FULL = 6          # a stretch's buffer is full: the round ends at that state
-
-
+FULL = 6          # a stretch's buffers ran out: the round is undone and taken again with fewer states
+CROWDED = 7       # a stretch's share of a visited table ran out: undone, and taken again with more room
 DEFERRED = -1     # counts[i]: state lo+i waits for a controller event the table lacks
+ROOM = 2          # a round has room for this many times its last round's new states: it rarely runs out
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def expand_range(frontier, frontier_fp, lo, hi, retry, used, lay, cv, plan, tables, out, labels, key, work, params,
-                 rows, labs, fp, where, step_bad, counts, first, stuck, misses, step_check, deadlocks):
-    """Expand frontier[lo:hi] (with `retry`, only its DEFERRED states) into the stretch's buffers
-    after the `used` successors already there: (what ended it, the state it stopped at, the
-    successors written, the states deferred). State lo+i's successors are
-    rows[first[i]:first[i] + counts[i]]; stuck[i]: whether it is stuck. A state that needs a
-    controller event the table lacks is DEFERRED, its key in misses, and the stretch goes on:
-    the caller fills the keys and expands the deferred states again."""
+def expand_claim(frontier, frontier_fp, lo, hi, retry, used, ncand, lay, cv, plan, tables, out, labels, key, work,
+                 params, visited, quota, claimed, slots, first_key, stride, base, lost, rows, labs, fp, cand,
+                 step_bad, state_bad, counts, first, stuck, misses, fps, step_check, state_check, deadlocks):
+    """Expand frontier[lo:hi] (with `retry`, only its DEFERRED states) after the `used`
+    successors and `ncand` candidates already in the stretch: (what ended it, the state it
+    stopped at, successors, candidates, states deferred). State lo+i's successors are
+    labs[first[i]:first[i] + counts[i]]; cand[k]: successor k's row in `rows`, or -1 (not a
+    candidate); stuck[i]: whether the state is stuck. claimed[o]: the slots taken in visited[o]
+    (at most quota[o]), each in `slots` (slot * owners + o); the last element, their number."""
     facts = tables[3]
+    owners = len(visited)
     deferred = 0
     for p in range(lo, hi):
         if retry and counts[p - lo] != DEFERRED:
@@ -55,8 +57,12 @@ def expand_range(frontier, frontier_fp, lo, hi, retry, used, lay, cv, plan, tabl
         row = frontier[p]
         fa, fb = frontier_fp[p, 0], frontier_fp[p, 1]
         n = successors(row, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
-        if n != MISS and used + n > len(rows):
-            return FULL, p, used, deferred
+        if n != MISS:
+            if used + n > len(labs) or ncand + n > len(rows):
+                return FULL, p, used, ncand, deferred
+            for o in range(owners):
+                if claimed[o] + n > quota[o]:
+                    return CROWDED, p, used, ncand, deferred
         stuck[p - lo] = False
         if n == 0 and deadlocks:
             m = successors(row, lay, cv, plan, tables, UNBOUNDED, -1, out, labels, key, work, params)
@@ -68,36 +74,102 @@ def expand_range(frontier, frontier_fp, lo, hi, retry, used, lay, cv, plan, tabl
                 misses[deferred, j] = key[j]
             deferred += 1
             continue
+        for k in range(n):
+            a, b = child_hash(row, fa, fb, out[k])
+            fps[k, 0], fps[k, 1] = a, b
+            prefetch(visited[owner(a, owners)], b)
         first[p - lo] = used
+        found = np.uint64((base + p + 1) * stride)
         for k in range(n):
             t = out[k]
-            for j in range(len(t)):
-                rows[used + k, j] = t[j]
+            s = used + k
             for j in range(5):
-                labs[used + k, j] = labels[k, j]
-            a, b = child_hash(row, fa, fb, t)
-            fp[used + k, 0], fp[used + k, 1] = a, b
-            where[used + k] = -1
-            step_bad[used + k] = step_violations(row, labels[k, 0], t, lay, facts, step_check) if step_check else 0
+                labs[s, j] = labels[k, j]
+            step_bad[s] = step_violations(row, labels[k, 0], t, lay, facts, step_check) if step_check else 0
+            a, b = fps[k, 0], fps[k, 1]
+            o = owner(a, owners)
+            got, slot = claim(visited[o], a, b, found + np.uint64(k), first_key, lost)
+            cand[s] = -1
+            if got == 0:
+                continue
+            if got == 1:
+                slots[claimed[owners]] = slot * owners + o
+                claimed[o] += 1
+                claimed[owners] += 1
+            cand[s] = ncand
+            for j in range(len(t)):
+                rows[ncand, j] = t[j]
+            fp[ncand, 0], fp[ncand, 1] = a, b
+            state_bad[s] = state_violations(t, lay, facts, state_check) if state_check else 0
+            ncand += 1
         counts[p - lo] = n
         used += n
-    return DONE, hi, used, deferred
+    return DONE, hi, used, ncand, deferred
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def check_new(rows, is_new, upto, lay, facts, state_check, state_bad):
-    """state_bad[k] := the state properties successor k violates, for the new ones (an old
-    state was checked when it was found, as the one-thread loop does; checking every successor
-    here cost two threads a quarter of their time)."""
-    for k in range(upto):
-        state_bad[k] = state_violations(rows[k], lay, facts, state_check) if is_new[k] and state_check else 0
+def settle(states, at, stride, lost, labs, cand, is_new, step_bad, state_bad, counts, first, stuck, enabled, sums,
+           open_state, open_step, deadlocks):
+    """is_new[k] := whether successor k is its state's discovery (a candidate whose key no
+    smaller one replaced; the stretch's first state is the round's `at`-th, so successor j of
+    state i has lost[(at + i) * stride + j], which is cleared for the next round). sums :=
+    (new states, transitions, terminal states); enabled counts the actions. Whether the stretch
+    holds something that must be taken in order (a violation of an open property, a deadlock)."""
+    winners, transitions, terminal = 0, 0, 0
+    ordered = False
+    for i in range(states):
+        n, f = counts[i], first[i]
+        for j in range(n):
+            k = f + j
+            enabled[labs[k, 0]] += 1
+            if step_bad[k] & open_step:
+                ordered = True
+            new = False
+            if cand[k] >= 0:
+                x = (at + i) * stride + j
+                new = lost[x] == 0
+                if not new:             # (written only then: its pages stay the shared zero page)
+                    lost[x] = 0
+            is_new[k] = new
+            if new:
+                winners += 1
+                if state_bad[k] & open_state:
+                    ordered = True
+        transitions += n
+        if n == 0:
+            terminal += 1
+            if deadlocks and stuck[i]:
+                ordered = True
+    sums[0], sums[1], sums[2] = winners, transitions, terminal
+    return ordered
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def number(states, me, rows, fp, labs, cand, is_new, counts, first, n_store, n_next, parents, labels_of, nxt,
+           nxt_fp, taken):
+    """The stretch's new states, in order, as states n_store... (parents, labels) and rows
+    n_next... of the next level; `me`: the number of its first state."""
+    w = 0
+    for i in range(states):
+        for k in range(first[i], first[i] + counts[i]):
+            if not is_new[k]:
+                continue
+            parents[n_store + w] = me + i
+            for j in range(5):
+                labels_of[n_store + w, j] = labs[k, j]
+            taken[labs[k, 0]] += 1
+            c = cand[k]
+            for j in range(rows.shape[1]):
+                nxt[n_next + w, j] = rows[c, j]
+            nxt_fp[n_next + w, 0], nxt_fp[n_next + w, 1] = fp[c, 0], fp[c, 1]
+            w += 1
 
 
 @njit(cache=True, _nrt=False)
 def merge(lo, hi, base, labs, is_new, where, step_bad, state_bad, counts, first, stuck, n_next, parents,
           labels_of, n_store, ctr, enabled, taken, found_index, found_group, found_label, opts, none):
     """Take the expanded states lo..hi-1 (state numbers base+lo...) in order, as search.expand
-    does, the dedupe's verdicts in is_new; where[k] := the next-level row of successor k, or -1:
+    does, the settled verdicts in is_new; where[k] := the next-level row of successor k, or -1:
     (what ended it, the state after the last one taken, n_next, n_store)."""
     keep_going, max_states = opts[0], opts[2]
     for p in range(lo, hi):
@@ -137,14 +209,16 @@ def merge(lo, hi, base, labs, is_new, where, step_bad, state_bad, counts, first,
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def copy_rows(rows, fp, where, upto, nxt, nxt_fp):
-    """Each new row of a stretch, and its fingerprint, to its place in the next level."""
+def copy_rows(rows, fp, cand, where, upto, nxt, nxt_fp):
+    """Each new row of a stretch that `merge` numbered, and its fingerprint, to its place in
+    the next level."""
     for k in range(upto):
         w = where[k]
         if w >= 0:
+            c = cand[k]
             for j in range(rows.shape[1]):
-                nxt[w, j] = rows[k, j]
-            nxt_fp[w, 0], nxt_fp[w, 1] = fp[k, 0], fp[k, 1]
+                nxt[w, j] = rows[c, j]
+            nxt_fp[w, 0], nxt_fp[w, 1] = fp[c, 0], fp[c, 1]
 
 
 def private(shape, dtype):
@@ -159,7 +233,7 @@ def private(shape, dtype):
 class Stretch:
     """One thread's buffers for a round."""
 
-    def __init__(self, kernel, capacity: int, states: int):
+    def __init__(self, kernel, capacity: int, states: int, owners: int, actions: int):
         w = kernel.layout.width
         self.k = kernel
         self.out = private(kernel.out.shape, kernel.out.dtype)
@@ -167,9 +241,12 @@ class Stretch:
         self.key = private(kernel.key.shape, kernel.key.dtype)
         self.work = private(kernel.work.shape, kernel.work.dtype)
         self.params = private(kernel.params.shape, kernel.params.dtype)
-        self.rows = private((capacity, w), np.int32)
-        self.labs = private((capacity, 5), np.int64)
+        self.fps = private((kernel.max_successors, 2), np.uint64)
+        self.rows = private((capacity, w), np.int32)          # the candidates'
         self.fp = private((capacity, 2), np.uint64)
+        self.slots = private(capacity, np.int64)
+        self.labs = private((capacity, 5), np.int64)          # every successor's
+        self.cand = private(capacity, np.int64)
         self.is_new = private(capacity, np.bool_)
         self.where = private(capacity, np.int64)
         self.step_bad = private(capacity, np.int64)
@@ -178,87 +255,147 @@ class Stretch:
         self.first = private(states, np.int64)
         self.misses = private((states, len(kernel.key)), np.int64)
         self.stuck = private(states, np.bool_)
-        self.result = (DONE, 0, 0)
+        self.claimed = private(owners + 1, np.int64)
+        self.enabled = private(actions, np.int64)
+        self.taken = private(actions, np.int64)
+        self.sums = private(3, np.int64)
+        self.result = (DONE, 0, 0, 0, 0)
 
     @property
     def nbytes(self) -> int:
         return sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray))
 
-    def expand(self, frontier, frontier_fp, lo: int, hi: int, retry: bool, used: int, step_check: int,
-               deadlocks: bool) -> None:
+    def expand(self, frontier, frontier_fp, lo: int, hi: int, retry: bool, used: int, ncand: int, shared,
+               step_check: int, state_check: int, deadlocks: bool) -> None:
+        """`shared`: the round's (visited tables, quota, first key, stride, base, lost)."""
         k = self.k
-        self.result = expand_range(frontier, frontier_fp, lo, hi, retry, used, k.layout.lay, k.cv, k.plan,
-                                   k.table_args(), self.out, self.labels, self.key, self.work, self.params, self.rows,
-                                   self.labs, self.fp, self.where, self.step_bad, self.counts, self.first, self.stuck,
-                                   self.misses, step_check, deadlocks)
+        visited, quota, first_key, stride, base, lost = shared
+        self.result = expand_claim(frontier, frontier_fp, lo, hi, retry, used, ncand, k.layout.lay, k.cv, k.plan,
+                                   k.table_args(), self.out, self.labels, self.key, self.work, self.params,
+                                   visited, quota, self.claimed, self.slots, first_key, stride, base, lost,
+                                   self.rows, self.labs, self.fp, self.cand, self.step_bad, self.state_bad,
+                                   self.counts, self.first, self.stuck, self.misses, self.fps, step_check,
+                                   state_check, deadlocks)
 
 
 class Rounds:
     """The threads' rounds of a Search (verifier/engines/kernel/__init__.py): its methods that
-    run the five phases above."""
+    run the phases above."""
 
     def _round(self, frontier, pos: int, base: int, n_next: int, opts) -> tuple:
-        """One round of the threads: each expands a stretch, the owners dedupe,
-        the stretches are merged in frontier order up to the first that stopped early, and
-        their new rows are copied."""
-        per = max(1, min(len(self.stretches[0].counts), -(-(len(frontier) - pos) // self.threads)))
-        spans = [(lo, min(lo + per, len(frontier))) for lo in range(pos, min(pos + per * self.threads,
-                                                                               len(frontier)), per)]
-        ended = self._expand_all(frontier, spans)
-        last = len(spans) - 1             # this round's stretches: up to the first a full buffer stopped
-        for t, (why, stop_at, _) in enumerate(ended):
-            if why == FULL:
-                if stop_at == pos:
-                    raise RuntimeError("a state has more successors than a thread's buffer holds")
-                last = t
+        """One round of the threads from frontier[pos]: (status, the state after the last one
+        taken, n_next)."""
+        pieces = len(self.stretches)
+        per = max(1, min(len(self.stretches[0].counts), -(-(len(frontier) - pos) // pieces)))
+        while True:
+            spans = [(lo, min(lo + per, len(frontier))) for lo in range(pos, min(pos + per * pieces, len(frontier)),
+                                                                        per)]
+            self._room(self._claims, n_next)
+            tables = self.visited.tables
+            quota = np.array([(len(t) // 2 - c) // len(spans) for t, c in zip(tables, self.visited.counts)],
+                             dtype=np.int64)
+            shared = (tuple(tables), quota, np.uint64((base + pos + 1) * self.stride), self.stride, base, self.lost)
+            ended = self._expand_all(frontier, spans, shared)
+            stretches = self.stretches[:len(spans)]
+            why = {w for w, _, _, _ in ended}
+            if why == {DONE}:
                 break
-        stretches = self.stretches[:last + 1]
-        used = [ended[t][2] for t in range(last + 1)]
-        self._room(sum(used), n_next)
-        self._grow(n_next, sum(used))     # both before the dedupe: a stop by the memory budget keeps nothing
-        owners, tables = self.visited.owners, self.visited.tables
+            for st in stretches:                # undo: the table as it was, no key marked lost
+                n = int(st.claimed[-1])
+                owners = len(tables)
+                for o in range(owners):
+                    mine = st.slots[:n][st.slots[:n] % owners == o] // owners
+                    unclaim(tables[o], mine, len(mine))
+            self.lost[:len(spans) * per * self.stride] = 0
+            if FULL in why:
+                if per == 1:
+                    raise RuntimeError("a state has more successors than a thread's buffer holds")
+                per = max(1, per // 2)
+            if CROWDED in why:
+                self._claims *= 2
+        for o in range(len(tables)):
+            self.visited.counts[o] += sum(int(st.claimed[o]) for st in stretches)
+        self._claims = max(self.k.max_successors, ROOM * sum(int(st.claimed[-1]) for st in stretches))
+        open_state = self.state_check & ~_found_mask(self.found_index, 0, 10)
+        open_step = self.step_check & ~_found_mask(self.found_index, STEP_SLOT, 5)
+        deadlocks = bool(opts[1]) and self.found_index[DEADLOCK_SLOT] < 0
 
-        def dedupe_owned(o: int) -> int:
-            return sum(dedupe(tables[o], o, owners, st.fp, st.first, st.counts, ended[t][1] - spans[t][0], st.is_new)
-                       for t, st in enumerate(stretches))
+        def settled(t: int) -> bool:
+            st = stretches[t]
+            st.enabled[:] = 0
+            return settle(spans[t][1] - spans[t][0], spans[t][0] - pos, self.stride, self.lost, st.labs, st.cand,
+                          st.is_new, st.step_bad, st.state_bad, st.counts, st.first, st.stuck, st.enabled, st.sums,
+                          open_state, open_step, deadlocks)
 
-        for o, found in enumerate(self.pool.map(dedupe_owned, range(owners))):
-            self.visited.counts[o] += found
-        lay, facts = self.k.layout.lay, self.k.tables.facts
-        list(self.pool.map(lambda t: check_new(stretches[t].rows, stretches[t].is_new, used[t], lay, facts,
-                                                 self.state_check, stretches[t].state_bad), range(len(stretches))))
-        status = DONE
+        ordered = any(list(self.pool.map(settled, range(len(spans)))))
+        new = [int(st.sums[0]) for st in stretches]
+        self._grow(n_next, sum(new))
+        max_states = int(opts[2])
+        if ordered or (max_states >= 0 and self.n_store + sum(new) >= max_states):
+            return self._merge(stretches, spans, ended, base, n_next, opts)
+        at_store, at_next = [], []
+        for w in new:
+            at_store.append(self.n_store)
+            at_next.append(n_next)
+            self.n_store += w
+            n_next += w
+        nxt, nxt_fp = self.nxt, self.nxt_fp
+
+        def numbered(t: int) -> None:
+            st = stretches[t]
+            st.taken[:] = 0
+            number(spans[t][1] - spans[t][0], base + spans[t][0], st.rows, st.fp, st.labs, st.cand, st.is_new,
+                   st.counts, st.first, at_store[t], at_next[t], self.parents, self.labels, nxt, nxt_fp, st.taken)
+
+        list(self.pool.map(numbered, range(len(spans))))
+        for st in stretches:
+            self.enabled += st.enabled
+            self.taken += st.taken
+            self.ctr[C_TRANSITIONS] += st.sums[1]
+            self.ctr[C_TERMINAL] += st.sums[2]
+            self.ctr[C_VISITED] += st.sums[0]
+        return DONE, spans[-1][1], n_next
+
+    def _merge(self, stretches, spans, ended, base: int, n_next: int, opts) -> tuple:
+        """A round that holds something to take in order: the one-thread loop's merge."""
+        status, pos = DONE, spans[0][0]
+        for t, st in enumerate(stretches):
+            st.where[:ended[t][2]] = -1
         for t, st in enumerate(stretches):
             status, pos, n_next, self.n_store = merge(
-                spans[t][0], ended[t][1], base, st.labs, st.is_new, st.where, st.step_bad, st.state_bad, st.counts,
+                spans[t][0], spans[t][1], base, st.labs, st.is_new, st.where, st.step_bad, st.state_bad, st.counts,
                 st.first, st.stuck, n_next, self.parents, self.labels, self.n_store, self.ctr, self.enabled,
                 self.taken, self.found_index, self.found_group, self.found_label, opts, self.none)
             if status != DONE:
+                stretches = stretches[:t + 1]
                 break
         nxt, nxt_fp = self.nxt, self.nxt_fp
-        list(self.pool.map(lambda t: copy_rows(stretches[t].rows, stretches[t].fp, stretches[t].where, used[t],
-                                                 nxt, nxt_fp), range(len(stretches))))
+        list(self.pool.map(lambda t: copy_rows(stretches[t].rows, stretches[t].fp, stretches[t].cand,
+                                                 stretches[t].where, ended[t][2], nxt, nxt_fp),
+                           range(len(stretches))))
         return status, pos, n_next
 
-    def _expand_all(self, frontier, spans) -> list:
+    def _expand_all(self, frontier, spans, shared) -> list:
         """Every thread expands its stretch, deferring the states that need a controller event
         the table lacks; a stretch's events are filled (the algebra, in Python) as soon as it
         ends, while the other threads still expand theirs, and its deferred states are expanded
-        again, until none is left: (why, the state it stopped at, successors written) per
-        stretch. A stretch whose buffer filled up ends at that state. The fills are the run's
-        serial part (1.8 s of brokers 4); waiting for every thread before filling left the
-        other core idle through them. Where the table's facts could move (specs/kernel/tables.py,
-        `fits`), a fill waits for every thread first."""
+        again, until none is left: (why, the state it stopped at, successors, candidates) per
+        stretch. The fills are the run's serial part (1.8 s of brokers 4); waiting for every
+        thread before filling left the other core idle through them. Where the table's facts
+        could move (specs/kernel/tables.py, `fits`), a fill waits for every thread first."""
         from concurrent.futures import FIRST_COMPLETED, wait
 
         his = [hi for _, hi in spans]
-        used = [0] * len(spans)
+        used, ncand = [0] * len(spans), [0] * len(spans)
         why = [DONE] * len(spans)
         tables = self.k.tables
+        for st in self.stretches[:len(spans)]:
+            st.claimed[:] = 0
 
         def start(t: int, retry: bool):
             return self.pool.submit(self.stretches[t].expand, frontier, self._frontier_fp, spans[t][0], his[t], retry,
-                                    used[t], self.step_check, bool(self.options.check_deadlock))
+                                    used[t], ncand[t], shared, self.step_check, self.state_check,
+                                    bool(self.options.check_deadlock))
 
         running = {start(t, False): t for t in range(len(spans))}
         while running:
@@ -268,9 +405,10 @@ class Rounds:
             for job in sorted(done, key=running.get):
                 t = running.pop(job)
                 st = self.stretches[t]
-                ended, his[t], used[t], deferred = st.result
-                if ended == FULL:
-                    why[t] = FULL
+                ended, stop_at, used[t], ncand[t], deferred = st.result
+                if ended != DONE:
+                    why[t] = ended
+                    continue
                 if deferred:
                     if not tables.fits(deferred):       # the facts may move: let no thread read them
                         wait(running)
@@ -278,4 +416,4 @@ class Rounds:
                         tables.fill(st.misses[k])       # nothing for a key another stretch filled
                     self.collector.filled()
                     running[start(t, True)] = t
-        return [(why[t], his[t], used[t]) for t in range(len(spans))]
+        return [(why[t], his[t], used[t], ncand[t]) for t in range(len(spans))]

@@ -4,11 +4,11 @@ among owners.
 A fingerprint is two 64-bit hashes of a row (`row_hash`), kept beside each row of a level so
 that a successor's is computed from its parent's and the fields the step changed. A table is
 one (slots, 2) array, so a look-up touches one cache line (two parallel arrays cost two misses
-a look-up, which was most of the search's time past a few million states). With several threads the set is split
-into one table per owner, chosen by the fingerprint's bits (`owner`): each owner inserts only
-its own fingerprints, so the owners dedupe a round's successors at the same time without a
-lock, each in the one global order the one-thread loop meets them, and the first occurrence
-of a state is the same whatever the number of owners.
+a look-up, which was most of the search's time past a few million states). With several
+threads every thread inserts into every table at once (`claim`, by compare-and-swap), and a
+slot also holds the discovery key of the state in it, so that the least key wins whichever
+thread came first; the set is split into one table per thread, chosen by the fingerprint's bits
+(`owner`), only so that the tables grow at the same time.
 """
 from __future__ import annotations
 
@@ -19,10 +19,12 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from specs.kernel.reserve import reserve
+from verifier.engines.kernel.atomic import cas, load_acquire, store_release
 
 EMPTY = np.uint64(0)          # a stored first hash is never 0 (visit sets its low bit)
 SEED_A = np.uint64(0x243F6A8885A308D3)
 SEED_B = np.uint64(0x13198A2E03707344)
+AHEAD = 16                    # a growth asks for the slot this many insertions ahead (prefetch)
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -117,22 +119,49 @@ def rehash(table, grown):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def dedupe(table, me, owners, fp, first, counts, states, is_new):
-    """is_new[k] := whether fingerprint fp[k] is new, for those this owner owns, taken state by
-    state (state i's are fp[first[i]:first[i] + counts[i]], i < states): the number of new ones.
-    The next state's slots are asked for (prefetch) while this one's are looked up."""
-    found = 0
-    for i in range(states):
-        if i + 1 < states:
-            for k in range(first[i + 1], first[i + 1] + counts[i + 1]):
-                if owner(fp[k, 0], owners) == me:
-                    prefetch(table, fp[k, 1])
-        for k in range(first[i], first[i] + counts[i]):
-            if owner(fp[k, 0], owners) == me:
-                fresh = visit(table, fp[k, 0], fp[k, 1])
-                is_new[k] = fresh
-                found += fresh
-    return found
+def claim(table, a, b, key, first, lost):
+    """Insert (a, b), found under `key`, into a table other threads insert into at once (a
+    slot is a, b, the key it was found under, a spare): (what it did, the slot). 1 if it took a free slot; 2 if the
+    state was found earlier in this round (its key >= first) under a larger key, which it now
+    replaces (lost[that key - first] := 1: that finder lost); 0 if it was there before the
+    round or under a smaller key. So after a round each new state holds the least key it was
+    found under, as the one-thread loop, which meets it first, would have it.
+    A slot is taken by swapping its first hash in; the key is written before the second hash,
+    which is written last and read with acquire order, so a reader who sees it sees the key."""
+    a |= np.uint64(1)
+    mask = np.int64(len(table) - 1)
+    slot = np.int64(b >> np.uint64(1)) & mask
+    while True:
+        seen = load_acquire(table, slot, 0)
+        if seen == EMPTY:
+            seen = cas(table, slot, 0, EMPTY, a)
+            if seen == EMPTY:
+                table[slot, 2] = key
+                store_release(table, slot, 1, b)
+                return 1, slot
+        if seen == a:
+            held_b = load_acquire(table, slot, 1)
+            while held_b == EMPTY:          # taken a moment ago: its second hash is on the way
+                held_b = load_acquire(table, slot, 1)
+            if held_b == b:
+                held = load_acquire(table, slot, 2)
+                while held >= first and key < held:
+                    was = cas(table, slot, 2, held, key)
+                    if was == held:
+                        lost[np.int64(held - first)] = 1
+                        return 2, slot
+                    held = was
+                return 0, slot
+        slot = (slot + 1) & mask
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def unclaim(table, slots, n):
+    """Empty the slots a round took (slots[:n]): with every fingerprint inserted since a point
+    removed, an open-addressing table is exactly what it was then."""
+    for k in range(n):
+        s = slots[k]
+        table[s, 0], table[s, 1], table[s, 2] = EMPTY, EMPTY, EMPTY
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -149,6 +178,8 @@ def regrow(whole, old, new, scratch):
             n += 1
     table = whole[:new]
     for k in range(n):
+        if k + AHEAD < n:
+            prefetch(table, scratch[k + AHEAD, 1])
         visit(table, scratch[k, 0], scratch[k, 1])
 
 
@@ -158,13 +189,17 @@ class Visited:
     grows in place (`regrow`); where the OS refuses the reservation, or the table outgrows it,
     into a new array (`rehash`)."""
 
-    def __init__(self, owners: int = 1, slots: int = 1 << 17, most: int = 1 << 36):
-        """`most`: the bytes a table may ever reach."""
+    def __init__(self, owners: int = 1, slots: int = 1 << 17, most: int = 1 << 36, shared: bool = False):
+        """`most`: the bytes a table may ever reach; `shared`: threads insert into every table
+        at once (`claim`): a slot then holds a key and a spare beside the two hashes."""
         self.owners = owners
-        self._whole = [reserve(max(slots, most // 16), (2,), np.uint64) for _ in range(owners)]
+        self.width = 4 if shared else 2
+        self.slot_bytes = 8 * self.width
+        self._whole = [reserve(max(slots, most // self.slot_bytes), (self.width,), np.uint64) for _ in range(owners)]
         self._scratch = [reserve(max(slots, most // 16) // 2, (2,), np.uint64) for _ in range(owners)]
         self._scratched = [0] * owners        # the scratch rows ever written (the memory they hold)
-        self.tables = [w[:slots] if w is not None else np.zeros((slots, 2), dtype=np.uint64) for w in self._whole]
+        self.tables = [w[:slots] if w is not None else np.zeros((slots, self.width), dtype=np.uint64)
+                       for w in self._whole]
         self.counts = [0] * owners
 
     def _slots(self, o: int, more: int) -> int:
@@ -193,7 +228,7 @@ class Visited:
                 self.tables[o] = self._whole[o][:n]
                 self._scratched[o] = max(self._scratched[o], old // 2)
             else:
-                grown = np.zeros((n, 2), dtype=np.uint64)
+                grown = np.zeros((n, self.width), dtype=np.uint64)
                 rehash(self.tables[o], grown)
                 self.tables[o], self._whole[o] = grown, None
         for _ in each(grow, range(self.owners)):
@@ -205,8 +240,8 @@ class Visited:
         for o, table in enumerate(self.tables):
             n = self._slots(o, more)
             if n > len(table):
-                total += (16 * (n - len(table)) + 16 * max(0, len(table) // 2 - self._scratched[o])
-                          if self._in_place(o, n) else 16 * n)
+                total += (self.slot_bytes * (n - len(table)) + 16 * max(0, len(table) // 2 - self._scratched[o])
+                          if self._in_place(o, n) else self.slot_bytes * n)
         return total
 
     def add(self, a, b) -> bool:
