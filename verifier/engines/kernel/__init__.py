@@ -31,9 +31,10 @@ from verifier.engines.kernel.parallel import Rounds
 from verifier.engines.kernel.visited import Visited, row_hash
 
 STRETCH = 20_000          # states per call into the compiled loop (progress, stop requests, budgets)
-P_STATES = 8_192          # states per thread and round (parallel.py)
-P_SUCCESSORS = 32         # a round's buffer: this many successors a state on average
-PIECES = 4                # stretches per thread and round
+P_STATES = 32_768         # states per thread and round (parallel.py; 8,192 cost two threads 10%)
+P_SUCCESSORS = 8          # a round's buffer: this many successors a state on average (a fuller
+                          # stretch is taken again with fewer states)
+PIECES = 8                # stretches per thread and round
 
 
 @knobs.declare("kernel")

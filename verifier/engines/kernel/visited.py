@@ -24,6 +24,7 @@ from verifier.engines.kernel.atomic import cas, load_acquire, store_release
 EMPTY = np.uint64(0)          # a stored first hash is never 0 (visit sets its low bit)
 SEED_A = np.uint64(0x243F6A8885A308D3)
 SEED_B = np.uint64(0x13198A2E03707344)
+SHARED_WIDTH = 4              # a shared table's slot: the two hashes, the discovery key, a spare
 AHEAD = 16                    # a growth asks for the slot this many insertions ahead (prefetch)
 
 
@@ -193,7 +194,7 @@ class Visited:
         """`most`: the bytes a table may ever reach; `shared`: threads insert into every table
         at once (`claim`): a slot then holds a key and a spare beside the two hashes."""
         self.owners = owners
-        self.width = 4 if shared else 2
+        self.width = SHARED_WIDTH if shared else 2
         self.slot_bytes = 8 * self.width
         self._whole = [reserve(max(slots, most // self.slot_bytes), (self.width,), np.uint64) for _ in range(owners)]
         self._scratch = [reserve(max(slots, most // 16) // 2, (2,), np.uint64) for _ in range(owners)]
