@@ -196,3 +196,67 @@ def test_the_visited_set_keeps_every_fingerprint_through_its_growths(most):
     assert not any(visit(v.tables[owner(a, 2)], a, b) for a, b in fps), "a fingerprint was lost in a growth"
     others = rng.integers(1, 2 ** 63, size=(1000, 2), dtype=np.int64).astype(np.uint64)
     assert all(visit(v.tables[owner(a, 2)], a, b) for a, b in others)
+
+
+def test_a_state_found_twice_in_a_round_keeps_its_least_key_and_an_undone_round_leaves_no_trace():
+    """visited.claim as the threads call it: the least discovery key of the round wins whoever
+    came first, and the finder it displaced is marked lost; a state from before the round (its
+    key below the round's first) is never taken again; unclaim empties what the round took and
+    leaves the table exactly as before the round."""
+    import numpy as np
+
+    from verifier.engines.kernel.visited import Visited, claim, unclaim, visit
+    u64 = np.uint64
+    t = Visited(1, slots=64, shared=True).tables[0]
+    assert visit(t, u64(11), u64(22))                           # found before the round
+    before = t.copy()
+    first, lost = u64(1000), np.zeros(64, dtype=np.uint8)
+    took, slot = claim(t, u64(5), u64(6), u64(1040), first, lost)
+    assert took == 1
+    assert claim(t, u64(5), u64(6), u64(1050), first, lost)[0] == 0      # a larger key: not its discovery
+    assert claim(t, u64(5), u64(6), u64(1010), first, lost)[0] == 2      # a smaller: 1040's finder lost
+    assert lost[40] == 1 and lost.sum() == 1
+    assert claim(t, u64(11), u64(22), u64(1001), first, lost)[0] == 0    # known before the round
+    took, other = claim(t, u64(7), u64(6), u64(1020), first, lost)       # the same home slot, another state
+    assert took == 1 and other != slot
+    unclaim(t, np.array([slot, other]), 2)
+    assert (t == before).all()
+
+
+def test_two_threads_claiming_the_same_states_at_once_leave_each_with_its_least_key():
+    """Two threads insert the same 200,000 states at once, one under the even keys front to
+    back, the other under the odd keys back to front: every state ends with its even key, no
+    even finder is marked lost, and every odd finder that took a slot or a key is."""
+    import threading
+
+    import numpy as np
+    from numba import njit
+
+    from verifier.engines.kernel.visited import Visited, claim
+
+    @njit(nogil=True)
+    def finders(table, fps, first, lost, odd, got):
+        n = len(fps)
+        for j in range(n):
+            i = n - 1 - j if odd else j
+            got[i] = claim(table, fps[i, 0], fps[i, 1], first + np.uint64(2 * i + odd), first, lost)[0]
+
+    n = 200_000
+    fps = np.random.default_rng(3).integers(1, 2 ** 63, size=(n, 2), dtype=np.int64).astype(np.uint64)
+    v = Visited(1, slots=1 << 20, shared=True)
+    first, lost = np.uint64(1 << 40), np.zeros(2 * n, dtype=np.uint8)
+    got = [np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)]
+    finders(v.tables[0], fps[:2], first, np.zeros(2 * n, dtype=np.uint8), 0, np.zeros(2, dtype=np.int64))
+    v = Visited(1, slots=1 << 20, shared=True)                  # (the compile above, on a table of its own)
+    threads = [threading.Thread(target=finders, args=(v.tables[0], fps, first, lost, odd, got[odd]))
+               for odd in (0, 1)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    table = v.tables[0]
+    used = table[table[:, 0] != 0]
+    assert len(used) == n and sorted(used[:, 2] - first) == list(range(0, 2 * n, 2))
+    assert (got[0] != 0).all() and not lost[0::2].any()
+    assert (lost[1::2] == (got[1] != 0)).all()
+    assert 0 < (got[1] != 0).sum() < n, "the threads never met: the test did not race them"
