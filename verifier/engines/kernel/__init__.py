@@ -126,7 +126,7 @@ class Search(Rounds):
                               for _ in range(threads * PIECES)]
             self.stride = self.k.max_successors        # a discovery key: (parent's number + 1) * stride + k
             self.lost = np.zeros(threads * P_STATES * self.stride, dtype=np.uint8)
-            self._claims = self.k.max_successors       # the slots the next round may take: its last round's
+            self._claims = self.k.max_successors       # the slots a round has room for (parallel.ROOM)
             self.pool = ThreadPoolExecutor(threads)
 
     def close(self) -> None:

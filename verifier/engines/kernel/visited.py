@@ -122,10 +122,10 @@ def rehash(table, grown):
 @njit(cache=True, nogil=True, _nrt=False)
 def claim(table, a, b, key, first, lost):
     """Insert (a, b), found under `key`, into a table other threads insert into at once (a
-    slot is a, b, the key it was found under, a spare): (what it did, the slot). 1 if it took a free slot; 2 if the
-    state was found earlier in this round (its key >= first) under a larger key, which it now
-    replaces (lost[that key - first] := 1: that finder lost); 0 if it was there before the
-    round or under a smaller key. So after a round each new state holds the least key it was
+    slot is a, b, the key it was found under, a spare): (what it did, the slot). 1 if it took
+    a free slot; 2 if the state was found earlier in this round (its key >= first) under a
+    larger key, which it now replaces (lost[that key - first] := 1: that finder lost); 0 if it
+    was there before the round or under a smaller key. So after a round each new state holds the least key it was
     found under, as the one-thread loop, which meets it first, would have it.
     A slot is taken by swapping its first hash in; the key is written before the second hash,
     which is written last and read with acquire order, so a reader who sees it sees the key."""
