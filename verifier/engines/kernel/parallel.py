@@ -1,24 +1,27 @@
 """The compiled search on several threads: the same order, counts and counterexamples as one.
 
-A level is taken in rounds of five phases; only the fourth is serial, and it does a few
-counter updates a successor.
-1. Expand (`expand_range`, one stretch a thread, the GIL released): each stretch of the
-   frontier is expanded into its own buffers: successors, their fingerprints (each from its
-   parent's) and the step properties' verdicts. A state that needs a controller event the
-   table lacks is deferred and the stretch goes on; when a stretch ends its missing events are
-   filled (the algebra, in Python) while the other threads still expand, and its deferred
-   states are expanded again, until none is left. A stretch stopped by a full buffer ends the
-   round at that state.
-2. Dedupe (visited.dedupe, one job an owner): the visited set is split among owners by the
-   fingerprint's bits; each owner walks every stretch in frontier order and marks which of its
-   own fingerprints are new. The order is the one-thread loop's, so the first occurrence of a
-   state is the same.
-3. Check (`check_new`, one job a stretch): the state properties of the new states only.
-4. Merge (`merge`, serial): the stretches in frontier order, exactly as
-   verifier/engines/kernel/search.py's loop meets them: counts, state numbers, parents, labels,
-   violations, max states.
-5. Copy (`copy_rows`, one job a stretch): each stretch's new rows and fingerprints to their
-   places in the next level.
+A level is taken in rounds of a few stretches a thread, in three parallel phases:
+1. Expand (`expand_claim`, the GIL released): each successor is fingerprinted (from its
+   parent's), its step properties checked, and it is inserted into the visited set every
+   thread inserts into at once (visited.claim). A new state keeps the least discovery key it
+   was found under (its parent's number and its place among the parent's successors: the
+   order the one-thread loop meets it), whichever thread came first. A successor that took a
+   slot or a key is a candidate: its row is kept, its state properties checked. A state that
+   needs a controller event the table lacks is deferred; when its stretch ends the events are
+   filled (the algebra, in Python) while the threads expand other stretches, and it is
+   expanded again.
+2. Settle (`settle`, one job a stretch): a candidate whose key no smaller one replaced is its
+   state's discovery: new. Each stretch counts its new states, transitions, terminal states
+   and actions, and says whether it holds something that must be taken in order: a violation
+   of a property not yet violated, or a deadlock; or the round reaches max states.
+3. Number (`number`, one job a stretch): the new states are numbered in frontier order, each
+   stretch from where the stretches before it end, and written to the store and the next
+   level. A round that holds something to take in order (at most one a property) is merged
+   serially instead (`merge`, then `copy_rows`), exactly as verifier/engines/kernel/search.py's
+   loop meets it.
+A round whose buffers or share of the visited set run out is undone (`unclaim`: the slots it
+took emptied, which leaves the table exactly as before it) and taken again, smaller or with
+more room.
 """
 from __future__ import annotations
 
@@ -234,8 +237,7 @@ class Stretch:
     """One thread's buffers for a round."""
 
     def __init__(self, kernel, capacity: int, states: int, owners: int, actions: int):
-        w = kernel.layout.width
-        self.k = kernel
+        self.k, w = kernel, kernel.layout.width
         self.out = private(kernel.out.shape, kernel.out.dtype)
         self.labels = private(kernel.labels.shape, kernel.labels.dtype)
         self.key = private(kernel.key.shape, kernel.key.dtype)
@@ -301,10 +303,9 @@ class Rounds:
             if why == {DONE}:
                 break
             for st in stretches:                # undo: the table as it was, no key marked lost
-                n = int(st.claimed[-1])
-                owners = len(tables)
-                for o in range(owners):
-                    mine = st.slots[:n][st.slots[:n] % owners == o] // owners
+                taken = st.slots[:int(st.claimed[-1])]
+                for o in range(len(tables)):
+                    mine = taken[taken % len(tables) == o] // len(tables)
                     unclaim(tables[o], mine, len(mine))
             self.lost[:len(spans) * per * self.stride] = 0
             if FULL in why:
