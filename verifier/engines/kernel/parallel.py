@@ -147,6 +147,14 @@ def settle(states, at, stride, lost, labs, cand, is_new, step_bad, state_bad, co
     return ordered
 
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def put(rows, fp, c, nxt, nxt_fp, w):
+    """Candidate c's row and fingerprint to row w of the next level."""
+    for j in range(rows.shape[1]):
+        nxt[w, j] = rows[c, j]
+    nxt_fp[w, 0], nxt_fp[w, 1] = fp[c, 0], fp[c, 1]
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def number(states, me, rows, fp, labs, cand, is_new, counts, first, n_store, n_next, parents, labels_of, nxt,
            nxt_fp, taken):
@@ -161,10 +169,7 @@ def number(states, me, rows, fp, labs, cand, is_new, counts, first, n_store, n_n
             for j in range(5):
                 labels_of[n_store + w, j] = labs[k, j]
             taken[labs[k, 0]] += 1
-            c = cand[k]
-            for j in range(rows.shape[1]):
-                nxt[n_next + w, j] = rows[c, j]
-            nxt_fp[n_next + w, 0], nxt_fp[n_next + w, 1] = fp[c, 0], fp[c, 1]
+            put(rows, fp, cand[k], nxt, nxt_fp, n_next + w)
             w += 1
 
 
@@ -216,12 +221,8 @@ def copy_rows(rows, fp, cand, where, upto, nxt, nxt_fp):
     """Each new row of a stretch that `merge` numbered, and its fingerprint, to its place in
     the next level."""
     for k in range(upto):
-        w = where[k]
-        if w >= 0:
-            c = cand[k]
-            for j in range(rows.shape[1]):
-                nxt[w, j] = rows[c, j]
-            nxt_fp[w, 0], nxt_fp[w, 1] = fp[c, 0], fp[c, 1]
+        if where[k] >= 0:
+            put(rows, fp, cand[k], nxt, nxt_fp, where[k])
 
 
 def private(shape, dtype):
@@ -334,21 +335,19 @@ class Rounds:
         max_states = int(opts[2])
         if ordered or (max_states >= 0 and self.n_store + sum(new) >= max_states):
             return self._merge(stretches, spans, ended, base, n_next, opts)
-        at_store, at_next = [], []
-        for w in new:
-            at_store.append(self.n_store)
-            at_next.append(n_next)
-            self.n_store += w
-            n_next += w
+        before = np.cumsum([0] + new[:-1])       # each stretch's new states start after those before it
         nxt, nxt_fp = self.nxt, self.nxt_fp
 
         def numbered(t: int) -> None:
             st = stretches[t]
             st.taken[:] = 0
             number(spans[t][1] - spans[t][0], base + spans[t][0], st.rows, st.fp, st.labs, st.cand, st.is_new,
-                   st.counts, st.first, at_store[t], at_next[t], self.parents, self.labels, nxt, nxt_fp, st.taken)
+                   st.counts, st.first, self.n_store + before[t], n_next + before[t], self.parents, self.labels,
+                   nxt, nxt_fp, st.taken)
 
         list(self.pool.map(numbered, range(len(spans))))
+        self.n_store += sum(new)
+        n_next += sum(new)
         for st in stretches:
             self.enabled += st.enabled
             self.taken += st.taken
