@@ -24,6 +24,7 @@ from verifier.core.result import Progress, SearchResult
 from verifier.core.settings import Limits, Settings
 
 DRIVER_LEVELS = 5000      # levels smaller than this are expanded on the driver (see spark_explore)
+TASKS = ("auto", "kernel", "python")
 SIZE = re.compile(r"[1-9][0-9]*([kmgtp]b?|b)?", re.IGNORECASE)   # Spark's own (JavaUtils.byteStringAs)
 
 
@@ -40,6 +41,7 @@ class Knobs(knobs.Knobs):
     session: Any = None  # a SparkSession to use (None: made from master)
     store: Any = None  # a LevelStore already claimed (a session serving several runs), else checkpoint_dir's
     on_level: Optional[Callable] = None  # called with each level committed
+    tasks: str = "auto"  # what executors run: kernel, python, or auto (the kernel where it can)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -51,6 +53,8 @@ class Knobs(knobs.Knobs):
                 raise knobs.KnobError(f"{option} {size}: expected a size such as 512m or 4g")
         if self.driver_levels < 0:
             raise knobs.KnobError("--driver-levels must be >= 0")
+        if self.tasks not in TASKS:
+            raise knobs.KnobError(f"--engine {self.tasks}: expected one of {', '.join(TASKS)}")
         if self.resume and not (self.checkpoint_dir or self.store):
             raise knobs.KnobError("--resume needs --checkpoint-dir")
 
@@ -62,6 +66,7 @@ def refuse(model, properties, settings: Settings) -> None:
     from spark.session import check_master, under_spark_submit
     from verifier.core.checkpoint import LocalFiles
     own = Knobs.of(settings)
+    tasks = tasks_of(model, properties, own.tasks)      # InputError for --engine kernel on what it cannot run
     where = own.checkpoint_dir
     if where and is_plain_path(where):
         absolute = os.path.abspath(where)
@@ -78,7 +83,7 @@ def refuse(model, properties, settings: Settings) -> None:
             from verifier.core.signing import key
             key()                       # KeyError_: one line, exit 2 (verifier/cli/__init__.py)
         if where and is_plain_path(where):
-            LevelStore(LocalFiles(where), identity_of(model, properties, settings.options)).refusal(own.resume)
+            LevelStore(LocalFiles(where), identity(model, properties, settings.options, tasks)).refusal(own.resume)
     except (SparkSetupError, CheckpointError) as exc:
         raise InputError(str(exc)) from None
 
@@ -88,6 +93,7 @@ def run(model, properties, settings: Settings = Settings(), progress=None) -> Se
     checkpoint location claimed, then the search. `progress` gets a note saying where the run
     goes, then one `Progress` per level (with `level_seconds`)."""
     own = Knobs.of(settings)
+    tasks = tasks_of(model, properties, own.tasks)
     try:
         spark = own.session or make_session(own)
     except SparkSetupError as exc:
@@ -96,7 +102,7 @@ def run(model, properties, settings: Settings = Settings(), progress=None) -> Se
     store, manifest = own.store, None
     if own.checkpoint_dir and store is None:
         try:
-            store, manifest = claim(spark, own.checkpoint_dir, identity_of(model, properties, settings.options),
+            store, manifest = claim(spark, own.checkpoint_dir, identity(model, properties, settings.options, tasks),
                                     own.resume, partitions)
         except InputError:       # refused before any level: no run directory holding only its log
             if own.session is None:         # a session it was handed is its owner's to stop
@@ -113,14 +119,32 @@ def run(model, properties, settings: Settings = Settings(), progress=None) -> Se
         note(f"note: resuming with the run's {manifest['partitions']} partitions, not {partitions}")
         partitions = manifest["partitions"]
     note(f"spark: master={spark.sparkContext.master} partitions={partitions} "
-         f"symmetry={'on' if model.symmetric else 'off'} "
+         f"symmetry={'on' if model.symmetric else 'off'} executors={tasks} "
          f"checkpoint={own.checkpoint_dir or '(in Spark)'}{' (resuming)' if own.resume else ''}")
     try:
         return spark_explore(spark, model, properties, store, own.resume, settings.limits,
                              settings.options.keep_going, settings.options.check_deadlock, partitions,
-                             progress, own.on_level, own.driver_levels)
+                             progress, own.on_level, own.driver_levels, tasks)
     except CheckpointError as exc:       # the store failed under the run (a NameNode gone for good)
         raise InputError(str(exc)) from None
+
+
+def tasks_of(model, properties, asked: str) -> str:
+    """"kernel" or "python": what the executors run (auto: the kernel where it can run the
+    check asked for; InputError when --engine kernel is asked of what it cannot run)."""
+    if asked == "python":
+        return "python"
+    from specs.kernel import unsupported
+    why = unsupported(model, tuple(properties))
+    if why and asked == "kernel":
+        raise InputError(f"--engine kernel: {why}")
+    return "python" if why else "kernel"
+
+
+def identity(model, properties, options, tasks: str) -> dict:
+    """A checkpoint's identity: the run's (verifier/core/checkpoint.py), and which executors
+    wrote its chunks (the two paths' chunks are different records)."""
+    return dict(identity_of(model, properties, options), executors=tasks)
 
 
 def make_session(own: Knobs):
@@ -149,7 +173,8 @@ def claim(spark, location: str, identity: dict, resume: bool, partitions: int):
 def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, resume: bool = False,
                   limits: Limits = Limits(), keep_going: bool = True, check_deadlock: bool = True,
                   partitions: Optional[int] = None, progress: Optional[Callable] = None,
-                  on_level: Optional[Callable[[int], None]] = None, driver_levels: int = DRIVER_LEVELS) -> SearchResult:
+                  on_level: Optional[Callable[[int], None]] = None, driver_levels: int = DRIVER_LEVELS,
+                  tasks: str = "auto") -> SearchResult:
     """BFS from the model's initial states on Spark. With `store` (a claimed --checkpoint-dir)
     the levels go there and a killed run resumes from them; without, to Spark's checkpoint
     directory if one is set (removed at the end), else they stay in Spark. A resumed run keeps
@@ -165,7 +190,13 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
     levels = temporary_levels(spark, partitions) if store is None else HadoopLevels(spark, store.fs, partitions)
     run = None
     try:
-        job = Job(model, invariants, check_deadlock, partitions)
+        if tasks == "auto":
+            tasks = tasks_of(model, invariants, tasks)
+        if tasks == "kernel":
+            from spark.kernel_tasks import KernelJob as Job_
+        else:
+            Job_ = Job
+        job = Job_(model, invariants, check_deadlock, partitions)
         with Interrupts(spark, note) as interrupts:
             run = _Run(spark, model, job, store, levels, progress, on_level, interrupts)
             run.driver_levels = driver_levels

@@ -24,7 +24,7 @@ from typing import Optional
 
 from spark.session import Interrupts, failure, unpersist
 from spark.store import LevelStore
-from spark.tasks import Job, expand, find_link, own, owner_of, seed, visited_of
+from spark.tasks import Job, owner_of
 from verifier.core import levels as L
 from verifier.core.fingerprint import collision_probability
 from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, SearchResult
@@ -53,7 +53,7 @@ class _Run:
         self.held_visited: Optional[list] = None   # per owner its fingerprints, while every level is held
         self.visited: list = []                # owner-aligned RDDs of ("F", fingerprints), once on Spark
         self.cached: Optional[tuple] = None    # (level, its owners' output still in Spark's cache)
-        self.roots: dict[int, tuple] = L.roots(model)
+        self.roots: dict[int, tuple] = job.roots(model)
 
     def go(self, manifest, limits: Limits, keep_going: bool, invariants) -> SearchResult:
         totals = self.totals
@@ -146,7 +146,8 @@ class _Run:
         """Every trusted level's fingerprints, aligned with their owners (one shuffle)."""
         sc, n = self.spark.sparkContext, self.job.partitions
         stored = sc.union([self.levels.read(k) for k in range(len(self.metas))])
-        visited = stored.map(lambda kv: visited_of(kv[0], kv[1])).partitionBy(n, owner_of)
+        job = self.job
+        visited = stored.map(lambda kv: job.visited_of(kv[0], kv[1])).partitionBy(n, owner_of)
         self.visited = [visited.persist(_storage(sc))]
         visited.count()
 
@@ -169,7 +170,7 @@ class _Run:
 
     def _seed(self) -> None:
         roots = [(fp, c) for fp, (_, c) in sorted(self.roots.items())]
-        outs = [seed(self.job, p, roots) for p in range(self.job.partitions)]
+        outs = [self.job.seed(p, roots) for p in range(self.job.partitions)]
         self._hold(0, outs)
         events: dict = {}
         for out in outs:
@@ -248,13 +249,13 @@ class _Run:
             frontier = self.cached[1].filter(_is_chunk).map(_chunk)
         else:                                                          # a resumed run's first level
             frontier = self.levels.read(level)
-        blocks = frontier.mapPartitions(lambda it: expand(job, found, it)).partitionBy(n, owner_of)
+        blocks = frontier.mapPartitions(lambda it: job.expand(found, it)).partitionBy(n, owner_of)
         aligned = blocks
         for v in self.visited:
             aligned = aligned.union(v)
         if aligned.getNumPartitions() != n:      # the union must put owner p's data in one partition
             raise RuntimeError("Spark did not align the visited set with the shuffled blocks")
-        owned = aligned.mapPartitionsWithIndex(lambda i, it: own(job, found, i, it), preservesPartitioning=True)
+        owned = aligned.mapPartitionsWithIndex(lambda i, it: job.own(found, i, it), preservesPartitioning=True)
         # kept for its heads and as the next level's frontier (the store is read only on resume)
         owned = owned.persist(StorageLevel.MEMORY_AND_DISK)
         try:
@@ -275,9 +276,9 @@ class _Run:
         job, n = self.job, self.job.partitions
         routed: list[list] = [[] for _ in range(n)]
         frontier = [kv for chunks in self.held[level] for kv in chunks]
-        for owner, value in expand(job, found, frontier):
+        for owner, value in job.expand(found, frontier):
             routed[owner].append((owner, value))
-        outs = [list(own(job, found, i, routed[i] + [(i, ("F", b)) for b in self.held_visited[i]]))
+        outs = [list(job.own(found, i, routed[i] + [(i, ("F", b)) for b in self.held_visited[i]]))
                 for i in range(n)]
         self._hold(level + 1, outs)
         return [out[0][1][1] for out in outs]
@@ -289,9 +290,9 @@ class _Run:
         look-up reads one owner's chunks of one level (a one-task job, where the data is)."""
         labels, n = [], self.job.partitions
         for k in range(level, 0, -1):
-            owner = fp % n
+            owner = self.job.owner(fp)
             chunks = self.held[k][owner] if k in self.held else self.levels.read_owner(k, owner)
-            fp, label = find_link(chunks, fp)
+            fp, label = self.job.link(chunks, fp)
             labels.append(label)
         labels.reverse()
         return fp, labels

@@ -28,8 +28,8 @@ import uuid
 from typing import Any, Optional
 
 from spark.hadoopfs import HadoopFs, StoreError
-from spark.records import chunk_measure
-from spark.seqfile import records
+from spark import records, rows
+from spark.seqfile import records as seq_records
 from spark.session import SparkGone, unpersist
 from verifier.core.checkpoint import MANIFEST, CheckpointDir, CheckpointError
 from verifier.core.values import BadData
@@ -81,11 +81,11 @@ class HadoopLevels:
         """The level's (key, chunk) records, each file read whole (spark/seqfile.py says why),
         one partition per owner's file (binaryFiles would pack small files into one task)."""
         files = self.sc.union([self.sc.binaryFiles(self.url(level, owner)) for owner in range(self.n)])
-        return files.flatMap(lambda pv: records(pv[1]))
+        return files.flatMap(lambda pv: seq_records(pv[1]))
 
     def read_owner(self, level: int, owner: int) -> list:
         prefix = f"{owner:05d}-"
-        return (self.sc.binaryFiles(self.url(level, owner)).flatMap(lambda pv: records(pv[1]))
+        return (self.sc.binaryFiles(self.url(level, owner)).flatMap(lambda pv: seq_records(pv[1]))
                 .filter(lambda kv: kv[0].startswith(prefix)).collect())
 
     def measure(self, level: int) -> Optional[dict]:
@@ -142,13 +142,19 @@ class HadoopLevels:
         self.fs.close()
 
 
+def chunk_measure(data: bytes) -> Optional[list]:
+    """[states, fingerprint sum (hex), sha256] of a chunk of either path; None if not whole."""
+    data = bytes(data)
+    return (rows if data.startswith(rows.PART) else records).chunk_measure(data)
+
+
 def _measure_file(path_data) -> list:
     """[(key, chunk measure)] of one owner's level file, [(None, None)] if it is not whole or
     holds another owner's chunks."""
     path, data = path_data
     owner = path.rsplit("/", 1)[-1]
     try:
-        got = [(key, chunk_measure(value)) for key, value in records(data)]
+        got = [(key, chunk_measure(value)) for key, value in seq_records(data)]
     except BadData:
         return [(None, None)]
     if not owner.startswith("part-") or any(not key.startswith(owner[5:] + "-") for key, _ in got):

@@ -26,6 +26,7 @@ from spark.records import PART, Record, drop_visited, encode, fps_of, visited_bl
 from spark.store import chunk_key, owner_of_key
 from verifier.core.codec import codec_of, pack, pack_ids, unpack
 from verifier.core.levels import expand_states
+from verifier.core.levels import roots as roots_of
 from verifier.core.result import DEADLOCK
 
 CHUNK = 100_000          # states per chunk of a level, and successors per block an expand task ships
@@ -46,8 +47,32 @@ class Job:
         self.model_type, self.cfg, self.symmetry = type(model), model.cfg, model.symmetric
         self.invariants, self.check_deadlock, self.partitions = invariants, check_deadlock, partitions
 
+    tasks = "python"
+
     def model(self):
         return self.model_type(self.cfg, symmetry=self.symmetry)
+
+    # the stages as spark/explore.py calls them, alike on both paths (spark/kernel_tasks.py)
+    def owner(self, fp: int) -> int:
+        return fp % self.partitions
+
+    def roots(self, model) -> dict:
+        return roots_of(model)
+
+    def expand(self, found: frozenset, records):
+        return expand(self, found, records)
+
+    def own(self, found: frozenset, part: int, items):
+        return own(self, found, part, items)
+
+    def seed(self, part: int, roots: list) -> list:
+        return seed(self, part, roots)
+
+    def link(self, chunks: list, fp: int) -> tuple:
+        return find_link(chunks, fp)
+
+    def visited_of(self, key: str, data: bytes) -> tuple:
+        return visited_of(key, data)
 
 
 # ---------------------------------------------------------------- chunks

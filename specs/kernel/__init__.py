@@ -210,6 +210,25 @@ class Kernel:
         return self.unpack(t), error
 
 
+def unsupported(model, properties) -> Optional[str]:
+    """Why the kernel cannot search `model` for `properties` (None: it can); every engine that
+    runs the kernel asks this before it starts (the kernel engine, spark-check)."""
+    from specs.kernel.layout import MAX_RECORDS
+    from specs.kernel.properties import STATE, STEP
+    if model.symmetric:
+        return "the kernel has no symmetry reduction yet"
+    for p in properties:
+        if p.name not in STATE + STEP:
+            return f"property {p.name} has no row form in specs/kernel/properties.py: the kernel cannot check it"
+    if model.cfg.bounds.records > MAX_RECORDS:
+        return f"records={model.cfg.bounds.records}: the kernel holds at most {MAX_RECORDS} records"
+    try:
+        Layout(model.cfg)
+    except KernelUnsupported as exc:
+        return f"the kernel cannot hold this config: {exc}"
+    return None
+
+
 def kernel_of(cfg: Config, entries: int = 0) -> Kernel:
     """The config's kernel, made once (its tables grow as runs meet controller values), and
     made again when a log of `entries` would not fit its rows."""
@@ -230,4 +249,4 @@ def on_kernel(cfg: Config, fn: Callable):
             k = kernel_of(cfg, exc.entries)
 
 
-__all__ = ["Kernel", "KernelUnsupported", "PLAN", "kernel_of", "on_kernel"]
+__all__ = ["Kernel", "KernelUnsupported", "PLAN", "kernel_of", "on_kernel", "unsupported"]

@@ -16,7 +16,8 @@ def run(args: argparse.Namespace) -> int:
     inputs = search_inputs(args)
     cfg, invs = inputs.cfg, inputs.invariants
     own = dict(master=args.master, partitions=args.partitions, executor_memory=args.executor_memory,
-               driver_memory=args.driver_memory, checkpoint_dir=args.checkpoint_dir, resume=args.resume)
+               driver_memory=args.driver_memory, checkpoint_dir=args.checkpoint_dir, resume=args.resume,
+               tasks=args.engine)
     if args.driver_levels is not None:
         own["driver_levels"] = args.driver_levels
     model = Model(cfg, symmetry=inputs.symmetry)

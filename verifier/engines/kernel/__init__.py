@@ -46,22 +46,14 @@ class Knobs(knobs.Knobs):
 
 def refuse(model, properties, settings: Settings) -> None:
     """What the kernel cannot do yet, before anything runs (InputError: one line, exit 2)."""
-    from specs.kernel.properties import STATE, STEP
-    from specs.kernel import KernelUnsupported, Layout
-    from specs.kernel.layout import MAX_RECORDS
+    from specs.kernel import unsupported
     if model.symmetric:
         raise InputError("the kernel engine has no symmetry reduction yet: add --no-symmetry, or use the bfs engine")
     if settings.options.graph:
         raise InputError("--dump-graph needs the bfs engine (the kernel keeps no edges)")
-    for p in properties:
-        if p.name not in STATE + STEP:
-            raise InputError(f"property {p.name} has no row form in specs/kernel/properties.py: the kernel cannot check it")
-    if model.cfg.bounds.records > MAX_RECORDS:
-        raise InputError(f"records={model.cfg.bounds.records}: the kernel holds at most {MAX_RECORDS} records")
-    try:
-        Layout(model.cfg)
-    except KernelUnsupported as exc:
-        raise InputError(f"the kernel cannot hold this config: {exc}") from None
+    why = unsupported(model, properties)
+    if why:
+        raise InputError(why)
 
 
 def run(model, properties, settings: Settings = Settings(),

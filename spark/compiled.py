@@ -1,0 +1,179 @@
+"""What spark-check's kernel tasks run compiled (numba): a stretch of a chunk's rows expanded
+into successor rows, a portable fingerprint for each, the best parent of each successor, the
+successors the visited runs already hold, and the state properties of the new rows.
+
+The fingerprint is the kernel's kind (two lanes, each a sum of its fields' hashes, so that a
+child's is its parent's plus the fields the step changed) with one difference: the controller
+column is hashed through a digest of the controller value (`dig`, by this process's controller
+id) instead of the id itself, which differs from process to process (spark/rows.py says why).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+import specs.kernel  # noqa: F401  (the kernel's numba cache directory, before anything compiles)
+from specs.kernel.events import MISS
+from specs.kernel.properties import state_violations, step_violations
+from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
+
+DONE, NEED_EVENT, FULL = range(3)
+# ctr: transitions, terminal (not stuck), stuck, the first stuck state's position (-1: none)
+T_TRANSITIONS, T_TERMINAL, T_STUCK, T_FIRST_STUCK = range(4)
+SEED_A = np.uint64(0x452821E638D01377)
+SEED_B = np.uint64(0xBE5466CF34E90C6C)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _mix(x):
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _field(j, v, ctrl_col, dig, lane, seed):
+    """Field j holding v, in one lane: the controller's digest, or splitmix64 of (j, v)."""
+    if j == ctrl_col:
+        return _mix(dig[v, lane] + seed)
+    return _mix(((np.uint64(j) << np.uint64(32)) | np.uint64(np.int64(v) & np.int64(0xFFFFFFFF))) + seed)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def row_fp(row, ctrl_col, dig):
+    a = np.uint64(0)
+    b = np.uint64(0)
+    for j in range(len(row)):
+        a += _field(j, row[j], ctrl_col, dig, 0, SEED_A)
+        b += _field(j, row[j], ctrl_col, dig, 1, SEED_B)
+    return a, b
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def child_fp(parent, a, b, t, ctrl_col, dig):
+    """row_fp(t), from its parent's row and fingerprint."""
+    for j in range(len(t)):
+        if t[j] != parent[j]:
+            a += _field(j, t[j], ctrl_col, dig, 0, SEED_A) - _field(j, parent[j], ctrl_col, dig, 0, SEED_A)
+            b += _field(j, t[j], ctrl_col, dig, 1, SEED_B) - _field(j, parent[j], ctrl_col, dig, 1, SEED_B)
+    return a, b
+
+
+@njit(cache=True, _nrt=False)
+def expand_rows(rows, fps, pos, end, lay, cv, plan, tables, out, labels, key, work, params, ctrl_col, dig,
+                step_check, deadlocks, found, o_fp, o_parent, o_nth, o_label, o_rows, n_out, enabled, ctr):
+    """Every successor of rows[pos:end] into the o_ arrays (its fingerprint, its parent's
+    position, which of its parent's successors it is, label, row): (what ended it, pos, n_out).
+    Ends early with NEED_EVENT (the controller table lacks key: fill it, call again at pos) or
+    FULL (the o_ arrays cannot take rows[pos]'s successors). found[s] := (position, n-th) of the
+    first transition violating step property s; ctr: see T_*."""
+    facts = tables[3]
+    while pos < end:
+        row = rows[pos]
+        n = successors(row, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
+        if n == MISS:
+            return NEED_EVENT, pos, n_out
+        if n_out + n > len(o_fp):
+            return FULL, pos, n_out
+        stuck = False
+        if n == 0 and deadlocks:
+            m = successors(row, lay, cv, plan, tables, UNBOUNDED, -1, out, labels, key, work, params)
+            if m == MISS:
+                return NEED_EVENT, pos, n_out
+            stuck = m == 0
+        fa, fb = fps[pos, 0], fps[pos, 1]
+        for k in range(n):
+            t = out[k]
+            action = labels[k, 0]
+            ctr[T_TRANSITIONS] += 1
+            enabled[action] += 1
+            if step_check:
+                bad = step_violations(row, action, t, lay, facts, step_check)
+                s = 0
+                while bad:
+                    if bad & 1 and found[s, 0] < 0:
+                        found[s, 0], found[s, 1] = pos, k
+                    bad >>= 1
+                    s += 1
+            a, b = child_fp(row, fa, fb, t, ctrl_col, dig)
+            o_fp[n_out, 0], o_fp[n_out, 1] = a, b
+            o_parent[n_out], o_nth[n_out] = pos, k
+            for j in range(labels.shape[1]):
+                o_label[n_out, j] = labels[k, j]
+            for j in range(len(t)):
+                o_rows[n_out, j] = t[j]
+            n_out += 1
+        if n == 0:
+            if stuck:
+                ctr[T_STUCK] += 1
+                if ctr[T_FIRST_STUCK] < 0:
+                    ctr[T_FIRST_STUCK] = pos
+            else:
+                ctr[T_TERMINAL] += 1
+        pos += 1
+    return DONE, pos, n_out
+
+
+@njit(cache=True, _nrt=False)
+def _before(pa, pb, nth, i, j):
+    """Whether candidate i's (parent, n-th) comes before candidate j's."""
+    if pa[i] != pa[j]:
+        return pa[i] < pa[j]
+    if pb[i] != pb[j]:
+        return pb[i] < pb[j]
+    return nth[i] < nth[j]
+
+
+@njit(cache=True, _nrt=False)
+def best_parents(fp, pa, pb, nth, slots, keep):
+    """keep[i] := whether candidate i has the least (parent, n-th) among the candidates of its
+    fingerprint (`slots`: a zeroed scratch table, a power of two at least twice len(fp))."""
+    mask = np.uint64(len(slots) - 1)
+    for i in range(len(fp)):
+        s = fp[i, 1] & mask
+        while True:
+            j = slots[s] - 1
+            if j < 0:
+                slots[s] = i + 1
+                keep[i] = True
+                break
+            if fp[j, 0] == fp[i, 0] and fp[j, 1] == fp[i, 1]:
+                if _before(pa, pb, nth, i, j):
+                    keep[j], keep[i] = False, True
+                    slots[s] = i + 1
+                else:
+                    keep[i] = False
+                break
+            s = (s + np.uint64(1)) & mask
+
+
+@njit(cache=True, _nrt=False)
+def drop_seen(fp, keep, run):
+    """keep[i] := False where the sorted visited run holds fp[i]."""
+    n = len(run)
+    for i in range(len(fp)):
+        if not keep[i]:
+            continue
+        a, b = fp[i, 0], fp[i, 1]
+        lo, hi = 0, n
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if run[mid, 0] < a or (run[mid, 0] == a and run[mid, 1] < b):
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < n and run[lo, 0] == a and run[lo, 1] == b:
+            keep[i] = False
+
+
+@njit(cache=True, _nrt=False)
+def first_violations(rows, lay, facts, check, first):
+    """first[s] := the first row violating state property s (rows sorted by fingerprint)."""
+    for i in range(len(rows)):
+        bad = state_violations(rows[i], lay, facts, check)
+        s = 0
+        while bad:
+            if bad & 1 and first[s] < 0:
+                first[s] = i
+            bad >>= 1
+            s += 1

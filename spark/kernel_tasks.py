@@ -1,0 +1,333 @@
+"""spark-check's executors on the compiled kernel: the stages of spark/tasks.py (expand a
+level's chunks, own a part of the next), over whole chunks of fixed-width rows
+(spark/rows.py) instead of per-state Python objects. The model's steps and properties run
+compiled (specs/kernel, the rules every kernel search runs; spark/compiled.py drives them).
+
+Each Python worker keeps one kernel per run (`_side`): its controller tables fill as its tasks
+meet new events, and a worker serves many tasks (Spark reuses its Python workers). A
+controller value crosses processes as its JSON text (spark/rows.py says why), each text parsed
+once per process.
+
+The same choices as spark/tasks.py, so the counts and the counterexamples' lengths are check's:
+the least (parent fingerprint, n-th successor) of each state is its parent, whatever the
+partitions, and a level's events are the least (fingerprint, n-th) of each property.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+
+import numpy as np
+
+from spark import compiled as X
+from spark import rows as R
+from spark.store import chunk_key, owner_of_key
+from verifier.core import levels as L
+from verifier.core.result import DEADLOCK
+from verifier.core.values import BadData, from_data, to_data
+
+CHUNK = 100_000          # states per chunk of a level
+BATCH = 1 << 17          # successors an expand task holds before it ships them to their owners
+_SIDES: dict = {}        # run token -> this process's _Side
+
+
+class KernelJob:
+    """What executors need for a run on the kernel (shipped with each task; the kernel itself
+    is made once per Python worker, `_side`)."""
+    tasks = "kernel"
+
+    def __init__(self, model, invariants: tuple, check_deadlock: bool, partitions: int):
+        from specs.kernel.properties import STATE, STEP
+        self.model_type, self.cfg, self.symmetry = type(model), model.cfg, model.symmetric
+        self.invariants, self.check_deadlock, self.partitions = invariants, check_deadlock, partitions
+        self.state_names = [p.name for p in invariants if p.kind == "state"]
+        self.step_names = [p.name for p in invariants if p.kind == "step"]
+        self.state_slots, self.step_slots = list(STATE), list(STEP)
+        self.token = uuid.uuid4().hex
+
+    def model(self):
+        return self.model_type(self.cfg, symmetry=self.symmetry)
+
+    def owner(self, fp: int) -> int:
+        """A state's owner: its fingerprint's low lane mod P."""
+        return (fp & 0xFFFFFFFFFFFFFFFF) % self.partitions
+
+    def roots(self, model) -> dict:
+        """fingerprint -> (initial state, its canonical form), as levels.roots, by this path's
+        fingerprints."""
+        side = _side(self)
+        out: dict = {}
+        for s, c in L.roots(model).values():
+            row = side.row_of(c)
+            out.setdefault(R.as_int(*X.row_fp(row, side.ctrl, side.dig)), (s, c))
+        return out
+
+    def expand(self, found: frozenset, records):
+        return expand(self, found, records)
+
+    def own(self, found: frozenset, part: int, items):
+        return own(self, found, part, items)
+
+    def seed(self, part: int, roots: list) -> list:
+        return seed(self, part, roots)
+
+    def link(self, chunks: list, fp: int) -> tuple:
+        return find_link(self, chunks, fp)
+
+    def visited_of(self, key: str, data: bytes) -> tuple:
+        """A stored chunk as its owner's visited-set entry (a resumed run rebuilds the set so)."""
+        return owner_of_key(key), ("F", R.visited_blob(R.Rows(data, R.PART).fps))
+
+
+class _Side:
+    """One process's kernel for a run, and the controller values it has met as text."""
+
+    def __init__(self, job: KernelJob):
+        from specs.kernel import Kernel
+        self.k = Kernel(job.cfg)
+        self.types = job.model().value_types
+        self.ctrl, self.width = self.k.layout.ctrl, self.k.layout.width
+        self.ids: dict[str, int] = {}           # JSON text -> this process's controller id
+        self.texts: list[str] = []              # controller id -> JSON text
+        self.dig = np.zeros((0, 2), dtype=np.uint64)     # controller id -> its digest (two lanes)
+        self.sync()
+
+    def sync(self) -> None:
+        """Texts and digests for the controller values the tables gained (fills, look-ups)."""
+        ctrls = self.k.tables.ctrls
+        if len(ctrls) == len(self.texts):
+            return
+        new = [json.dumps(to_data(c), separators=(",", ":")) for c in ctrls[len(self.texts):]]
+        for text in new:
+            self.ids.setdefault(text, len(self.texts))
+            self.texts.append(text)
+        raw = b"".join(hashlib.blake2b(t.encode(), digest_size=16).digest() for t in new)
+        self.dig = np.concatenate([self.dig, np.frombuffer(raw, "<u8").reshape(-1, 2).astype(np.uint64)])
+
+    def local(self, texts: list) -> np.ndarray:
+        """A record's controller table as this process's ids (BadData if a text is not one
+        controller value in its own canonical form)."""
+        out = np.empty(len(texts), dtype=np.int32)
+        for i, text in enumerate(texts):
+            cid = self.ids.get(text)
+            if cid is None:
+                try:
+                    ctrl = from_data(json.loads(text), self.types)
+                except (ValueError, RecursionError) as exc:
+                    raise BadData(f"a record's controller value is not one: {exc}") from None
+                if type(ctrl).__name__ != "Controller":
+                    raise BadData("a record's controller value is not one")
+                cid = self.k.tables.ctrl_id(ctrl)
+                self.sync()
+                if self.texts[cid] != text:
+                    raise BadData("a record's controller value is not in its canonical form")
+            out[i] = cid
+        return out
+
+    def read(self, data: bytes, magic: bytes) -> R.Rows:
+        return R.Rows(data, magic, self.width, self.ctrl)
+
+    def rows_of(self, rec: R.Rows, sel=None) -> np.ndarray:
+        """A record's rows (or those at `sel`) with this process's controller ids."""
+        rows = np.array(rec.rows if sel is None else rec.rows[sel])
+        if len(rows):
+            rows[:, self.ctrl] = self.local(rec.ctrls)[rows[:, self.ctrl]]
+        return rows
+
+    def portable(self, rows: np.ndarray) -> tuple:
+        """(rows with record-local controller indices, the record's controller table)."""
+        out = np.array(rows)
+        if not len(out):
+            return out, []
+        uniq, inverse = np.unique(out[:, self.ctrl], return_inverse=True)
+        out[:, self.ctrl] = inverse
+        return out, [self.texts[c] for c in uniq]
+
+    def row_of(self, state) -> np.ndarray:
+        row = np.array(self.k.pack(state))
+        self.sync()
+        return row
+
+
+def _side(job: KernelJob) -> _Side:
+    side = _SIDES.get(job.token)
+    if side is None:
+        _SIDES.clear()                   # one run at a time per worker: an old run's tables go
+        side = _SIDES[job.token] = _Side(job)
+    return side
+
+
+def _mask(names, slots, found) -> int:
+    return sum(1 << slots.index(n) for n in names if n not in found)
+
+
+# ---------------------------------------------------------------- the expand stage
+
+def expand(job: KernelJob, found: frozenset, records):
+    """An expand task over some chunks (key, bytes) of a level: yields (owner, ("B", block))
+    per owner and batch of successors, then (0, ("S", counts, events)) for the driver."""
+    from specs.kernel.successors import N_ACTIONS
+    side = _side(job)
+    k, width = side.k, side.width
+    step_check = _mask(job.step_names, job.step_slots, found)
+    deadlocks = job.check_deadlock and DEADLOCK not in found
+    o_fp, o_parent = np.zeros((BATCH, 2), dtype=np.uint64), np.zeros(BATCH, dtype=np.int64)
+    o_nth, o_label = np.zeros(BATCH, dtype=np.uint32), np.zeros((BATCH, R.LABEL), dtype=np.int32)
+    o_rows = np.zeros((BATCH, width), dtype=np.int32)
+    enabled = np.zeros(N_ACTIONS, dtype=np.int64)
+    ctr = np.array([0, 0, 0, -1], dtype=np.int64)
+    events: dict = {}
+    lay = k.layout.lay
+    for _, data in records:
+        rec = side.read(data, R.PART)
+        rows, fps = side.rows_of(rec), np.array(rec.fps)
+        first = np.full((len(job.step_slots), 2), -1, dtype=np.int64)
+        ctr[X.T_FIRST_STUCK] = -1
+        pos, n_out = 0, 0
+        while pos < rec.n:
+            status, pos, n_out = X.expand_rows(
+                rows, fps, pos, rec.n, lay, k.cv, k.plan, k.table_args(), k.out, k.labels, k.key, k.work, k.params,
+                side.ctrl, side.dig, step_check, deadlocks, first, o_fp, o_parent, o_nth, o_label, o_rows, n_out,
+                enabled, ctr)
+            if status == X.NEED_EVENT:
+                k.tables.fill(k.key)
+                side.sync()
+            elif status == X.FULL:
+                yield from _ship(job, side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n_out)
+                n_out = 0
+        yield from _ship(job, side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n_out)
+        for s in np.flatnonzero(first[:, 0] >= 0):
+            at, nth = int(first[s, 0]), int(first[s, 1])
+            k.successor_rows(rows[at])
+            _least(events, job.step_slots[s], (R.as_int(*fps[at]), nth, k.label(k.labels[nth])))
+        if ctr[X.T_FIRST_STUCK] >= 0:
+            _least(events, DEADLOCK, (R.as_int(*fps[ctr[X.T_FIRST_STUCK]]), 0, None))
+    names = job.model_type.action_names
+    counts = (int(ctr[X.T_TRANSITIONS]), {names[a]: int(n) for a, n in enumerate(enabled) if n},
+              int(ctr[X.T_TERMINAL]), int(ctr[X.T_STUCK]))
+    yield 0, ("S", counts, events)
+
+
+def _least(events: dict, name: str, key: tuple) -> None:
+    if name not in events or key[:2] < events[name][:2]:
+        events[name] = key
+
+
+def _slots(n: int) -> np.ndarray:
+    return np.zeros(1 << max(4, (2 * n - 1).bit_length()), dtype=np.int64)
+
+
+def _ship(job, side: _Side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n: int):
+    """The batch's successors, the best parent of each, as one block per owner."""
+    if not n:
+        return
+    fp, nth = o_fp[:n], o_nth[:n]
+    parents = fps[o_parent[:n]]
+    keep = np.zeros(n, dtype=np.bool_)
+    X.best_parents(fp, np.ascontiguousarray(parents[:, 0]), np.ascontiguousarray(parents[:, 1]), nth, _slots(n), keep)
+    kept = np.flatnonzero(keep)
+    owners = (fp[kept, 1] % np.uint64(job.partitions)).astype(np.int64)
+    order = kept[np.argsort(owners, kind="stable")]
+    bounds = np.searchsorted(np.sort(owners), np.arange(job.partitions + 1))
+    for owner in range(job.partitions):
+        sel = order[bounds[owner]:bounds[owner + 1]]
+        if len(sel):
+            rows, ctrls = side.portable(o_rows[sel])
+            yield owner, ("B", R.encode(R.BLOCK, fp[sel], parents[sel], o_label[sel], rows, side.ctrl, ctrls,
+                                        nths=nth[sel]))
+
+
+# ---------------------------------------------------------------- the own stage
+
+def own(job: KernelJob, found: frozenset, part: int, items):
+    """Own task `part`: from the blocks sent to it and its visited runs (("F", bytes) entries),
+    the states it owns in the next level, as spark/tasks.own yields them."""
+    side = _side(job)
+    blocks, stats, runs = [], [], []
+    for _, value in items:
+        tag = value[0]
+        if tag == "S":
+            stats.append(value[1:])
+        elif tag == "F":
+            runs.append(R.visited_of_blob(value[1]))
+        elif tag == "B":
+            blocks.append(side.read(value[1], R.BLOCK))
+    if not blocks:
+        return _level_part(job, side, part, found, np.zeros((0, 2), np.uint64), np.zeros((0, 2), np.uint64),
+                           np.zeros((0, R.LABEL), np.int32), np.zeros((0, side.width), np.int32), {}, stats)
+    fp = np.concatenate([b.fps for b in blocks])
+    parents = np.concatenate([b.parents for b in blocks])
+    nths = np.concatenate([b.nths for b in blocks])
+    keep = np.zeros(len(fp), dtype=np.bool_)
+    X.best_parents(fp, np.ascontiguousarray(parents[:, 0]), np.ascontiguousarray(parents[:, 1]), nths,
+                   _slots(len(fp)), keep)
+    for run in runs:
+        X.drop_seen(fp, keep, run)
+    kept = np.flatnonzero(keep)
+    kept = kept[np.lexsort((fp[kept, 1], fp[kept, 0]))]       # the next level's order: by fingerprint
+    starts = np.cumsum([0] + [b.n for b in blocks])
+    which = np.searchsorted(starts, kept, side="right") - 1
+    rows = np.empty((len(kept), side.width), dtype=np.int32)
+    labels = np.concatenate([b.labels for b in blocks])[kept]
+    for b, block in enumerate(blocks):
+        at = np.flatnonzero(which == b)
+        if len(at):
+            rows[at] = side.rows_of(block, kept[at] - starts[b])
+    taken = np.bincount(labels[:, 0], minlength=len(job.model_type.action_names)) if len(kept) else []
+    names = job.model_type.action_names
+    return _level_part(job, side, part, found, fp[kept], parents[kept], labels, rows,
+                       {names[a]: int(n) for a, n in enumerate(taken) if n}, stats)
+
+
+def _level_part(job, side: _Side, part: int, found, fps, parents, labels, rows, taken: dict, stats: list):
+    """Meta and fingerprints first, then the chunks (sorted by fingerprint), as tasks._level_part;
+    the state properties are checked here, on the rows that are new."""
+    check = _mask(job.state_names, job.state_slots, found)
+    events: dict = {}
+    if check and len(rows):
+        first = np.full(len(job.state_slots), -1, dtype=np.int64)
+        X.first_violations(rows, side.k.layout.lay, side.k.tables.facts, check, first)
+        for s in np.flatnonzero(first >= 0):
+            _least(events, job.state_slots[s], (R.as_int(*fps[first[s]]), 0, None))
+    out, metas = [], []
+    for c, at in enumerate(range(0, max(1, len(rows)), CHUNK)):
+        if at >= len(rows) and out:
+            break
+        piece, ctrls = side.portable(rows[at:at + CHUNK])
+        data = R.encode(R.PART, fps[at:at + CHUNK], parents[at:at + CHUNK], labels[at:at + CHUNK], piece,
+                        side.ctrl, ctrls)
+        key = chunk_key(part, c)
+        out.append((key, data))
+        metas.append([key, len(piece), f"{R.fp_sum(fps[at:at + CHUNK]):x}", hashlib.sha256(data).hexdigest()])
+    yield part, ("M", (metas, taken, events, stats))
+    yield part, ("F", np.ascontiguousarray(fps, R.FP).tobytes())
+    for key, data in out:
+        yield part, ("C", key, data)
+
+
+def seed(job: KernelJob, part: int, roots: list) -> list:
+    """Level 0's part `part` (made by the driver: the initial states are few), as own yields it."""
+    side = _side(job)
+    mine = [(fp, c) for fp, c in roots if job.owner(fp) == part]
+    fps = np.array([(fp >> 64, fp & 0xFFFFFFFFFFFFFFFF) for fp, _ in mine], dtype=np.uint64).reshape(-1, 2)
+    rows = np.array([side.row_of(c) for _, c in mine], dtype=np.int32).reshape(-1, side.width)
+    parents = np.full((len(mine), 2), R.ROOT, dtype=np.uint64)
+    labels = np.full((len(mine), R.LABEL), -1, dtype=np.int32)
+    return list(_level_part(job, side, part, frozenset(), fps, parents, labels, rows, {}, []))
+
+
+def find_link(job: KernelJob, chunks: list, fp: int) -> tuple:
+    """(parent fingerprint, label) of the state `fp` among one owner's chunks of a level."""
+    side = _side(job)
+    a, b = np.uint64(fp >> 64), np.uint64(fp & 0xFFFFFFFFFFFFFFFF)
+    for _, data in chunks:
+        rec = R.Rows(data, R.PART, side.width)
+        at = np.flatnonzero((rec.fps[:, 0] == a) & (rec.fps[:, 1] == b))
+        if len(at):
+            i = int(at[0])
+            parent = rec.parents[i]
+            if parent[0] == R.ROOT and parent[1] == R.ROOT:
+                raise LookupError(f"state {fp:x} is a root, not a level's state")
+            return R.as_int(*parent), side.k.label(rec.labels[i])
+    raise LookupError(f"state {fp:x} is not in the level's chunks")
