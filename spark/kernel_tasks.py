@@ -130,7 +130,7 @@ class _Side:
 
     def rows_of(self, rec: R.Rows, sel=None) -> np.ndarray:
         """A record's rows (or those at `sel`) with this process's controller ids."""
-        rows = np.array(rec.rows if sel is None else rec.rows[sel])
+        rows = rec.rows if sel is None else rec.rows[sel]
         if len(rows):
             rows[:, self.ctrl] = self.local(rec.ctrls)[rows[:, self.ctrl]]
         return rows

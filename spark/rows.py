@@ -2,8 +2,13 @@
 owners, as the compiled kernel's fixed-width rows (specs/kernel/layout.py). Data only, never a
 pickle: little-endian columns and one JSON table.
 
-    magic | u64 n | u64 width | fps (n x 2 u64) | parents (n x 2 u64) | nths (n x u32, blocks only)
-          | labels (n x 5 i32) | rows (n x width i32) | u64 size + controller table
+    magic | u64 n | u64 width | fps (n x 2 u64) | parents (n x 2 u64) | nths (blocks only)
+          | labels (n x 5) | rows (n x width) | u64 size + controller table
+
+nths, labels and rows are narrowed column by column: a byte per column says how wide its
+values are (1, 2 or 4 bytes, signed), then the columns of each width as one matrix. Most of a
+row's fields are small (flags, epochs of a few steps, indices), so a row costs about a quarter
+of its 4-byte form, and it is most of what crosses the shuffle and goes to the store.
 
 A fingerprint is two 64-bit lanes (a, b); as one number, (a << 64) | b, so that the order of
 the numbers is the order of the rows in a chunk. A root's parent is all ones. A row's
@@ -27,7 +32,6 @@ PART, BLOCK = b"KVROWS1\n", b"KVRBLK1\n"
 LABEL = 5
 _U64 = struct.Struct("<Q")
 FP = np.dtype("<u8")
-I32 = np.dtype("<i4")
 ROOT = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
@@ -38,15 +42,54 @@ def encode(magic: bytes, fps, parents, labels, rows, ctrl_col: int, ctrls: list,
     head = [magic, _U64.pack(n), _U64.pack(width), np.ascontiguousarray(fps, FP).tobytes(),
             np.ascontiguousarray(parents, FP).tobytes()]
     if magic == BLOCK:
-        head.append(np.ascontiguousarray(nths, "<u4").tobytes())
+        head.append(_narrow(np.asarray(nths).reshape(n, 1)))
     table = "\n".join(ctrls).encode()
-    return b"".join(head + [np.ascontiguousarray(labels, I32).tobytes(), np.ascontiguousarray(rows, I32).tobytes(),
-                            _U64.pack(len(table)), table])
+    return b"".join(head + [_narrow(labels), _narrow(rows), _U64.pack(len(table)), table])
+
+
+_WIDTHS = ((1, np.dtype("i1")), (2, np.dtype("<i2")), (4, np.dtype("<i4")))
+
+
+def _narrow(m) -> bytes:
+    """An (n, c) matrix of int32 values, each column in the fewest bytes its values need."""
+    m = np.asarray(m)
+    if len(m):
+        lo, hi = m.min(axis=0).astype(np.int64), m.max(axis=0).astype(np.int64)
+        kinds = np.where((lo >= -128) & (hi <= 127), 1, np.where((lo >= -32768) & (hi <= 32767), 2, 4))
+    else:
+        kinds = np.ones(m.shape[1], dtype=np.int64)
+    out = [kinds.astype(np.uint8).tobytes()]
+    for k, dtype in _WIDTHS:
+        cols = np.flatnonzero(kinds == k)
+        if len(cols):
+            out.append(np.ascontiguousarray(m[:, cols], dtype).tobytes())
+    return b"".join(out)
+
+
+def _widen(data: bytes, at: int, n: int, c: int) -> tuple:
+    """(the (n, c) int32 matrix _narrow wrote at `at`, where the bytes after it start)."""
+    if at + c > len(data):
+        raise BadData("a record cut short")
+    kinds = np.frombuffer(data, np.uint8, c, at)
+    if not np.isin(kinds, (1, 2, 4)).all():
+        raise BadData("a record's column widths are not 1, 2 or 4")
+    at += c
+    out = np.empty((n, c), dtype=np.int32)
+    for k, dtype in _WIDTHS:
+        cols = np.flatnonzero(kinds == k)
+        if not len(cols):
+            continue
+        size = n * len(cols) * k
+        if at + size > len(data):
+            raise BadData("a record cut short")
+        out[:, cols] = np.frombuffer(data, dtype, n * len(cols), at).reshape(n, len(cols))
+        at += size
+    return out, at
 
 
 class Rows:
-    """A chunk or block read back (views into its bytes, nothing copied); BadData if the bytes
-    are not one whole record of `width`-wide rows."""
+    """A chunk or block read back; BadData if the bytes are not one whole record of
+    `width`-wide rows whose controller indices name its table."""
 
     def __init__(self, data: bytes, magic: bytes, width: Optional[int] = None, ctrl_col: Optional[int] = None):
         data = bytes(data)
@@ -57,22 +100,23 @@ class Rows:
         if width is not None and w != width:
             raise BadData(f"a record of rows {w} wide, not this config's {width}")
         at += 16
-        sizes = [16 * n, 16 * n] + ([4 * n] if magic == BLOCK else []) + [4 * LABEL * n, 4 * w * n]
-        if at + sum(sizes) + 8 > len(data):
+        if at + 32 * n > len(data):
             raise BadData("a record cut short")
-        cols = []
-        for size in sizes:
-            cols.append(memoryview(data)[at:at + size])
-            at += size
+        self.n, self.width = n, w
+        self.fps = np.frombuffer(data, FP, 2 * n, at).reshape(n, 2)
+        self.parents = np.frombuffer(data, FP, 2 * n, at + 16 * n).reshape(n, 2)
+        at += 32 * n
+        self.nths = None
+        if magic == BLOCK:
+            nths, at = _widen(data, at, n, 1)
+            self.nths = nths[:, 0]
+        self.labels, at = _widen(data, at, n, LABEL)
+        self.rows, at = _widen(data, at, n, w)
+        if at + 8 > len(data):
+            raise BadData("a record cut short")
         (size,) = _U64.unpack_from(data, at)
         if at + 8 + size != len(data):
             raise BadData("a record's controller table is torn")
-        self.n, self.width, self.data = n, w, data
-        self.fps = np.frombuffer(cols[0], FP).reshape(n, 2)
-        self.parents = np.frombuffer(cols[1], FP).reshape(n, 2)
-        self.nths = np.frombuffer(cols[2], "<u4") if magic == BLOCK else None
-        self.labels = np.frombuffer(cols[-2], I32).reshape(n, LABEL)
-        self.rows = np.frombuffer(cols[-1], I32).reshape(n, w)
         try:
             self.ctrls = data[at + 8:].decode().split("\n") if size else []
         except UnicodeDecodeError:
