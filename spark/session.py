@@ -88,7 +88,7 @@ def make_session(master: str = "local[*]", partitions: Optional[int] = None,
     builder = SparkSession.builder if under_spark_submit() else SparkSession.builder.master(master)
     builder = (builder.appName(app)
                .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.ui.enabled", os.environ.get("KV_SPARK_UI", "false"))
+               .config("spark.ui.enabled", "false")
                .config("spark.sql.ansi.enabled", "false")
                .config("spark.python.worker.reuse", "true")
                .config("spark.driver.extraJavaOptions", f"-Dlog4j2.level=ERROR {JVM_OPTIONS}")
