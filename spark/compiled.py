@@ -148,14 +148,54 @@ def best_parents(fp, pa, pb, nth, slots, keep):
 
 
 @njit(cache=True, _nrt=False)
-def drop_seen(fp, keep, run):
-    """keep[i] := False where the sorted visited run holds fp[i]."""
+def first_violations(rows, lay, facts, check, first):
+    """first[s] := the first row violating state property s (rows sorted by fingerprint)."""
+    for i in range(len(rows)):
+        bad = state_violations(rows[i], lay, facts, check)
+        s = 0
+        while bad:
+            if bad & 1 and first[s] < 0:
+                first[s] = i
+            bad >>= 1
+            s += 1
+
+
+@njit(cache=True, _nrt=False)
+def widen_into(m, cols, sel, out):
+    """out[r, cols[j]] := m[sel[r], j]: a narrowed column group's rows `sel`, back in place."""
+    for r in range(len(sel)):
+        i = sel[r]
+        for j in range(len(cols)):
+            out[r, cols[j]] = m[i, j]
+
+
+@njit(cache=True, _nrt=False)
+def narrow_into(rows, cols, out):
+    """out[i, j] := rows[i, cols[j]] (out of the narrower type: the values fit, _narrow chose it)."""
+    for i in range(len(rows)):
+        for j in range(len(cols)):
+            out[i, j] = rows[i, cols[j]]
+
+
+@njit(cache=True, _nrt=False)
+def drop_seen_sorted(fp, order, keep, run):
+    """drop_seen for candidates visited in fingerprint order (`order`): each look-up starts
+    where the last ended, so the run is read front to back once."""
     n = len(run)
-    for i in range(len(fp)):
+    lo = 0
+    for r in range(len(order)):
+        i = order[r]
         if not keep[i]:
             continue
         a, b = fp[i, 0], fp[i, 1]
-        lo, hi = 0, n
+        step = 1
+        hi = lo
+        while hi < n and (run[hi, 0] < a or (run[hi, 0] == a and run[hi, 1] < b)):
+            lo = hi + 1
+            hi = lo + step
+            step *= 2
+        if hi > n:
+            hi = n
         while lo < hi:
             mid = (lo + hi) // 2
             if run[mid, 0] < a or (run[mid, 0] == a and run[mid, 1] < b):
@@ -167,13 +207,22 @@ def drop_seen(fp, keep, run):
 
 
 @njit(cache=True, _nrt=False)
-def first_violations(rows, lay, facts, check, first):
-    """first[s] := the first row violating state property s (rows sorted by fingerprint)."""
-    for i in range(len(rows)):
-        bad = state_violations(rows[i], lay, facts, check)
-        s = 0
-        while bad:
-            if bad & 1 and first[s] < 0:
-                first[s] = i
-            bad >>= 1
-            s += 1
+def merge_runs(x, y, out):
+    """out := the sorted runs x and y merged (fingerprints sorted by (a, b))."""
+    i = j = k = 0
+    while i < len(x) and j < len(y):
+        if x[i, 0] < y[j, 0] or (x[i, 0] == y[j, 0] and x[i, 1] <= y[j, 1]):
+            out[k, 0], out[k, 1] = x[i, 0], x[i, 1]
+            i += 1
+        else:
+            out[k, 0], out[k, 1] = y[j, 0], y[j, 1]
+            j += 1
+        k += 1
+    while i < len(x):
+        out[k, 0], out[k, 1] = x[i, 0], x[i, 1]
+        i += 1
+        k += 1
+    while j < len(y):
+        out[k, 0], out[k, 1] = y[j, 0], y[j, 1]
+        j += 1
+        k += 1

@@ -52,6 +52,7 @@ class _Run:
         self.held: dict[int, list] = {}       # level -> per owner its chunks, for levels made on the driver
         self.held_visited: Optional[list] = None   # per owner its fingerprints, while every level is held
         self.visited: list = []                # owner-aligned RDDs of ("F", fingerprints), once on Spark
+        self.sizes: list = []                  # the states each of them holds
         self.cached: Optional[tuple] = None    # (level, its owners' output still in Spark's cache)
         self.roots: dict[int, tuple] = job.roots(model)
 
@@ -149,6 +150,7 @@ class _Run:
         job = self.job
         visited = stored.map(lambda kv: job.visited_of(kv[0], kv[1])).partitionBy(n, owner_of)
         self.visited = [visited.persist(_storage(sc))]
+        self.sizes = [sum(m["states"] for m in self.metas)]
         visited.count()
 
     # ------------------------------------------------------------ levels
@@ -242,6 +244,7 @@ class _Run:
         if not self.visited:             # every level so far was made on the driver
             pairs = [(p, ("F", b)) for p, blobs in enumerate(self.held_visited) for b in blobs]
             self.visited = [sc.parallelize(pairs, n).partitionBy(n, owner_of).persist(keep)]
+            self.sizes = [sum(m["states"] for m in self.metas[:level + 1])]
             self.held_visited = None
         if level in self.held:
             frontier = sc.parallelize([kv for chunks in self.held[level] for kv in chunks], n)
@@ -269,7 +272,26 @@ class _Run:
             unpersist(self.cached[1])
         self.cached = (level + 1, owned)
         self.visited.append(heads)
+        self.sizes.append(sum(c[1] for m in metas for c in m[0]))
+        self._compact()
         return metas
+
+    def _compact(self) -> None:
+        """Merge the newest visited runs while the newer holds at least half the older's states,
+        so an owner reads a few runs a level, not one per level (runs halve in size from the
+        oldest; each state is merged about log2(levels) times). Only runs the path can merge."""
+        merge, keep = self.job.merge, _storage(self.spark.sparkContext)
+        while merge is not None and len(self.visited) >= 2 and 2 * self.sizes[-1] >= self.sizes[-2]:
+            older, newer = self.visited[-2], self.visited[-1]
+            both = older.union(newer)
+            if both.getNumPartitions() != self.job.partitions:     # not aligned: left as they are
+                return
+            merged = both.mapPartitions(merge, preservesPartitioning=True).persist(keep)
+            merged.count()
+            unpersist(older)
+            unpersist(newer)
+            self.visited[-2:] = [merged]
+            self.sizes[-2:] = [self.sizes[-2] + self.sizes[-1]]
 
     def _on_driver(self, found: frozenset, level: int) -> list:
         """The same stages in this process, for a small level."""

@@ -75,6 +75,10 @@ class KernelJob:
     def link(self, chunks: list, fp: int) -> tuple:
         return find_link(self, chunks, fp)
 
+    def merge(self, items):
+        """An owner's visited runs ("F" entries) as one sorted run (explore.py's compaction)."""
+        return merge(items)
+
     def visited_of(self, key: str, data: bytes) -> tuple:
         """A stored chunk as its owner's visited-set entry (a resumed run rebuilds the set so)."""
         return owner_of_key(key), ("F", R.visited_blob(R.Rows(data, R.PART).fps))
@@ -130,7 +134,7 @@ class _Side:
 
     def rows_of(self, rec: R.Rows, sel=None) -> np.ndarray:
         """A record's rows (or those at `sel`) with this process's controller ids."""
-        rows = rec.rows if sel is None else rec.rows[sel]
+        rows = rec.rows if sel is None else rec.rows_at(sel)
         if len(rows):
             rows[:, self.ctrl] = self.local(rec.ctrls)[rows[:, self.ctrl]]
         return rows
@@ -156,6 +160,19 @@ def _side(job: KernelJob) -> _Side:
         _SIDES.clear()                   # one run at a time per worker: an old run's tables go
         side = _SIDES[job.token] = _Side(job)
     return side
+
+
+def merge(items):
+    part, run = None, np.zeros((0, 2), dtype=np.uint64)
+    for key, value in items:
+        if value[0] != "F":
+            continue
+        part, more = key, R.visited_of_blob(value[1])
+        out = np.empty((len(run) + len(more), 2), dtype=np.uint64)
+        X.merge_runs(run, more, out)
+        run = out
+    if part is not None:
+        yield part, ("F", run.tobytes())
 
 
 def _mask(names, slots, found) -> int:
@@ -262,16 +279,19 @@ def own(job: KernelJob, found: frozenset, part: int, items):
     keep = np.zeros(len(fp), dtype=np.bool_)
     X.best_parents(fp, np.ascontiguousarray(parents[:, 0]), np.ascontiguousarray(parents[:, 1]), nths,
                    _slots(len(fp)), keep)
-    for run in runs:
-        X.drop_seen(fp, keep, run)
     kept = np.flatnonzero(keep)
     kept = kept[np.lexsort((fp[kept, 1], fp[kept, 0]))]       # the next level's order: by fingerprint
+    for run in runs:
+        X.drop_seen_sorted(fp, kept, keep, run)
+    kept = kept[keep[kept]]
     starts = np.cumsum([0] + [b.n for b in blocks])
     which = np.searchsorted(starts, kept, side="right") - 1
     rows = np.empty((len(kept), side.width), dtype=np.int32)
     labels = np.concatenate([b.labels for b in blocks])[kept]
+    by_block = np.argsort(which, kind="stable")
+    bounds = np.searchsorted(which[by_block], np.arange(len(blocks) + 1))
     for b, block in enumerate(blocks):
-        at = np.flatnonzero(which == b)
+        at = by_block[bounds[b]:bounds[b + 1]]
         if len(at):
             rows[at] = side.rows_of(block, kept[at] - starts[b])
     taken = np.bincount(labels[:, 0], minlength=len(job.model_type.action_names)) if len(kept) else []

@@ -52,7 +52,8 @@ _WIDTHS = ((1, np.dtype("i1")), (2, np.dtype("<i2")), (4, np.dtype("<i4")))
 
 def _narrow(m) -> bytes:
     """An (n, c) matrix of int32 values, each column in the fewest bytes its values need."""
-    m = np.asarray(m)
+    from spark.compiled import narrow_into
+    m = np.ascontiguousarray(m, np.int32)
     if len(m):
         lo, hi = m.min(axis=0).astype(np.int64), m.max(axis=0).astype(np.int64)
         kinds = np.where((lo >= -128) & (hi <= 127), 1, np.where((lo >= -32768) & (hi <= 32767), 2, 4))
@@ -62,29 +63,45 @@ def _narrow(m) -> bytes:
     for k, dtype in _WIDTHS:
         cols = np.flatnonzero(kinds == k)
         if len(cols):
-            out.append(np.ascontiguousarray(m[:, cols], dtype).tobytes())
+            part = np.empty((len(m), len(cols)), dtype)
+            narrow_into(m, cols, part)
+            out.append(part.tobytes())
     return b"".join(out)
 
 
-def _widen(data: bytes, at: int, n: int, c: int) -> tuple:
-    """(the (n, c) int32 matrix _narrow wrote at `at`, where the bytes after it start)."""
-    if at + c > len(data):
-        raise BadData("a record cut short")
-    kinds = np.frombuffer(data, np.uint8, c, at)
-    if not np.isin(kinds, (1, 2, 4)).all():
-        raise BadData("a record's column widths are not 1, 2 or 4")
-    at += c
-    out = np.empty((n, c), dtype=np.int32)
-    for k, dtype in _WIDTHS:
-        cols = np.flatnonzero(kinds == k)
-        if not len(cols):
-            continue
-        size = n * len(cols) * k
-        if at + size > len(data):
+class _Narrow:
+    """An (n, c) matrix as _narrow wrote it, read back a row selection at a time."""
+
+    def __init__(self, data: bytes, at: int, n: int, c: int):
+        if at + c > len(data):
             raise BadData("a record cut short")
-        out[:, cols] = np.frombuffer(data, dtype, n * len(cols), at).reshape(n, len(cols))
-        at += size
-    return out, at
+        kinds = np.frombuffer(data, np.uint8, c, at)
+        if not np.isin(kinds, (1, 2, 4)).all():
+            raise BadData("a record's column widths are not 1, 2 or 4")
+        at += c
+        self.n, self.c, self.parts = n, c, []
+        for k, dtype in _WIDTHS:
+            cols = np.flatnonzero(kinds == k)
+            if not len(cols):
+                continue
+            size = n * len(cols) * k
+            if at + size > len(data):
+                raise BadData("a record cut short")
+            self.parts.append((np.frombuffer(data, dtype, n * len(cols), at).reshape(n, len(cols)), cols))
+            at += size
+        self.end = at
+
+    def at(self, sel) -> np.ndarray:
+        """The rows `sel` (positions), as int32."""
+        from spark.compiled import widen_into
+        sel = np.asarray(sel, dtype=np.int64)
+        out = np.empty((len(sel), self.c), dtype=np.int32)
+        for m, cols in self.parts:
+            widen_into(m, cols, sel, out)
+        return out
+
+    def all(self) -> np.ndarray:
+        return self.at(np.arange(self.n))
 
 
 class Rows:
@@ -108,10 +125,12 @@ class Rows:
         at += 32 * n
         self.nths = None
         if magic == BLOCK:
-            nths, at = _widen(data, at, n, 1)
-            self.nths = nths[:, 0]
-        self.labels, at = _widen(data, at, n, LABEL)
-        self.rows, at = _widen(data, at, n, w)
+            nths = _Narrow(data, at, n, 1)
+            self.nths, at = nths.all()[:, 0], nths.end
+        labels = _Narrow(data, at, n, LABEL)
+        self.labels = labels.all()
+        self._rows = _Narrow(data, labels.end, n, w)
+        at = self._rows.end
         if at + 8 > len(data):
             raise BadData("a record cut short")
         (size,) = _U64.unpack_from(data, at)
@@ -122,9 +141,18 @@ class Rows:
         except UnicodeDecodeError:
             raise BadData("a record's controller table is not text") from None
         if ctrl_col is not None and n:
-            col = self.rows[:, ctrl_col]
-            if int(col.min()) < 0 or int(col.max()) >= len(self.ctrls):
-                raise BadData("a record's controller indices are out of range")
+            for m, cols in self._rows.parts:
+                if ctrl_col in cols:
+                    col = m[:, int(np.flatnonzero(cols == ctrl_col)[0])]
+                    if int(col.min()) < 0 or int(col.max()) >= len(self.ctrls):
+                        raise BadData("a record's controller indices are out of range")
+
+    @property
+    def rows(self) -> np.ndarray:
+        return self._rows.all()
+
+    def rows_at(self, sel) -> np.ndarray:
+        return self._rows.at(sel)
 
 
 def as_int(a, b) -> int:

@@ -74,6 +74,8 @@ class Job:
     def visited_of(self, key: str, data: bytes) -> tuple:
         return visited_of(key, data)
 
+    merge = None        # its visited runs are not compacted (spark/explore.py)
+
 
 # ---------------------------------------------------------------- chunks
 
