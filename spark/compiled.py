@@ -226,3 +226,51 @@ def merge_runs(x, y, out):
         out[k, 0], out[k, 1] = y[j, 0], y[j, 1]
         j += 1
         k += 1
+
+
+@njit(cache=True, _nrt=False)
+def _less(fp, i, j):
+    return fp[i, 0] < fp[j, 0] or (fp[i, 0] == fp[j, 0] and fp[i, 1] < fp[j, 1])
+
+
+@njit(cache=True, _nrt=False)
+def sort_by_fp(fp, idx, out, counts, shift):
+    """out := idx in the order of fp[idx] (a, then b). Fingerprints are uniform, so a counting
+    sort on a's top bits (len(counts) - 1 == 2 ** (64 - shift) buckets, counts zeroed) leaves a
+    few per bucket, then insertion-sorted: linear, where a comparison sort of 128-bit keys was
+    most of an owner's time."""
+    sh = np.uint64(shift)
+    for r in range(len(idx)):
+        counts[np.int64(fp[idx[r], 0] >> sh) + 1] += 1
+    for k in range(1, len(counts)):
+        counts[k] += counts[k - 1]
+    for r in range(len(idx)):
+        k = np.int64(fp[idx[r], 0] >> sh)
+        out[counts[k]] = idx[r]
+        counts[k] += 1
+    start = 0
+    for k in range(len(counts) - 1):
+        end = counts[k]
+        for x in range(start + 1, end):
+            v = out[x]
+            y = x - 1
+            while y >= start and _less(fp, v, out[y]):
+                out[y + 1] = out[y]
+                y -= 1
+            out[y + 1] = v
+        start = end
+
+
+@njit(cache=True, _nrt=False)
+def column_bounds(m, lo, hi):
+    """lo[j], hi[j] := the least and greatest of column j (m not empty)."""
+    for j in range(m.shape[1]):
+        lo[j] = m[0, j]
+        hi[j] = m[0, j]
+    for i in range(1, len(m)):
+        for j in range(m.shape[1]):
+            v = m[i, j]
+            if v < lo[j]:
+                lo[j] = v
+            elif v > hi[j]:
+                hi[j] = v

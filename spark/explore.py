@@ -262,13 +262,13 @@ class _Run:
         # kept for its heads and as the next level's frontier (the store is read only on resume)
         owned = owned.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            self.levels.write(level + 1, owned.filter(_is_chunk).map(_chunk))
+            self.levels.write(level + 1, owned.filter(_is_chunk).map(_chunk), source=owned)
             heads = owned.mapPartitions(_heads, preservesPartitioning=True).persist(keep)
             metas = [v[1] for _, v in heads.collect() if v[0] == "M"]
         except BaseException:
             unpersist(owned)
             raise
-        if self.cached is not None:
+        if self.cached is not None and not getattr(self.levels, "keeps_source", False):
             unpersist(self.cached[1])
         self.cached = (level + 1, owned)
         self.visited.append(heads)

@@ -231,22 +231,28 @@ def _least(events: dict, name: str, key: tuple) -> None:
         events[name] = key
 
 
+def _by_fp(fp, idx) -> np.ndarray:
+    """idx in the order of fp[idx]."""
+    bits = max(1, min(24, (len(idx) // 4).bit_length()))
+    out = np.empty(len(idx), dtype=np.int64)
+    X.sort_by_fp(fp, idx.astype(np.int64), out, np.zeros((1 << bits) + 1, dtype=np.int64), 64 - bits)
+    return out
+
+
 def _slots(n: int) -> np.ndarray:
     return np.zeros(1 << max(4, (2 * n - 1).bit_length()), dtype=np.int64)
 
 
 def _ship(job, side: _Side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n: int):
-    """The batch's successors, the best parent of each, as one block per owner."""
+    """The batch's successors as one block per owner (the owners choose each state's parent:
+    a task meets too few of a state's parents for a choice here to save much)."""
     if not n:
         return
     fp, nth = o_fp[:n], o_nth[:n]
     parents = fps[o_parent[:n]]
-    keep = np.zeros(n, dtype=np.bool_)
-    X.best_parents(fp, np.ascontiguousarray(parents[:, 0]), np.ascontiguousarray(parents[:, 1]), nth, _slots(n), keep)
-    kept = np.flatnonzero(keep)
-    owners = (fp[kept, 1] % np.uint64(job.partitions)).astype(np.int64)
-    order = kept[np.argsort(owners, kind="stable")]
-    bounds = np.searchsorted(np.sort(owners), np.arange(job.partitions + 1))
+    owners = (fp[:, 1] % np.uint64(job.partitions)).astype(np.int64)
+    order = np.argsort(owners, kind="stable")
+    bounds = np.searchsorted(owners[order], np.arange(job.partitions + 1))
     for owner in range(job.partitions):
         sel = order[bounds[owner]:bounds[owner + 1]]
         if len(sel):
@@ -279,8 +285,7 @@ def own(job: KernelJob, found: frozenset, part: int, items):
     keep = np.zeros(len(fp), dtype=np.bool_)
     X.best_parents(fp, np.ascontiguousarray(parents[:, 0]), np.ascontiguousarray(parents[:, 1]), nths,
                    _slots(len(fp)), keep)
-    kept = np.flatnonzero(keep)
-    kept = kept[np.lexsort((fp[kept, 1], fp[kept, 0]))]       # the next level's order: by fingerprint
+    kept = _by_fp(fp, np.flatnonzero(keep))        # the next level's order: by fingerprint
     for run in runs:
         X.drop_seen_sorted(fp, kept, keep, run)
     kept = kept[keep[kept]]

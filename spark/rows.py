@@ -52,10 +52,11 @@ _WIDTHS = ((1, np.dtype("i1")), (2, np.dtype("<i2")), (4, np.dtype("<i4")))
 
 def _narrow(m) -> bytes:
     """An (n, c) matrix of int32 values, each column in the fewest bytes its values need."""
-    from spark.compiled import narrow_into
+    from spark.compiled import column_bounds, narrow_into
     m = np.ascontiguousarray(m, np.int32)
     if len(m):
-        lo, hi = m.min(axis=0).astype(np.int64), m.max(axis=0).astype(np.int64)
+        lo, hi = np.empty(m.shape[1], dtype=np.int64), np.empty(m.shape[1], dtype=np.int64)
+        column_bounds(m, lo, hi)
         kinds = np.where((lo >= -128) & (hi <= 127), 1, np.where((lo >= -32768) & (hi <= 32767), 2, 4))
     else:
         kinds = np.ones(m.shape[1], dtype=np.int64)

@@ -65,7 +65,7 @@ class HadoopLevels:
         name = level_dir(level) + (f"/part-{owner:05d}" if owner is not None else "")
         return self.fs.child_url(name)
 
-    def write(self, level: int, rdd) -> None:
+    def write(self, level: int, rdd, source=None) -> None:
         """Partition i of `rdd` (key, chunk bytes) holds owner i's chunks: file part-0000i."""
         self.fs.remove(level_dir(level))
         rdd.saveAsHadoopFile(self.url(level), SEQUENCE_FILE, keyClass=TEXT, valueClass=BYTES)
@@ -170,13 +170,20 @@ class SparkLevels:
     def __init__(self, spark, partitions: int):
         self.sc, self.n = spark.sparkContext, partitions
         self.levels: dict[int, Any] = {}
+        self.sources: dict[int, Any] = {}      # what each level's RDD is read from (persisted)
 
-    def write(self, level: int, rdd) -> None:
+    keeps_source = True      # explore.py leaves the RDD a level is read from persisted: it is the level
+
+    def write(self, level: int, rdd, source=None) -> None:
+        """`rdd` read from `source`, an RDD already persisted (its chunks are the level: a
+        second copy cost as much as the level's own stage); without one, `rdd` persisted."""
         from pyspark import StorageLevel
         self.drop_from(level)
-        rdd = rdd.persist(StorageLevel.DISK_ONLY)
-        rdd.count()
+        if source is None:
+            rdd = rdd.persist(StorageLevel.DISK_ONLY)
+            rdd.count()
         self.levels[level] = rdd
+        self.sources[level] = source if source is not None else rdd
 
     def write_local(self, level: int, per_owner: list) -> None:
         """A level the driver made stays on the driver (spark/explore.py holds it)."""
@@ -190,7 +197,8 @@ class SparkLevels:
 
     def drop_from(self, level: int) -> None:
         for k in [k for k in self.levels if k >= level]:
-            unpersist(self.levels.pop(k))
+            self.levels.pop(k)
+            unpersist(self.sources.pop(k))
 
     def close(self) -> None:
         self.drop_from(0)
