@@ -34,19 +34,26 @@ VARIANTS = [pytest.param(p, None, id=p) for p in ("kafka", "kip-966", "pre-kip-9
     [pytest.param("kafka", m, id=m, marks=() if m in CI_MUTANTS else pytest.mark.nightly) for m in MUTANTS]
 
 
+# Both executor paths: per-state Python objects (symmetry on: only they reduce it) and the
+# compiled kernel over chunks of rows (spark/kernel_tasks.py; symmetry off, against bfs off too)
+PATHS = [pytest.param(True, id="python"), pytest.param(False, id="kernel")]
+
+
 def small(preset="kafka", mutant=None, rf=2, **bounds):
     return make_config(preset, mutant=mutant, replicas=list(range(1, rf + 1)), bounds={**SMALL, **bounds})
 
 
-def local(cfg, max_depth=None):
-    return bfs.run(Model(cfg), I.REGISTRY, Settings(limits=Limits(max_depth=max_depth),
-                                                    options=Options(keep_going=True)))
+def local(cfg, max_depth=None, symmetry=True):
+    return bfs.run(Model(cfg, symmetry=symmetry), I.REGISTRY, Settings(limits=Limits(max_depth=max_depth),
+                                                                       options=Options(keep_going=True)))
 
 
-def on_spark(session, cfg, limits=Limits(), **knobs):
-    """spark-check's engine as the command line runs it (every violation kept), on `session`."""
-    return SE.run(Model(cfg), I.REGISTRY, Settings(limits=limits, options=Options(keep_going=True),
-                                                   knobs=SE.Knobs(session=session, **knobs)))
+def on_spark(session, cfg, limits=Limits(), symmetry=True, **knobs):
+    """spark-check's engine as the command line runs it (every violation kept), on `session`:
+    with symmetry on the Python executors, off the kernel's."""
+    knobs = dict(knobs, tasks="python" if symmetry else "kernel")
+    return SE.run(Model(cfg, symmetry=symmetry), I.REGISTRY,
+                  Settings(limits=limits, options=Options(keep_going=True), knobs=SE.Knobs(session=session, **knobs)))
 
 
 def same(a, b) -> None:
@@ -56,11 +63,12 @@ def same(a, b) -> None:
     assert {n: len(t) for n, t in a.counterexamples.items()} == {n: len(t) for n, t in b.counterexamples.items()}
 
 
+@pytest.mark.parametrize("symmetry", PATHS)
 @pytest.mark.parametrize("preset,mutant", VARIANTS)
-def test_spark_check_finds_what_check_finds(spark_session, preset, mutant):
+def test_spark_check_finds_what_check_finds(spark_session, preset, mutant, symmetry):
     cfg = small(preset, mutant)
-    want = local(cfg, DEPTH)
-    got = on_spark(spark_session, cfg, Limits(max_depth=DEPTH), partitions=2, driver_levels=0)
+    want = local(cfg, DEPTH, symmetry)
+    got = on_spark(spark_session, cfg, Limits(max_depth=DEPTH), symmetry, partitions=2, driver_levels=0)
     same(got, want)
     for name, trace in got.counterexamples.items():     # a real run of the model, breaking that invariant
         inv = I.BY_NAME.get(name)
@@ -68,15 +76,17 @@ def test_spark_check_finds_what_check_finds(spark_session, preset, mutant):
             assert not inv.check(trace.config, trace.final)
 
 
-def test_a_complete_run_matches_to_the_last_level(spark_session):
+@pytest.mark.parametrize("symmetry", PATHS)
+def test_a_complete_run_matches_to_the_last_level(spark_session, symmetry):
     """Levels of fewer than 40 states on the driver, the others on Spark: both in one run."""
     cfg = small(records=1, fences=1, lossy_crashes=0)
-    same(on_spark(spark_session, cfg, partitions=3, driver_levels=40), local(cfg))
+    same(on_spark(spark_session, cfg, Limits(), symmetry, partitions=3, driver_levels=40), local(cfg, None, symmetry))
 
 
-def test_spark_traces_are_the_same_run_after_run_and_with_any_partition_count(spark_session):
+@pytest.mark.parametrize("symmetry", PATHS)
+def test_spark_traces_are_the_same_run_after_run_and_with_any_partition_count(spark_session, symmetry):
     cfg = small("pre-kip-966")
-    a, b = (on_spark(spark_session, cfg, Limits(max_depth=5), partitions=n, driver_levels=d)
+    a, b = (on_spark(spark_session, cfg, Limits(max_depth=5), symmetry, partitions=n, driver_levels=d)
             for n, d in ((2, 0), (3, 10**9)))     # on Spark, on the driver
     assert a.counterexamples and {n: t.steps for n, t in a.counterexamples.items()} == \
            {n: t.steps for n, t in b.counterexamples.items()}
@@ -97,24 +107,26 @@ def part(path, level, owner):
     return path / "levels" / f"{level:05d}" / f"part-{owner:05d}"
 
 
-def test_a_corrupted_or_partial_level_is_recomputed_not_trusted(spark_session, tmp_path):
+@pytest.mark.parametrize("symmetry", PATHS)
+def test_a_corrupted_or_partial_level_is_recomputed_not_trusted(spark_session, tmp_path, symmetry):
     cfg = small()
     limits = Limits(max_depth=9)
-    want = local(cfg, 9)
+    want = local(cfg, 9, symmetry)
     store = checkpoint(spark_session, tmp_path / "ck", cfg)
-    on_spark(spark_session, cfg, limits, store=store, partitions=2, driver_levels=0)
+    on_spark(spark_session, cfg, limits, symmetry, store=store, partitions=2, driver_levels=0)
     # corrupt level 5 (garbage in a part file) and make level 7 partial (a part missing)
     part(tmp_path / "ck", 5, 0).write_bytes(b"not a part" * 10)
     part(tmp_path / "ck", 7, 1).unlink()
     store = checkpoint(spark_session, tmp_path / "ck", cfg, resume=True)
     redone = []
-    got = on_spark(spark_session, cfg, limits, store=store, resume=True, partitions=2,
+    got = on_spark(spark_session, cfg, limits, symmetry, store=store, resume=True, partitions=2,
                    on_level=redone.append, driver_levels=0)
     assert redone == [5, 6, 7, 8, 9]
     same(got, want)
 
 
-def test_a_planted_pickle_as_a_level_runs_nothing_and_the_level_is_recomputed(spark_session, tmp_path):
+@pytest.mark.parametrize("symmetry", PATHS)
+def test_a_planted_pickle_as_a_level_runs_nothing_and_the_level_is_recomputed(spark_session, tmp_path, symmetry):
     """A co-tenant's pickle in place of a level's part file (and its manifest entry re-signed
     with the user's key): read back as data, it is not a level; it is recomputed, nothing runs."""
     import pickle
@@ -126,9 +138,9 @@ def test_a_planted_pickle_as_a_level_runs_nothing_and_the_level_is_recomputed(sp
             return os.system, (f"touch {tmp_path / 'ran'}",)
     cfg = small()
     limits = Limits(max_depth=7)
-    want = local(cfg, 7)
+    want = local(cfg, 7, symmetry)
     store = checkpoint(spark_session, tmp_path / "ck", cfg)
-    on_spark(spark_session, cfg, limits, store=store, partitions=2, driver_levels=0)
+    on_spark(spark_session, cfg, limits, symmetry, store=store, partitions=2, driver_levels=0)
     payload = pickle.dumps(Payload())
     part(tmp_path / "ck", 5, 0).write_bytes(payload)
     manifest = json.loads((tmp_path / "ck" / "manifest.json").read_text())
@@ -141,22 +153,24 @@ def test_a_planted_pickle_as_a_level_runs_nothing_and_the_level_is_recomputed(sp
     (tmp_path / "ck" / "manifest.json").write_text(json.dumps(manifest))
     store = checkpoint(spark_session, tmp_path / "ck", cfg, resume=True)
     redone = []
-    got = on_spark(spark_session, cfg, limits, store=store, resume=True, partitions=2,
+    got = on_spark(spark_session, cfg, limits, symmetry, store=store, resume=True, partitions=2,
                    on_level=redone.append, driver_levels=0)
     assert not (tmp_path / "ran").exists()
     assert redone == [5, 6, 7]
     same(got, want)
 
 
-def test_resume_of_a_finished_run_recomputes_only_its_empty_last_level(spark_session, tmp_path):
+@pytest.mark.parametrize("symmetry", PATHS)
+def test_resume_of_a_finished_run_recomputes_only_its_empty_last_level(spark_session, tmp_path, symmetry):
     """A manifest whose last level is empty says the search is over: that claim is checked by
     expanding the level before it again, never taken on trust."""
     cfg = small("pre-kip-966", records=1, fences=1, lossy_crashes=0)
     store = checkpoint(spark_session, tmp_path / "ck", cfg)
-    first = on_spark(spark_session, cfg, store=store, partitions=2)
+    first = on_spark(spark_session, cfg, Limits(), symmetry, store=store, partitions=2)
     store = checkpoint(spark_session, tmp_path / "ck", cfg, resume=True)
     redone = []
-    again = on_spark(spark_session, cfg, store=store, resume=True, partitions=2, on_level=redone.append)
+    again = on_spark(spark_session, cfg, Limits(), symmetry, store=store, resume=True, partitions=2,
+                     on_level=redone.append)
     assert redone == [len(first.states_per_level)]
     same(again, first)
 
@@ -342,6 +356,7 @@ def test_the_time_budget_cancels_the_running_level(spark_session):
     (["--partitions", "0"], "--partitions must be between 1 and 10000, got 0"),
     (["--partitions", "99999999999"], "--partitions must be between 1 and 10000"),
     (["--driver-levels", "-1"], "--driver-levels must be >= 0"),
+    (["--engine", "kernel", "--bound", "records=31"], "--engine kernel: records=31: the kernel holds at most 30"),
 ])
 def test_bad_master_or_options_are_one_line_exit_2(cli, args, needle):
     out = cli("spark-check", *args)

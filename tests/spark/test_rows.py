@@ -1,0 +1,128 @@
+"""spark-check's kernel records (spark/rows.py) and the executors' handling of them
+(spark/kernel_tasks.py), without Spark: the bytes are data, read back exactly or refused."""
+from __future__ import annotations
+
+import json
+import pickle
+
+import numpy as np
+import pytest
+
+import invariants as I
+import spark.rows as R
+from spark.kernel_tasks import KernelJob, _by_fp, _side, merge
+from specs import Model, make_config
+from verifier.core.values import BadData
+
+CFG = make_config("kafka", replicas=[1, 2, 3], bounds={"lossy_crashes": 1})
+
+
+def job() -> KernelJob:
+    return KernelJob(Model(CFG, symmetry=False), I.REGISTRY, True, 3)
+
+
+def a_level(j: KernelJob) -> list:
+    """The roots and their successors' chunks, as the driver makes level 0 and 1."""
+    roots = sorted((fp, c) for fp, (_, c) in j.roots(j.model()).items())
+    level0 = [kv for p in range(j.partitions) for kv in j.seed(p, roots)]
+    chunks = [(v[1], v[2]) for _, v in level0 if v[0] == "C"]
+    routed = [[] for _ in range(j.partitions)]
+    for owner, value in j.expand(frozenset(), chunks):
+        routed[owner].append((owner, value))
+    return [list(j.own(frozenset(), p, routed[p])) for p in range(j.partitions)]
+
+
+def test_a_chunk_reads_back_exactly_and_narrows_its_columns():
+    rng = np.random.default_rng(7)
+    n, width = 500, 9
+    rows = rng.integers(-100, 100, size=(n, width), dtype=np.int32)
+    rows[:, 3] = rng.integers(0, 40_000, size=n)          # needs 4 bytes
+    rows[:, 5] = rng.integers(-30_000, 30_000, size=n)    # needs 2
+    rows[:, 0] = rng.integers(0, 2, size=n)               # the controller column: two values
+    fps = rng.integers(0, 2**64, size=(n, 2), dtype=np.uint64)
+    parents = rng.integers(0, 2**64, size=(n, 2), dtype=np.uint64)
+    labels = rng.integers(-1, 19, size=(n, R.LABEL), dtype=np.int32)
+    data = R.encode(R.PART, fps, parents, labels, rows, 0, ['{"a":1}', '{"b":2}'])
+    rec = R.Rows(data, R.PART, width, 0)
+    assert (rec.rows == rows).all() and (rec.fps == fps).all() and (rec.parents == parents).all()
+    assert (rec.labels == labels).all() and rec.ctrls == ['{"a":1}', '{"b":2}']
+    assert (rec.rows_at([4, 2]) == rows[[4, 2]]).all()
+    assert len(data) < 16 + 32 * n + 4 * (width + R.LABEL) * n // 2      # narrower than int32 columns
+    assert R.chunk_measure(data)[:2] == [n, f"{R.fp_sum(fps):x}"]
+
+
+@pytest.mark.parametrize("damage", ["cut", "pickle", "width", "kinds", "ctrl index", "tail"])
+def test_a_torn_or_foreign_record_is_bad_data(damage):
+    rows = np.zeros((4, 6), dtype=np.int32)
+    rows[:, 2] = [0, 1, 1, 0]
+    fps = np.arange(8, dtype=np.uint64).reshape(4, 2)
+    data = R.encode(R.PART, fps, fps, np.zeros((4, R.LABEL), np.int32), rows, 2, ["x", "y"])
+    width = 6
+    if damage == "cut":
+        data = data[:-20]
+    elif damage == "pickle":
+        data = pickle.dumps(object)
+    elif damage == "width":
+        width = 7
+    elif damage == "kinds":                              # the labels' width bytes follow the fingerprints
+        at = len(R.PART) + 16 + 32 * 4
+        data = data[:at] + b"\x03" + data[at + 1:]
+    elif damage == "ctrl index":
+        data = R.encode(R.PART, fps, fps, np.zeros((4, R.LABEL), np.int32), rows, 2, ["x"])
+    elif damage == "tail":
+        data = data + b"more"
+    with pytest.raises(BadData):
+        R.Rows(data, R.PART, width, 2)
+    assert damage in ("width", "ctrl index") or R.chunk_measure(data) is None
+
+
+def test_a_controller_value_not_in_its_own_form_or_not_a_controller_is_bad_data():
+    j = job()
+    assert j.roots(j.model())                             # the roots' controller value is met
+    side = _side(j)
+    text = side.texts[0]
+    assert side.local([text])[0] == 0
+    spaced = json.dumps(json.loads(text))                 # the same value, not in its canonical text
+    for bad in (spaced, "[1, 2]", "not json", json.dumps({"@": "Replica", "v": []})):
+        with pytest.raises(BadData):
+            side.local([bad])
+
+
+def test_the_kernel_stages_on_one_process_give_the_models_successors():
+    """Level 1 made by seed, expand and own (no Spark) holds the model's successors of the
+    roots, each once, with the transitions counted and each owner's chunk sorted."""
+    j = job()
+    model = j.model()
+    parts = a_level(j)
+    fps, seen = [], set()
+    for out in parts:
+        for _, v in out:
+            if v[0] == "C":
+                rec = R.Rows(v[2], R.PART, _side(j).width)
+                got = [R.as_int(*fp) for fp in rec.fps]
+                assert got == sorted(got)
+                fps += got
+                for row in _side(j).rows_of(rec):
+                    seen.add(_side(j).k.unpack(row))
+    want = {s for r in model.init_states() for _, s in model.successors(r)} - set(model.init_states())
+    assert len(fps) == len(set(fps)) == len(want)
+    assert seen == want
+
+
+def test_merged_runs_are_one_sorted_run_of_both():
+    rng = np.random.default_rng(3)
+    runs = [rng.integers(0, 2**64, size=(n, 2), dtype=np.uint64) for n in (50, 0, 31)]
+    items = [(1, ("F", R.visited_blob(r))) for r in runs] + [(1, ("M", None))]
+    (part, (tag, blob)), = list(merge(items))
+    got = R.visited_of_blob(blob)
+    both = np.concatenate(runs)
+    assert part == 1 and tag == "F"
+    assert (got == both[np.lexsort((both[:, 1], both[:, 0]))]).all()
+
+
+def test_the_owners_sort_is_the_fingerprint_order():
+    rng = np.random.default_rng(5)
+    fp = rng.integers(0, 2**64, size=(20_000, 2), dtype=np.uint64)
+    fp[::9, 0] = fp[0, 0]                                 # ties on the first lane
+    idx = rng.permutation(20_000)[:15_000]
+    assert (_by_fp(fp, idx) == idx[np.lexsort((fp[idx, 1], fp[idx, 0]))]).all()
