@@ -255,6 +255,8 @@ class _Run:
         blocks = frontier.mapPartitions(lambda it: job.expand(found, it)).partitionBy(n, owner_of)
         aligned = blocks
         for v in self.visited:
+            if v._jrdd_deserializer != blocks._jrdd_deserializer:   # union would copy the blocks through Python
+                raise RuntimeError("a visited run is not in the shuffled blocks' format")
             aligned = aligned.union(v)
         if aligned.getNumPartitions() != n:      # the union must put owner p's data in one partition
             raise RuntimeError("Spark did not align the visited set with the shuffled blocks")
@@ -263,7 +265,7 @@ class _Run:
         owned = owned.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             self.levels.write(level + 1, owned.filter(_is_chunk).map(_chunk), source=owned)
-            heads = owned.mapPartitions(_heads, preservesPartitioning=True).persist(keep)
+            heads = _as_shuffled(owned.mapPartitions(_heads, preservesPartitioning=True)).persist(keep)
             metas = [v[1] for _, v in heads.collect() if v[0] == "M"]
         except BaseException:
             unpersist(owned)
@@ -286,7 +288,7 @@ class _Run:
             both = older.union(newer)
             if both.getNumPartitions() != self.job.partitions:     # not aligned: left as they are
                 return
-            merged = both.mapPartitions(merge, preservesPartitioning=True).persist(keep)
+            merged = _as_shuffled(both.mapPartitions(merge, preservesPartitioning=True)).persist(keep)
             merged.count()
             unpersist(older)
             unpersist(newer)
@@ -352,6 +354,15 @@ def _is_chunk(kv) -> bool:
 
 def _chunk(kv):
     return kv[1][1], kv[1][2]
+
+
+def _as_shuffled(rdd):
+    """`rdd` written in the format partitionBy's output is read in (a visited run is unioned
+    with the shuffled blocks, and PySpark's union of two formats copies both through Python
+    again: a fifth of a level's time)."""
+    from pyspark.serializers import BatchedSerializer
+    rdd._jrdd_deserializer = BatchedSerializer(rdd.ctx._unbatched_serializer)
+    return rdd
 
 
 def _heads(items):
