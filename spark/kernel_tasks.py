@@ -292,13 +292,14 @@ def own(job: KernelJob, found: frozenset, part: int, items):
     starts = np.cumsum([0] + [b.n for b in blocks])
     which = np.searchsorted(starts, kept, side="right") - 1
     rows = np.empty((len(kept), side.width), dtype=np.int32)
-    labels = np.concatenate([b.labels for b in blocks])[kept]
+    labels = np.empty((len(kept), R.LABEL), dtype=np.int32)
     by_block = np.argsort(which, kind="stable")
     bounds = np.searchsorted(which[by_block], np.arange(len(blocks) + 1))
     for b, block in enumerate(blocks):
         at = by_block[bounds[b]:bounds[b + 1]]
         if len(at):
             rows[at] = side.rows_of(block, kept[at] - starts[b])
+            labels[at] = block.labels_at(kept[at] - starts[b])
     taken = np.bincount(labels[:, 0], minlength=len(job.model_type.action_names)) if len(kept) else []
     names = job.model_type.action_names
     return _level_part(job, side, part, found, fp[kept], parents[kept], labels, rows,

@@ -128,9 +128,8 @@ class Rows:
         if magic == BLOCK:
             nths = _Narrow(data, at, n, 1)
             self.nths, at = nths.all()[:, 0], nths.end
-        labels = _Narrow(data, at, n, LABEL)
-        self.labels = labels.all()
-        self._rows = _Narrow(data, labels.end, n, w)
+        self._labels = _Narrow(data, at, n, LABEL)
+        self._rows = _Narrow(data, self._labels.end, n, w)
         at = self._rows.end
         if at + 8 > len(data):
             raise BadData("a record cut short")
@@ -151,6 +150,13 @@ class Rows:
     @property
     def rows(self) -> np.ndarray:
         return self._rows.all()
+
+    @property
+    def labels(self) -> np.ndarray:
+        return self._labels.all()
+
+    def labels_at(self, sel) -> np.ndarray:
+        return self._labels.at(sel)
 
     def rows_at(self, sel) -> np.ndarray:
         return self._rows.at(sel)
