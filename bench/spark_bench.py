@@ -10,6 +10,8 @@ alone).
 
     .venv/bin/python bench/spark_bench.py --json bench/results/spark.json
     .venv/bin/python bench/spark_bench.py --only overhead          # the per-level cost alone
+    .venv/bin/python bench/spark_bench.py --only kernel            # 48 million states: check against
+                                                                   # spark-check's kernel executors
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MAIN = ["--brokers", "4", "--max-depth", "12"]                 # issue 13's measurement config
+KERNEL = ["--brokers", "4", "--bound", "records=2", "--max-depth", "18"]   # 48.3 million states (issue 40)
 TINY = ["--brokers", "2", "--bound", "lossy_crashes=0", "--bound", "isr_shrinks=1"]   # levels of a few dozen states
 
 
@@ -150,9 +153,12 @@ def visited_cost(states: int = 1_000_000) -> dict:
             "seconds": round(seconds, 3), "ns_per_visited_state": round(seconds / states * 1e9, 1)}
 
 
-def spark(args: list[str], master: str, work: Path, partitions: int | None = None, checkpoint: bool = True) -> dict:
+def spark(args: list[str], master: str, work: Path, partitions: int | None = None, checkpoint: bool = True,
+          driver_memory: str | None = None) -> dict:
     ck = Path(tempfile.mkdtemp(dir=work, prefix="ck-"))
     extra = ["--master", master] + (["--checkpoint-dir", str(ck)] if checkpoint else [])
+    if driver_memory:             # on local[N] the executors run in the driver's JVM
+        extra += ["--driver-memory", driver_memory]
     if partitions:
         extra += ["--partitions", str(partitions)]
     row = cli("spark-check", args, work / "out", extra)
@@ -167,7 +173,7 @@ def spark(args: list[str], master: str, work: Path, partitions: int | None = Non
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json")
-    ap.add_argument("--only", choices=["overhead", "visited", "main", "large"], action="append",
+    ap.add_argument("--only", choices=["overhead", "visited", "main", "large", "kernel"], action="append",
                     help="run only these parts (default: overhead, visited and main)")
     ap.add_argument("--large", default="--brokers 4",
                     help="the config of the 'large' part, as one argument (default '--brokers 4'), run by check "
@@ -202,6 +208,12 @@ def main() -> int:
                     ("spark-check local[2], checkpoint", lambda: spark(MAIN, "local[2]", work)),
                     ("spark-check namespace cluster, HDFS", lambda: _cluster(MAIN))]
             keep("main", _side_by_side(runs))
+        if "kernel" in parts:         # both with the kernel: check's threads, spark-check's executors
+            runs = [("check --workers 2", lambda: cli("check", KERNEL, work / "out", ["--workers", "2"])),
+                    ("spark-check local[2], no checkpoint",
+                     lambda: spark(KERNEL, "local[2]", work, checkpoint=False, driver_memory="6g")),
+                    ("spark-check local[2], checkpoint", lambda: spark(KERNEL, "local[2]", work, driver_memory="6g"))]
+            keep("kernel", _side_by_side(runs))
         if "large" in parts:
             runs = [("check --workers 2", lambda: cli("check", large, work / "out", ["--workers", "2"])),
                     ("spark-check local[2]", lambda: spark(large, "local[2]", work))]
