@@ -108,7 +108,7 @@ def per_level(checkpoint: Path) -> list[dict]:
     for meta in levels:
         seconds = meta["totals"]["seconds"]
         rows.append({"level": meta["level"], "new": meta["states"], "visited_before": visited,
-                     "seconds": round(seconds - before, 3)})
+                     "seconds": round(seconds - before, 3), **({"tasks": meta["tasks"]} if "tasks" in meta else {})})
         visited += meta["states"]
         before = seconds
     return rows

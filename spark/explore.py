@@ -155,8 +155,9 @@ class _Run:
 
     # ------------------------------------------------------------ levels
 
-    def _commit(self, level: int, owned: list, state_events: dict) -> dict:
-        """Record a written level in the manifest (after its chunks are in the store)."""
+    def _commit(self, level: int, owned: list, state_events: dict, tasks: Optional[dict] = None) -> dict:
+        """Record a written level in the manifest (after its chunks are in the store), with its
+        tasks' seconds (expand's sorted, own's by owner: where a level waited on one task)."""
         totals = self.totals
         for name, (fp, _, _) in sorted(state_events.items()):
             totals["found"][name] = {"level": level, "fp": f"{fp:x}", "label": "", "kind": "state"}
@@ -165,6 +166,8 @@ class _Run:
         meta = {"level": level, "states": sum(c[1] for c in chunks),
                 "checksum": f"{sum(int(c[2], 16) for c in chunks):x}", "chunks": chunks,
                 "totals": {k: (dict(v) if isinstance(v, dict) else v) for k, v in totals.items()}}
+        if tasks is not None:
+            meta["tasks"] = {"expand": sorted(tasks["expand"]), "own": tasks["own"]}
         if self.store is not None:      # the level counts once the manifest has it
             self.store.save({"partitions": self.job.partitions, "levels": self.metas + [meta]})
         self.metas.append(meta)
@@ -214,10 +217,15 @@ class _Run:
         enabled, step_events, state_events = Counter(totals["enabled"]), {}, {}
         taken = Counter(totals["taken"])
         transitions = terminal = stuck = 0
-        for _, part_taken, events, stats in owned:
+        tasks: dict = {"expand": [], "own": []}       # each task's seconds: a level's skew, on record
+        for o in owned:
+            part_taken, events, stats = o[1], o[2], o[3]
+            tasks["own"].append(o[4])
             taken.update(part_taken)
             _merge(state_events, events)
-            for (t, en, te, st), ev in stats:
+            for stat in stats:
+                (t, en, te, st), ev = stat[0], stat[1]
+                tasks["expand"].append(stat[2])
                 transitions, terminal, stuck = transitions + t, terminal + te, stuck + st
                 enabled.update(en)
                 _merge(step_events, ev)
@@ -230,7 +238,7 @@ class _Run:
         totals["transitions"] += transitions
         totals["terminal"] += terminal + stuck
         totals["enabled"], totals["taken"] = dict(enabled), dict(taken)
-        return self._commit(level + 1, [o[0] for o in owned], state_events)
+        return self._commit(level + 1, [o[0] for o in owned], state_events, tasks)
 
     def _on_spark(self, found: frozenset, level: int) -> list:
         """One Spark job: expand the level's chunks (wherever they are read), shuffle the

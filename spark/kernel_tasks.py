@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 import uuid
 
 import numpy as np
@@ -185,6 +186,7 @@ def expand(job: KernelJob, found: frozenset, records):
     """An expand task over some chunks (key, bytes) of a level: yields (owner, ("B", block))
     per owner and batch of successors, then (0, ("S", counts, events)) for the driver."""
     from specs.kernel.successors import N_ACTIONS
+    start = time.perf_counter()
     side = _side(job)
     k, width = side.k, side.width
     step_check = _mask(job.step_names, job.step_slots, found)
@@ -223,7 +225,7 @@ def expand(job: KernelJob, found: frozenset, records):
     names = job.model_type.action_names
     counts = (int(ctr[X.T_TRANSITIONS]), {names[a]: int(n) for a, n in enumerate(enabled) if n},
               int(ctr[X.T_TERMINAL]), int(ctr[X.T_STUCK]))
-    yield 0, ("S", counts, events)
+    yield 0, ("S", counts, events, round(time.perf_counter() - start, 3))
 
 
 def _least(events: dict, name: str, key: tuple) -> None:
@@ -266,6 +268,7 @@ def _ship(job, side: _Side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n: int)
 def own(job: KernelJob, found: frozenset, part: int, items):
     """Own task `part`: from the blocks sent to it and its visited runs (("F", bytes) entries),
     the states it owns in the next level, as spark/tasks.own yields them."""
+    start = time.perf_counter()
     side = _side(job)
     blocks, stats, runs = [], [], []
     for _, value in items:
@@ -278,7 +281,8 @@ def own(job: KernelJob, found: frozenset, part: int, items):
             blocks.append(side.read(value[1], R.BLOCK))
     if not blocks:
         return _level_part(job, side, part, found, np.zeros((0, 2), np.uint64), np.zeros((0, 2), np.uint64),
-                           np.zeros((0, R.LABEL), np.int32), np.zeros((0, side.width), np.int32), {}, stats)
+                           np.zeros((0, R.LABEL), np.int32), np.zeros((0, side.width), np.int32), {}, stats,
+                           start)
     fp = np.concatenate([b.fps for b in blocks])
     parents = np.concatenate([b.parents for b in blocks])
     nths = np.concatenate([b.nths for b in blocks])
@@ -303,10 +307,11 @@ def own(job: KernelJob, found: frozenset, part: int, items):
     taken = np.bincount(labels[:, 0], minlength=len(job.model_type.action_names)) if len(kept) else []
     names = job.model_type.action_names
     return _level_part(job, side, part, found, fp[kept], parents[kept], labels, rows,
-                       {names[a]: int(n) for a, n in enumerate(taken) if n}, stats)
+                       {names[a]: int(n) for a, n in enumerate(taken) if n}, stats, start)
 
 
-def _level_part(job, side: _Side, part: int, found, fps, parents, labels, rows, taken: dict, stats: list):
+def _level_part(job, side: _Side, part: int, found, fps, parents, labels, rows, taken: dict, stats: list,
+                start: float = 0.0):
     """Meta and fingerprints first, then the chunks (sorted by fingerprint), as tasks._level_part;
     the state properties are checked here, on the rows that are new."""
     check = _mask(job.state_names, job.state_slots, found)
@@ -326,7 +331,7 @@ def _level_part(job, side: _Side, part: int, found, fps, parents, labels, rows, 
         key = chunk_key(part, c)
         out.append((key, data))
         metas.append([key, len(piece), f"{R.fp_sum(fps[at:at + CHUNK]):x}", hashlib.sha256(data).hexdigest()])
-    yield part, ("M", (metas, taken, events, stats))
+    yield part, ("M", (metas, taken, events, stats, round(time.perf_counter() - start, 3) if start else 0.0))
     yield part, ("F", np.ascontiguousarray(fps, R.FP).tobytes())
     for key, data in out:
         yield part, ("C", key, data)

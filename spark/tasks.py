@@ -19,7 +19,9 @@ shuffle; own yields ("M", its meta), ("F", fingerprints), then ("C", key, chunk)
 from __future__ import annotations
 
 import hashlib
+import time
 from collections import Counter
+from typing import Optional
 
 from spark.records import BLOCK as BLOCK_MAGIC
 from spark.records import PART, Record, drop_visited, encode, fps_of, visited_blob
@@ -116,6 +118,7 @@ def visited_of(key: str, data: bytes) -> tuple[int, tuple]:
 def expand(job: Job, found: frozenset, records):
     """An expand task over some chunks (key, bytes) of a level: yields (owner, ("B", block))
     per owner and batch of successors, then (0, ("S", counts, events)) for the driver."""
+    start = time.perf_counter()
     model = job.model()
     n = job.partitions
     step_invs = [inv for inv in job.invariants if inv.kind == "step" and inv.name not in found]
@@ -143,7 +146,7 @@ def expand(job: Job, found: frozenset, records):
         if best:                          # a block never mixes two chunks' codecs
             yield from _ship(best, n, codec)
             best.clear()
-    yield 0, ("S", (transitions, dict(enabled), terminal, stuck), events)
+    yield 0, ("S", (transitions, dict(enabled), terminal, stuck), events, round(time.perf_counter() - start, 3))
 
 
 def _event_key(fp: int, nth: int, label) -> tuple:
@@ -174,9 +177,10 @@ def _ship(best: dict, n: int, codec):
 def own(job: Job, found: frozenset, part: int, items):
     """Own task `part`: from the blocks sent to it and its visited fingerprints (one ("F",
     bytes) entry per earlier level or chunk), the states it owns in the next level. Yields
-    (part, ("M", (chunk metas, taken, state events, [expand counts]))), (part, ("F",
+    (part, ("M", (chunk metas, taken, state events, [expand counts], seconds))), (part, ("F",
     fingerprints)), then (part, ("C", key, chunk)) per chunk.
     Entries tagged "M" among the items (a visited RDD keeps its level's meta) are ignored."""
+    start = time.perf_counter()
     blocks, stats, visited = [], [], []
     types = job.model().value_types
     best: dict[int, tuple] = {}          # fp -> (parent fp, n-th, block, position)
@@ -221,14 +225,15 @@ def own(job: Job, found: frozenset, part: int, items):
                 if not inv.check(cfg, s):
                     if inv.name not in events or fp < events[inv.name][0]:
                         events[inv.name] = (fp, 0, None)
-    yield from _level_part(part, out_fps, out_parents, out_labels, out_states, (dict(taken), events, stats))
+    yield from _level_part(part, out_fps, out_parents, out_labels, out_states, (dict(taken), events, stats), start)
 
 
-def _level_part(part: int, fps: list, parents: list, labels: list, states: list, extra: tuple):
+def _level_part(part: int, fps: list, parents: list, labels: list, states: list, extra: tuple,
+                start: Optional[float] = None):
     """Meta and fingerprints first: the driver's jobs that want them read two records of a
-    partition, not its chunks."""
+    partition, not its chunks. The meta ends with the task's seconds (`start`: when it began)."""
     chunks, metas = chunks_of(part, fps, parents, labels, states)
-    yield part, ("M", (metas,) + extra)
+    yield part, ("M", (metas,) + extra + (round(time.perf_counter() - start, 3) if start else 0.0,))
     yield part, ("F", visited_blob(fps))
     for key, data in chunks:
         yield part, ("C", key, data)
