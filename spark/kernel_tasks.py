@@ -36,7 +36,6 @@ _SIDES: dict = {}        # run token -> this process's _Side
 class KernelJob:
     """What executors need for a run on the kernel (shipped with each task; the kernel itself
     is made once per Python worker, `_side`)."""
-    tasks = "kernel"
 
     def __init__(self, model, invariants: tuple, check_deadlock: bool, partitions: int):
         from specs.kernel.properties import STATE, STEP
@@ -123,7 +122,10 @@ class _Side:
                     raise BadData(f"a record's controller value is not one: {exc}") from None
                 if type(ctrl).__name__ != "Controller":
                     raise BadData("a record's controller value is not one")
-                cid = self.k.tables.ctrl_id(ctrl)
+                try:
+                    cid = self.k.tables.ctrl_id(ctrl)
+                except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+                    raise BadData(f"a record's controller value is not one the model can hold: {exc}") from None
                 self.sync()
                 if self.texts[cid] != text:
                     raise BadData("a record's controller value is not in its canonical form")
@@ -146,8 +148,12 @@ class _Side:
         if not len(out):
             return out, []
         uniq, inverse = np.unique(out[:, self.ctrl], return_inverse=True)
-        out[:, self.ctrl] = inverse
-        return out, [self.texts[c] for c in uniq]
+        texts = [self.texts[c] for c in uniq]
+        order = sorted(range(len(texts)), key=texts.__getitem__)     # by text: the same bytes in any process
+        place = np.empty(len(order), dtype=np.int32)
+        place[order] = np.arange(len(order), dtype=np.int32)
+        out[:, self.ctrl] = place[inverse.reshape(-1)]
+        return out, [texts[i] for i in order]
 
     def row_of(self, state) -> np.ndarray:
         row = np.array(self.k.pack(state))

@@ -49,8 +49,6 @@ class Job:
         self.model_type, self.cfg, self.symmetry = type(model), model.cfg, model.symmetric
         self.invariants, self.check_deadlock, self.partitions = invariants, check_deadlock, partitions
 
-    tasks = "python"
-
     def model(self):
         return self.model_type(self.cfg, symmetry=self.symmetry)
 

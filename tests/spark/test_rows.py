@@ -10,7 +10,7 @@ import pytest
 
 import invariants as I
 import spark.rows as R
-from spark.kernel_tasks import KernelJob, _by_fp, _side, merge
+from spark.kernel_tasks import KernelJob, _by_fp, _side, _Side, merge
 from specs import Model, make_config
 from verifier.core.values import BadData
 
@@ -126,3 +126,19 @@ def test_the_owners_sort_is_the_fingerprint_order():
     fp[::9, 0] = fp[0, 0]                                 # ties on the first lane
     idx = rng.permutation(20_000)[:15_000]
     assert (_by_fp(fp, idx) == idx[np.lexsort((fp[idx, 1], fp[idx, 0]))]).all()
+
+
+def test_a_chunk_is_the_same_bytes_in_processes_that_numbered_its_controllers_differently():
+    """Each worker numbers controller values in the order it meets them; a chunk's table is
+    ordered by the values' text, so a task retried elsewhere writes the bytes the manifest has."""
+    j = job()
+    parts = a_level(j)
+    recs = [R.Rows(v[2], R.PART) for out in parts for _, v in out if v[0] == "C"]
+    texts = sorted({t for rec in recs for t in rec.ctrls})
+    one, other = _Side(j), _Side(j)
+    one.local(texts)
+    other.local(texts[::-1])                              # met in the other order
+    assert any(one.ids[t] != other.ids[t] for t in texts)
+    for rec in recs:
+        a, b = one.portable(one.rows_of(rec)), other.portable(other.rows_of(rec))
+        assert (a[0] == b[0]).all() and a[1] == b[1]
