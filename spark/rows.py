@@ -1,6 +1,6 @@
 """The bytes of spark-check's kernel path: a level's chunks and the blocks expand tasks send to
 owners, as the compiled kernel's fixed-width rows (specs/kernel/layout.py). Data only, never a
-pickle: little-endian columns and one JSON table.
+pickle: little-endian columns and a table of JSON texts.
 
     magic | u64 n | u64 width | fps (n x 2 u64) | parents (n x 2 u64) | nths (blocks only)
           | labels (n x 5) | rows (n x width) | u64 size + controller table
@@ -13,10 +13,10 @@ of its 4-byte form, and it is most of what crosses the shuffle and goes to the s
 A fingerprint is two 64-bit lanes (a, b); as one number, (a << 64) | b, so that the order of
 the numbers is the order of the rows in a chunk. A root's parent is all ones. A row's
 controller column holds an index into the record's controller table (the distinct controller
-values of its rows, one JSON text of `to_data` a line, parsed and checked where they are
-used: spark/kernel_tasks.py), not a process's own controller id: every process
-numbers the controller values it meets in its own order (specs/kernel/tables.py), so the
-number alone would mean nothing to another executor.
+values of its rows, one JSON text of `to_data` a line, in the texts' order, parsed and
+checked where they are used: spark/kernel_tasks.py), not a process's own controller id: every
+process numbers the controller values it meets in its own order (specs/kernel/tables.py), so
+the number alone would mean nothing to another executor.
 """
 from __future__ import annotations
 
