@@ -1,8 +1,9 @@
 """Level-synchronous BFS on Spark, the same search as verifier/engines/bfs/ (the engine's
 entry point is spark/engine.py; this is its level loop).
 
-Per level one Spark job (spark/tasks.py): executors expand the level's chunks with the
-model and the invariants (the same functions the local checker calls), send deduplicated
+Per level one Spark job (spark/kernel_tasks.py on the compiled kernel, or spark/tasks.py on
+per-state objects: the job's methods say which): executors expand the level's chunks with the
+model and the invariants (the same rules the local checker runs), send deduplicated
 successors to their owners (`fingerprint mod P`) as large blocks of data through Spark's
 shuffle, and each owner, with its visited fingerprints in the same partition (a union of
 RDDs with one partitioner), keeps the states no earlier level holds and makes its chunks of
