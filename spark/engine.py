@@ -1,7 +1,7 @@
 """The Spark engine: the exhaustive search of verifier/engines/bfs/ sharded over Spark
 executors (the level loop is spark/explore.py, the executors' work spark/kernel_tasks.py or
-spark/tasks.py, the level
-store spark/store.py). Called like every engine, `run(model, properties, settings)`; what only
+spark/tasks.py, the level store spark/store.py). Called like every engine,
+`run(model, properties, settings)`; what only
 Spark needs (its master, memory, partitions, the checkpoint location) is its `Knobs`, and
 `refuse` checks what can be checked before a JVM starts. The command line reaches this module
 only through its binding (verifier/cli/binding.py).
