@@ -89,9 +89,10 @@ availability: $(STAMP)
 	$(BIN)/kraft-verify availability
 
 # The overnight default: a wider config on Spark, resumable from its checkpoint directory.
-# Rerun the same command after a crash: it resumes from the last complete level. Run to the
-# end once: 42,504,875 states, depth 33, 3.9 hours of engine time on 2 cores (BENCHMARKS.md)
-# (README, "make spark-check").
+# Rerun the same command after a crash: it resumes from the last complete level. On today's
+# model and the kernel executors this config is 125,726,174 states, depth 43: 14.4 minutes on
+# local[2] without a checkpoint (the 3.9 hours and 42.5 million states of the first runs were
+# the Python executors on the model before issues 36-38) (BENCHMARKS.md; README, "make spark-check").
 # On a cluster: SPARK_MASTER=spark://HOST:7077 SPARK_CHECKPOINT=hdfs://NAMENODE/kv/ck; a URL's
 # manifest cannot be looked at from here, so add RESUME=--resume to continue a run there.
 # local[*,4]: a task that fails is retried (up to 4 attempts), as a cluster would; plain
