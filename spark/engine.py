@@ -191,9 +191,7 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
     levels = temporary_levels(spark, partitions) if store is None else HadoopLevels(spark, store.fs, partitions)
     run = None
     try:
-        if tasks == "auto":
-            tasks = tasks_of(model, invariants, tasks)
-        if tasks == "kernel":
+        if tasks_of(model, invariants, tasks) == "kernel":
             from spark.kernel_tasks import KernelJob as Job_
         else:
             Job_ = Job
