@@ -13,6 +13,7 @@ import re
 import uuid
 from typing import Any, Callable, Optional
 
+from spark.exchange import Exchange
 from spark.explore import _Run
 from spark.hadoopfs import HadoopFs
 from spark.session import Interrupts, SparkGone, SparkSetupError
@@ -26,6 +27,7 @@ from verifier.core.settings import Limits, Settings
 
 DRIVER_LEVELS = 5000      # levels smaller than this are expanded on the driver (see spark_explore)
 TASKS = ("auto", "kernel", "python")
+EXCHANGES = ("auto", "shuffle")
 SIZE = re.compile(r"[1-9][0-9]*([kmgtp]b?|b)?", re.IGNORECASE)   # Spark's own (JavaUtils.byteStringAs)
 
 
@@ -43,6 +45,7 @@ class Knobs(knobs.Knobs):
     store: Any = None  # a LevelStore already claimed (a session serving several runs), else checkpoint_dir's
     on_level: Optional[Callable] = None  # called with each level committed
     tasks: str = "auto"  # what executors run: kernel, python, or auto (the kernel where it can)
+    exchange: str = "auto"  # how the kernel's blocks reach owners: shuffle, or auto (files on a local master)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -56,6 +59,8 @@ class Knobs(knobs.Knobs):
             raise knobs.KnobError("--driver-levels must be >= 0")
         if self.tasks not in TASKS:
             raise knobs.KnobError(f"--engine {self.tasks}: expected one of {', '.join(TASKS)}")
+        if self.exchange not in EXCHANGES:
+            raise knobs.KnobError(f"exchange {self.exchange}: expected one of {', '.join(EXCHANGES)}")
         if self.resume and not (self.checkpoint_dir or self.store):
             raise knobs.KnobError("--resume needs --checkpoint-dir")
 
@@ -119,13 +124,15 @@ def run(model, properties, settings: Settings = Settings(), progress=None) -> Se
     if manifest and manifest["partitions"] != partitions:     # owners are fp mod P: a run keeps its P
         note(f"note: resuming with the run's {manifest['partitions']} partitions, not {partitions}")
         partitions = manifest["partitions"]
+    files = tasks == "kernel" and own.exchange == "auto" and spark.sparkContext.master.startswith("local")
     note(f"spark: master={spark.sparkContext.master} partitions={partitions} "
          f"symmetry={'on' if model.symmetric else 'off'} executors={tasks} "
+         f"exchange={'files' if files else 'shuffle'} "
          f"checkpoint={own.checkpoint_dir or '(in Spark)'}{' (resuming)' if own.resume else ''}")
     try:
         return spark_explore(spark, model, properties, store, own.resume, settings.limits,
                              settings.options.keep_going, settings.options.check_deadlock, partitions,
-                             progress, own.on_level, own.driver_levels, tasks)
+                             progress, own.on_level, own.driver_levels, tasks, own.exchange)
     except CheckpointError as exc:       # the store failed under the run (a NameNode gone for good)
         raise InputError(str(exc)) from None
 
@@ -175,13 +182,15 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
                   limits: Limits = Limits(), keep_going: bool = True, check_deadlock: bool = True,
                   partitions: Optional[int] = None, progress: Optional[Callable] = None,
                   on_level: Optional[Callable[[int], None]] = None, driver_levels: int = DRIVER_LEVELS,
-                  tasks: str = "auto") -> SearchResult:
+                  tasks: str = "auto", exchange: str = "auto") -> SearchResult:
     """BFS from the model's initial states on Spark. With `store` (a claimed --checkpoint-dir)
     the levels go there and a killed run resumes from them; without, to Spark's checkpoint
     directory if one is set (removed at the end), else they stay in Spark. A resumed run keeps
     the partition count it was started with (owners are fp mod P). A level of fewer than
     `driver_levels` states is expanded on the driver, by the same task functions: a Spark job
-    costs a good part of a second however small, more than such a level's work."""
+    costs a good part of a second however small, more than such a level's work. On the
+    kernel's path with a local master, `exchange` "auto" sends the successor blocks to their
+    owners by file (spark/exchange.py), "shuffle" through Spark's shuffle (as on a cluster)."""
     invariants = tuple(invariants)
     note = f"; --resume --checkpoint-dir {store.where} continues from the last complete level" if store else ""
     manifest = store.load() if store is not None and resume else None
@@ -191,7 +200,8 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
     levels = temporary_levels(spark, partitions) if store is None else HadoopLevels(spark, store.fs, partitions)
     run = None
     try:
-        if tasks_of(model, invariants, tasks) == "kernel":
+        kernel = tasks_of(model, invariants, tasks) == "kernel"
+        if kernel:
             from spark.kernel_tasks import KernelJob as Job_
         else:
             Job_ = Job
@@ -199,6 +209,8 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
         with Interrupts(spark, note) as interrupts:
             run = _Run(spark, model, job, store, levels, progress, on_level, interrupts)
             run.driver_levels = driver_levels
+            if kernel and exchange == "auto":
+                run.exchange = Exchange.open(spark.sparkContext)
             try:
                 return run.go(manifest, limits, keep_going, invariants)
             except SparkGone as gone:        # between two levels' jobs (a level's own job: explore.py)
@@ -212,6 +224,8 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
     finally:
         if run is not None:
             run.release()
+            if run.exchange is not None:
+                run.exchange.close()
         levels.close()
 
 

@@ -56,6 +56,7 @@ class _Run:
         self.sizes: list = []                  # the states each of them holds
         self.cached: Optional[tuple] = None    # (level, its owners' output still in Spark's cache)
         self.roots: dict[int, tuple] = job.roots(model)
+        self.exchange = None                   # spark/exchange.py's directory, where blocks go by file
 
     def go(self, manifest, limits: Limits, keep_going: bool, invariants) -> SearchResult:
         totals = self.totals
@@ -261,7 +262,12 @@ class _Run:
             frontier = self.cached[1].filter(_is_chunk).map(_chunk)
         else:                                                          # a resumed run's first level
             frontier = self.levels.read(level)
-        blocks = frontier.mapPartitions(lambda it: job.expand(found, it)).partitionBy(n, owner_of)
+        if self.exchange is not None:
+            where = self.exchange.level(level + 1)
+            blocks = frontier.mapPartitionsWithIndex(lambda i, it: job.expand(found, it, (where, i)))
+        else:
+            blocks = frontier.mapPartitions(lambda it: job.expand(found, it))
+        blocks = blocks.partitionBy(n, owner_of)
         aligned = blocks
         for v in self.visited:
             if v._jrdd_deserializer != blocks._jrdd_deserializer:   # union would copy the blocks through Python
@@ -279,6 +285,9 @@ class _Run:
         except BaseException:
             unpersist(owned)
             raise
+        finally:
+            if self.exchange is not None:      # the level's blocks are in its owners' output now
+                self.exchange.drop(level + 1)
         if self.cached is not None and not getattr(self.levels, "keeps_source", False):
             unpersist(self.cached[1])
         self.cached = (level + 1, owned)

@@ -23,6 +23,7 @@ import numpy as np
 
 from spark import compiled as X
 from spark import rows as R
+from spark.exchange import Writer, blocks as exchanged
 from spark.store import chunk_key, owner_of_key
 from verifier.core import levels as L
 from verifier.core.result import DEADLOCK
@@ -63,8 +64,8 @@ class KernelJob:
             out.setdefault(R.as_int(*X.row_fp(row, side.ctrl, side.dig)), (s, c))
         return out
 
-    def expand(self, found: frozenset, records):
-        return expand(self, found, records)
+    def expand(self, found: frozenset, records, spill=None):
+        return expand(self, found, records, spill)
 
     def own(self, found: frozenset, part: int, items):
         return own(self, found, part, items)
@@ -142,9 +143,10 @@ class _Side:
             rows[:, self.ctrl] = self.local(rec.ctrls)[rows[:, self.ctrl]]
         return rows
 
-    def portable(self, rows: np.ndarray) -> tuple:
-        """(rows with record-local controller indices, the record's controller table)."""
-        out = np.array(rows)
+    def portable(self, rows: np.ndarray, fresh: bool = False) -> tuple:
+        """(rows with record-local controller indices, the record's controller table); `fresh`
+        rows are the caller's own copy, changed in place."""
+        out = rows if fresh else np.array(rows)
         if not len(out):
             return out, []
         uniq, inverse = np.unique(out[:, self.ctrl], return_inverse=True)
@@ -188,11 +190,23 @@ def _mask(names, slots, found) -> int:
 
 # ---------------------------------------------------------------- the expand stage
 
-def expand(job: KernelJob, found: frozenset, records):
+def expand(job: KernelJob, found: frozenset, records, spill=None):
     """An expand task over some chunks (key, bytes) of a level: yields (owner, ("B", block))
-    per owner and batch of successors, then (0, ("S", counts, events)) for the driver."""
-    from specs.kernel.successors import N_ACTIONS
+    per owner and batch of successors, then (0, ("S", counts, events)) for the driver. With
+    `spill` (an exchange directory, this task's number: spark/exchange.py) the blocks go to
+    one file per owner instead, and the task yields (owner, ("X", file)) once it ends."""
     start = time.perf_counter()
+    files = Writer(*spill) if spill is not None else None
+    try:
+        yield from _expand(job, found, records, files, start)
+    except BaseException:
+        if files is not None:
+            files.abort()
+        raise
+
+
+def _expand(job: KernelJob, found: frozenset, records, files, start: float):
+    from specs.kernel.successors import N_ACTIONS
     side = _side(job)
     k, width = side.k, side.width
     step_check = _mask(job.step_names, job.step_slots, found)
@@ -219,15 +233,18 @@ def expand(job: KernelJob, found: frozenset, records):
                 k.tables.fill(k.key)
                 side.sync()
             elif status == X.FULL:
-                yield from _ship(job, side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n_out)
+                yield from _ship(job, side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n_out, files)
                 n_out = 0
-        yield from _ship(job, side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n_out)
+        yield from _ship(job, side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n_out, files)
         for s in np.flatnonzero(first[:, 0] >= 0):
             at, nth = int(first[s, 0]), int(first[s, 1])
             k.successor_rows(rows[at])
             _least(events, job.step_slots[s], (R.as_int(*fps[at]), nth, k.label(k.labels[nth])))
         if ctr[X.T_FIRST_STUCK] >= 0:
             _least(events, DEADLOCK, (R.as_int(*fps[ctr[X.T_FIRST_STUCK]]), 0, None))
+    if files is not None:
+        for owner, name in files.close().items():
+            yield owner, ("X", name)
     names = job.model_type.action_names
     counts = (int(ctr[X.T_TRANSITIONS]), {names[a]: int(n) for a, n in enumerate(enabled) if n},
               int(ctr[X.T_TERMINAL]), int(ctr[X.T_STUCK]))
@@ -251,9 +268,10 @@ def _slots(n: int) -> np.ndarray:
     return np.zeros(1 << max(4, (2 * n - 1).bit_length()), dtype=np.int64)
 
 
-def _ship(job, side: _Side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n: int):
+def _ship(job, side: _Side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n: int, files=None):
     """The batch's successors as one block per owner (the owners choose each state's parent:
-    a task meets too few of a state's parents for a choice here to save much)."""
+    a task meets too few of a state's parents for a choice here to save much), yielded or
+    added to the owner's exchange file."""
     if not n:
         return
     fp, nth = o_fp[:n], o_nth[:n]
@@ -264,15 +282,19 @@ def _ship(job, side: _Side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n: int)
     for owner in range(job.partitions):
         sel = order[bounds[owner]:bounds[owner + 1]]
         if len(sel):
-            rows, ctrls = side.portable(o_rows[sel])
-            yield owner, ("B", R.encode(R.BLOCK, fp[sel], parents[sel], o_label[sel], rows, side.ctrl, ctrls,
-                                        nths=nth[sel]))
+            rows, ctrls = side.portable(o_rows[sel], fresh=True)
+            block = R.encode(R.BLOCK, fp[sel], parents[sel], o_label[sel], rows, side.ctrl, ctrls, nths=nth[sel])
+            if files is None:
+                yield owner, ("B", block)
+            else:
+                files.add(owner, block)
 
 
 # ---------------------------------------------------------------- the own stage
 
 def own(job: KernelJob, found: frozenset, part: int, items):
-    """Own task `part`: from the blocks sent to it and its visited runs (("F", bytes) entries),
+    """Own task `part`: from the blocks sent to it (("B", bytes), or ("X", an exchange file of
+    them)) and its visited runs (("F", bytes) entries),
     the states it owns in the next level, as spark/tasks.own yields them."""
     start = time.perf_counter()
     side = _side(job)
@@ -285,6 +307,8 @@ def own(job: KernelJob, found: frozenset, part: int, items):
             runs.append(R.visited_of_blob(value[1]))
         elif tag == "B":
             blocks.append(side.read(value[1], R.BLOCK))
+        elif tag == "X":
+            blocks.extend(side.read(b, R.BLOCK) for b in exchanged(value[1]))
     if not blocks:
         return _level_part(job, side, part, found, np.zeros((0, 2), np.uint64), np.zeros((0, 2), np.uint64),
                            np.zeros((0, R.LABEL), np.int32), np.zeros((0, side.width), np.int32), {}, stats,

@@ -110,8 +110,8 @@ class Rows:
     `width`-wide rows whose controller indices name its table."""
 
     def __init__(self, data: bytes, magic: bytes, width: Optional[int] = None, ctrl_col: Optional[int] = None):
-        data = bytes(data)
-        if not data.startswith(magic) or len(data) < len(magic) + 16:
+        data = data if isinstance(data, (bytes, memoryview)) else bytes(data)
+        if len(data) < len(magic) + 16 or bytes(data[:len(magic)]) != magic:
             raise BadData("not a kraft-verify spark-check kernel record")
         at = len(magic)
         (n,), (w,) = _U64.unpack_from(data, at), _U64.unpack_from(data, at + 8)
@@ -137,7 +137,7 @@ class Rows:
         if at + 8 + size != len(data):
             raise BadData("a record's controller table is torn")
         try:
-            self.ctrls = data[at + 8:].decode().split("\n") if size else []
+            self.ctrls = bytes(data[at + 8:]).decode().split("\n") if size else []
         except UnicodeDecodeError:
             raise BadData("a record's controller table is not text") from None
         if ctrl_col is not None and n:

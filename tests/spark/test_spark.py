@@ -37,6 +37,9 @@ VARIANTS = [pytest.param(p, None, id=p) for p in ("kafka", "kip-966", "pre-kip-9
 # Both executor paths: per-state Python objects (symmetry on: only they reduce it) and the
 # compiled kernel over chunks of rows (spark/kernel_tasks.py; symmetry off, against bfs off too)
 PATHS = [pytest.param(True, id="python"), pytest.param(False, id="kernel")]
+# and the kernel's blocks through Spark's shuffle, as on a cluster (a local master sends them
+# by file: spark/exchange.py)
+EXCHANGES = PATHS + [pytest.param("shuffle", id="kernel-shuffle")]
 
 
 def small(preset="kafka", mutant=None, rf=2, **bounds):
@@ -44,15 +47,17 @@ def small(preset="kafka", mutant=None, rf=2, **bounds):
 
 
 def local(cfg, max_depth=None, symmetry=True):
-    return bfs.run(Model(cfg, symmetry=symmetry), I.REGISTRY, Settings(limits=Limits(max_depth=max_depth),
+    return bfs.run(Model(cfg, symmetry=symmetry is True), I.REGISTRY, Settings(limits=Limits(max_depth=max_depth),
                                                                        options=Options(keep_going=True)))
 
 
 def on_spark(session, cfg, limits=Limits(), symmetry=True, **knobs):
     """spark-check's engine as the command line runs it (every violation kept), on `session`:
-    with symmetry on the Python executors, off the kernel's."""
-    knobs = dict(knobs, tasks="python" if symmetry else "kernel")
-    return SE.run(Model(cfg, symmetry=symmetry), I.REGISTRY,
+    with symmetry on the Python executors, off the kernel's ("shuffle": the kernel's, its
+    blocks through Spark's shuffle)."""
+    knobs = dict(knobs, tasks="python" if symmetry is True else "kernel",
+                 exchange="shuffle" if symmetry == "shuffle" else "auto")
+    return SE.run(Model(cfg, symmetry=symmetry is True), I.REGISTRY,
                   Settings(limits=limits, options=Options(keep_going=True), knobs=SE.Knobs(session=session, **knobs)))
 
 
@@ -63,7 +68,7 @@ def same(a, b) -> None:
     assert {n: len(t) for n, t in a.counterexamples.items()} == {n: len(t) for n, t in b.counterexamples.items()}
 
 
-@pytest.mark.parametrize("symmetry", PATHS)
+@pytest.mark.parametrize("symmetry", EXCHANGES)
 @pytest.mark.parametrize("preset,mutant", VARIANTS)
 def test_spark_check_finds_what_check_finds(spark_session, preset, mutant, symmetry):
     cfg = small(preset, mutant)
@@ -76,14 +81,14 @@ def test_spark_check_finds_what_check_finds(spark_session, preset, mutant, symme
             assert not inv.check(trace.config, trace.final)
 
 
-@pytest.mark.parametrize("symmetry", PATHS)
+@pytest.mark.parametrize("symmetry", EXCHANGES)
 def test_a_complete_run_matches_to_the_last_level(spark_session, symmetry):
     """Levels of fewer than 40 states on the driver, the others on Spark: both in one run."""
     cfg = small(records=1, fences=1, lossy_crashes=0)
     same(on_spark(spark_session, cfg, Limits(), symmetry, partitions=3, driver_levels=40), local(cfg, None, symmetry))
 
 
-@pytest.mark.parametrize("symmetry", PATHS)
+@pytest.mark.parametrize("symmetry", EXCHANGES)
 def test_spark_traces_are_the_same_run_after_run_and_with_any_partition_count(spark_session, symmetry):
     cfg = small("pre-kip-966")
     a, b = (on_spark(spark_session, cfg, Limits(max_depth=5), symmetry, partitions=n, driver_levels=d)

@@ -1,0 +1,140 @@
+"""The kernel path's exchange of successor blocks through files, where every executor runs on
+the driver's machine (a `local[N]` master): expand tasks write each owner's blocks to a file of
+a per-run directory and send the owner only its name; the owner reads the file.
+
+Why: through Spark's shuffle a block crosses from the Python worker to the JVM, is compressed
+and written by the JVM, read back and sent to the owner's Python worker: about half of a
+level's time at 130 bytes a successor (BENCHMARKS.md, "Kernel executors"). On one machine a
+file in the page cache does the same job without the copies. On a cluster the executors share
+no disk, so the blocks take Spark's shuffle there (explore.py picks).
+
+A task writes its files under temporary names and renames them when it ends, so a retried task
+replaces them with the same bytes (its blocks are a function of its chunks) and an owner never
+reads a half-written file. A level's files are removed once the level is committed; the
+directory when the run ends. A driver killed outright leaves its directory, so each run first
+removes the directories of drivers no longer alive (the directory's name carries the pid).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import tempfile
+import uuid
+from typing import Optional
+
+from verifier.core.values import BadData
+
+PREFIX = "kraft-verify-exchange-"
+_FRAME = struct.Struct("<Q")
+
+
+class Exchange:
+    """A run's exchange directory, on the driver."""
+
+    def __init__(self, root: str):
+        self.root = root
+
+    @classmethod
+    def open(cls, sc) -> Optional["Exchange"]:
+        """A new exchange directory, or None where the executors share no disk with the driver."""
+        if not sc.master.startswith("local"):
+            return None
+        parent = (sc.getConf().get("spark.local.dir", None) or tempfile.gettempdir()).split(",")[0]
+        sweep(parent)
+        root = os.path.join(parent, f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}")
+        os.makedirs(parent, exist_ok=True)
+        os.mkdir(root, 0o700)          # the run's own: no other user reads or plants blocks
+        return cls(root)
+
+    def level(self, level: int) -> str:
+        """Where the blocks of level `level` go (made by the first task that writes)."""
+        return os.path.join(self.root, f"{level:05d}")
+
+    def drop(self, level: int) -> None:
+        shutil.rmtree(self.level(level), ignore_errors=True)
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def sweep(parent: str) -> None:
+    """Remove the exchange directories of drivers that are gone."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(PREFIX):].split("-")[0]
+        if name.startswith(PREFIX) and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Writer:
+    """One expand task's files, one per owner: blocks appended as they are made, renamed into
+    place by `close` (then the names are the task's output)."""
+
+    def __init__(self, where: str, task: int):
+        os.makedirs(where, exist_ok=True)
+        self.where, self.task, self.files = where, task, {}
+
+    def add(self, owner: int, block: bytes) -> None:
+        f = self.files.get(owner)
+        if f is None:
+            f = self.files[owner] = open(self._name(owner) + ".tmp", "wb")
+        f.write(_FRAME.pack(len(block)))
+        f.write(block)
+
+    def close(self) -> dict:
+        """owner -> the file's name, every file complete and in place."""
+        out = {}
+        for owner, f in sorted(self.files.items()):
+            f.close()
+            os.replace(self._name(owner) + ".tmp", self._name(owner))
+            out[owner] = self._name(owner)
+        self.files = {}
+        return out
+
+    def abort(self) -> None:
+        for owner, f in self.files.items():
+            f.close()
+            try:
+                os.unlink(self._name(owner) + ".tmp")
+            except OSError:
+                pass
+        self.files = {}
+
+    def _name(self, owner: int) -> str:
+        return os.path.join(self.where, f"o{owner:05d}-t{self.task:05d}")
+
+
+def blocks(path: str) -> list:
+    """The blocks of one exchange file (BadData if it is not whole, RuntimeError if it is gone:
+    a level's files are removed once the level is committed, so a task recomputed later cannot
+    find them)."""
+    try:
+        with open(path, "rb") as f:
+            data = memoryview(f.read())      # each block a view of it, not a copy
+    except FileNotFoundError:
+        raise RuntimeError(f"the exchange file {path} is gone (its level was committed and its files removed)") \
+            from None
+    out, at = [], 0
+    while at < len(data):
+        if at + 8 > len(data):
+            raise BadData(f"the exchange file {path} is torn")
+        (size,) = _FRAME.unpack_from(data, at)
+        if at + 8 + size > len(data):
+            raise BadData(f"the exchange file {path} is torn")
+        out.append(data[at + 8:at + 8 + size])
+        at += 8 + size
+    return out

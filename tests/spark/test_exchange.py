@@ -1,0 +1,121 @@
+"""The kernel path's exchange of blocks by file on a local master (spark/exchange.py): what an
+expand task writes is what its owner reads, a retried task leaves the same files, a torn or
+removed file is refused, a dead driver's directory is swept, and a run on local[N] really
+sends its blocks so."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import invariants as I
+import spark.engine as SE
+from spark.exchange import PREFIX, Exchange, Writer, blocks, sweep
+from specs import Model, make_config
+from verifier.core.settings import Limits, Options, Settings
+from verifier.core.values import BadData
+
+
+def written(where, task, per_owner: dict) -> dict:
+    w = Writer(str(where), task)
+    for owner, items in per_owner.items():
+        for b in items:
+            w.add(owner, b)
+    return w.close()
+
+
+def test_an_owner_reads_back_each_block_in_order(tmp_path):
+    names = written(tmp_path, 3, {0: [b"a" * 10, b"", b"bc"], 1: [b"x"]})
+    assert sorted(names) == [0, 1] and os.path.basename(names[0]) == "o00000-t00003"
+    assert [bytes(b) for b in blocks(names[0])] == [b"a" * 10, b"", b"bc"]
+    assert [bytes(b) for b in blocks(names[1])] == [b"x"]
+    assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+
+
+def test_a_retried_task_replaces_its_files_with_the_same_bytes_and_an_aborted_one_leaves_none(tmp_path):
+    first = written(tmp_path, 0, {1: [b"one", b"two"]})
+    before = open(first[1], "rb").read()
+    assert written(tmp_path, 0, {1: [b"one", b"two"]}) == first and open(first[1], "rb").read() == before
+    w = Writer(str(tmp_path), 1)
+    w.add(0, b"half")
+    w.abort()
+    assert sorted(os.listdir(tmp_path)) == ["o00001-t00000"]
+
+
+@pytest.mark.parametrize("cut", [1, 9, 12])
+def test_a_torn_file_is_bad_data(tmp_path, cut):
+    name = written(tmp_path, 0, {0: [b"abcdefgh"]})[0]
+    data = open(name, "rb").read()
+    with open(name, "wb") as f:
+        f.write(data[:len(data) - cut])
+    with pytest.raises(BadData, match="torn"):
+        blocks(name)
+
+
+def test_a_file_removed_with_its_level_is_one_error_not_a_silent_empty_block(tmp_path):
+    with pytest.raises(RuntimeError, match="is gone"):
+        blocks(str(tmp_path / "o00000-t00000"))
+
+
+def test_the_directories_of_dead_drivers_are_swept_and_live_ones_kept(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    gone, alive = tmp_path / f"{PREFIX}{dead}-abc", tmp_path / f"{PREFIX}{os.getpid()}-def"
+    other = tmp_path / "kraft-verify-exchange-notapid-x"
+    for d in (gone, alive, other):
+        (d / "00001").mkdir(parents=True)
+    sweep(str(tmp_path))
+    assert not gone.exists() and alive.exists() and other.exists()
+
+
+class _Conf:
+    def __init__(self, local_dir):
+        self.local_dir = local_dir
+
+    def get(self, key, default=None):
+        return self.local_dir if key == "spark.local.dir" else default
+
+
+class _Sc:
+    def __init__(self, master, local_dir=None):
+        self.master, self.conf = master, _Conf(local_dir)
+
+    def getConf(self):
+        return self.conf
+
+
+def test_only_a_local_master_exchanges_by_file_and_the_directory_goes_with_the_run(tmp_path):
+    assert Exchange.open(_Sc("spark://host:7077", str(tmp_path))) is None
+    ex = Exchange.open(_Sc("local[2]", f"{tmp_path},/elsewhere"))
+    assert os.path.dirname(ex.root) == str(tmp_path) and os.stat(ex.root).st_mode & 0o077 == 0
+    written(ex.level(1), 0, {0: [b"b"]})
+    ex.drop(1)
+    assert os.listdir(ex.root) == []
+    ex.close()
+    assert not os.path.exists(ex.root)
+
+
+def test_a_local_run_sends_its_blocks_by_file_and_leaves_no_directory(spark_session, monkeypatch):
+    seen, roots = [], []
+    drop, opened = Exchange.drop, Exchange.open.__func__
+
+    def spy_drop(self, level):
+        seen.append(sorted(os.listdir(self.level(level))))
+        drop(self, level)
+
+    def spy_open(cls, sc):
+        ex = opened(cls, sc)
+        roots.append(ex.root)
+        return ex
+
+    monkeypatch.setattr(Exchange, "drop", spy_drop)
+    monkeypatch.setattr(Exchange, "open", classmethod(spy_open))
+    cfg = make_config("kafka", replicas=[1, 2], bounds={"records": 1, "fences": 1, "lossy_crashes": 0})
+    notes = []
+    res = SE.run(Model(cfg, symmetry=False), I.REGISTRY,
+                 Settings(limits=Limits(max_depth=6), options=Options(keep_going=True),
+                          knobs=SE.Knobs(session=spark_session, partitions=2, driver_levels=0, tasks="kernel")),
+                 progress=lambda p: notes.append(p.note))
+    assert res.distinct_states > 0 and any("exchange=files" in (n or "") for n in notes)
+    assert len(seen) == 6 and all(names and all(n.startswith("o0000") for n in names) for names in seen)
+    assert roots and not os.path.exists(roots[0])
