@@ -212,6 +212,9 @@ def main() -> int:
             runs = [("check --workers 2", lambda: cli("check", KERNEL, work / "out", ["--workers", "2"])),
                     ("spark-check local[2], no checkpoint",
                      lambda: spark(KERNEL, "local[2]", work, checkpoint=False, driver_memory="6g")),
+                    ("spark-check local[2], no checkpoint, --exchange shuffle",
+                     lambda: spark(KERNEL + ["--exchange", "shuffle"], "local[2]", work, checkpoint=False,
+                                   driver_memory="6g")),
                     ("spark-check local[2], checkpoint", lambda: spark(KERNEL, "local[2]", work, driver_memory="6g"))]
             keep("kernel", _side_by_side(runs))
         if "large" in parts:

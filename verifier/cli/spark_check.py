@@ -17,7 +17,7 @@ def run(args: argparse.Namespace) -> int:
     cfg, invs = inputs.cfg, inputs.invariants
     own = dict(master=args.master, partitions=args.partitions, executor_memory=args.executor_memory,
                driver_memory=args.driver_memory, checkpoint_dir=args.checkpoint_dir, resume=args.resume,
-               tasks=args.engine)
+               tasks=args.engine, exchange=args.exchange)
     if args.driver_levels is not None:
         own["driver_levels"] = args.driver_levels
     model = Model(cfg, symmetry=inputs.symmetry)
