@@ -274,3 +274,58 @@ def column_bounds(m, lo, hi):
                 lo[j] = v
             elif v > hi[j]:
                 hi[j] = v
+
+
+@njit(cache=True, _nrt=False)
+def by_owner(fp, parent_at, fps, nth, label, rows, n, parts, s_fp, s_parent, s_nth, s_label, s_rows, bounds, cursor):
+    """The first n successors, copied in owner order (owner = fp's low lane mod parts; stable),
+    each with its parent's fingerprint; bounds[o]:bounds[o + 1] is owner o's range."""
+    for o in range(parts + 1):
+        bounds[o] = 0
+    for i in range(n):
+        bounds[np.int64(fp[i, 1] % np.uint64(parts)) + 1] += 1
+    for o in range(parts):
+        bounds[o + 1] += bounds[o]
+        cursor[o] = bounds[o]
+    for i in range(n):
+        o = np.int64(fp[i, 1] % np.uint64(parts))
+        at = cursor[o]
+        cursor[o] += 1
+        s_fp[at, 0], s_fp[at, 1] = fp[i, 0], fp[i, 1]
+        p = parent_at[i]
+        s_parent[at, 0], s_parent[at, 1] = fps[p, 0], fps[p, 1]
+        s_nth[at] = nth[i]
+        for c in range(label.shape[1]):
+            s_label[at, c] = label[i, c]
+        for c in range(rows.shape[1]):
+            s_rows[at, c] = rows[i, c]
+
+
+@njit(cache=True, _nrt=False)
+def mark_column(rows, col, used):
+    """used[v] := True for each value v of column col."""
+    for i in range(len(rows)):
+        used[rows[i, col]] = True
+
+
+@njit(cache=True, _nrt=False)
+def remap_column(rows, col, place):
+    """rows[i, col] := place[rows[i, col]]."""
+    for i in range(len(rows)):
+        rows[i, col] = place[rows[i, col]]
+
+
+@njit(cache=True, _nrt=False)
+def widen_to(m, cols, sel, dest, out):
+    """out[dest[r], cols[j]] := m[sel[r], j]: widen_into, each row straight to its place."""
+    for r in range(len(sel)):
+        i, d = sel[r], dest[r]
+        for j in range(len(cols)):
+            out[d, cols[j]] = m[i, j]
+
+
+@njit(cache=True, _nrt=False)
+def remap_at(rows, dest, col, place):
+    """rows[d, col] := place[rows[d, col]] for each d in dest."""
+    for r in range(len(dest)):
+        rows[dest[r], col] = place[rows[dest[r], col]]

@@ -6,10 +6,10 @@ Why: through Spark's shuffle a block crosses from the Python worker to the JVM, 
 and written by the JVM, read back and sent to the owner's Python worker: about half of a
 level's time at 130 bytes a successor (BENCHMARKS.md, "Kernel executors"). On one machine a
 file in the page cache does the same job without the copies. On a cluster the executors share
-no disk, so the blocks take Spark's shuffle there (explore.py picks).
+no disk, so the blocks take Spark's shuffle there (`Exchange.open` says which).
 
-A task writes its files under temporary names and renames them when it ends, so a retried task
-replaces them with the same bytes (its blocks are a function of its chunks) and an owner never
+A task writes its files under temporary names of its own attempt and renames them when it
+ends, so a retried (or a second, speculative) attempt replaces them with the same bytes (its blocks are a function of its chunks) and an owner never
 reads a half-written file. A level's files are removed once the level is committed; the
 directory when the run ends. A driver killed outright leaves its directory, so each run first
 removes the directories of drivers no longer alive (the directory's name carries the pid).
@@ -87,11 +87,12 @@ class Writer:
     def __init__(self, where: str, task: int):
         os.makedirs(where, exist_ok=True)
         self.where, self.task, self.files = where, task, {}
+        self.tmp = f".tmp-{uuid.uuid4().hex[:12]}"     # this attempt's: two attempts never share one
 
     def add(self, owner: int, block: bytes) -> None:
         f = self.files.get(owner)
         if f is None:
-            f = self.files[owner] = open(self._name(owner) + ".tmp", "wb")
+            f = self.files[owner] = open(self._name(owner) + self.tmp, "wb")
         f.write(_FRAME.pack(len(block)))
         f.write(block)
 
@@ -100,7 +101,7 @@ class Writer:
         out = {}
         for owner, f in sorted(self.files.items()):
             f.close()
-            os.replace(self._name(owner) + ".tmp", self._name(owner))
+            os.replace(self._name(owner) + self.tmp, self._name(owner))
             out[owner] = self._name(owner)
         self.files = {}
         return out
@@ -109,7 +110,7 @@ class Writer:
         for owner, f in self.files.items():
             f.close()
             try:
-                os.unlink(self._name(owner) + ".tmp")
+                os.unlink(self._name(owner) + self.tmp)
             except OSError:
                 pass
         self.files = {}

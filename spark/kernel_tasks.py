@@ -96,6 +96,7 @@ class _Side:
         self.ids: dict[str, int] = {}           # JSON text -> this process's controller id
         self.texts: list[str] = []              # controller id -> JSON text
         self.dig = np.zeros((0, 2), dtype=np.uint64)     # controller id -> its digest (two lanes)
+        self._split = None
         self.sync()
 
     def sync(self) -> None:
@@ -149,13 +150,22 @@ class _Side:
         out = rows if fresh else np.array(rows)
         if not len(out):
             return out, []
-        uniq, inverse = np.unique(out[:, self.ctrl], return_inverse=True)
-        texts = [self.texts[c] for c in uniq]
+        used = np.zeros(len(self.texts), dtype=np.bool_)
+        X.mark_column(out, self.ctrl, used)
+        ids = np.flatnonzero(used)
+        texts = [self.texts[c] for c in ids]
         order = sorted(range(len(texts)), key=texts.__getitem__)     # by text: the same bytes in any process
-        place = np.empty(len(order), dtype=np.int32)
-        place[order] = np.arange(len(order), dtype=np.int32)
-        out[:, self.ctrl] = place[inverse.reshape(-1)]
+        place = np.zeros(len(self.texts), dtype=np.int32)
+        place[ids[order]] = np.arange(len(order), dtype=np.int32)
+        X.remap_column(out, self.ctrl, place)
         return out, [texts[i] for i in order]
+
+    def split(self, n: int, labels: int, width: int) -> tuple:
+        """Scratch for a batch of n successors in owner order (_ship), made once per worker."""
+        if self._split is None or len(self._split[0]) < n:
+            self._split = (np.zeros((n, 2), np.uint64), np.zeros((n, 2), np.uint64), np.zeros(n, np.uint32),
+                           np.zeros((n, labels), np.int32), np.zeros((n, width), np.int32))
+        return self._split
 
     def row_of(self, state) -> np.ndarray:
         row = np.array(self.k.pack(state))
@@ -274,16 +284,17 @@ def _ship(job, side: _Side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n: int,
     added to the owner's exchange file."""
     if not n:
         return
-    fp, nth = o_fp[:n], o_nth[:n]
-    parents = fps[o_parent[:n]]
-    owners = (fp[:, 1] % np.uint64(job.partitions)).astype(np.int64)
-    order = np.argsort(owners, kind="stable")
-    bounds = np.searchsorted(owners[order], np.arange(job.partitions + 1))
-    for owner in range(job.partitions):
-        sel = order[bounds[owner]:bounds[owner + 1]]
-        if len(sel):
-            rows, ctrls = side.portable(o_rows[sel], fresh=True)
-            block = R.encode(R.BLOCK, fp[sel], parents[sel], o_label[sel], rows, side.ctrl, ctrls, nths=nth[sel])
+    parts = job.partitions
+    s = side.split(len(o_fp), o_label.shape[1], o_rows.shape[1])
+    bounds, cursor = np.zeros(parts + 1, dtype=np.int64), np.zeros(parts, dtype=np.int64)
+    X.by_owner(o_fp, o_parent, fps, o_nth, o_label, o_rows, n, parts, *s, bounds, cursor)
+    s_fp, s_parent, s_nth, s_label, s_rows = s
+    for owner in range(parts):
+        a, b = int(bounds[owner]), int(bounds[owner + 1])
+        if b > a:
+            rows, ctrls = side.portable(s_rows[a:b], fresh=True)     # the split buffer is scratch
+            block = R.encode(R.BLOCK, s_fp[a:b], s_parent[a:b], s_label[a:b], rows, side.ctrl, ctrls,
+                             nths=s_nth[a:b])
             if files is None:
                 yield owner, ("B", block)
             else:
@@ -332,8 +343,10 @@ def own(job: KernelJob, found: frozenset, part: int, items):
     for b, block in enumerate(blocks):
         at = by_block[bounds[b]:bounds[b + 1]]
         if len(at):
-            rows[at] = side.rows_of(block, kept[at] - starts[b])
-            labels[at] = block.labels_at(kept[at] - starts[b])
+            sel = kept[at] - starts[b]
+            block.rows_to(sel, at, rows)
+            block.labels_to(sel, at, labels)
+            X.remap_at(rows, at, side.ctrl, side.local(block.ctrls))
     taken = np.bincount(labels[:, 0], minlength=len(job.model_type.action_names)) if len(kept) else []
     names = job.model_type.action_names
     return _level_part(job, side, part, found, fp[kept], parents[kept], labels, rows,

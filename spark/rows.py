@@ -101,6 +101,12 @@ class _Narrow:
             widen_into(m, cols, sel, out)
         return out
 
+    def to(self, sel, dest, out) -> None:
+        """The rows `sel` (positions) widened into out[dest]."""
+        from spark.compiled import widen_to
+        for m, cols in self.parts:
+            widen_to(m, cols, sel, dest, out)
+
     def all(self) -> np.ndarray:
         return self.at(np.arange(self.n))
 
@@ -160,6 +166,13 @@ class Rows:
 
     def rows_at(self, sel) -> np.ndarray:
         return self._rows.at(sel)
+
+    def rows_to(self, sel, dest, out) -> None:
+        """The rows `sel` widened into out[dest] (record-local controller indices)."""
+        self._rows.to(sel, dest, out)
+
+    def labels_to(self, sel, dest, out) -> None:
+        self._labels.to(sel, dest, out)
 
 
 def as_int(a, b) -> int:

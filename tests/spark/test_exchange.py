@@ -29,11 +29,16 @@ def test_an_owner_reads_back_each_block_in_order(tmp_path):
     assert sorted(names) == [0, 1] and os.path.basename(names[0]) == "o00000-t00003"
     assert [bytes(b) for b in blocks(names[0])] == [b"a" * 10, b"", b"bc"]
     assert [bytes(b) for b in blocks(names[1])] == [b"x"]
-    assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+    assert not [n for n in os.listdir(tmp_path) if ".tmp" in n]
 
 
 def test_a_retried_task_replaces_its_files_with_the_same_bytes_and_an_aborted_one_leaves_none(tmp_path):
+    slow = Writer(str(tmp_path), 0)          # an attempt still writing while another one ends
+    slow.add(1, b"one")
     first = written(tmp_path, 0, {1: [b"one", b"two"]})
+    slow.add(1, b"two")
+    assert [bytes(b) for b in blocks(first[1])] == [b"one", b"two"]
+    assert slow.close() == first
     before = open(first[1], "rb").read()
     assert written(tmp_path, 0, {1: [b"one", b"two"]}) == first and open(first[1], "rb").read() == before
     w = Writer(str(tmp_path), 1)

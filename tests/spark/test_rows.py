@@ -142,3 +142,24 @@ def test_a_chunk_is_the_same_bytes_in_processes_that_numbered_its_controllers_di
     for rec in recs:
         a, b = one.portable(one.rows_of(rec)), other.portable(other.rows_of(rec))
         assert (a[0] == b[0]).all() and a[1] == b[1]
+
+
+def test_a_batch_split_by_owner_keeps_each_owners_order_and_each_successors_parent():
+    from spark.compiled import by_owner
+    rng = np.random.default_rng(11)
+    n, cap, parts, width = 1_000, 1_200, 3, 7
+    fp = rng.integers(0, 2**64, size=(cap, 2), dtype=np.uint64)
+    parent_at = rng.integers(0, 40, size=cap).astype(np.int64)
+    fps = rng.integers(0, 2**64, size=(40, 2), dtype=np.uint64)
+    nth = rng.integers(0, 30, size=cap).astype(np.uint32)
+    label = rng.integers(-1, 20, size=(cap, R.LABEL)).astype(np.int32)
+    rows = rng.integers(-9, 9, size=(cap, width)).astype(np.int32)
+    s = (np.zeros((cap, 2), np.uint64), np.zeros((cap, 2), np.uint64), np.zeros(cap, np.uint32),
+         np.zeros((cap, R.LABEL), np.int32), np.zeros((cap, width), np.int32))
+    bounds, cursor = np.zeros(parts + 1, np.int64), np.zeros(parts, np.int64)
+    by_owner(fp, parent_at, fps, nth, label, rows, n, parts, *s, bounds, cursor)
+    owners = (fp[:n, 1] % np.uint64(parts)).astype(np.int64)
+    order = np.argsort(owners, kind="stable")
+    assert list(bounds) == [0] + list(np.cumsum(np.bincount(owners, minlength=parts)))
+    for got, want in zip(s, (fp[order], fps[parent_at[order]], nth[order], label[order], rows[order])):
+        assert (got[:n] == want).all()
