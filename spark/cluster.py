@@ -159,7 +159,10 @@ class Cluster:
                 "log4j-slf4j2-impl-*", "log4j-1.2-api-*", "jcl-over-slf4j-*"]
         cp = [str(conf), minicluster_jar()] + [j for p in pick for j in glob.glob(os.path.join(jars, p + ".jar"))]
         java = shutil.which("java") or "java"
-        return [java, "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", ":".join(cp)], \
+        tmp = self.base / "tmp"          # their jetty-* directories go with the cluster, not to /tmp
+        tmp.mkdir(parents=True, exist_ok=True)
+        return [java, "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", f"-Djava.io.tmpdir={tmp}",
+                "-cp", ":".join(cp)], \
             dict(os.environ, HADOOP_USER_NAME="kraft-verify")
 
     def _hdfs_conf(self, name: str, extra: dict) -> Path:

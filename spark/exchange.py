@@ -37,10 +37,13 @@ class Exchange:
 
     @classmethod
     def open(cls, sc) -> Optional["Exchange"]:
-        """A new exchange directory, or None where the executors share no disk with the driver."""
+        """A new exchange directory (where Spark keeps its own scratch: SPARK_LOCAL_DIRS, else
+        spark.local.dir, else the system's temporary directory), or None where the executors
+        share no disk with the driver."""
         if not sc.master.startswith("local"):
             return None
-        parent = (sc.getConf().get("spark.local.dir", None) or tempfile.gettempdir()).split(",")[0]
+        parent = (os.environ.get("SPARK_LOCAL_DIRS") or sc.getConf().get("spark.local.dir", None)   # as Spark
+                  or tempfile.gettempdir()).split(",")[0]
         sweep(parent)
         root = os.path.join(parent, f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}")
         os.makedirs(parent, exist_ok=True)

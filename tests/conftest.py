@@ -32,17 +32,21 @@ def write_json(tmp_path):
 
 @pytest.fixture(scope="session", autouse=True)
 def spark_local_dirs(tmp_path_factory):
-    """Spark's scratch (its blockmgr-* directories) in a directory removed after the tests: a
-    Spark a test kills (SIGKILL, SIGTERM) cannot remove its own, and they were left in /tmp."""
+    """Spark's scratch (its blockmgr-* directories, the kernel path's exchange) and the driver
+    JVM's temporary files (spark-* directories, lz4's native library) in a directory removed
+    after the tests: a Spark a test kills (SIGKILL, SIGTERM) cannot remove its own, and they
+    were left in /tmp."""
     import shutil
     where = tmp_path_factory.mktemp("spark-local")
-    before = os.environ.get("SPARK_LOCAL_DIRS")
+    before = {k: os.environ.get(k) for k in ("SPARK_LOCAL_DIRS", "SPARK_SUBMIT_OPTS")}
     os.environ["SPARK_LOCAL_DIRS"] = str(where)
+    os.environ["SPARK_SUBMIT_OPTS"] = f"{before['SPARK_SUBMIT_OPTS'] or ''} -Djava.io.tmpdir={where}".strip()
     yield where
-    if before is None:
-        os.environ.pop("SPARK_LOCAL_DIRS", None)
-    else:
-        os.environ["SPARK_LOCAL_DIRS"] = before
+    for key, value in before.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
     shutil.rmtree(where, ignore_errors=True)
 
 

@@ -89,8 +89,11 @@ class _Sc:
         return self.conf
 
 
-def test_only_a_local_master_exchanges_by_file_and_the_directory_goes_with_the_run(tmp_path):
+def test_only_a_local_master_exchanges_by_file_and_the_directory_goes_with_the_run(tmp_path, monkeypatch):
     assert Exchange.open(_Sc("spark://host:7077", str(tmp_path))) is None
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", str(tmp_path / "env"))        # Spark's order: the variable first
+    assert os.path.dirname(Exchange.open(_Sc("local[2]", str(tmp_path))).root) == str(tmp_path / "env")
+    monkeypatch.delenv("SPARK_LOCAL_DIRS")
     ex = Exchange.open(_Sc("local[2]", f"{tmp_path},/elsewhere"))
     assert os.path.dirname(ex.root) == str(tmp_path) and os.stat(ex.root).st_mode & 0o077 == 0
     written(ex.level(1), 0, {0: [b"b"]})

@@ -43,6 +43,7 @@ def s3(tmp_path_factory):
         "spark.hadoop.fs.s3a.access.key testing",
         "spark.hadoop.fs.s3a.secret.key testing",
         "spark.hadoop.fs.s3a.aws.credentials.provider org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+        f"spark.hadoop.hadoop.tmp.dir {conf / 'hadoop-tmp'}",     # S3A's buffers: not /tmp/hadoop-USER
         ""]))
     import boto3
     boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing",
