@@ -237,7 +237,8 @@ class Cluster:
         env = dict(os.environ, SPARK_HOME=spark_home(), PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP=HOST,
                    SPARK_CONF_DIR=str(self.spark_conf()),
                    SPARK_NO_DAEMONIZE="1", SPARK_WORKER_DIR="/tmp/spark-work", SPARK_LOCAL_DIRS="/tmp/spark-local",
-                   SPARK_LOG_DIR="/tmp/spark-logs", SPARK_PID_DIR="/tmp")
+                   SPARK_LOG_DIR="/tmp/spark-logs", SPARK_PID_DIR="/tmp",
+                   SPARK_SUBMIT_OPTS="-Djava.io.tmpdir=/tmp")      # each "host's" own /tmp, whatever the caller's
         env.update(extra)
         return env
 
