@@ -137,9 +137,9 @@ class _Side:
     def read(self, data: bytes, magic: bytes) -> R.Rows:
         return R.Rows(data, magic, self.width, self.ctrl)
 
-    def rows_of(self, rec: R.Rows, sel=None) -> np.ndarray:
-        """A record's rows (or those at `sel`) with this process's controller ids."""
-        rows = rec.rows if sel is None else rec.rows_at(sel)
+    def rows_of(self, rec: R.Rows) -> np.ndarray:
+        """A record's rows with this process's controller ids."""
+        rows = rec.rows
         if len(rows):
             rows[:, self.ctrl] = self.local(rec.ctrls)[rows[:, self.ctrl]]
         return rows

@@ -161,12 +161,6 @@ class Rows:
     def labels(self) -> np.ndarray:
         return self._labels.all()
 
-    def labels_at(self, sel) -> np.ndarray:
-        return self._labels.at(sel)
-
-    def rows_at(self, sel) -> np.ndarray:
-        return self._rows.at(sel)
-
     def rows_to(self, sel, dest, out) -> None:
         """The rows `sel` widened into out[dest] (record-local controller indices)."""
         self._rows.to(sel, dest, out)

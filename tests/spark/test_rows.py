@@ -46,7 +46,9 @@ def test_a_chunk_reads_back_exactly_and_narrows_its_columns():
     rec = R.Rows(data, R.PART, width, 0)
     assert (rec.rows == rows).all() and (rec.fps == fps).all() and (rec.parents == parents).all()
     assert (rec.labels == labels).all() and rec.ctrls == ['{"a":1}', '{"b":2}']
-    assert (rec.rows_at([4, 2]) == rows[[4, 2]]).all()
+    placed = np.zeros((3, width), dtype=np.int32)
+    rec.rows_to(np.array([4, 2]), np.array([2, 0]), placed)
+    assert (placed[[2, 0]] == rows[[4, 2]]).all() and not placed[1].any()
     assert len(data) < 16 + 32 * n + 4 * (width + R.LABEL) * n // 2      # narrower than int32 columns
     assert R.chunk_measure(data)[:2] == [n, f"{R.fp_sum(fps):x}"]
 
