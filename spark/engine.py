@@ -13,7 +13,7 @@ import re
 import uuid
 from typing import Any, Callable, Optional
 
-from spark.exchange import Exchange
+from spark.exchange import Exchange, by_file
 from spark.explore import _Run
 from spark.hadoopfs import HadoopFs
 from spark.session import Interrupts, SparkGone, SparkSetupError
@@ -124,7 +124,7 @@ def run(model, properties, settings: Settings = Settings(), progress=None) -> Se
     if manifest and manifest["partitions"] != partitions:     # owners are fp mod P: a run keeps its P
         note(f"note: resuming with the run's {manifest['partitions']} partitions, not {partitions}")
         partitions = manifest["partitions"]
-    files = tasks == "kernel" and own.exchange == "auto" and spark.sparkContext.master.startswith("local")
+    files = tasks == "kernel" and own.exchange == "auto" and by_file(spark.sparkContext.master)
     note(f"spark: master={spark.sparkContext.master} partitions={partitions} "
          f"symmetry={'on' if model.symmetric else 'off'} executors={tasks} "
          f"exchange={'files' if files else 'shuffle'} "

@@ -29,6 +29,11 @@ PREFIX = "kraft-verify-exchange-"
 _FRAME = struct.Struct("<Q")
 
 
+def by_file(master: str) -> bool:
+    """Whether blocks go by file under `master`: every executor on the driver's machine."""
+    return master.startswith("local")
+
+
 class Exchange:
     """A run's exchange directory, on the driver."""
 
@@ -40,7 +45,7 @@ class Exchange:
         """A new exchange directory (where Spark keeps its own scratch: SPARK_LOCAL_DIRS, else
         spark.local.dir, else the system's temporary directory), or None where the executors
         share no disk with the driver."""
-        if not sc.master.startswith("local"):
+        if not by_file(sc.master):
             return None
         parent = (os.environ.get("SPARK_LOCAL_DIRS") or sc.getConf().get("spark.local.dir", None)   # as Spark
                   or tempfile.gettempdir()).split(",")[0]
