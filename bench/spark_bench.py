@@ -48,10 +48,15 @@ def _hwm(pid: int) -> int:
 
 
 def children(pid: int) -> list[int]:
-    try:
-        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        return []
+    """The children of every thread of `pid` (a JVM starts PySpark's workers from a thread of
+    its own, which /proc/PID/task/PID/children, the main thread's, does not list)."""
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return out
 
 
 def _jvms(pid: int) -> list[int]:
