@@ -244,6 +244,9 @@ def failure(exc: BaseException) -> str:
     if isinstance(exc, (Py4JNetworkError, ConnectionError)) or not jvm_alive():
         return gone
     try:
-        return reason(exc)
+        text = reason(exc)
     except Exception:       # noqa: BLE001 -- asking the dead JVM for the cause fails too
         return gone
+    if "SparkContext was shut down" in text:     # Spark stopped itself (an executor thread out of heap)
+        return f"{text}: {gone.replace('JVM exited', 'context was shut down', 1)}"
+    return text

@@ -267,6 +267,18 @@ def test_a_jvm_gone_between_two_levels_jobs_stops_the_run_with_the_levels_it_has
     assert len(json.loads((tmp_path / "ck" / "manifest.json").read_text())["levels"]) == 3
 
 
+def test_a_context_spark_shut_down_itself_names_the_log_not_only_the_cancelled_job(monkeypatch):
+    """An executor thread out of heap makes Spark shut its context down while the JVM lives on:
+    the overnight run's resume said only "Job 22 cancelled because SparkContext was shut
+    down". The line now says where the cause is and what to give more of."""
+    import spark.session as session
+    monkeypatch.setattr(session, "jvm_alive", lambda: True)
+    line = session.failure(RuntimeError("Job 22 cancelled because SparkContext was shut down\n at ..."))
+    assert line.startswith("Job 22 cancelled because SparkContext was shut down: Spark's context was shut down")
+    assert "spark.log in the run's directory" in line and "--driver-memory" in line and "\n" not in line
+    assert session.failure(RuntimeError("a task failed 4 times")) == "a task failed 4 times"
+
+
 def _started_with_levels(args, tmp_path, levels: int = 3):
     """The CLI run of `args`, once its manifest holds `levels` levels (the run still going)."""
     proc = _spark_cli(*args)
