@@ -88,24 +88,31 @@ prove-recovery: $(STAMP)
 availability: $(STAMP)
 	$(BIN)/kraft-verify availability
 
-# The overnight default: a wider config on Spark, resumable from its checkpoint directory.
-# Rerun the same command after a crash: it resumes from the last complete level. On today's
-# model and the kernel executors this config is 125,726,174 states, depth 43: 14.4 minutes on
-# local[2] without a checkpoint (the 3.9 hours and 42.5 million states of the first runs were
-# the Python executors on the model before issues 36-38) (BENCHMARKS.md; README, "make spark-check").
+# The overnight default: a config this machine's disk lets spark-check exhaust with a
+# checkpoint and `check` cannot (its visited set outgrows the memory at 134 million states):
+# 4 brokers, 2 records, 3 ISR shrinks, 278,821,666 states, depth 51, 28.6 minutes on local[2],
+# a 37.7 GB checkpoint. A wider one (2 fences) was outgrowing the disk's 78 GB (BENCHMARKS.md, "The
+# overnight default grown"; README, "make spark-check"). Rerun the same command after a crash
+# and it resumes from the last complete level. (The old default, --brokers 4 --bound
+# records=2, is 125,726,174 states: 14.4 minutes on local[2] without a checkpoint.)
 # On a cluster: SPARK_MASTER=spark://HOST:7077 SPARK_CHECKPOINT=hdfs://NAMENODE/kv/ck; a URL's
 # manifest cannot be looked at from here, so add RESUME=--resume to continue a run there.
 # local[*,4]: a task that fails is retried (up to 4 attempts), as a cluster would; plain
 # local[*] fails the whole level on one failure. On a local master the executors run in the
 # driver's JVM: Spark's 1g heap ran out reading a level of 4.5 million states (the third
 # overnight run's levels 18-19: java.lang.OutOfMemoryError), so the overnight run gives it 6g.
+# 8 partitions: an owner's task holds its share of a level's successors in its Python worker;
+# at 4 the kernel's OOM killer took a worker and then the JVM on this 23 GB machine (levels of
+# 35 million states), and a resume read part files of 850 MB whole into the JVM's heap.
 SPARK_MASTER ?= local[*,4]
 SPARK_DRIVER_MEMORY ?= 6g
 SPARK_CHECKPOINT ?= reports/spark-checkpoint
+SPARK_PARTITIONS ?= 8
 RESUME ?= $(shell test -f '$(SPARK_CHECKPOINT)/manifest.json' && echo --resume)
 spark-check: $(STAMP)
 	$(BIN)/kraft-verify spark-check --master '$(SPARK_MASTER)' --driver-memory $(SPARK_DRIVER_MEMORY) \
-	    --brokers 4 --bound records=2 --checkpoint-dir '$(SPARK_CHECKPOINT)' $(RESUME)
+	    --partitions $(SPARK_PARTITIONS) --brokers 4 --bound records=2 --bound isr_shrinks=3 \
+	    --checkpoint-dir '$(SPARK_CHECKPOINT)' $(RESUME)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bfs_bench.py --runs 2 --json bench/results/bfs.json

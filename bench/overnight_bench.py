@@ -54,6 +54,11 @@ def _cpu(pid: int):
     return (pid, fields[19]), (int(fields[11]) + int(fields[12])) / tick
 
 
+def _size(top: Path) -> int:
+    """Bytes of the files under `top` (the checkpoint the run leaves)."""
+    return sum(p.stat().st_size for p in top.rglob("*") if p.is_file())
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json")
@@ -102,7 +107,8 @@ def main() -> int:
               "engine_seconds": counts.get("seconds"), "distinct_states": counts.get("distinct_states"),
               "transitions": counts.get("transitions"), "depth": counts.get("depth"),
               "states_per_level": counts.get("states_per_level"), "result": summary.get("result"),
-              "peak_mb": {k: round(v, 1) for k, v in peak.items()}, "cpu_count": os.cpu_count()}
+              "peak_mb": {k: round(v, 1) for k, v in peak.items()}, "cpu_count": os.cpu_count(),
+              "checkpoint_bytes": _size(ROOT / "reports" / "spark-checkpoint")}
     print(json.dumps({k: v for k, v in result.items() if k != "states_per_level"}))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
