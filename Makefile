@@ -91,9 +91,9 @@ availability: $(STAMP)
 # The overnight default: a config this machine's disk lets spark-check exhaust with a
 # checkpoint and `check` cannot (its visited set outgrows the memory at 134 million states):
 # 4 brokers, 2 records, 3 ISR shrinks, 278,821,666 states, depth 51, 28.6 minutes on local[2],
-# a 37.7 GB checkpoint. A wider one (2 fences) was outgrowing the disk's 78 GB (BENCHMARKS.md, "The
-# overnight default grown"; README, "make spark-check"). Rerun the same command after a crash
-# and it resumes from the last complete level. (The old default, --brokers 4 --bound
+# a 37.7 GB checkpoint. A wider one (2 fences) was outgrowing the disk's 78 GB free
+# (BENCHMARKS.md, "The overnight default grown"; README, "make spark-check"). Rerun the same
+# command after a crash and it resumes from the last complete level. (The old default, --brokers 4 --bound
 # records=2, is 125,726,174 states: 14.4 minutes on local[2] without a checkpoint.)
 # On a cluster: SPARK_MASTER=spark://HOST:7077 SPARK_CHECKPOINT=hdfs://NAMENODE/kv/ck; a URL's
 # manifest cannot be looked at from here, so add RESUME=--resume to continue a run there.

@@ -236,11 +236,13 @@ def jvm_alive() -> bool:
 
 def failure(exc: BaseException) -> str:
     """Why a level's Spark job failed, on one line. A JVM that died under the job cannot be
-    asked for its exception: say that, and where its own log is."""
+    asked for its exception: say that, and where its own log is; so does a context Spark shut
+    down itself, whose cancelled job names no cause."""
     from py4j.protocol import Py4JNetworkError
     from spark.hadoopfs import reason
-    gone = "Spark's JVM exited under the job (spark.log in the run's directory says why; out of memory: " \
-           "give it more with --driver-memory on a local master, --executor-memory on a cluster)"
+    why = "(spark.log in the run's directory says why; out of memory: give it more with --driver-memory on a " \
+          "local master, --executor-memory on a cluster)"
+    gone = f"Spark's JVM exited under the job {why}"
     if isinstance(exc, (Py4JNetworkError, ConnectionError)) or not jvm_alive():
         return gone
     try:
@@ -248,5 +250,5 @@ def failure(exc: BaseException) -> str:
     except Exception:       # noqa: BLE001 -- asking the dead JVM for the cause fails too
         return gone
     if "SparkContext was shut down" in text:     # Spark stopped itself (an executor thread out of heap)
-        return f"{text}: {gone.replace('JVM exited', 'context was shut down', 1)}"
+        return f"{text} {why}"
     return text

@@ -274,7 +274,7 @@ def test_a_context_spark_shut_down_itself_names_the_log_not_only_the_cancelled_j
     import spark.session as session
     monkeypatch.setattr(session, "jvm_alive", lambda: True)
     line = session.failure(RuntimeError("Job 22 cancelled because SparkContext was shut down\n at ..."))
-    assert line.startswith("Job 22 cancelled because SparkContext was shut down: Spark's context was shut down")
+    assert line.startswith("Job 22 cancelled because SparkContext was shut down (spark.log in the run's directory")
     assert "spark.log in the run's directory" in line and "--driver-memory" in line and "\n" not in line
     assert session.failure(RuntimeError("a task failed 4 times")) == "a task failed 4 times"
 
