@@ -161,15 +161,6 @@ def first_violations(rows, lay, facts, check, first):
 
 
 @njit(cache=True, _nrt=False)
-def widen_into(m, cols, sel, out):
-    """out[r, cols[j]] := m[sel[r], j]: a narrowed column group's rows `sel`, back in place."""
-    for r in range(len(sel)):
-        i = sel[r]
-        for j in range(len(cols)):
-            out[r, cols[j]] = m[i, j]
-
-
-@njit(cache=True, _nrt=False)
 def narrow_into(rows, cols, out):
     """out[i, j] := rows[i, cols[j]] (out of the narrower type: the values fit, _narrow chose it)."""
     for i in range(len(rows)):
@@ -317,7 +308,8 @@ def remap_column(rows, col, place):
 
 @njit(cache=True, _nrt=False)
 def widen_to(m, cols, sel, dest, out):
-    """out[dest[r], cols[j]] := m[sel[r], j]: widen_into, each row straight to its place."""
+    """out[dest[r], cols[j]] := m[sel[r], j]: a narrowed column group's rows `sel`, widened
+    back into their places `dest`."""
     for r in range(len(sel)):
         i, d = sel[r], dest[r]
         for j in range(len(cols)):

@@ -92,15 +92,6 @@ class _Narrow:
             at += size
         self.end = at
 
-    def at(self, sel) -> np.ndarray:
-        """The rows `sel` (positions), as int32."""
-        from spark.compiled import widen_into
-        sel = np.asarray(sel, dtype=np.int64)
-        out = np.empty((len(sel), self.c), dtype=np.int32)
-        for m, cols in self.parts:
-            widen_into(m, cols, sel, out)
-        return out
-
     def to(self, sel, dest, out) -> None:
         """The rows `sel` (positions) widened into out[dest]."""
         from spark.compiled import widen_to
@@ -108,7 +99,11 @@ class _Narrow:
             widen_to(m, cols, sel, dest, out)
 
     def all(self) -> np.ndarray:
-        return self.at(np.arange(self.n))
+        """Every row, as int32."""
+        out = np.empty((self.n, self.c), dtype=np.int32)
+        every = np.arange(self.n, dtype=np.int64)
+        self.to(every, every, out)
+        return out
 
 
 class Rows:
