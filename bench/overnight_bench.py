@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+CHECKPOINT = ROOT / "reports" / "spark-checkpoint"     # the Makefile's SPARK_CHECKPOINT
 sys.path.insert(0, str(ROOT / "bench"))
 
 from spark_bench import children, status_kb  # noqa: E402
@@ -63,7 +64,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json")
     args = ap.parse_args()
-    resumed = (ROOT / "reports" / "spark-checkpoint" / "manifest.json").exists()
+    resumed = (CHECKPOINT / "manifest.json").exists()
     t0, started = time.monotonic(), time.time()
     proc = subprocess.Popen(["make", "spark-check"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
@@ -108,7 +109,7 @@ def main() -> int:
               "transitions": counts.get("transitions"), "depth": counts.get("depth"),
               "states_per_level": counts.get("states_per_level"), "result": summary.get("result"),
               "peak_mb": {k: round(v, 1) for k, v in peak.items()}, "cpu_count": os.cpu_count(),
-              "checkpoint_bytes": _size(ROOT / "reports" / "spark-checkpoint")}
+              "checkpoint_bytes": _size(CHECKPOINT)}
     print(json.dumps({k: v for k, v in result.items() if k != "states_per_level"}))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
