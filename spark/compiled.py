@@ -115,17 +115,17 @@ def expand_rows(rows, fps, pos, end, lay, cv, plan, tables, out, labels, key, wo
 
 
 @njit(cache=True, _nrt=False)
-def _before(pa, pb, nth, i, j):
+def _before(parents, nth, i, j):
     """Whether candidate i's (parent, n-th) comes before candidate j's."""
-    if pa[i] != pa[j]:
-        return pa[i] < pa[j]
-    if pb[i] != pb[j]:
-        return pb[i] < pb[j]
+    if parents[i, 0] != parents[j, 0]:
+        return parents[i, 0] < parents[j, 0]
+    if parents[i, 1] != parents[j, 1]:
+        return parents[i, 1] < parents[j, 1]
     return nth[i] < nth[j]
 
 
 @njit(cache=True, _nrt=False)
-def best_parents(fp, pa, pb, nth, slots, keep):
+def best_parents(fp, parents, nth, slots, keep):
     """keep[i] := whether candidate i has the least (parent, n-th) among the candidates of its
     fingerprint (`slots`: a zeroed scratch table, a power of two at least twice len(fp))."""
     mask = np.uint64(len(slots) - 1)
@@ -138,7 +138,7 @@ def best_parents(fp, pa, pb, nth, slots, keep):
                 keep[i] = True
                 break
             if fp[j, 0] == fp[i, 0] and fp[j, 1] == fp[i, 1]:
-                if _before(pa, pb, nth, i, j):
+                if _before(parents, nth, i, j):
                     keep[j], keep[i] = False, True
                     slots[s] = i + 1
                 else:
@@ -148,14 +148,16 @@ def best_parents(fp, pa, pb, nth, slots, keep):
 
 
 @njit(cache=True, _nrt=False)
-def first_violations(rows, lay, facts, check, first):
-    """first[s] := the first row violating state property s (rows sorted by fingerprint)."""
+def first_violations(rows, fps, lay, facts, check, first):
+    """first[s] := the row of the least fingerprint violating state property s."""
     for i in range(len(rows)):
         bad = state_violations(rows[i], lay, facts, check)
         s = 0
         while bad:
-            if bad & 1 and first[s] < 0:
-                first[s] = i
+            if bad & 1:
+                j = first[s]
+                if j < 0 or fps[i, 0] < fps[j, 0] or (fps[i, 0] == fps[j, 0] and fps[i, 1] < fps[j, 1]):
+                    first[s] = i
             bad >>= 1
             s += 1
 
@@ -317,7 +319,7 @@ def widen_to(m, cols, sel, dest, out):
 
 
 @njit(cache=True, _nrt=False)
-def remap_at(rows, dest, col, place):
-    """rows[d, col] := place[rows[d, col]] for each d in dest."""
-    for r in range(len(dest)):
-        rows[dest[r], col] = place[rows[dest[r], col]]
+def remap_range(rows, lo, hi, col, place):
+    """rows[d, col] := place[rows[d, col]] for lo <= d < hi."""
+    for d in range(lo, hi):
+        rows[d, col] = place[rows[d, col]]

@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional
 from spark.exchange import Exchange, by_file
 from spark.explore import _Run
 from spark.hadoopfs import HadoopFs
+from spark.local_files import FileLevels, Files
 from spark.session import Interrupts, SparkGone, SparkSetupError
 from spark.store import MAX_PARTITIONS, HadoopLevels, LevelStore, SparkLevels
 from spark.tasks import Job
@@ -185,22 +186,28 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
                   tasks: str = "auto", exchange: str = "auto") -> SearchResult:
     """BFS from the model's initial states on Spark. With `store` (a claimed --checkpoint-dir)
     the levels go there and a killed run resumes from them; without, to Spark's checkpoint
-    directory if one is set (removed at the end), else they stay in Spark. A resumed run keeps
+    directory if one is set (removed at the end), else they stay in Spark (or in files, below). A resumed run keeps
     the partition count it was started with (owners are fp mod P). A level of fewer than
     `driver_levels` states is expanded on the driver, by the same task functions: a Spark job
     costs a good part of a second however small, more than such a level's work. On the
     kernel's path with a local master, `exchange` "auto" sends the successor blocks to their
-    owners by file (spark/exchange.py), "shuffle" through Spark's shuffle (as on a cluster)."""
+    owners by file (spark/exchange.py), "shuffle" through Spark's shuffle (as on a cluster);
+    by file, the owners' visited runs and the levels are files too (spark/local_files.py)."""
     invariants = tuple(invariants)
     note = f"; --resume --checkpoint-dir {store.where} continues from the last complete level" if store else ""
     manifest = store.load() if store is not None and resume else None
     if manifest:
         partitions = manifest["partitions"]
     partitions = partitions or spark.sparkContext.defaultParallelism
-    levels = temporary_levels(spark, partitions) if store is None else HadoopLevels(spark, store.fs, partitions)
-    run = None
+    kernel = tasks_of(model, invariants, tasks) == "kernel"
+    shared = Exchange.open(spark.sparkContext) if kernel and exchange == "auto" else None
+    files = Files(shared.root, partitions) if shared is not None else None
+    run = levels = None
     try:
-        kernel = tasks_of(model, invariants, tasks) == "kernel"
+        if store is not None:
+            levels = HadoopLevels(spark, store.fs, partitions)
+        else:
+            levels = FileLevels(files) if files is not None else temporary_levels(spark, partitions)
         if kernel:
             from spark.kernel_tasks import KernelJob as Job_
         else:
@@ -209,8 +216,7 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
         with Interrupts(spark, note) as interrupts:
             run = _Run(spark, model, job, store, levels, progress, on_level, interrupts)
             run.driver_levels = driver_levels
-            if kernel and exchange == "auto":
-                run.exchange = Exchange.open(spark.sparkContext)
+            run.exchange, run.files = shared, files
             try:
                 return run.go(manifest, limits, keep_going, invariants)
             except SparkGone as gone:        # between two levels' jobs (a level's own job: explore.py)
@@ -224,9 +230,10 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
     finally:
         if run is not None:
             run.release()
-            if run.exchange is not None:
-                run.exchange.close()
-        levels.close()
+        if levels is not None:
+            levels.close()
+        if shared is not None:
+            shared.close()
 
 
 def temporary_levels(spark, partitions: int):

@@ -138,7 +138,7 @@ def blocks(path: str) -> list:
             # mapped, not read: the owner's blocks are its largest holding (half its memory on the
             # overnight config's widest levels) and mapped pages are the page cache's, which the
             # kernel takes back under pressure instead of killing a worker; each block a view
-            data = memoryview(mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ) if size else b"")
+            data = memoryview(mapped(f.fileno(), size) if size else b"")
     except FileNotFoundError:
         raise RuntimeError(f"the exchange file {path} is gone (its level was committed and its files removed)") \
             from None
@@ -152,3 +152,10 @@ def blocks(path: str) -> list:
         out.append(data[at + 8:at + 8 + size])
         at += 8 + size
     return out
+
+
+def mapped(fd: int, size: int) -> mmap.mmap:
+    """A file mapped read-only, its pages mapped up front (MAP_POPULATE, where there is one):
+    every page is read anyway, and one call maps them for less than a fault each."""
+    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+    return mmap.mmap(fd, size, flags=flags, prot=mmap.PROT_READ)

@@ -56,7 +56,8 @@ class _Run:
         self.sizes: list = []                  # the states each of them holds
         self.cached: Optional[tuple] = None    # (level, its owners' output still in Spark's cache)
         self.roots: dict[int, tuple] = job.roots(model)
-        self.exchange = None                   # spark/exchange.py's directory, where blocks go by file
+        self.exchange = None                   # on a local master: spark/exchange.py's directory, where
+        self.files = None                      # blocks, runs and levels go as files (spark/local_files.py)
 
     def go(self, manifest, limits: Limits, keep_going: bool, invariants) -> SearchResult:
         totals = self.totals
@@ -207,6 +208,9 @@ class _Run:
         try:
             if self.metas[level]["states"] < self.driver_levels and level in self.held and not self.visited:
                 owned = self._on_driver(found, level)
+            elif self.files is not None:
+                from spark.local_files import level_on_files
+                owned = level_on_files(self, found, level)
             else:
                 owned = self._on_spark(found, level)
         except Exception as exc:
@@ -243,9 +247,10 @@ class _Run:
         return self._commit(level + 1, [o[0] for o in owned], state_events, tasks)
 
     def _on_spark(self, found: frozenset, level: int) -> list:
-        """One Spark job: expand the level's chunks (wherever they are read), shuffle the
-        blocks to their owners, own beside the visited fingerprints; the next level's chunks
-        go to the store. A second, small job reads the head of each owner's output (its meta
+        """One Spark job (where executors share no disk; on one machine the kernel's path uses
+        files instead: spark/local_files.py): expand the level's chunks (wherever they are
+        read), shuffle the blocks to their owners, own beside the visited fingerprints; the
+        next level's chunks go to the store. A second, small job reads the head of each owner's output (its meta
         and fingerprints) from Spark's cache: the next level's visited entry. Returns each
         owner's (chunk metas, taken, events, expand counts)."""
         from pyspark import StorageLevel
@@ -262,12 +267,7 @@ class _Run:
             frontier = self.cached[1].filter(_is_chunk).map(_chunk)
         else:                                                          # a resumed run's first level
             frontier = self.levels.read(level)
-        if self.exchange is not None:
-            where = self.exchange.level(level + 1)
-            blocks = frontier.mapPartitionsWithIndex(lambda i, it: job.expand(found, it, (where, i)))
-        else:
-            blocks = frontier.mapPartitions(lambda it: job.expand(found, it))
-        blocks = blocks.partitionBy(n, owner_of)
+        blocks = frontier.mapPartitions(lambda it: job.expand(found, it)).partitionBy(n, owner_of)
         aligned = blocks
         for v in self.visited:
             if v._jrdd_deserializer != blocks._jrdd_deserializer:   # union would copy the blocks through Python
@@ -285,9 +285,6 @@ class _Run:
         except BaseException:
             unpersist(owned)
             raise
-        finally:
-            if self.exchange is not None:      # the level's blocks are in its owners' output now
-                self.exchange.drop(level + 1)
         if self.cached is not None and not getattr(self.levels, "keeps_source", False):
             unpersist(self.cached[1])
         self.cached = (level + 1, owned)

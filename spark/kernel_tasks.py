@@ -67,8 +67,12 @@ class KernelJob:
     def expand(self, found: frozenset, records, spill=None):
         return expand(self, found, records, spill)
 
-    def own(self, found: frozenset, part: int, items):
-        return own(self, found, part, items)
+    def own(self, found: frozenset, part: int, items, files=None):
+        """With `files` (spark/local_files.py's plan, the level) runs and chunks are files."""
+        if files is None:
+            return own(self, found, part, items)
+        from spark.local_files import own_on_files
+        return own_on_files(self, found, part, items, *files)
 
     def seed(self, part: int, roots: list) -> list:
         return seed(self, part, roots)
@@ -275,7 +279,9 @@ def _by_fp(fp, idx) -> np.ndarray:
 
 
 def _slots(n: int) -> np.ndarray:
-    return np.zeros(1 << max(4, (2 * n - 1).bit_length()), dtype=np.int64)
+    """best_parents' table: int32 (a candidate's position + 1; a task holds fewer than 2**31),
+    half the memory its random look-ups touch."""
+    return np.zeros(1 << max(4, (2 * n - 1).bit_length()), dtype=np.int32)
 
 
 def _ship(job, side: _Side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n: int, files=None):
@@ -303,13 +309,13 @@ def _ship(job, side: _Side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n: int,
 
 # ---------------------------------------------------------------- the own stage
 
-def own(job: KernelJob, found: frozenset, part: int, items):
+def own(job: KernelJob, found: frozenset, part: int, items, runs=()):
     """Own task `part`: from the blocks sent to it (("B", bytes), or ("X", an exchange file of
-    them)) and its visited runs (("F", bytes) entries),
+    them)) and its visited runs (("F", bytes) entries, and `runs`, arrays mapped from files),
     the states it owns in the next level, as spark/tasks.own yields them."""
     start = time.perf_counter()
     side = _side(job)
-    blocks, stats, runs = [], [], []
+    blocks, stats, runs = [], [], list(runs)
     for _, value in items:
         tag = value[0]
         if tag == "S":
@@ -324,44 +330,49 @@ def own(job: KernelJob, found: frozenset, part: int, items):
         return _level_part(job, side, part, found, np.zeros((0, 2), np.uint64), np.zeros((0, 2), np.uint64),
                            np.zeros((0, R.LABEL), np.int32), np.zeros((0, side.width), np.int32), {}, stats,
                            start)
+    # in the order of each block's first transition (its parent's fingerprint, n-th), unique in
+    # a level: the shuffle and the exchange files bring blocks in any order, the chunks' bytes
+    # must not depend on it (a retried task writes the same chunks)
+    blocks.sort(key=lambda b: (int(b.parents[0, 0]), int(b.parents[0, 1]), int(b.nths[0])))
     fp = np.concatenate([b.fps for b in blocks])
     parents = np.concatenate([b.parents for b in blocks])
     nths = np.concatenate([b.nths for b in blocks])
     keep = np.zeros(len(fp), dtype=np.bool_)
-    X.best_parents(fp, np.ascontiguousarray(parents[:, 0]), np.ascontiguousarray(parents[:, 1]), nths,
-                   _slots(len(fp)), keep)
-    kept = _by_fp(fp, np.flatnonzero(keep))        # the next level's order: by fingerprint
+    X.best_parents(fp, parents, nths, _slots(len(fp)), keep)
+    by_fp = _by_fp(fp, np.flatnonzero(keep))      # the visited runs are probed in fingerprint order
     for run in runs:
-        X.drop_seen_sorted(fp, kept, keep, run)
-    kept = kept[keep[kept]]
+        X.drop_seen_sorted(fp, by_fp, keep, run)
+    seen = fp[by_fp[keep[by_fp]]]                 # this level's visited run: sorted
+    kept = np.flatnonzero(keep)                   # the level's rows in block order: read front to back
     starts = np.cumsum([0] + [b.n for b in blocks])
-    which = np.searchsorted(starts, kept, side="right") - 1
+    bounds = np.searchsorted(kept, starts)
     rows = np.empty((len(kept), side.width), dtype=np.int32)
     labels = np.empty((len(kept), R.LABEL), dtype=np.int32)
-    by_block = np.argsort(which, kind="stable")
-    bounds = np.searchsorted(which[by_block], np.arange(len(blocks) + 1))
     for b, block in enumerate(blocks):
-        at = by_block[bounds[b]:bounds[b + 1]]
-        if len(at):
-            sel = kept[at] - starts[b]
+        lo, hi = int(bounds[b]), int(bounds[b + 1])
+        if hi > lo:
+            at = np.arange(lo, hi, dtype=np.int64)
+            sel = kept[lo:hi] - starts[b]
             block.rows_to(sel, at, rows)
             block.labels_to(sel, at, labels)
-            X.remap_at(rows, at, side.ctrl, side.local(block.ctrls))
+            X.remap_range(rows, lo, hi, side.ctrl, side.local(block.ctrls))
     taken = np.bincount(labels[:, 0], minlength=len(job.model_type.action_names)) if len(kept) else []
     names = job.model_type.action_names
     return _level_part(job, side, part, found, fp[kept], parents[kept], labels, rows,
-                       {names[a]: int(n) for a, n in enumerate(taken) if n}, stats, start)
+                       {names[a]: int(n) for a, n in enumerate(taken) if n}, stats, start, seen)
 
 
 def _level_part(job, side: _Side, part: int, found, fps, parents, labels, rows, taken: dict, stats: list,
-                start: float = 0.0):
-    """Meta and fingerprints first, then the chunks (sorted by fingerprint), as tasks._level_part;
-    the state properties are checked here, on the rows that are new."""
+                start: float = 0.0, seen=None):
+    """Meta and the level's visited run (`seen`: its fingerprints sorted, else `fps` sorted)
+    first, then the chunks, as tasks._level_part. A chunk's rows are in the order the owner
+    read them (blocks in a fixed order, spark/kernel_tasks.own), the same in every attempt; the
+    state properties are checked here, on the rows that are new, each one's least fingerprint."""
     check = _mask(job.state_names, job.state_slots, found)
     events: dict = {}
     if check and len(rows):
         first = np.full(len(job.state_slots), -1, dtype=np.int64)
-        X.first_violations(rows, side.k.layout.lay, side.k.tables.facts, check, first)
+        X.first_violations(rows, fps, side.k.layout.lay, side.k.tables.facts, check, first)
         for s in np.flatnonzero(first >= 0):
             _least(events, job.state_slots[s], (R.as_int(*fps[first[s]]), 0, None))
     out, metas = [], []
@@ -375,7 +386,7 @@ def _level_part(job, side: _Side, part: int, found, fps, parents, labels, rows, 
         out.append((key, data))
         metas.append([key, len(piece), f"{R.fp_sum(fps[at:at + CHUNK]):x}", hashlib.sha256(data).hexdigest()])
     yield part, ("M", (metas, taken, events, stats, round(time.perf_counter() - start, 3) if start else 0.0))
-    yield part, ("F", np.ascontiguousarray(fps, R.FP).tobytes())
+    yield part, ("F", R.visited_blob(fps) if seen is None else np.ascontiguousarray(seen, R.FP).tobytes())
     for key, data in out:
         yield part, ("C", key, data)
 

@@ -185,7 +185,8 @@ OWN_FILES = {"verifier.engines.bfs.checkpoint": "the checkpoint (resume data)",
              "verifier.engines.cluster.run": "KRAFT_VERIFY_CLUSTER_DEBUG's per-step dump",
              "spark.cluster": "the namespace cluster's configuration", "spark.package": "the packed project",
              "spark.s3": "the S3 connector's pom", "spark.standalone": "a daemon's pid and log",
-             "spark.exchange": "a level's successor blocks on their way to their owners (local masters)"}
+             "spark.exchange": "a level's successor blocks on their way to their owners (local masters)",
+             "spark.local_files": "an owner's visited runs and its chunks of a level (local masters)"}
 WRITERS = {"write_atomic", "write_text", "write_bytes", "dump", "write_pages", "write_run", "save_scenario"}
 
 

@@ -92,23 +92,44 @@ def test_a_controller_value_not_in_its_own_form_or_not_a_controller_is_bad_data(
 
 def test_the_kernel_stages_on_one_process_give_the_models_successors():
     """Level 1 made by seed, expand and own (no Spark) holds the model's successors of the
-    roots, each once, with the transitions counted and each owner's chunk sorted."""
+    roots, each once, and each owner's visited run is its chunks' fingerprints sorted."""
     j = job()
     model = j.model()
     parts = a_level(j)
     fps, seen = [], set()
     for out in parts:
+        mine = []
         for _, v in out:
             if v[0] == "C":
                 rec = R.Rows(v[2], R.PART, _side(j).width)
-                got = [R.as_int(*fp) for fp in rec.fps]
-                assert got == sorted(got)
-                fps += got
+                mine += [R.as_int(*fp) for fp in rec.fps]
                 for row in _side(j).rows_of(rec):
                     seen.add(_side(j).k.unpack(row))
+        (run,) = [R.visited_of_blob(v[1]) for _, v in out if v[0] == "F"]
+        assert [R.as_int(*fp) for fp in run] == sorted(mine)
+        fps += mine
     want = {s for r in model.init_states() for _, s in model.successors(r)} - set(model.init_states())
     assert len(fps) == len(set(fps)) == len(want)
     assert seen == want
+
+
+def test_an_owners_level_is_the_same_bytes_whatever_order_its_blocks_come_in():
+    """The shuffle and the exchange files bring an owner's blocks in any order; a retried task
+    must write the chunks the manifest has, so the owner puts them in an order of their own."""
+    from spark import kernel_tasks as KT
+    j = job()
+    chunks = [(v[1], v[2]) for out in a_level(j) for _, v in out if v[0] == "C"]     # level 1's
+    old = KT.BATCH
+    KT.BATCH = 64                                         # many small blocks per owner
+    try:
+        routed = [(o, v) for o, v in j.expand(frozenset(), chunks) if o == 1 and v[0] == "B"]
+    finally:
+        KT.BATCH = old
+    assert len(routed) >= 3
+    forward = list(j.own(frozenset(), 1, routed))
+    backward = list(j.own(frozenset(), 1, routed[::-1]))
+    assert [v for _, v in forward if v[0] == "C"] == [v for _, v in backward if v[0] == "C"]
+    assert forward[0][1][1][:3] == backward[0][1][1][:3]   # chunk metas, actions taken, events
 
 
 def test_merged_runs_are_one_sorted_run_of_both():

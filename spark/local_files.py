@@ -1,0 +1,239 @@
+"""The kernel path on a local master: each owner's visited runs and each level's chunks are
+files in the run's exchange directory (spark/exchange.py), where Spark would hold them in its
+JVM. Only the names of the successor files and each owner's meta go through Spark.
+
+Why: through the JVM a level's chunks crossed from the owners' Python workers into the JVM's
+cache and back to the next level's expand tasks, every owner's visited set crossed from the
+JVM to its Python worker on every level, and merging the visited runs was a job of its own:
+about half of a large level's time (BENCHMARKS.md, "Levels and visited runs as files"). Where
+every executor runs on the driver's machine, files in the page cache do the same job without
+the copies, and an owner maps its runs instead of holding them.
+
+    levels/NNNNN/oPPPPP          owner P's chunks of level N, framed as the exchange's files
+    visited/oPPPPP-AAAAA-BBBBB   owner P's fingerprints of levels A to B, sorted, 16 bytes each
+
+The own task that writes a level's run also merges the newest runs (the rule of
+explore._compact: while the newer holds at least half the older's states). The driver removes
+the runs a merge replaced once the level is committed, so a retried task still finds the runs
+its level started from; every file is written under a name of its own attempt and renamed, so
+a retry replaces a first attempt's files with the same bytes. Without a --checkpoint-dir the
+level files are the levels (`FileLevels`: a violation's trace is walked back through them);
+with one, each level also goes to the store (one more job, reading these files) and its files
+go once the next level is made.
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import shutil
+import uuid
+
+import numpy as np
+
+from spark.exchange import blocks as framed
+from spark.exchange import _FRAME
+from spark.store import chunk_key
+
+FP = np.dtype("<u8")
+
+
+class Files:
+    """A run's level and visited files (the plan an own task is sent: picklable, small)."""
+
+    def __init__(self, root: str, partitions: int):
+        self.root, self.n = root, partitions
+        self.runs: list = [[] for _ in range(partitions)]     # per owner: [(first level, last level, states)]
+        self.started = False                                  # whether the runs are files yet
+
+    def level(self, level: int, owner: int) -> str:
+        return os.path.join(self.root, "levels", f"{level:05d}", f"o{owner:05d}")
+
+    def has_level(self, level: int) -> bool:
+        return os.path.isdir(os.path.dirname(self.level(level, 0)))
+
+    def run(self, owner: int, a: int, b: int) -> str:
+        return os.path.join(self.root, "visited", f"o{owner:05d}-{a:05d}-{b:05d}")
+
+    def chunks(self, level: int, owner: int) -> list:
+        """Owner's chunks of a level as (key, bytes-like), in order."""
+        return [(chunk_key(owner, c), data) for c, data in enumerate(framed(self.level(level, owner)))]
+
+    def drop_level(self, level: int) -> None:
+        shutil.rmtree(os.path.dirname(self.level(level, 0)), ignore_errors=True)
+
+    def start(self, level: int, per_owner) -> None:
+        """The runs as files, from each owner's fingerprints of levels 0 to `level` (sorted
+        arrays; on the driver, which shares the executors' disk)."""
+        for owner, fps in enumerate(per_owner):
+            write_run(self.run(owner, 0, level), fps)
+            self.runs[owner] = [(0, level, len(fps))]
+        self.started = True
+
+    def settle(self, plans: list) -> None:
+        """The runs after a committed level (each owner's, from its meta); the files the
+        level's merges replaced are removed."""
+        for owner, (old, new) in enumerate(zip(self.runs, plans)):
+            for a, b, _ in set(map(tuple, old)) - set(map(tuple, new)):
+                try:
+                    os.unlink(self.run(owner, a, b))
+                except FileNotFoundError:
+                    pass
+            self.runs[owner] = [tuple(r) for r in new]
+
+
+def read_run(path: str) -> np.ndarray:
+    """A run of fingerprints, mapped (its pages are the page cache's, not the worker's)."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size % 16:
+            raise RuntimeError(f"the visited run {path} is torn")
+        if not size:
+            return np.zeros((0, 2), dtype=FP)
+        return np.frombuffer(mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ), FP).reshape(-1, 2)
+
+
+def write_run(path: str, fps: np.ndarray) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
+    with open(tmp, "wb") as f:
+        if len(fps):
+            f.write(np.ascontiguousarray(fps, FP))      # its buffer, not a copy
+    os.replace(tmp, path)
+
+
+def _merged(files: Files, owner: int, older: tuple, newer: tuple) -> tuple:
+    """One run of two adjacent ones, written straight to its file (a map, not the heap)."""
+    from spark.compiled import merge_runs
+    (a, _, m), (_, b, n) = older, newer
+    path = files.run(owner, a, b)
+    if m + n == 0:
+        write_run(path, np.zeros((0, 2), dtype=FP))
+        return a, b, 0
+    tmp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
+    out = np.memmap(tmp, dtype=FP, mode="w+", shape=(m + n, 2))
+    merge_runs(read_run(files.run(owner, *older[:2])), read_run(files.run(owner, *newer[:2])), out)
+    del out                              # no flush: the page cache is what the readers map
+    os.replace(tmp, path)
+    return a, b, m + n
+
+
+def own_on_files(job, found: frozenset, owner: int, items, files: Files, level: int):
+    """Own task `owner` of level `level` (kernel_tasks.own), its runs mapped from their files."""
+    from spark.kernel_tasks import own
+    runs = [read_run(files.run(owner, a, b)) for a, b, _ in files.runs[owner]]
+    return owned(files, owner, level, own(job, found, owner, items, runs))
+
+
+def owned(files: Files, owner: int, level: int, parts):
+    """Own task `owner` in file mode: from what kernel_tasks._level_part yields (meta, the
+    level's run, chunks), the chunks to the level's file and the run to the owner's runs
+    (merged as the rule says); yields only the meta, with the owner's runs after it."""
+    meta = run = None
+    chunks = []
+    for _, value in parts:
+        if value[0] == "M":
+            meta = value[1]
+        elif value[0] == "F":
+            run = value[1]
+        else:
+            chunks.append(value[2])
+    path = files.level(level, owner)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
+    with open(tmp, "wb") as f:
+        for data in chunks:
+            f.write(_FRAME.pack(len(data)))
+            f.write(data)
+    os.replace(tmp, path)
+    runs = list(files.runs[owner])
+    write_run(files.run(owner, level, level), np.frombuffer(run, FP).reshape(-1, 2))
+    runs.append((level, level, len(run) // 16))
+    made = {runs[-1]}                     # this task's: the driver's plan does not name them
+    while len(runs) >= 2 and 2 * runs[-1][2] >= runs[-2][2]:
+        runs[-2:] = [_merged(files, owner, runs[-2], runs[-1])]
+        made.add(runs[-1])
+    for a, b, _ in made - set(runs):      # merged into a later run of this task
+        os.unlink(files.run(owner, a, b))
+    yield owner, ("M", meta + (runs,))
+
+
+class FileLevels:
+    """The levels of a run without --checkpoint-dir on a local master: the level files
+    (store.SparkLevels' counterpart; nothing to resume from)."""
+
+    temporary = True
+
+    def __init__(self, files: Files):
+        self.files = files
+
+    def write_local(self, level: int, per_owner: list) -> None:
+        """A level the driver made stays on the driver (spark/explore.py holds it)."""
+
+    def read_owner(self, level: int, owner: int) -> list:
+        return [(key, bytes(data)) for key, data in self.files.chunks(level, owner)]
+
+    def drop_from(self, level: int) -> None:
+        where = os.path.join(self.files.root, "levels")
+        for name in os.listdir(where) if os.path.isdir(where) else ():
+            if name.isdigit() and int(name) >= level:
+                self.files.drop_level(int(name))
+
+    def close(self) -> None:
+        """The exchange directory's close removes the files."""
+
+
+def level_on_files(run, found: frozenset, level: int) -> list:
+    """explore._Run._on_spark in file mode: one job expands level `level` (from its files, the
+    driver's chunks, or the store on a resumed run's first level) and owns level + 1 into
+    files; with a store, one more job copies the new level's files there. Returns each owner's
+    (chunk metas, taken, events, expand counts, seconds)."""
+    from spark.tasks import owner_of
+    job, n, sc, files = run.job, run.job.partitions, run.spark.sparkContext, run.files
+    if not files.started:
+        _start(run, level)
+    if level in run.held:
+        frontier = sc.parallelize([kv for chunks in run.held[level] for kv in chunks], n)
+    elif files.has_level(level):
+        frontier = sc.parallelize(range(n), n).flatMap(lambda p: files.chunks(level, p))
+    else:                                                   # a resumed run's first level
+        frontier = run.levels.read(level)
+    where = run.exchange.level(level + 1)
+    blocks = frontier.mapPartitionsWithIndex(lambda i, it: job.expand(found, it, (where, i))).partitionBy(n, owner_of)
+    try:
+        metas = [v[1] for _, v in blocks.mapPartitionsWithIndex(lambda i, it: job.own(found, i, it, (files, level + 1)))
+                 .collect()]              # in partition order: metas[i] is owner i's
+    finally:
+        run.exchange.drop(level + 1)
+    if run.store is not None:      # the store holds every level; these files only feed the next
+        run.levels.write(level + 1, sc.parallelize(range(n), n).flatMap(
+            lambda p: [(key, bytes(data)) for key, data in files.chunks(level + 1, p)]))
+        files.drop_level(level)
+    files.settle([m[5] for m in metas])
+    return metas
+
+
+def _start(run, level: int) -> None:
+    """The runs as files, from the fingerprints of levels 0 to `level` held on the driver, or
+    (a resumed run) in the visited RDD built from the store."""
+    if run.held_visited is not None:
+        from spark.rows import visited_of_blob
+        per_owner = []
+        for blobs in run.held_visited:
+            fps = np.concatenate([visited_of_blob(b) for b in blobs] or [np.zeros((0, 2), FP)])
+            per_owner.append(fps[np.lexsort((fps[:, 1], fps[:, 0]))])
+        run.files.start(level, per_owner)
+        run.held_visited = None
+        return
+    files = run.files
+    sizes = dict(run.visited[0].mapPartitionsWithIndex(lambda i, it: _resumed_run(files, i, level, it)).collect())
+    files.runs = [[(0, level, sizes.get(p, 0))] for p in range(files.n)]
+    files.started = True
+    run.release()
+
+
+def _resumed_run(files: Files, owner: int, level: int, items):
+    from spark.rows import visited_of_blob
+    parts = [visited_of_blob(v[1]) for _, v in items if v[0] == "F"]
+    fps = np.concatenate(parts or [np.zeros((0, 2), FP)])
+    write_run(files.run(owner, 0, level), fps[np.lexsort((fps[:, 1], fps[:, 0]))])
+    yield owner, len(fps)
