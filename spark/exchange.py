@@ -8,6 +8,13 @@ level's time at 130 bytes a successor (BENCHMARKS.md, "Kernel executors"). On on
 file in the page cache does the same job without the copies. On a cluster the executors share
 no disk, so the blocks take Spark's shuffle there (`Exchange.open` says which).
 
+A level's blocks go to /dev/shm (a tmpfs: RAM, never written back to a disk) when the driver's
+estimate of them (the bytes a state expanded took on the last level, times the level's states)
+fits in half its free space and a third of the memory available; else beside the rest. On a
+disk, a level's blocks are gigabytes of dirty pages the kernel starts writing back while the
+level runs, only to delete them a few seconds later: that writing cost a large level 15% of its
+time (BENCHMARKS.md, "Levels and visited runs as files").
+
 A task writes its files under temporary names of its own attempt and renames them when it
 ends, so a retried (or a second, speculative) attempt replaces them with the same bytes (its blocks are a function of its chunks) and an owner never
 reads a half-written file. A level's files are removed once the level is committed; the
@@ -16,6 +23,7 @@ removes the directories of drivers no longer alive (the directory's name carries
 """
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 import shutil
@@ -28,6 +36,8 @@ from verifier.core.values import BadData
 
 PREFIX = "kraft-verify-exchange-"
 _FRAME = struct.Struct("<Q")
+FAST = "/dev/shm"          # where a level's blocks go when they fit (a tmpfs on Linux)
+PER_STATE = 600            # bytes of blocks a state expanded makes, until a level is measured
 
 
 def by_file(master: str) -> bool:
@@ -36,10 +46,12 @@ def by_file(master: str) -> bool:
 
 
 class Exchange:
-    """A run's exchange directory, on the driver."""
+    """A run's exchange directory, on the driver (and its directory in FAST, if it has one)."""
 
-    def __init__(self, root: str):
-        self.root = root
+    def __init__(self, root: str, fast: Optional[str] = None):
+        self.root, self.fast = root, fast
+        self.where: dict = {}               # level -> (the directory of its blocks, states expanded)
+        self.per_state = PER_STATE
 
     @classmethod
     def open(cls, sc) -> Optional["Exchange"]:
@@ -51,20 +63,68 @@ class Exchange:
         parent = (os.environ.get("SPARK_LOCAL_DIRS") or sc.getConf().get("spark.local.dir", None)   # as Spark
                   or tempfile.gettempdir()).split(",")[0]
         sweep(parent)
-        root = os.path.join(parent, f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}")
+        name = f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        root = os.path.join(parent, name)
         os.makedirs(parent, exist_ok=True)
         os.mkdir(root, 0o700)          # the run's own: no other user reads or plants blocks
-        return cls(root)
+        fast = None
+        if os.path.isdir(FAST) and os.access(FAST, os.W_OK):
+            sweep(FAST)
+            fast = os.path.join(FAST, name)
+            os.mkdir(fast, 0o700)
+        return cls(root, fast)
 
-    def level(self, level: int) -> str:
-        """Where the blocks of level `level` go (made by the first task that writes)."""
-        return os.path.join(self.root, f"{level:05d}")
+    def level(self, level: int, states: int = 0) -> str:
+        """Where the blocks of level `level` go (made by the first task that writes), the
+        expansion of `states` states: FAST if the estimate of them fits (the module says why)."""
+        if level not in self.where:
+            base = self.fast if self.fast and self._fits(states * self.per_state * 5 // 4) else self.root
+            self.where[level] = (os.path.join(base, f"{level:05d}"), states)
+        return self.where[level][0]
+
+    def fallback(self, level: int) -> Optional[str]:
+        """Where the level's blocks go if FAST fills up under them (None: they are not in FAST)."""
+        where = self.level(level)
+        disk = os.path.join(self.root, f"{level:05d}")
+        return disk if where != disk else None
+
+    def _fits(self, size: int) -> bool:
+        try:
+            st = os.statvfs(self.fast)
+        except OSError:
+            return False
+        return size <= st.f_bavail * st.f_frsize // 2 and size <= available() // 3
 
     def drop(self, level: int) -> None:
-        shutil.rmtree(self.level(level), ignore_errors=True)
+        """The level's blocks removed, once its owners have them; their size per state is the
+        next estimate."""
+        where, states = self.where.pop(level, (os.path.join(self.root, f"{level:05d}"), 0))
+        if states:
+            try:
+                size = sum(e.stat().st_size for e in os.scandir(where))
+            except OSError:
+                size = 0
+            if size:
+                self.per_state = max(1, size // states)
+        shutil.rmtree(where, ignore_errors=True)
+        shutil.rmtree(os.path.join(self.root, f"{level:05d}"), ignore_errors=True)   # a fall back's
 
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+        if self.fast:
+            shutil.rmtree(self.fast, ignore_errors=True)
+
+
+def available() -> int:
+    """The memory the kernel says is available (MemAvailable), 0 if it does not say."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 def sweep(parent: str) -> None:
@@ -91,41 +151,79 @@ def _alive(pid: int) -> bool:
 
 class Writer:
     """One expand task's files, one per owner: blocks appended as they are made, renamed into
-    place by `close` (then the names are the task's output)."""
+    place by `close` (then the names are the task's output). If the directory fills up (FAST,
+    shared with other programs) and there is a `fallback`, the task's remaining blocks go
+    there: an owner then has two files, read one after the other."""
 
-    def __init__(self, where: str, task: int):
+    def __init__(self, where: str, task: int, fallback: Optional[str] = None):
         os.makedirs(where, exist_ok=True)
-        self.where, self.task, self.files = where, task, {}
+        self.where, self.task, self.fallback = where, task, fallback
+        self.files: dict = {}             # owner -> (file, bytes of whole frames)
+        self.done: dict = {}              # owner -> the names of its files the fallback closed
         self.tmp = f".tmp-{uuid.uuid4().hex[:12]}"     # this attempt's: two attempts never share one
 
     def add(self, owner: int, block: bytes) -> None:
-        f = self.files.get(owner)
-        if f is None:
-            f = self.files[owner] = open(self._name(owner) + self.tmp, "wb")
-        f.write(_FRAME.pack(len(block)))
-        f.write(block)
+        if owner not in self.files:
+            self.files[owner] = (open(self._name(owner) + self.tmp, "wb"), 0)
+        f, size = self.files[owner]
+        try:
+            f.write(_FRAME.pack(len(block)))
+            f.write(block)
+            f.flush()
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC or self.fallback is None:
+                raise
+            self._fall_back(owner, size)
+            return self.add(owner, block)
+        self.files[owner] = (f, size + 8 + len(block))
+
+    def _fall_back(self, owner: int, size: int) -> None:
+        """The files so far closed whole (the torn frame cut off), the rest to the fallback."""
+        failed = self.files[owner][0]
+        try:
+            failed.close()
+        except OSError:
+            pass
+        os.truncate(self._name(owner) + self.tmp, size)
+        self.files[owner] = (None, size)
+        for o, (f, _) in sorted(self.files.items()):
+            if f is not None:
+                f.close()
+            self.done[o] = [self._place(o)]
+        self.files, self.where, self.fallback = {}, self.fallback, None
+        os.makedirs(self.where, exist_ok=True)
 
     def close(self) -> dict:
-        """owner -> the file's name, every file complete and in place."""
-        out = {}
-        for owner, f in sorted(self.files.items()):
+        """owner -> the names of its files (one, or two after a fall back), each whole and in place."""
+        out = {o: list(names) for o, names in self.done.items()}
+        for owner, (f, _) in sorted(self.files.items()):
             f.close()
-            os.replace(self._name(owner) + self.tmp, self._name(owner))
-            out[owner] = self._name(owner)
-        self.files = {}
-        return out
+            out.setdefault(owner, []).append(self._place(owner))
+        self.files, self.done = {}, {}
+        return dict(sorted(out.items()))
 
     def abort(self) -> None:
-        for owner, f in self.files.items():
+        for names in self.done.values():
+            for name in names:
+                _unlink(name)
+        for owner, (f, _) in self.files.items():
             f.close()
-            try:
-                os.unlink(self._name(owner) + self.tmp)
-            except OSError:
-                pass
-        self.files = {}
+            _unlink(self._name(owner) + self.tmp)
+        self.files, self.done = {}, {}
+
+    def _place(self, owner: int) -> str:
+        os.replace(self._name(owner) + self.tmp, self._name(owner))
+        return self._name(owner)
 
     def _name(self, owner: int) -> str:
         return os.path.join(self.where, f"o{owner:05d}-t{self.task:05d}")
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def blocks(path: str) -> list:

@@ -207,8 +207,9 @@ def _mask(names, slots, found) -> int:
 def expand(job: KernelJob, found: frozenset, records, spill=None):
     """An expand task over some chunks (key, bytes) of a level: yields (owner, ("B", block))
     per owner and batch of successors, then (0, ("S", counts, events)) for the driver. With
-    `spill` (an exchange directory, this task's number: spark/exchange.py) the blocks go to
-    one file per owner instead, and the task yields (owner, ("X", file)) once it ends."""
+    `spill` (an exchange directory, this task's number, a directory to fall back to:
+    spark/exchange.Writer) the blocks go to files instead, and the task yields (owner, ("X",
+    its files)) once it ends."""
     start = time.perf_counter()
     files = Writer(*spill) if spill is not None else None
     try:
@@ -257,8 +258,8 @@ def _expand(job: KernelJob, found: frozenset, records, files, start: float):
         if ctr[X.T_FIRST_STUCK] >= 0:
             _least(events, DEADLOCK, (R.as_int(*fps[ctr[X.T_FIRST_STUCK]]), 0, None))
     if files is not None:
-        for owner, name in files.close().items():
-            yield owner, ("X", name)
+        for owner, names in files.close().items():
+            yield owner, ("X", names)
     names = job.model_type.action_names
     counts = (int(ctr[X.T_TRANSITIONS]), {names[a]: int(n) for a, n in enumerate(enabled) if n},
               int(ctr[X.T_TERMINAL]), int(ctr[X.T_STUCK]))
@@ -310,7 +311,7 @@ def _ship(job, side: _Side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n: int,
 # ---------------------------------------------------------------- the own stage
 
 def own(job: KernelJob, found: frozenset, part: int, items, runs=()):
-    """Own task `part`: from the blocks sent to it (("B", bytes), or ("X", an exchange file of
+    """Own task `part`: from the blocks sent to it (("B", bytes), or ("X", exchange files of
     them)) and its visited runs (("F", bytes) entries, and `runs`, arrays mapped from files),
     the states it owns in the next level, as spark/tasks.own yields them."""
     start = time.perf_counter()
@@ -325,7 +326,7 @@ def own(job: KernelJob, found: frozenset, part: int, items, runs=()):
         elif tag == "B":
             blocks.append(side.read(value[1], R.BLOCK))
         elif tag == "X":
-            blocks.extend(side.read(b, R.BLOCK) for b in exchanged(value[1]))
+            blocks.extend(side.read(b, R.BLOCK) for name in value[1] for b in exchanged(name))
     if not blocks:
         return _level_part(job, side, part, found, np.zeros((0, 2), np.uint64), np.zeros((0, 2), np.uint64),
                            np.zeros((0, R.LABEL), np.int32), np.zeros((0, side.width), np.int32), {}, stats,

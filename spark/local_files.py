@@ -197,8 +197,10 @@ def level_on_files(run, found: frozenset, level: int) -> list:
         frontier = sc.parallelize(range(n), n).flatMap(lambda p: files.chunks(level, p))
     else:                                                   # a resumed run's first level
         frontier = run.levels.read(level)
-    where = run.exchange.level(level + 1)
-    blocks = frontier.mapPartitionsWithIndex(lambda i, it: job.expand(found, it, (where, i))).partitionBy(n, owner_of)
+    where = run.exchange.level(level + 1, run.metas[level]["states"])
+    fallback = run.exchange.fallback(level + 1)
+    blocks = frontier.mapPartitionsWithIndex(lambda i, it: job.expand(found, it, (where, i, fallback)))
+    blocks = blocks.partitionBy(n, owner_of)
     try:
         metas = [v[1] for _, v in blocks.mapPartitionsWithIndex(lambda i, it: job.own(found, i, it, (files, level + 1)))
                  .collect()]              # in partition order: metas[i] is owner i's

@@ -1,7 +1,8 @@
 """Where spark-check keeps its levels: in a store every executor reaches, never a local path.
 
 A level is a set of chunks, each one owner's states (owner = fingerprint mod P), at most
-CHUNK of them, sorted by fingerprint (spark/records.py: data, never a pickle), keyed
+CHUNK of them, in an order of the owner's that a retried task keeps (spark/records.py and
+spark/rows.py: data, never a pickle), keyed
 "OOOOO-CCCCCC" (owner, chunk). Two places hold them:
 
 - `HadoopLevels`: a directory on a Hadoop-compatible file system (`--checkpoint-dir`

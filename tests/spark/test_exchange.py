@@ -17,11 +17,14 @@ from verifier.core.values import BadData
 
 
 def written(where, task, per_owner: dict) -> dict:
+    """owner -> its one file's name."""
     w = Writer(str(where), task)
     for owner, items in per_owner.items():
         for b in items:
             w.add(owner, b)
-    return w.close()
+    out = w.close()
+    assert all(len(names) == 1 for names in out.values())
+    return {owner: names[0] for owner, names in out.items()}
 
 
 def test_an_owner_reads_back_each_block_in_order(tmp_path):
@@ -38,13 +41,68 @@ def test_a_retried_task_replaces_its_files_with_the_same_bytes_and_an_aborted_on
     first = written(tmp_path, 0, {1: [b"one", b"two"]})
     slow.add(1, b"two")
     assert [bytes(b) for b in blocks(first[1])] == [b"one", b"two"]
-    assert slow.close() == first
+    assert slow.close() == {1: [first[1]]}
     before = open(first[1], "rb").read()
     assert written(tmp_path, 0, {1: [b"one", b"two"]}) == first and open(first[1], "rb").read() == before
     w = Writer(str(tmp_path), 1)
     w.add(0, b"half")
     w.abort()
     assert sorted(os.listdir(tmp_path)) == ["o00001-t00000"]
+
+
+def test_a_full_fast_directory_sends_the_rest_of_a_tasks_blocks_to_the_fallback(tmp_path, monkeypatch):
+    """/dev/shm filled up under a task (by another program): the blocks written there stay, cut
+    at the last whole one, and the rest go to the disk; the owner reads both files in order."""
+    import builtins
+    import errno
+    fast, disk = tmp_path / "fast", tmp_path / "disk"
+    real_open = builtins.open
+
+    class Full:                           # a file in a directory that takes 20 bytes more
+        def __init__(self, f):
+            self.f, self.room = f, 20
+
+        def write(self, data):
+            if len(data) > self.room:
+                self.f.write(bytes(data[:self.room]))
+                self.f.flush()
+                raise OSError(errno.ENOSPC, "No space left on device")
+            self.room -= len(data)
+            return self.f.write(data)
+
+        def __getattr__(self, name):
+            return getattr(self.f, name)
+
+    def opening(path, *args, **kwargs):
+        f = real_open(path, *args, **kwargs)
+        return Full(f) if str(path).startswith(str(fast)) else f
+
+    monkeypatch.setattr(builtins, "open", opening)
+    w = Writer(str(fast), 2, str(disk))
+    for owner, block in [(0, b"a" * 4), (1, b"b" * 4), (0, b"c" * 30), (1, b"d"), (2, b"e")]:
+        w.add(owner, block)
+    out = w.close()
+    monkeypatch.setattr(builtins, "open", real_open)
+    assert {o: [os.path.dirname(n) for n in names] for o, names in out.items()} == \
+        {0: [str(fast), str(disk)], 1: [str(fast), str(disk)], 2: [str(disk)]}
+    assert [[bytes(b) for n in names for b in blocks(n)] for names in out.values()] == \
+        [[b"a" * 4, b"c" * 30], [b"b" * 4, b"d"], [b"e"]]
+    assert not [n for d in (fast, disk) for n in os.listdir(d) if ".tmp" in n]
+
+
+def test_blocks_go_to_the_fast_directory_only_when_the_levels_estimate_fits(tmp_path, monkeypatch):
+    import spark.exchange as EX
+    monkeypatch.setattr(EX, "FAST", str(tmp_path / "shm"))
+    (tmp_path / "shm").mkdir()
+    monkeypatch.setattr(EX, "available", lambda: 3 * 1000 * EX.PER_STATE)     # room for 800 states' blocks
+    ex = Exchange.open(_Sc("local[2]", str(tmp_path / "disk")))
+    assert os.path.dirname(ex.level(1, 700)) == ex.fast and ex.fallback(1) == os.path.join(ex.root, "00001")
+    assert os.path.dirname(ex.level(2, 900)) == ex.root and ex.fallback(2) is None
+    written(ex.level(1), 0, {0: [b"x" * 7000]})           # measured: 10 bytes a state expanded
+    ex.drop(1)
+    assert ex.per_state == 10 and os.path.dirname(ex.level(3, 40_000)) == ex.fast
+    ex.close()
+    assert not os.path.exists(ex.fast) and not os.path.exists(ex.root)
 
 
 @pytest.mark.parametrize("cut", [1, 9, 12])
@@ -113,7 +171,7 @@ def test_a_local_run_sends_its_blocks_by_file_and_leaves_no_directory(spark_sess
 
     def spy_open(cls, sc):
         ex = opened(cls, sc)
-        roots.append(ex.root)
+        roots.extend(d for d in (ex.root, ex.fast) if d)
         return ex
 
     monkeypatch.setattr(Exchange, "drop", spy_drop)
@@ -126,4 +184,4 @@ def test_a_local_run_sends_its_blocks_by_file_and_leaves_no_directory(spark_sess
                  progress=lambda p: notes.append(p.note))
     assert res.distinct_states > 0 and any("exchange=files" in (n or "") for n in notes)
     assert len(seen) == 6 and all(names and all(n.startswith("o0000") for n in names) for names in seen)
-    assert roots and not os.path.exists(roots[0])
+    assert roots and not any(os.path.exists(d) for d in roots)
