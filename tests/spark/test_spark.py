@@ -267,6 +267,19 @@ def test_a_jvm_gone_between_two_levels_jobs_stops_the_run_with_the_levels_it_has
     assert len(json.loads((tmp_path / "ck" / "manifest.json").read_text())["levels"]) == 3
 
 
+def _hugepages(_):
+    import numpy._core.multiarray as multiarray
+    return [multiarray._get_madvise_hugepage()]
+
+
+def test_the_executors_numpy_asks_for_no_huge_pages(spark_session):
+    """Its arrays are made and dropped by the gigabyte each level: 8% of a level went to huge
+    pages (spark/session.py)."""
+    if "NUMPY_MADVISE_HUGEPAGE" not in os.environ:       # numpy's default: the executors' False is the session's
+        assert _hugepages(None) == [True]
+    assert spark_session.sparkContext.parallelize([0, 1], 2).flatMap(_hugepages).collect() == [False, False]
+
+
 def test_a_context_spark_shut_down_itself_names_the_log_not_only_the_cancelled_job(monkeypatch):
     """An executor thread out of heap makes Spark shut its context down while the JVM lives on:
     the overnight run's resume said only "Job 22 cancelled because SparkContext was shut
