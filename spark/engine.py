@@ -186,8 +186,9 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
                   tasks: str = "auto", exchange: str = "auto") -> SearchResult:
     """BFS from the model's initial states on Spark. With `store` (a claimed --checkpoint-dir)
     the levels go there and a killed run resumes from them; without, to Spark's checkpoint
-    directory if one is set (removed at the end), else they stay in Spark (or in files, below). A resumed run keeps
-    the partition count it was started with (owners are fp mod P). A level of fewer than
+    directory if one is set (removed at the end), else they stay in Spark (or in files,
+    below). A resumed run keeps the partition count it was started with (owners are fp mod
+    P). A level of fewer than
     `driver_levels` states is expanded on the driver, by the same task functions: a Spark job
     costs a good part of a second however small, more than such a level's work. On the
     kernel's path with a local master, `exchange` "auto" sends the successor blocks to their

@@ -219,6 +219,18 @@ class Writer:
         return os.path.join(self.where, f"o{owner:05d}-t{self.task:05d}")
 
 
+def write_framed(path: str, items) -> None:
+    """A file of framed blocks (as a Writer leaves them, `blocks` reads them), written whole
+    under a temporary name and renamed into place."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
+    with open(tmp, "wb") as f:
+        for data in items:
+            f.write(_FRAME.pack(len(data)))
+            f.write(data)
+    os.replace(tmp, path)
+
+
 def _unlink(path: str) -> None:
     try:
         os.unlink(path)

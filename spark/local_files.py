@@ -31,7 +31,7 @@ import uuid
 import numpy as np
 
 from spark.exchange import blocks as framed
-from spark.exchange import _FRAME
+from spark.exchange import write_framed
 from spark.store import chunk_key
 
 FP = np.dtype("<u8")
@@ -137,14 +137,7 @@ def owned(files: Files, owner: int, level: int, parts):
             run = value[1]
         else:
             chunks.append(value[2])
-    path = files.level(level, owner)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
-    with open(tmp, "wb") as f:
-        for data in chunks:
-            f.write(_FRAME.pack(len(data)))
-            f.write(data)
-    os.replace(tmp, path)
+    write_framed(files.level(level, owner), chunks)
     runs = list(files.runs[owner])
     write_run(files.run(owner, level, level), np.frombuffer(run, FP).reshape(-1, 2))
     runs.append((level, level, len(run) // 16))
