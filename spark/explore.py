@@ -250,9 +250,9 @@ class _Run:
         """One Spark job (where executors share no disk; on one machine the kernel's path uses
         files instead: spark/local_files.py): expand the level's chunks (wherever they are
         read), shuffle the blocks to their owners, own beside the visited fingerprints; the
-        next level's chunks go to the store. A second, small job reads the head of each owner's output (its meta
-        and fingerprints) from Spark's cache: the next level's visited entry. Returns each
-        owner's (chunk metas, taken, events, expand counts)."""
+        next level's chunks go to the store. A second, small job reads the head of each
+        owner's output (its meta and fingerprints) from Spark's cache: the next level's
+        visited entry. Returns each owner's (chunk metas, taken, events, expand counts)."""
         from pyspark import StorageLevel
         job, n, sc = self.job, self.job.partitions, self.spark.sparkContext
         keep = _storage(sc)
