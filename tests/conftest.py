@@ -35,7 +35,8 @@ def spark_local_dirs(tmp_path_factory):
     """Spark's scratch (its blockmgr-* directories, the kernel path's exchange) and the driver
     JVM's temporary files (spark-* directories, lz4's native library) in a directory removed
     after the tests: a Spark a test kills (SIGKILL, SIGTERM) cannot remove its own, and they
-    were left in /tmp."""
+    were left in /tmp. The killed drivers' exchange directories in /dev/shm go too
+    (spark/exchange.py's FAST; a later run would sweep them, but none follows the last test)."""
     import shutil
     where = tmp_path_factory.mktemp("spark-local")
     before = {k: os.environ.get(k) for k in ("SPARK_LOCAL_DIRS", "SPARK_SUBMIT_OPTS")}
@@ -48,6 +49,8 @@ def spark_local_dirs(tmp_path_factory):
         else:
             os.environ[key] = value
     shutil.rmtree(where, ignore_errors=True)
+    from spark.exchange import FAST, sweep
+    sweep(FAST)
 
 
 @pytest.fixture(scope="session")
