@@ -148,17 +148,24 @@ class _Sc:
 
 
 def test_only_a_local_master_exchanges_by_file_and_the_directory_goes_with_the_run(tmp_path, monkeypatch):
+    import spark.exchange as EX
+    monkeypatch.setattr(EX, "FAST", str(tmp_path / "shm"))                # not the machine's /dev/shm
+    (tmp_path / "shm").mkdir()
     assert Exchange.open(_Sc("spark://host:7077", str(tmp_path))) is None
     monkeypatch.setenv("SPARK_LOCAL_DIRS", str(tmp_path / "env"))        # Spark's order: the variable first
-    assert os.path.dirname(Exchange.open(_Sc("local[2]", str(tmp_path))).root) == str(tmp_path / "env")
+    env = Exchange.open(_Sc("local[2]", str(tmp_path)))
+    assert os.path.dirname(env.root) == str(tmp_path / "env")
+    env.close()
     monkeypatch.delenv("SPARK_LOCAL_DIRS")
     ex = Exchange.open(_Sc("local[2]", f"{tmp_path},/elsewhere"))
     assert os.path.dirname(ex.root) == str(tmp_path) and os.stat(ex.root).st_mode & 0o077 == 0
+    assert os.stat(ex.fast).st_mode & 0o077 == 0
     written(ex.level(1), 0, {0: [b"b"]})
     ex.drop(1)
-    assert os.listdir(ex.root) == []
+    assert os.listdir(ex.root) == [] and os.listdir(ex.fast) == []
     ex.close()
-    assert not os.path.exists(ex.root)
+    assert not os.path.exists(ex.root) and not os.path.exists(ex.fast)
+    assert os.listdir(tmp_path / "shm") == []
 
 
 def test_a_local_run_sends_its_blocks_by_file_and_leaves_no_directory(spark_session, monkeypatch):
