@@ -211,12 +211,7 @@ def _start(run, level: int) -> None:
     """The runs as files, from the fingerprints of levels 0 to `level` held on the driver, or
     (a resumed run) in the visited RDD built from the store."""
     if run.held_visited is not None:
-        from spark.rows import visited_of_blob
-        per_owner = []
-        for blobs in run.held_visited:
-            fps = np.concatenate([visited_of_blob(b) for b in blobs] or [np.zeros((0, 2), FP)])
-            per_owner.append(fps[np.lexsort((fps[:, 1], fps[:, 0]))])
-        run.files.start(level, per_owner)
+        run.files.start(level, [_one_run(blobs) for blobs in run.held_visited])
         run.held_visited = None
         return
     files = run.files
@@ -227,8 +222,13 @@ def _start(run, level: int) -> None:
 
 
 def _resumed_run(files: Files, owner: int, level: int, items):
-    from spark.rows import visited_of_blob
-    parts = [visited_of_blob(v[1]) for _, v in items if v[0] == "F"]
-    fps = np.concatenate(parts or [np.zeros((0, 2), FP)])
-    write_run(files.run(owner, 0, level), fps[np.lexsort((fps[:, 1], fps[:, 0]))])
+    fps = _one_run([v[1] for _, v in items if v[0] == "F"])
+    write_run(files.run(owner, 0, level), fps)
     yield owner, len(fps)
+
+
+def _one_run(blobs: list) -> np.ndarray:
+    """Visited entries (blobs of fingerprints) as one sorted run."""
+    from spark.rows import visited_of_blob
+    fps = np.concatenate([visited_of_blob(b) for b in blobs] or [np.zeros((0, 2), FP)])
+    return fps[np.lexsort((fps[:, 1], fps[:, 0]))]
