@@ -97,9 +97,9 @@ class Exchange:
 
     def drop(self, level: int) -> None:
         """The level's blocks removed, once its owners have them; their size per state is the
-        next estimate."""
+        next estimate if they were in FAST (raw: on a disk they are squeezed, spark/rows.py)."""
         where, states = self.where.pop(level, (os.path.join(self.root, f"{level:05d}"), 0))
-        if states:
+        if states and self.fast and where.startswith(self.fast):
             try:
                 size = sum(e.stat().st_size for e in os.scandir(where))
             except OSError:
@@ -158,6 +158,7 @@ class Writer:
     def __init__(self, where: str, task: int, fallback: Optional[str] = None):
         os.makedirs(where, exist_ok=True)
         self.where, self.task, self.fallback = where, task, fallback
+        self.on_disk = fallback is None   # blocks to squeeze (spark/rows.py): FAST's are RAM, and raw
         self.files: dict = {}             # owner -> (file, bytes of whole frames)
         self.done: dict = {}              # owner -> the names of its files the fallback closed
         self.tmp = f".tmp-{uuid.uuid4().hex[:12]}"     # this attempt's: two attempts never share one
@@ -190,7 +191,7 @@ class Writer:
             if f is not None:
                 f.close()
             self.done[o] = [self._place(o)]
-        self.files, self.where, self.fallback = {}, self.fallback, None
+        self.files, self.where, self.fallback, self.on_disk = {}, self.fallback, None, True
         os.makedirs(self.where, exist_ok=True)
 
     def close(self) -> dict:

@@ -301,7 +301,7 @@ def _ship(job, side: _Side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n: int,
         if b > a:
             rows, ctrls = side.portable(s_rows[a:b], fresh=True)     # the split buffer is scratch
             block = R.encode(R.BLOCK, s_fp[a:b], s_parent[a:b], s_label[a:b], rows, side.ctrl, ctrls,
-                             nths=s_nth[a:b])
+                             nths=s_nth[a:b], squeeze=files is not None and files.on_disk)
             if files is None:
                 yield owner, ("B", block)
             else:
@@ -382,7 +382,7 @@ def _level_part(job, side: _Side, part: int, found, fps, parents, labels, rows, 
             break
         piece, ctrls = side.portable(rows[at:at + CHUNK])
         data = R.encode(R.PART, fps[at:at + CHUNK], parents[at:at + CHUNK], labels[at:at + CHUNK], piece,
-                        side.ctrl, ctrls)
+                        side.ctrl, ctrls, squeeze=True)      # kept to the run's end: spark/rows.py
         key = chunk_key(part, c)
         out.append((key, data))
         metas.append([key, len(piece), f"{R.fp_sum(fps[at:at + CHUNK]):x}", hashlib.sha256(data).hexdigest()])

@@ -5,6 +5,16 @@ pickle: little-endian columns and a table of JSON texts.
     magic | u64 n | u64 width | fps (n x 2 u64) | parents (n x 2 u64) | nths (blocks only)
           | labels (n x 5) | rows (n x width) | u64 size + controller table
 
+A squeezed record (magic ZPART or ZBLOCK) holds the same head, and after it, instead of the
+labels, rows and table, one zstd frame of those bytes (its decoded size in the frame). Why:
+a level's chunks stay on disk for the whole run (the checkpoint, or the files a trace is
+walked through), at about 135 bytes a state, and a night's run outgrew this machine's disk at
+a quarter of a billion states (BENCHMARKS.md, "The overnight default grown"). The rows are
+most of those bytes and shrink about eightfold; fingerprints and parents are random bits that
+would not, so they stay raw and are read without decoding anything (a visited run, a trace's
+link). zstd at level 1: 4.2x on a level's blocks whole, at 0.5-0.7 GB/s, against zlib's 3.8x
+at 0.15 GB/s and lz4's 3.0x (BENCHMARKS.md, "Squeezed rows").
+
 nths, labels and rows are narrowed column by column: a byte per column says how wide its
 values are (1, 2 or 4 bytes, signed), then the columns of each width as one matrix. Most of a
 row's fields are small (flags, epochs of a few steps, indices), so a row costs about a quarter
@@ -29,22 +39,51 @@ import numpy as np
 from verifier.core.values import BadData
 
 PART, BLOCK = b"KVROWS1\n", b"KVRBLK1\n"
+ZPART, ZBLOCK = b"KVROWZ1\n", b"KVRBLZ1\n"
+SQUEEZED = {PART: ZPART, BLOCK: ZBLOCK}
+LEVEL = 1                  # zstd's level: its fastest that still shrinks the rows near its best
+TABLE_MAX = 1 << 26        # the most a record's controller table may take, decoded
+WIDTH_MAX = 1 << 16        # the widest row a record may say it holds
 LABEL = 5
 _U64 = struct.Struct("<Q")
 FP = np.dtype("<u8")
 ROOT = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
-def encode(magic: bytes, fps, parents, labels, rows, ctrl_col: int, ctrls: list, nths=None) -> bytes:
-    """A chunk (PART) or block (BLOCK, with `nths`). `rows` hold record-local controller
-    indices into `ctrls` (each a controller value's JSON text)."""
+def encode(magic: bytes, fps, parents, labels, rows, ctrl_col: int, ctrls: list, nths=None,
+           squeeze: bool = False) -> bytes:
+    """A chunk (PART) or block (BLOCK, with `nths`), squeezed if `squeeze` (the module says
+    how). `rows` hold record-local controller indices into `ctrls` (each a controller value's
+    JSON text)."""
     n, width = rows.shape
-    head = [magic, _U64.pack(n), _U64.pack(width), np.ascontiguousarray(fps, FP).tobytes(),
-            np.ascontiguousarray(parents, FP).tobytes()]
+    head = [SQUEEZED[magic] if squeeze else magic, _U64.pack(n), _U64.pack(width),
+            np.ascontiguousarray(fps, FP).tobytes(), np.ascontiguousarray(parents, FP).tobytes()]
     if magic == BLOCK:
         head.append(_narrow(np.asarray(nths).reshape(n, 1)))
     table = "\n".join(ctrls).encode()
-    return b"".join(head + [_narrow(labels), _narrow(rows), _U64.pack(len(table)), table])
+    tail = [_narrow(labels), _narrow(rows), _U64.pack(len(table)), table]
+    if squeeze:
+        import zstandard
+        tail = [zstandard.ZstdCompressor(level=LEVEL).compress(b"".join(tail))]
+    return b"".join(head + tail)
+
+
+def _unsqueeze(data, at: int, n: int, width: int) -> bytes:
+    """The labels, rows and table a squeezed record's frame holds (BadData if it is not one
+    whole frame of at most the bytes such rows can take)."""
+    import zstandard
+    frame = memoryview(data)[at:]
+    most = 1 + LABEL + width + 4 * n * (LABEL + width) + 8 + TABLE_MAX
+    try:
+        size = zstandard.frame_content_size(frame)
+        if size < 0 or size > most:
+            raise BadData("a squeezed record's frame does not say its size, or says too much")
+        out = zstandard.ZstdDecompressor().decompress(frame)
+    except zstandard.ZstdError:
+        raise BadData("a squeezed record's frame is torn") from None
+    if len(out) != size:
+        raise BadData("a squeezed record's frame is torn")
+    return out
 
 
 _WIDTHS = ((1, np.dtype("i1")), (2, np.dtype("<i2")), (4, np.dtype("<i4")))
@@ -111,13 +150,17 @@ class Rows:
     `width`-wide rows whose controller indices name its table."""
 
     def __init__(self, data: bytes, magic: bytes, width: Optional[int] = None, ctrl_col: Optional[int] = None):
+        """`magic` PART or BLOCK: a record of that kind, squeezed or not."""
         data = data if isinstance(data, (bytes, memoryview)) else bytes(data)
-        if len(data) < len(magic) + 16 or bytes(data[:len(magic)]) != magic:
+        if len(data) < len(magic) + 16 or bytes(data[:len(magic)]) not in (magic, SQUEEZED[magic]):
             raise BadData("not a kraft-verify spark-check kernel record")
+        self.squeezed = bytes(data[:len(magic)]) == SQUEEZED[magic]
         at = len(magic)
         (n,), (w,) = _U64.unpack_from(data, at), _U64.unpack_from(data, at + 8)
         if width is not None and w != width:
             raise BadData(f"a record of rows {w} wide, not this config's {width}")
+        if w > WIDTH_MAX:
+            raise BadData(f"a record of rows {w} wide")
         at += 16
         if at + 32 * n > len(data):
             raise BadData("a record cut short")
@@ -129,6 +172,8 @@ class Rows:
         if magic == BLOCK:
             nths = _Narrow(data, at, n, 1)
             self.nths, at = nths.all()[:, 0], nths.end
+        if self.squeezed:
+            data, at = _unsqueeze(data, at, n, w), 0
         self._labels = _Narrow(data, at, n, LABEL)
         self._rows = _Narrow(data, self._labels.end, n, w)
         at = self._rows.end
@@ -187,7 +232,8 @@ def visited_of_blob(blob: bytes):
 
 
 def chunk_measure(data: bytes) -> Optional[list]:
-    """[states, fingerprint sum (hex), sha256] of a kernel part record; None if not whole."""
+    """[states, fingerprint sum (hex), sha256 of its bytes as stored] of a kernel part record,
+    squeezed or not; None if not whole."""
     try:
         rec = Rows(data, PART)
     except (BadData, ValueError, struct.error):

@@ -146,7 +146,7 @@ class HadoopLevels:
 def chunk_measure(data: bytes) -> Optional[list]:
     """[states, fingerprint sum (hex), sha256] of a chunk of either path; None if not whole."""
     data = bytes(data)
-    return (rows if data.startswith(rows.PART) else records).chunk_measure(data)
+    return (rows if data.startswith((rows.PART, rows.ZPART)) else records).chunk_measure(data)
 
 
 def _measure_file(path_data) -> list:
