@@ -168,27 +168,40 @@ def test_only_a_local_master_exchanges_by_file_and_the_directory_goes_with_the_r
     assert os.listdir(tmp_path / "shm") == []
 
 
-def test_a_local_run_sends_its_blocks_by_file_and_leaves_no_directory(spark_session, monkeypatch):
-    seen, roots = [], []
+def test_a_local_run_sends_its_blocks_by_file_and_leaves_no_directory(spark_session, monkeypatch, tmp_path):
+    """Blocks in FAST go raw; with FAST out of reach they go to the disk directory squeezed
+    (spark/rows.py), and the run counts the same states, level by level."""
+    import spark.exchange as EX
+    from spark import rows as R
     drop, opened = Exchange.drop, Exchange.open.__func__
-
-    def spy_drop(self, level):
-        seen.append(sorted(os.listdir(self.level(level))))
-        drop(self, level)
-
-    def spy_open(cls, sc):
-        ex = opened(cls, sc)
-        roots.extend(d for d in (ex.root, ex.fast) if d)
-        return ex
-
-    monkeypatch.setattr(Exchange, "drop", spy_drop)
-    monkeypatch.setattr(Exchange, "open", classmethod(spy_open))
     cfg = make_config("kafka", replicas=[1, 2], bounds={"records": 1, "fences": 1, "lossy_crashes": 0})
-    notes = []
-    res = SE.run(Model(cfg, symmetry=False), I.REGISTRY,
-                 Settings(limits=Limits(max_depth=6), options=Options(keep_going=True),
-                          knobs=SE.Knobs(session=spark_session, partitions=2, driver_levels=0, tasks="kernel")),
-                 progress=lambda p: notes.append(p.note))
-    assert res.distinct_states > 0 and any("exchange=files" in (n or "") for n in notes)
-    assert len(seen) == 6 and all(names and all(n.startswith("o0000") for n in names) for names in seen)
-    assert roots and not any(os.path.exists(d) for d in roots)
+    runs = {}
+    for way in ("fast", "disk"):
+        seen, roots, magics = [], [], set()
+
+        def spy_drop(self, level):
+            names = sorted(os.listdir(self.level(level)))
+            seen.append(names)
+            magics.update(bytes(b[:8]) for n in names for b in blocks(os.path.join(self.level(level), n)))
+            drop(self, level)
+
+        def spy_open(cls, sc):
+            ex = opened(cls, sc)
+            roots.extend(d for d in (ex.root, ex.fast) if d)
+            return ex
+
+        monkeypatch.setattr(Exchange, "drop", spy_drop)
+        monkeypatch.setattr(Exchange, "open", classmethod(spy_open))
+        if way == "disk":
+            monkeypatch.setattr(EX, "FAST", str(tmp_path / "no-such-dir"))
+        notes = []
+        res = SE.run(Model(cfg, symmetry=False), I.REGISTRY,
+                     Settings(limits=Limits(max_depth=6), options=Options(keep_going=True),
+                              knobs=SE.Knobs(session=spark_session, partitions=2, driver_levels=0, tasks="kernel")),
+                     progress=lambda p: notes.append(p.note))
+        assert res.distinct_states > 0 and any("exchange=files" in (n or "") for n in notes)
+        assert len(seen) == 6 and all(names and all(n.startswith("o0000") for n in names) for names in seen)
+        assert roots and not any(os.path.exists(d) for d in roots)
+        assert magics == ({R.BLOCK} if way == "fast" and os.path.isdir("/dev/shm") else {R.ZBLOCK})
+        runs[way] = (res.states_per_level, res.transitions)
+    assert runs["fast"] == runs["disk"]
