@@ -46,6 +46,7 @@ class KernelJob:
         self.step_names = [p.name for p in invariants if p.kind == "step"]
         self.state_slots, self.step_slots = list(STATE), list(STEP)
         self.token = uuid.uuid4().hex
+        self.squeeze = True      # the levels' chunks squeezed (spark/rows.py); spark/engine.py says when not
 
     def model(self):
         return self.model_type(self.cfg, symmetry=self.symmetry)
@@ -382,7 +383,7 @@ def _level_part(job, side: _Side, part: int, found, fps, parents, labels, rows, 
             break
         piece, ctrls = side.portable(rows[at:at + CHUNK])
         data = R.encode(R.PART, fps[at:at + CHUNK], parents[at:at + CHUNK], labels[at:at + CHUNK], piece,
-                        side.ctrl, ctrls, squeeze=True)      # kept to the run's end: spark/rows.py
+                        side.ctrl, ctrls, squeeze=job.squeeze)
         key = chunk_key(part, c)
         out.append((key, data))
         metas.append([key, len(piece), f"{R.fp_sum(fps[at:at + CHUNK]):x}", hashlib.sha256(data).hexdigest()])
