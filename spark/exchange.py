@@ -38,6 +38,7 @@ PREFIX = "kraft-verify-exchange-"
 _FRAME = struct.Struct("<Q")
 FAST = "/dev/shm"          # where a level's blocks go when they fit (a tmpfs on Linux)
 PER_STATE = 600            # bytes of blocks a state expanded makes, until a level is measured
+SQUEEZE_SHARE = 4          # a level's blocks on a disk are squeezed if they would take a quarter of its free space
 
 
 def by_file(master: str) -> bool:
@@ -78,9 +79,20 @@ class Exchange:
         """Where the blocks of level `level` go (made by the first task that writes), the
         expansion of `states` states: FAST if the estimate of them fits (the module says why)."""
         if level not in self.where:
-            base = self.fast if self.fast and self._fits(states * self.per_state * 5 // 4) else self.root
-            self.where[level] = (os.path.join(base, f"{level:05d}"), states)
+            size = states * self.per_state * 5 // 4
+            base = self.fast if self.fast and self._fits(size) else self.root
+            squeeze = base == self.root and size * SQUEEZE_SHARE > free(self.root)
+            self.where[level] = (os.path.join(base, f"{level:05d}"), states, squeeze)
         return self.where[level][0]
+
+    def squeeze(self, level: int) -> bool:
+        """Whether the level's blocks are squeezed (spark/rows.py): on a disk whose free space
+        is short of SQUEEZE_SHARE times the estimate of them. Squeezing costs the CPU of
+        compressing every block once and decoding it once (about 5% of a run whose largest
+        levels went to the disk: BENCHMARKS.md, "Squeezed rows"), so it is spent only where the
+        disk is what runs short."""
+        self.level(level)
+        return self.where[level][2]
 
     def fallback(self, level: int) -> Optional[str]:
         """Where the level's blocks go if FAST fills up under them (None: they are not in FAST)."""
@@ -98,7 +110,7 @@ class Exchange:
     def drop(self, level: int) -> None:
         """The level's blocks removed, once its owners have them; their size per state is the
         next estimate if they were in FAST (raw: on a disk they are squeezed, spark/rows.py)."""
-        where, states = self.where.pop(level, (os.path.join(self.root, f"{level:05d}"), 0))
+        where, states, _ = self.where.pop(level, (os.path.join(self.root, f"{level:05d}"), 0, False))
         if states and self.fast and where.startswith(self.fast):
             try:
                 size = sum(e.stat().st_size for e in os.scandir(where))
@@ -113,6 +125,15 @@ class Exchange:
         shutil.rmtree(self.root, ignore_errors=True)
         if self.fast:
             shutil.rmtree(self.fast, ignore_errors=True)
+
+
+def free(path: str) -> int:
+    """The bytes free to this user on the file system of `path` (0 if it cannot be asked)."""
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return 0
+    return st.f_bavail * st.f_frsize
 
 
 def available() -> int:
@@ -155,10 +176,10 @@ class Writer:
     shared with other programs) and there is a `fallback`, the task's remaining blocks go
     there: an owner then has two files, read one after the other."""
 
-    def __init__(self, where: str, task: int, fallback: Optional[str] = None):
+    def __init__(self, where: str, task: int, fallback: Optional[str] = None, squeeze: bool = False):
         os.makedirs(where, exist_ok=True)
         self.where, self.task, self.fallback = where, task, fallback
-        self.on_disk = fallback is None   # blocks to squeeze (spark/rows.py): FAST's are RAM, and raw
+        self.squeeze = squeeze            # the blocks squeezed (Exchange.squeeze says when)
         self.files: dict = {}             # owner -> (file, bytes of whole frames)
         self.done: dict = {}              # owner -> the names of its files the fallback closed
         self.tmp = f".tmp-{uuid.uuid4().hex[:12]}"     # this attempt's: two attempts never share one
@@ -191,7 +212,7 @@ class Writer:
             if f is not None:
                 f.close()
             self.done[o] = [self._place(o)]
-        self.files, self.where, self.fallback, self.on_disk = {}, self.fallback, None, True
+        self.files, self.where, self.fallback, self.squeeze = {}, self.fallback, None, True   # FAST ran short
         os.makedirs(self.where, exist_ok=True)
 
     def close(self) -> dict:

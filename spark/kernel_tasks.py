@@ -208,9 +208,9 @@ def _mask(names, slots, found) -> int:
 def expand(job: KernelJob, found: frozenset, records, spill=None):
     """An expand task over some chunks (key, bytes) of a level: yields (owner, ("B", block))
     per owner and batch of successors, then (0, ("S", counts, events)) for the driver. With
-    `spill` (an exchange directory, this task's number, a directory to fall back to:
-    spark/exchange.Writer) the blocks go to files instead, and the task yields (owner, ("X",
-    its files)) once it ends."""
+    `spill` (an exchange directory, this task's number, a directory to fall back to, whether
+    to squeeze: spark/exchange.Writer) the blocks go to files instead, and the task yields
+    (owner, ("X", its files)) once it ends."""
     start = time.perf_counter()
     files = Writer(*spill) if spill is not None else None
     try:
@@ -302,7 +302,7 @@ def _ship(job, side: _Side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n: int,
         if b > a:
             rows, ctrls = side.portable(s_rows[a:b], fresh=True)     # the split buffer is scratch
             block = R.encode(R.BLOCK, s_fp[a:b], s_parent[a:b], s_label[a:b], rows, side.ctrl, ctrls,
-                             nths=s_nth[a:b], squeeze=files is not None and files.on_disk)
+                             nths=s_nth[a:b], squeeze=files is not None and files.squeeze)
             if files is None:
                 yield owner, ("B", block)
             else:

@@ -191,8 +191,8 @@ def level_on_files(run, found: frozenset, level: int) -> list:
     else:                                                   # a resumed run's first level
         frontier = run.levels.read(level)
     where = run.exchange.level(level + 1, run.metas[level]["states"])
-    fallback = run.exchange.fallback(level + 1)
-    blocks = frontier.mapPartitionsWithIndex(lambda i, it: job.expand(found, it, (where, i, fallback)))
+    fallback, squeeze = run.exchange.fallback(level + 1), run.exchange.squeeze(level + 1)
+    blocks = frontier.mapPartitionsWithIndex(lambda i, it: job.expand(found, it, (where, i, fallback, squeeze)))
     blocks = blocks.partitionBy(n, owner_of)
     try:
         metas = [v[1] for _, v in blocks.mapPartitionsWithIndex(lambda i, it: job.own(found, i, it, (files, level + 1)))

@@ -71,13 +71,14 @@ def test_a_torn_or_lying_squeezed_record_is_bad_data(damage):
 
 
 def test_an_owner_makes_the_same_level_from_blocks_squeezed_on_a_disk_or_raw_in_fast(tmp_path):
-    """An expand task whose blocks go to a disk squeezes them (Writer.on_disk); one whose blocks
-    go to FAST writes them raw. The owner's chunks are the same bytes either way, and squeezed."""
+    """An expand task told to squeeze its blocks (a disk short of room: Exchange.squeeze) does;
+    one told not to (FAST, or a disk with room) writes them raw. The owner's chunks are the
+    same bytes either way, and squeezed."""
     j = job()
     chunks = [(v[1], v[2]) for out in a_level(j) for _, v in out if v[0] == "C"]     # level 1's
     assert chunks and all(data.startswith(R.ZPART) for _, data in chunks)
-    ways = {"disk": (str(tmp_path / "disk"), 0, None),
-            "fast": (str(tmp_path / "fast"), 0, str(tmp_path / "fallback"))}
+    ways = {"disk": (str(tmp_path / "disk"), 0, None, True),
+            "fast": (str(tmp_path / "fast"), 0, str(tmp_path / "fallback"), False)}
     levels, magics = {}, {}
     for way, spill in ways.items():
         sent = [(o, v) for o, v in j.expand(frozenset(), chunks, spill) if v[0] == "X"]
@@ -89,3 +90,52 @@ def test_an_owner_makes_the_same_level_from_blocks_squeezed_on_a_disk_or_raw_in_
     assert magics == {"disk": {R.ZBLOCK}, "fast": {R.BLOCK}}
     assert levels["disk"] == levels["fast"]
     assert any(v[0] == "C" for part in levels["disk"] for v in part)
+
+
+@pytest.mark.parametrize("kept", ["files", "store"])
+def test_a_run_squeezes_the_levels_it_keeps_in_a_store_or_in_spark_not_its_own_files(spark_session, tmp_path, kept):
+    """spark/engine.py's rule: a local master's level files with no checkpoint stay raw (the
+    fastest path); a level in a checkpoint's store is squeezed. Read back from where each run
+    keeps its levels, as each level is committed."""
+    import glob
+    import os
+
+    import invariants as I
+    import spark.engine as SE
+    from specs import Model, make_config
+    from spark.exchange import Exchange, blocks
+    from verifier.core.settings import Limits, Options, Settings
+    opened, roots, magics = Exchange.open.__func__, [], set()
+
+    def spy_open(cls, sc):
+        ex = opened(cls, sc)
+        roots.extend([ex.root] if ex else [])
+        return ex
+
+    def on_level(level):
+        if kept == "store":
+            names = glob.glob(str(tmp_path / "ck" / "levels" / f"{level:05d}" / "part-*"))
+            from spark.seqfile import records
+            magics.update(bytes(v[:8]) for n in names for _, v in records(open(n, "rb").read()))
+        elif kept == "files":
+            names = glob.glob(os.path.join(roots[0], "levels", f"{level:05d}", "o*"))
+            magics.update(bytes(b[:8]) for n in names for b in blocks(n))
+    cfg = make_config("kafka", replicas=[1, 2], bounds={"records": 1, "fences": 1, "lossy_crashes": 0})
+    store = None
+    if kept == "store":
+        from spark.hadoopfs import open_store
+        from spark.store import LevelStore
+        from spark.engine import identity
+        store = LevelStore(open_store(spark_session, str(tmp_path / "ck")),
+                           identity(Model(cfg, symmetry=False), I.REGISTRY, Options(keep_going=True), "kernel"))
+        store.claim(False)
+    levels = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Exchange, "open", classmethod(spy_open))
+        res = SE.run(Model(cfg, symmetry=False), I.REGISTRY,
+                     Settings(limits=Limits(max_depth=5), options=Options(keep_going=True),
+                              knobs=SE.Knobs(session=spark_session, partitions=2, driver_levels=0, tasks="kernel",
+                                             store=store,
+                                             on_level=lambda lv: (levels.append(lv), on_level(lv)))))
+    assert res.distinct_states > 0 and levels
+    assert magics == ({R.PART} if kept == "files" else {R.ZPART})
