@@ -218,7 +218,7 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
             # A level kept in a store or in Spark is squeezed (spark/rows.py): it stays to the
             # run's end, a checkpoint's size is what bounds a night's run on one disk. Kept as
             # local files with no store, a level is read once more and then only by a trace
-            # walk: raw, since squeezing cost that fastest path about 4% (BENCHMARKS.md,
+            # walk: raw, since squeezing cost that fastest path about 5% (BENCHMARKS.md,
             # "Squeezed rows"), and a run meant to be large keeps a checkpoint.
             job.squeeze = store is not None or files is None
         with Interrupts(spark, note) as interrupts:

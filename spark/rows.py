@@ -5,6 +5,19 @@ pickle: little-endian columns and a table of JSON texts.
     magic | u64 n | u64 width | fps (n x 2 u64) | parents (n x 2 u64) | nths (blocks only)
           | labels (n x 5) | rows (n x width) | u64 size + controller table
 
+nths, labels and rows are narrowed column by column: a byte per column says how wide its
+values are (1, 2 or 4 bytes, signed), then the columns of each width as one matrix. Most of a
+row's fields are small (flags, epochs of a few steps, indices), so a row costs about a quarter
+of its 4-byte form, and it is most of what crosses the shuffle and goes to the store.
+
+A fingerprint is two 64-bit lanes (a, b); as one number, (a << 64) | b, so that the order of
+the numbers is the order of the rows in a chunk. A root's parent is all ones. A row's
+controller column holds an index into the record's controller table (the distinct controller
+values of its rows, one JSON text of `to_data` a line, in the texts' order, parsed and
+checked where they are used: spark/kernel_tasks.py), not a process's own controller id: every
+process numbers the controller values it meets in its own order (specs/kernel/tables.py), so
+the number alone would mean nothing to another executor.
+
 A squeezed record (magic ZPART or ZBLOCK) holds the same head, and after it, instead of the
 labels, rows and table, one zstd frame of those bytes (its decoded size in the frame). Why:
 a level's chunks stay on disk for the whole run (the checkpoint, or the files a trace is
