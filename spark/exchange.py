@@ -30,6 +30,7 @@ import shutil
 import struct
 import tempfile
 import uuid
+from contextlib import contextmanager
 from typing import Optional
 
 from verifier.core.values import BadData
@@ -241,16 +242,28 @@ class Writer:
         return os.path.join(self.where, f"o{owner:05d}-t{self.task:05d}")
 
 
-def write_framed(path: str, items) -> None:
-    """A file of framed blocks (as a Writer leaves them, `blocks` reads them), written whole
-    under a temporary name and renamed into place."""
+@contextmanager
+def placed(path: str):
+    """A temporary name of this attempt's own beside `path`, renamed to `path` when the block
+    ends (removed if it raises): a reader never sees a half-written file, and a retried
+    attempt replaces a first one's file whole."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
-    with open(tmp, "wb") as f:
+    try:
+        yield tmp
+    except BaseException:
+        _unlink(tmp)
+        raise
+    os.replace(tmp, path)
+
+
+def write_framed(path: str, items) -> None:
+    """A file of framed blocks (as a Writer leaves them, `blocks` reads them), written whole
+    and placed."""
+    with placed(path) as tmp, open(tmp, "wb") as f:
         for data in items:
             f.write(_FRAME.pack(len(data)))
             f.write(data)
-    os.replace(tmp, path)
 
 
 def _unlink(path: str) -> None:

@@ -26,12 +26,11 @@ from __future__ import annotations
 import mmap
 import os
 import shutil
-import uuid
 
 import numpy as np
 
 from spark.exchange import blocks as framed
-from spark.exchange import write_framed
+from spark.exchange import placed, write_framed
 from spark.store import chunk_key
 
 FP = np.dtype("<u8")
@@ -93,12 +92,9 @@ def read_run(path: str) -> np.ndarray:
 
 
 def write_run(path: str, fps: np.ndarray) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
-    with open(tmp, "wb") as f:
+    with placed(path) as tmp, open(tmp, "wb") as f:
         if len(fps):
             f.write(np.ascontiguousarray(fps, FP))      # its buffer, not a copy
-    os.replace(tmp, path)
 
 
 def _merged(files: Files, owner: int, older: tuple, newer: tuple) -> tuple:
@@ -109,11 +105,10 @@ def _merged(files: Files, owner: int, older: tuple, newer: tuple) -> tuple:
     if m + n == 0:
         write_run(path, np.zeros((0, 2), dtype=FP))
         return a, b, 0
-    tmp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
-    out = np.memmap(tmp, dtype=FP, mode="w+", shape=(m + n, 2))
-    merge_runs(read_run(files.run(owner, *older[:2])), read_run(files.run(owner, *newer[:2])), out)
-    del out                              # no flush: the page cache is what the readers map
-    os.replace(tmp, path)
+    with placed(path) as tmp:
+        out = np.memmap(tmp, dtype=FP, mode="w+", shape=(m + n, 2))
+        merge_runs(read_run(files.run(owner, *older[:2])), read_run(files.run(owner, *newer[:2])), out)
+        del out                          # no flush: the page cache is what the readers map
     return a, b, m + n
 
 

@@ -153,9 +153,10 @@ class Rows:
     def __init__(self, data: bytes, magic: bytes, width: Optional[int] = None, ctrl_col: Optional[int] = None):
         """`magic` PART or BLOCK: a record of that kind, squeezed or not."""
         data = data if isinstance(data, (bytes, memoryview)) else bytes(data)
-        if len(data) < len(magic) + 16 or bytes(data[:len(magic)]) not in (magic, SQUEEZED[magic]):
+        head = bytes(data[:len(magic)])
+        if len(data) < len(magic) + 16 or head not in (magic, SQUEEZED[magic]):
             raise BadData("not a kraft-verify spark-check kernel record")
-        self.squeezed = bytes(data[:len(magic)]) == SQUEEZED[magic]
+        self.squeezed = head == SQUEEZED[magic]
         at = len(magic)
         (n,), (w,) = _U64.unpack_from(data, at), _U64.unpack_from(data, at + 8)
         if width is not None and w != width:
