@@ -1,6 +1,7 @@
-"""What spark-check's kernel tasks run compiled (numba): a stretch of a chunk's rows expanded
-into successor rows, a portable fingerprint for each, the best parent of each successor, the
-successors the visited runs already hold, and the state properties of the new rows.
+"""What spark-check's kernel tasks run compiled (numba): a portable fingerprint for each row
+(the expand stage's loop, which writes successors into their owners' blocks, is
+spark/emit.py), the best parent of each successor, the successors the visited runs already
+hold, and the state properties of the new rows.
 
 The fingerprint is the kernel's kind (two lanes, each a sum of its fields' hashes, so that a
 child's is its parent's plus the fields the step changed) with one difference: the controller
@@ -13,11 +14,9 @@ import numpy as np
 from numba import njit
 
 import specs.kernel  # noqa: F401  (the kernel's numba cache directory, before anything compiles)
-from specs.kernel.events import MISS
-from specs.kernel.properties import state_violations, step_violations
-from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
+from specs.kernel.properties import state_violations
 
-DONE, NEED_EVENT, FULL = range(3)
+NEED_EVENT = 1           # a compiled loop's answer: fill the controller table, call again
 # ctr: transitions, terminal (not stuck), stuck, the first stuck state's position (-1: none)
 T_TRANSITIONS, T_TERMINAL, T_STUCK, T_FIRST_STUCK = range(4)
 SEED_A = np.uint64(0x452821E638D01377)
@@ -57,61 +56,6 @@ def child_fp(parent, a, b, t, ctrl_col, dig):
             a += _field(j, t[j], ctrl_col, dig, 0, SEED_A) - _field(j, parent[j], ctrl_col, dig, 0, SEED_A)
             b += _field(j, t[j], ctrl_col, dig, 1, SEED_B) - _field(j, parent[j], ctrl_col, dig, 1, SEED_B)
     return a, b
-
-
-@njit(cache=True, _nrt=False)
-def expand_rows(rows, fps, pos, end, lay, cv, plan, tables, out, labels, key, work, params, ctrl_col, dig,
-                step_check, deadlocks, found, o_fp, o_parent, o_nth, o_label, o_rows, n_out, enabled, ctr):
-    """Every successor of rows[pos:end] into the o_ arrays (its fingerprint, its parent's
-    position, which of its parent's successors it is, label, row): (what ended it, pos, n_out).
-    Ends early with NEED_EVENT (the controller table lacks key: fill it, call again at pos) or
-    FULL (the o_ arrays cannot take rows[pos]'s successors). found[s] := (position, n-th) of the
-    first transition violating step property s; ctr: see T_*."""
-    facts = tables[3]
-    while pos < end:
-        row = rows[pos]
-        n = successors(row, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
-        if n == MISS:
-            return NEED_EVENT, pos, n_out
-        if n_out + n > len(o_fp):
-            return FULL, pos, n_out
-        stuck = False
-        if n == 0 and deadlocks:
-            m = successors(row, lay, cv, plan, tables, UNBOUNDED, -1, out, labels, key, work, params)
-            if m == MISS:
-                return NEED_EVENT, pos, n_out
-            stuck = m == 0
-        fa, fb = fps[pos, 0], fps[pos, 1]
-        for k in range(n):
-            t = out[k]
-            action = labels[k, 0]
-            ctr[T_TRANSITIONS] += 1
-            enabled[action] += 1
-            if step_check:
-                bad = step_violations(row, action, t, lay, facts, step_check)
-                s = 0
-                while bad:
-                    if bad & 1 and found[s, 0] < 0:
-                        found[s, 0], found[s, 1] = pos, k
-                    bad >>= 1
-                    s += 1
-            a, b = child_fp(row, fa, fb, t, ctrl_col, dig)
-            o_fp[n_out, 0], o_fp[n_out, 1] = a, b
-            o_parent[n_out], o_nth[n_out] = pos, k
-            for j in range(labels.shape[1]):
-                o_label[n_out, j] = labels[k, j]
-            for j in range(len(t)):
-                o_rows[n_out, j] = t[j]
-            n_out += 1
-        if n == 0:
-            if stuck:
-                ctr[T_STUCK] += 1
-                if ctr[T_FIRST_STUCK] < 0:
-                    ctr[T_FIRST_STUCK] = pos
-            else:
-                ctr[T_TERMINAL] += 1
-        pos += 1
-    return DONE, pos, n_out
 
 
 @njit(cache=True, _nrt=False)
@@ -267,31 +211,6 @@ def column_bounds(m, lo, hi):
                 lo[j] = v
             elif v > hi[j]:
                 hi[j] = v
-
-
-@njit(cache=True, _nrt=False)
-def by_owner(fp, parent_at, fps, nth, label, rows, n, parts, s_fp, s_parent, s_nth, s_label, s_rows, bounds, cursor):
-    """The first n successors, copied in owner order (owner = fp's low lane mod parts; stable),
-    each with its parent's fingerprint; bounds[o]:bounds[o + 1] is owner o's range."""
-    for o in range(parts + 1):
-        bounds[o] = 0
-    for i in range(n):
-        bounds[np.int64(fp[i, 1] % np.uint64(parts)) + 1] += 1
-    for o in range(parts):
-        bounds[o + 1] += bounds[o]
-        cursor[o] = bounds[o]
-    for i in range(n):
-        o = np.int64(fp[i, 1] % np.uint64(parts))
-        at = cursor[o]
-        cursor[o] += 1
-        s_fp[at, 0], s_fp[at, 1] = fp[i, 0], fp[i, 1]
-        p = parent_at[i]
-        s_parent[at, 0], s_parent[at, 1] = fps[p, 0], fps[p, 1]
-        s_nth[at] = nth[i]
-        for c in range(label.shape[1]):
-            s_label[at, c] = label[i, c]
-        for c in range(rows.shape[1]):
-            s_rows[at, c] = rows[i, c]
 
 
 @njit(cache=True, _nrt=False)

@@ -22,6 +22,7 @@ import uuid
 import numpy as np
 
 from spark import compiled as X
+from spark import emit as E
 from spark import rows as R
 from spark.exchange import Writer, blocks as exchanged
 from spark.store import chunk_key, owner_of_key
@@ -30,7 +31,7 @@ from verifier.core.result import DEADLOCK
 from verifier.core.values import BadData, from_data, to_data
 
 CHUNK = 100_000          # states per chunk of a level
-BATCH = 1 << 17          # successors an expand task holds before it ships them to their owners
+BLOCK_SUCCESSORS = 0     # successors an expand task's open blocks hold in all (0: spark/emit.py's own)
 _SIDES: dict = {}        # run token -> this process's _Side
 
 
@@ -101,7 +102,7 @@ class _Side:
         self.ids: dict[str, int] = {}           # JSON text -> this process's controller id
         self.texts: list[str] = []              # controller id -> JSON text
         self.dig = np.zeros((0, 2), dtype=np.uint64)     # controller id -> its digest (two lanes)
-        self._split = None
+        self._blocks = None
         self.sync()
 
     def sync(self) -> None:
@@ -165,12 +166,11 @@ class _Side:
         X.remap_column(out, self.ctrl, place)
         return out, [texts[i] for i in order]
 
-    def split(self, n: int, labels: int, width: int) -> tuple:
-        """Scratch for a batch of n successors in owner order (_ship), made once per worker."""
-        if self._split is None or len(self._split[0]) < n:
-            self._split = (np.zeros((n, 2), np.uint64), np.zeros((n, 2), np.uint64), np.zeros(n, np.uint32),
-                           np.zeros((n, labels), np.int32), np.zeros((n, width), np.int32))
-        return self._split
+    def blocks(self, parts: int) -> E.Blocks:
+        """The open blocks of this process's expand tasks (spark/emit.py), made once per worker."""
+        if self._blocks is None or self._blocks.parts != parts:
+            self._blocks = E.Blocks(parts, self.width, self.ctrl, self.k.max_successors, BLOCK_SUCCESSORS)
+        return self._blocks
 
     def row_of(self, state) -> np.ndarray:
         row = np.array(self.k.pack(state))
@@ -224,12 +224,19 @@ def expand(job: KernelJob, found: frozenset, records, spill=None):
 def _expand(job: KernelJob, found: frozenset, records, files, start: float):
     from specs.kernel.successors import N_ACTIONS
     side = _side(job)
-    k, width = side.k, side.width
+    k = side.k
     step_check = _mask(job.step_names, job.step_slots, found)
     deadlocks = job.check_deadlock and DEADLOCK not in found
-    o_fp, o_parent = np.zeros((BATCH, 2), dtype=np.uint64), np.zeros(BATCH, dtype=np.int64)
-    o_nth, o_label = np.zeros(BATCH, dtype=np.uint32), np.zeros((BATCH, R.LABEL), dtype=np.int32)
-    o_rows = np.zeros((BATCH, width), dtype=np.int32)
+    out = side.blocks(job.partitions)
+    out.reset()
+    squeeze = files is not None and files.squeeze
+
+    def send(owner: int):
+        block = out.close(owner, side.texts, squeeze)
+        if files is None:
+            yield owner, ("B", block)
+        else:
+            files.add(owner, block)
     enabled = np.zeros(N_ACTIONS, dtype=np.int64)
     ctr = np.array([0, 0, 0, -1], dtype=np.int64)
     events: dict = {}
@@ -239,25 +246,33 @@ def _expand(job: KernelJob, found: frozenset, records, files, start: float):
         rows, fps = side.rows_of(rec), np.array(rec.fps)
         first = np.full((len(job.step_slots), 2), -1, dtype=np.int64)
         ctr[X.T_FIRST_STUCK] = -1
-        pos, n_out = 0, 0
+        pos = 0
         while pos < rec.n:
-            status, pos, n_out = X.expand_rows(
+            side.sync()                  # the tables may have grown outside this loop (an event's successors)
+            out.room(len(side.texts))
+            status, pos = E.emit_rows(
                 rows, fps, pos, rec.n, lay, k.cv, k.plan, k.table_args(), k.out, k.labels, k.key, k.work, k.params,
-                side.ctrl, side.dig, step_check, deadlocks, first, o_fp, o_parent, o_nth, o_label, o_rows, n_out,
-                enabled, ctr)
+                side.ctrl, side.dig, step_check, deadlocks, first, *out.args(), enabled, ctr, out.info)
             if status == X.NEED_EVENT:
                 k.tables.fill(k.key)
                 side.sync()
-            elif status == X.FULL:
-                yield from _ship(job, side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n_out, files)
-                n_out = 0
-        yield from _ship(job, side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n_out, files)
+            elif status == E.FULL:
+                yield from send(int(out.info[0]))
+            elif status == E.WIDEN:
+                for owner in out.open():
+                    yield from send(owner)
+                out.widen(int(out.info[0]), int(out.info[1]))
+            elif status == E.GROW:
+                out.room(2 * out.place.shape[1])
         for s in np.flatnonzero(first[:, 0] >= 0):
             at, nth = int(first[s, 0]), int(first[s, 1])
             k.successor_rows(rows[at])
+            side.sync()
             _least(events, job.step_slots[s], (R.as_int(*fps[at]), nth, k.label(k.labels[nth])))
         if ctr[X.T_FIRST_STUCK] >= 0:
             _least(events, DEADLOCK, (R.as_int(*fps[ctr[X.T_FIRST_STUCK]]), 0, None))
+    for owner in out.open():
+        yield from send(owner)
     if files is not None:
         for owner, names in files.close().items():
             yield owner, ("X", names)
@@ -284,29 +299,6 @@ def _slots(n: int) -> np.ndarray:
     """best_parents' table: int32 (a candidate's position + 1; a task holds fewer than 2**31),
     half the memory its random look-ups touch."""
     return np.zeros(1 << max(4, (2 * n - 1).bit_length()), dtype=np.int32)
-
-
-def _ship(job, side: _Side, fps, o_fp, o_parent, o_nth, o_label, o_rows, n: int, files=None):
-    """The batch's successors as one block per owner (the owners choose each state's parent:
-    a task meets too few of a state's parents for a choice here to save much), yielded or
-    added to the owner's exchange file."""
-    if not n:
-        return
-    parts = job.partitions
-    s = side.split(len(o_fp), o_label.shape[1], o_rows.shape[1])
-    bounds, cursor = np.zeros(parts + 1, dtype=np.int64), np.zeros(parts, dtype=np.int64)
-    X.by_owner(o_fp, o_parent, fps, o_nth, o_label, o_rows, n, parts, *s, bounds, cursor)
-    s_fp, s_parent, s_nth, s_label, s_rows = s
-    for owner in range(parts):
-        a, b = int(bounds[owner]), int(bounds[owner + 1])
-        if b > a:
-            rows, ctrls = side.portable(s_rows[a:b], fresh=True)     # the split buffer is scratch
-            block = R.encode(R.BLOCK, s_fp[a:b], s_parent[a:b], s_label[a:b], rows, side.ctrl, ctrls,
-                             nths=s_nth[a:b], squeeze=files is not None and files.squeeze)
-            if files is None:
-                yield owner, ("B", block)
-            else:
-                files.add(owner, block)
 
 
 # ---------------------------------------------------------------- the own stage

@@ -57,12 +57,23 @@ def encode(magic: bytes, fps, parents, labels, rows, ctrl_col: int, ctrls: list,
     how). `rows` hold record-local controller indices into `ctrls` (each a controller value's
     JSON text)."""
     n, width = rows.shape
+    return _record(magic, fps, parents, nths, _narrow(labels), _narrow(rows), n, width, ctrls, squeeze)
+
+
+def block(fps, parents, nths, labels, rows: bytes, n: int, width: int, ctrls: list, squeeze: bool = False) -> bytes:
+    """A BLOCK record whose `rows` are narrowed already, as _narrow lays them out (column
+    widths, then each width's columns as one matrix): spark/emit.py writes them so."""
+    return _record(BLOCK, fps, parents, nths, _narrow(labels), rows, n, width, ctrls, squeeze)
+
+
+def _record(magic: bytes, fps, parents, nths, labels: bytes, rows: bytes, n: int, width: int, ctrls: list,
+            squeeze: bool) -> bytes:
     head = [SQUEEZED[magic] if squeeze else magic, _U64.pack(n), _U64.pack(width),
             np.ascontiguousarray(fps, FP).tobytes(), np.ascontiguousarray(parents, FP).tobytes()]
     if magic == BLOCK:
         head.append(_narrow(np.asarray(nths).reshape(n, 1)))
     table = "\n".join(ctrls).encode()
-    tail = [_narrow(labels), _narrow(rows), _U64.pack(len(table)), table]
+    tail = [labels, rows, _U64.pack(len(table)), table]
     if squeeze:
         import zstandard
         tail = [zstandard.ZstdCompressor(level=LEVEL).compress(b"".join(tail))]

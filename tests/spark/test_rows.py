@@ -113,18 +113,41 @@ def test_the_kernel_stages_on_one_process_give_the_models_successors():
     assert seen == want
 
 
+def a_level_at(j: KernelJob, depth: int) -> list:
+    """The chunks of level `depth` (>= 1), made level by level as the driver would (each
+    level's own stage sees the runs of the levels before it)."""
+    parts = a_level(j)
+    runs = [[v[1] for _, v in out if v[0] == "F"] for out in parts]
+    chunks = [(v[1], v[2]) for out in parts for _, v in out if v[0] == "C"]
+    roots = sorted(j.roots(j.model()))
+    for p in range(j.partitions):
+        runs[p].append(R.visited_blob(np.array([(fp >> 64, fp & (2**64 - 1)) for fp in roots
+                                                 if j.owner(fp) == p], dtype=np.uint64).reshape(-1, 2)))
+    for _ in range(depth - 1):
+        routed = [[(p, ("F", blob)) for blob in runs[p]] for p in range(j.partitions)]
+        for owner, value in j.expand(frozenset(), chunks):
+            routed[owner].append((owner, value))
+        outs = [list(j.own(frozenset(), p, routed[p])) for p in range(j.partitions)]
+        chunks = [(v[1], v[2]) for out in outs for _, v in out if v[0] == "C"]
+        for p, out in enumerate(outs):
+            runs[p] += [v[1] for _, v in out if v[0] == "F"]
+    return chunks
+
+
 def test_an_owners_level_is_the_same_bytes_whatever_order_its_blocks_come_in():
     """The shuffle and the exchange files bring an owner's blocks in any order; a retried task
     must write the chunks the manifest has, so the owner puts them in an order of their own."""
     from spark import kernel_tasks as KT
     j = job()
-    chunks = [(v[1], v[2]) for out in a_level(j) for _, v in out if v[0] == "C"]     # level 1's
-    old = KT.BATCH
-    KT.BATCH = 64                                         # many small blocks per owner
+    chunks = a_level_at(j, 4)
+    old = KT.BLOCK_SUCCESSORS
+    KT.BLOCK_SUCCESSORS = 64                              # many small blocks per owner
+    KT._SIDES.clear()
     try:
         routed = [(o, v) for o, v in j.expand(frozenset(), chunks) if o == 1 and v[0] == "B"]
     finally:
-        KT.BATCH = old
+        KT.BLOCK_SUCCESSORS = old
+        KT._SIDES.clear()
     assert len(routed) >= 3
     forward = list(j.own(frozenset(), 1, routed))
     backward = list(j.own(frozenset(), 1, routed[::-1]))
@@ -167,22 +190,43 @@ def test_a_chunk_is_the_same_bytes_in_processes_that_numbered_its_controllers_di
         assert (a[0] == b[0]).all() and a[1] == b[1]
 
 
-def test_a_batch_split_by_owner_keeps_each_owners_order_and_each_successors_parent():
-    from spark.compiled import by_owner
-    rng = np.random.default_rng(11)
-    n, cap, parts, width = 1_000, 1_200, 3, 7
-    fp = rng.integers(0, 2**64, size=(cap, 2), dtype=np.uint64)
-    parent_at = rng.integers(0, 40, size=cap).astype(np.int64)
-    fps = rng.integers(0, 2**64, size=(40, 2), dtype=np.uint64)
-    nth = rng.integers(0, 30, size=cap).astype(np.uint32)
-    label = rng.integers(-1, 20, size=(cap, R.LABEL)).astype(np.int32)
-    rows = rng.integers(-9, 9, size=(cap, width)).astype(np.int32)
-    s = (np.zeros((cap, 2), np.uint64), np.zeros((cap, 2), np.uint64), np.zeros(cap, np.uint32),
-         np.zeros((cap, R.LABEL), np.int32), np.zeros((cap, width), np.int32))
-    bounds, cursor = np.zeros(parts + 1, np.int64), np.zeros(parts, np.int64)
-    by_owner(fp, parent_at, fps, nth, label, rows, n, parts, *s, bounds, cursor)
-    owners = (fp[:n, 1] % np.uint64(parts)).astype(np.int64)
-    order = np.argsort(owners, kind="stable")
-    assert list(bounds) == [0] + list(np.cumsum(np.bincount(owners, minlength=parts)))
-    for got, want in zip(s, (fp[order], fps[parent_at[order]], nth[order], label[order], rows[order])):
-        assert (got[:n] == want).all()
+def test_emitted_blocks_hold_every_successor_once_in_its_owners_order_with_its_parent_and_label():
+    """spark/emit.py writes each successor straight into its owner's block: read back, each
+    owner's blocks are the kernel's successors of the chunks' rows, in the order the rows and
+    their successors come, each with its parent's fingerprint, its n-th, its label and its
+    row (controller values through the block's own table), whatever the block boundaries:
+    blocks that fill up (a small cap) and blocks closed because a column widened."""
+    from spark import kernel_tasks as KT
+    j = job()
+    side = _side(j)
+    chunks = a_level_at(j, 4)             # rows whose successors widen some columns
+    want = [[] for _ in range(j.partitions)]
+    for _, data in chunks:
+        rec = side.read(data, R.PART)
+        for fp, row in zip(rec.fps, side.rows_of(rec)):
+            n = side.k.successor_rows(row)
+            side.sync()                   # the controller values the fills added, with their digests
+            for nth in range(n):
+                t = side.k.out[nth]
+                a, b = KT.X.row_fp(t, side.ctrl, side.dig)
+                want[int(b) % j.partitions].append(((int(a), int(b)), R.as_int(*fp), nth,
+                                                    side.k.label(side.k.labels[nth]), side.k.unpack(t)))
+    for cap in (0, 64):
+        old = KT.BLOCK_SUCCESSORS
+        KT.BLOCK_SUCCESSORS, side._blocks = cap, None
+        try:
+            blocks = [(o, v[1]) for o, v in j.expand(frozenset(), chunks) if v[0] == "B"]
+        finally:
+            KT.BLOCK_SUCCESSORS, side._blocks = old, None
+        got = [[] for _ in range(j.partitions)]
+        widths = set()
+        for owner, data in blocks:
+            rec = side.read(data, R.BLOCK)
+            widths.add(sum(m.dtype.itemsize * len(cols) for m, cols in rec._rows.parts))   # a row's bytes
+            for i, row in enumerate(side.rows_of(rec)):
+                got[owner].append(((int(rec.fps[i, 0]), int(rec.fps[i, 1])), R.as_int(*rec.parents[i]),
+                                   int(rec.nths[i]), side.k.label(rec.labels[i]), side.k.unpack(row)))
+        assert got == want
+        assert len(widths) >= 2           # a column widened: blocks of either width read the same
+        if cap:
+            assert len(blocks) > 3 * j.partitions
