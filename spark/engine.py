@@ -221,6 +221,9 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
             # walk: raw, since squeezing cost that fastest path about 5% (BENCHMARKS.md,
             # "Squeezed rows"), and a run meant to be large keeps a checkpoint.
             job.squeeze = store is not None or files is None
+            # A local master's levels are expanded from their owners' memory (spark/chain.py):
+            # without a store their files serve only a trace's walk back, links are enough.
+            job.links = store is None and files is not None
         with Interrupts(spark, note) as interrupts:
             run = _Run(spark, model, job, store, levels, progress, on_level, interrupts)
             run.driver_levels = driver_levels

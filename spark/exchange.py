@@ -86,6 +86,14 @@ class Exchange:
             self.where[level] = (os.path.join(base, f"{level:05d}"), states, squeeze)
         return self.where[level][0]
 
+    def expanded(self, level: int, states: int) -> None:
+        """The states whose expansion level `level`'s blocks are, once known (they were
+        placed by an estimate, spark/chain.py): the next estimate of bytes a state measures by
+        them."""
+        if level in self.where:
+            where, _, squeeze = self.where[level]
+            self.where[level] = (where, states, squeeze)
+
     def squeeze(self, level: int) -> bool:
         """Whether the level's blocks are squeezed (spark/rows.py): on a disk whose free space
         is short of SQUEEZE_SHARE times the estimate of them. Squeezing costs the CPU of

@@ -58,9 +58,11 @@ class _Run:
         self.roots: dict[int, tuple] = job.roots(model)
         self.exchange = None                   # on a local master: spark/exchange.py's directory, where
         self.files = None                      # blocks, runs and levels go as files (spark/local_files.py)
+        self.pending = None                    # spark/chain.py's expansion of the last level, for the next job
+        self.limits = Limits()
 
     def go(self, manifest, limits: Limits, keep_going: bool, invariants) -> SearchResult:
-        totals = self.totals
+        totals, self.limits = self.totals, limits
         if manifest is None and self.store is not None:
             self.store.fresh()
         for meta in self._trusted((manifest or {}).get("levels", [])):
@@ -209,8 +211,8 @@ class _Run:
             if self.metas[level]["states"] < self.driver_levels and level in self.held and not self.visited:
                 owned = self._on_driver(found, level)
             elif self.files is not None:
-                from spark.local_files import level_on_files
-                owned = level_on_files(self, found, level)
+                from spark.chain import level as chained
+                owned = chained(self, found, level)
             else:
                 owned = self._on_spark(found, level)
         except Exception as exc:

@@ -1,7 +1,8 @@
 """spark-check's executors on the compiled kernel: the stages of spark/tasks.py (expand a
-level's chunks, own a part of the next), over whole chunks of fixed-width rows
-(spark/rows.py) instead of per-state Python objects. The model's steps and properties run
-compiled (specs/kernel, the rules every kernel search runs; spark/compiled.py drives them).
+level's chunks, spark/expand.py; own a part of the next, here), over whole chunks of
+fixed-width rows (spark/rows.py) instead of per-state Python objects. The model's steps and
+properties run compiled (specs/kernel, the rules every kernel search runs; spark/compiled.py
+and spark/emit.py drive them).
 
 Each Python worker keeps one kernel per run (`_side`): its controller tables fill as its tasks
 meet new events, and a worker serves many tasks (Spark reuses its Python workers). A
@@ -24,10 +25,9 @@ import numpy as np
 from spark import compiled as X
 from spark import emit as E
 from spark import rows as R
-from spark.exchange import Writer, blocks as exchanged
+from spark.exchange import blocks as exchanged
 from spark.store import chunk_key, owner_of_key
 from verifier.core import levels as L
-from verifier.core.result import DEADLOCK
 from verifier.core.values import BadData, from_data, to_data
 
 CHUNK = 100_000          # states per chunk of a level
@@ -48,6 +48,7 @@ class KernelJob:
         self.state_slots, self.step_slots = list(STATE), list(STEP)
         self.token = uuid.uuid4().hex
         self.squeeze = True      # the levels' chunks squeezed (spark/rows.py); spark/engine.py says when not
+        self.links = False       # spark/chain.py's levels as links only (spark/engine.py says when)
 
     def model(self):
         return self.model_type(self.cfg, symmetry=self.symmetry)
@@ -67,14 +68,11 @@ class KernelJob:
         return out
 
     def expand(self, found: frozenset, records, spill=None):
+        from spark.expand import expand
         return expand(self, found, records, spill)
 
-    def own(self, found: frozenset, part: int, items, files=None):
-        """With `files` (spark/local_files.py's plan, the level) runs and chunks are files."""
-        if files is None:
-            return own(self, found, part, items)
-        from spark.local_files import own_on_files
-        return own_on_files(self, found, part, items, *files)
+    def own(self, found: frozenset, part: int, items):
+        return own(self, found, part, items)
 
     def seed(self, part: int, roots: list) -> list:
         return seed(self, part, roots)
@@ -203,85 +201,6 @@ def _mask(names, slots, found) -> int:
     return sum(1 << slots.index(n) for n in names if n not in found)
 
 
-# ---------------------------------------------------------------- the expand stage
-
-def expand(job: KernelJob, found: frozenset, records, spill=None):
-    """An expand task over some chunks (key, bytes) of a level: yields (owner, ("B", block))
-    per owner and batch of successors, then (0, ("S", counts, events)) for the driver. With
-    `spill` (an exchange directory, this task's number, a directory to fall back to, whether
-    to squeeze: spark/exchange.Writer) the blocks go to files instead, and the task yields
-    (owner, ("X", its files)) once it ends."""
-    start = time.perf_counter()
-    files = Writer(*spill) if spill is not None else None
-    try:
-        yield from _expand(job, found, records, files, start)
-    except BaseException:
-        if files is not None:
-            files.abort()
-        raise
-
-
-def _expand(job: KernelJob, found: frozenset, records, files, start: float):
-    from specs.kernel.successors import N_ACTIONS
-    side = _side(job)
-    k = side.k
-    step_check = _mask(job.step_names, job.step_slots, found)
-    deadlocks = job.check_deadlock and DEADLOCK not in found
-    out = side.blocks(job.partitions)
-    out.reset()
-    squeeze = files is not None and files.squeeze
-
-    def send(owner: int):
-        block = out.close(owner, side.texts, squeeze)
-        if files is None:
-            yield owner, ("B", block)
-        else:
-            files.add(owner, block)
-    enabled = np.zeros(N_ACTIONS, dtype=np.int64)
-    ctr = np.array([0, 0, 0, -1], dtype=np.int64)
-    events: dict = {}
-    lay = k.layout.lay
-    for _, data in records:
-        rec = side.read(data, R.PART)
-        rows, fps = side.rows_of(rec), np.array(rec.fps)
-        first = np.full((len(job.step_slots), 2), -1, dtype=np.int64)
-        ctr[X.T_FIRST_STUCK] = -1
-        pos = 0
-        while pos < rec.n:
-            side.sync()                  # the tables may have grown outside this loop (an event's successors)
-            out.room(len(side.texts))
-            status, pos = E.emit_rows(
-                rows, fps, pos, rec.n, lay, k.cv, k.plan, k.table_args(), k.out, k.labels, k.key, k.work, k.params,
-                side.ctrl, side.dig, step_check, deadlocks, first, *out.args(), enabled, ctr, out.info)
-            if status == X.NEED_EVENT:
-                k.tables.fill(k.key)
-                side.sync()
-            elif status == E.FULL:
-                yield from send(int(out.info[0]))
-            elif status == E.WIDEN:
-                for owner in out.open():
-                    yield from send(owner)
-                out.widen(int(out.info[0]), int(out.info[1]))
-            elif status == E.GROW:
-                out.room(2 * out.place.shape[1])
-        for s in np.flatnonzero(first[:, 0] >= 0):
-            at, nth = int(first[s, 0]), int(first[s, 1])
-            k.successor_rows(rows[at])
-            side.sync()
-            _least(events, job.step_slots[s], (R.as_int(*fps[at]), nth, k.label(k.labels[nth])))
-        if ctr[X.T_FIRST_STUCK] >= 0:
-            _least(events, DEADLOCK, (R.as_int(*fps[ctr[X.T_FIRST_STUCK]]), 0, None))
-    for owner in out.open():
-        yield from send(owner)
-    if files is not None:
-        for owner, names in files.close().items():
-            yield owner, ("X", names)
-    names = job.model_type.action_names
-    counts = (int(ctr[X.T_TRANSITIONS]), {names[a]: int(n) for a, n in enumerate(enabled) if n},
-              int(ctr[X.T_TERMINAL]), int(ctr[X.T_STUCK]))
-    yield 0, ("S", counts, events, round(time.perf_counter() - start, 3))
-
-
 def _least(events: dict, name: str, key: tuple) -> None:
     if name not in events or key[:2] < events[name][:2]:
         events[name] = key
@@ -309,6 +228,13 @@ def own(job: KernelJob, found: frozenset, part: int, items, runs=()):
     the states it owns in the next level, as spark/tasks.own yields them."""
     start = time.perf_counter()
     side = _side(job)
+    return _level_part(job, side, part, found, *new_rows(job, side, items, runs), start)
+
+
+def new_rows(job: KernelJob, side: _Side, items, runs=()) -> tuple:
+    """(fingerprints, parents, labels, rows with this process's controller ids, actions taken,
+    the expand tasks' counts, the fingerprints sorted) of the states an owner's blocks hold
+    that its visited runs do not, each with its least (parent, n-th)."""
     blocks, stats, runs = [], [], list(runs)
     for _, value in items:
         tag = value[0]
@@ -321,9 +247,8 @@ def own(job: KernelJob, found: frozenset, part: int, items, runs=()):
         elif tag == "X":
             blocks.extend(side.read(b, R.BLOCK) for name in value[1] for b in exchanged(name))
     if not blocks:
-        return _level_part(job, side, part, found, np.zeros((0, 2), np.uint64), np.zeros((0, 2), np.uint64),
-                           np.zeros((0, R.LABEL), np.int32), np.zeros((0, side.width), np.int32), {}, stats,
-                           start)
+        none = np.zeros((0, 2), np.uint64)
+        return none, none, np.zeros((0, R.LABEL), np.int32), np.zeros((0, side.width), np.int32), {}, stats, none
     # in the order of each block's first transition (its parent's fingerprint, n-th), unique in
     # a level: the shuffle and the exchange files bring blocks in any order, the chunks' bytes
     # must not depend on it (a retried task writes the same chunks)
@@ -352,16 +277,16 @@ def own(job: KernelJob, found: frozenset, part: int, items, runs=()):
             X.remap_range(rows, lo, hi, side.ctrl, side.local(block.ctrls))
     taken = np.bincount(labels[:, 0], minlength=len(job.model_type.action_names)) if len(kept) else []
     names = job.model_type.action_names
-    return _level_part(job, side, part, found, fp[kept], parents[kept], labels, rows,
-                       {names[a]: int(n) for a, n in enumerate(taken) if n}, stats, start, seen)
+    return fp[kept], parents[kept], labels, rows, {names[a]: int(n) for a, n in enumerate(taken) if n}, stats, seen
 
 
 def _level_part(job, side: _Side, part: int, found, fps, parents, labels, rows, taken: dict, stats: list,
-                start: float = 0.0, seen=None):
+                seen=None, start: float = 0.0, links: bool = False):
     """Meta and the level's visited run (`seen`: its fingerprints sorted, else `fps` sorted)
     first, then the chunks, as tasks._level_part. A chunk's rows are in the order the owner
     read them (blocks in a fixed order, spark/kernel_tasks.own), the same in every attempt; the
-    state properties are checked here, on the rows that are new, each one's least fingerprint."""
+    state properties are checked here, on the rows that are new, each one's least fingerprint.
+    With `links` the chunks are links only (spark/rows.py: a level nobody expands again)."""
     check = _mask(job.state_names, job.state_slots, found)
     events: dict = {}
     if check and len(rows):
@@ -373,12 +298,16 @@ def _level_part(job, side: _Side, part: int, found, fps, parents, labels, rows, 
     for c, at in enumerate(range(0, max(1, len(rows)), CHUNK)):
         if at >= len(rows) and out:
             break
-        piece, ctrls = side.portable(rows[at:at + CHUNK])
-        data = R.encode(R.PART, fps[at:at + CHUNK], parents[at:at + CHUNK], labels[at:at + CHUNK], piece,
-                        side.ctrl, ctrls, squeeze=job.squeeze)
+        if links:
+            data = R.links(fps[at:at + CHUNK], parents[at:at + CHUNK], labels[at:at + CHUNK])
+        else:
+            piece, ctrls = side.portable(rows[at:at + CHUNK])
+            data = R.encode(R.PART, fps[at:at + CHUNK], parents[at:at + CHUNK], labels[at:at + CHUNK], piece,
+                            side.ctrl, ctrls, squeeze=job.squeeze)
         key = chunk_key(part, c)
         out.append((key, data))
-        metas.append([key, len(piece), f"{R.fp_sum(fps[at:at + CHUNK]):x}", hashlib.sha256(data).hexdigest()])
+        metas.append([key, len(fps[at:at + CHUNK]), f"{R.fp_sum(fps[at:at + CHUNK]):x}",
+                      hashlib.sha256(data).hexdigest()])
     yield part, ("M", (metas, taken, events, stats, round(time.perf_counter() - start, 3) if start else 0.0))
     yield part, ("F", R.visited_blob(fps) if seen is None else np.ascontiguousarray(seen, R.FP).tobytes())
     for key, data in out:
@@ -401,7 +330,7 @@ def find_link(job: KernelJob, chunks: list, fp: int) -> tuple:
     side = _side(job)
     a, b = np.uint64(fp >> 64), np.uint64(fp & 0xFFFFFFFFFFFFFFFF)
     for _, data in chunks:
-        rec = R.Rows(data, R.PART, side.width)
+        rec = R.Rows(data, R.PART, side.width, links=True)
         at = np.flatnonzero((rec.fps[:, 0] == a) & (rec.fps[:, 1] == b))
         if len(at):
             i = int(at[0])

@@ -17,9 +17,10 @@ explore._compact: while the newer holds at least half the older's states). The d
 the runs a merge replaced once the level is committed, so a retried task still finds the runs
 its level started from; every file is written under a name of its own attempt and renamed, so
 a retry replaces a first attempt's files with the same bytes. Without a --checkpoint-dir the
-level files are the levels (`FileLevels`: a violation's trace is walked back through them);
-with one, each level also goes to the store (one more job, reading these files) and its files
-go once the next level is made.
+level files are the levels (`FileLevels`: a violation's trace is walked back through them,
+and they hold only the links it reads, spark/rows.py); with one, each level also goes to the
+store (one more job, reading these files) and its files go then. The jobs that make the
+levels are spark/chain.py's.
 """
 from __future__ import annotations
 
@@ -46,9 +47,6 @@ class Files:
 
     def level(self, level: int, owner: int) -> str:
         return os.path.join(self.root, "levels", f"{level:05d}", f"o{owner:05d}")
-
-    def has_level(self, level: int) -> bool:
-        return os.path.isdir(os.path.dirname(self.level(level, 0)))
 
     def run(self, owner: int, a: int, b: int) -> str:
         return os.path.join(self.root, "visited", f"o{owner:05d}-{a:05d}-{b:05d}")
@@ -112,17 +110,11 @@ def _merged(files: Files, owner: int, older: tuple, newer: tuple) -> tuple:
     return a, b, m + n
 
 
-def own_on_files(job, found: frozenset, owner: int, items, files: Files, level: int):
-    """Own task `owner` of level `level` (kernel_tasks.own), its runs mapped from their files."""
-    from spark.kernel_tasks import own
-    runs = [read_run(files.run(owner, a, b)) for a, b, _ in files.runs[owner]]
-    return owned(files, owner, level, own(job, found, owner, items, runs))
-
-
 def owned(files: Files, owner: int, level: int, parts):
-    """Own task `owner` in file mode: from what kernel_tasks._level_part yields (meta, the
-    level's run, chunks), the chunks to the level's file and the run to the owner's runs
-    (merged as the rule says); yields only the meta, with the owner's runs after it."""
+    """An owner's part of a level in file mode: from what kernel_tasks._level_part yields
+    (meta, the level's run, chunks), the chunks to the level's file and the run to the
+    owner's runs (merged as the rule says); yields only the meta, with the owner's runs after
+    it."""
     meta = run = None
     chunks = []
     for _, value in parts:
@@ -170,36 +162,30 @@ class FileLevels:
         """The exchange directory's close removes the files."""
 
 
-def level_on_files(run, found: frozenset, level: int) -> list:
-    """explore._Run._on_spark in file mode: one job expands level `level` (from its files, the
-    driver's chunks, or the store on a resumed run's first level) and owns level + 1 into
-    files; with a store, one more job copies the new level's files there. Returns each owner's
-    (chunk metas, taken, events, expand counts, seconds)."""
-    from spark.tasks import owner_of
-    job, n, sc, files = run.job, run.job.partitions, run.spark.sparkContext, run.files
-    if not files.started:
+def expand_only(run, found: frozenset, level: int) -> tuple:
+    """One job expanding level `level` from the driver's chunks or (a resumed run's first
+    level) the store, its blocks into the exchange: (level, block files per owner, the
+    tasks' counts), as spark/chain.py's jobs leave it for the next."""
+    job, n, sc = run.job, run.job.partitions, run.spark.sparkContext
+    if not run.files.started:
         _start(run, level)
     if level in run.held:
         frontier = sc.parallelize([kv for chunks in run.held[level] for kv in chunks], n)
-    elif files.has_level(level):
-        frontier = sc.parallelize(range(n), n).flatMap(lambda p: files.chunks(level, p))
-    else:                                                   # a resumed run's first level
+    else:
         frontier = run.levels.read(level)
     where = run.exchange.level(level + 1, run.metas[level]["states"])
     fallback, squeeze = run.exchange.fallback(level + 1), run.exchange.squeeze(level + 1)
-    blocks = frontier.mapPartitionsWithIndex(lambda i, it: job.expand(found, it, (where, i, fallback, squeeze)))
-    blocks = blocks.partitionBy(n, owner_of)
     try:
-        metas = [v[1] for _, v in blocks.mapPartitionsWithIndex(lambda i, it: job.own(found, i, it, (files, level + 1)))
-                 .collect()]              # in partition order: metas[i] is owner i's
-    finally:
+        out = frontier.mapPartitionsWithIndex(lambda i, it: job.expand(found, it, (where, i, fallback, squeeze))) \
+            .collect()
+    except BaseException:
         run.exchange.drop(level + 1)
-    if run.store is not None:      # the store holds every level; these files only feed the next
-        run.levels.write(level + 1, sc.parallelize(range(n), n).flatMap(
-            lambda p: [(key, bytes(data)) for key, data in files.chunks(level + 1, p)]))
-        files.drop_level(level)
-    files.settle([m[5] for m in metas])
-    return metas
+        raise
+    names: dict = {}
+    for owner, value in out:
+        if value[0] == "X":
+            names.setdefault(owner, []).extend(value[1])
+    return level, names, [value[1:] for _, value in out if value[0] == "S"]
 
 
 def _start(run, level: int) -> None:

@@ -39,7 +39,7 @@ import numpy as np
 
 from verifier.core.values import BadData
 
-PART, BLOCK = b"KVROWS1\n", b"KVRBLK1\n"
+PART, BLOCK, LINKS = b"KVROWS1\n", b"KVRBLK1\n", b"KVLINK1\n"
 ZPART, ZBLOCK = b"KVROWZ1\n", b"KVRBLZ1\n"
 SQUEEZED = {PART: ZPART, BLOCK: ZBLOCK}
 LEVEL = 1                  # zstd's level: its fastest that still shrinks the rows near its best
@@ -58,6 +58,15 @@ def encode(magic: bytes, fps, parents, labels, rows, ctrl_col: int, ctrls: list,
     JSON text)."""
     n, width = rows.shape
     return _record(magic, fps, parents, nths, _narrow(labels), _narrow(rows), n, width, ctrls, squeeze)
+
+
+def links(fps, parents, labels) -> bytes:
+    """A chunk of links only (magic LINKS): fingerprints, parents and labels, no rows. The
+    levels of a local master's run without a checkpoint are expanded from their owners' memory
+    (spark/chain.py) and read again only by a trace's walk back, which needs no more."""
+    n = len(fps)
+    return b"".join([LINKS, _U64.pack(n), _U64.pack(0), np.ascontiguousarray(fps, FP).tobytes(),
+                     np.ascontiguousarray(parents, FP).tobytes(), _narrow(labels)])
 
 
 def block(fps, parents, nths, labels, rows: bytes, n: int, width: int, ctrls: list, squeeze: bool = False) -> bytes:
@@ -161,15 +170,20 @@ class Rows:
     """A chunk or block read back; BadData if the bytes are not one whole record of
     `width`-wide rows whose controller indices name its table."""
 
-    def __init__(self, data: bytes, magic: bytes, width: Optional[int] = None, ctrl_col: Optional[int] = None):
-        """`magic` PART or BLOCK: a record of that kind, squeezed or not."""
+    def __init__(self, data: bytes, magic: bytes, width: Optional[int] = None, ctrl_col: Optional[int] = None,
+                 links: bool = False):
+        """`magic` PART or BLOCK: a record of that kind, squeezed or not; with `links`, a
+        LINKS record is read too (its `rows` then empty)."""
         data = data if isinstance(data, (bytes, memoryview)) else bytes(data)
         head = bytes(data[:len(magic)])
-        if len(data) < len(magic) + 16 or head not in (magic, SQUEEZED[magic]):
+        if len(data) < len(magic) + 16 or head not in (magic, SQUEEZED[magic]) + ((LINKS,) if links else ()):
             raise BadData("not a kraft-verify spark-check kernel record")
-        self.squeezed = head == SQUEEZED[magic]
+        self.squeezed, self.links = head == SQUEEZED[magic], head == LINKS
         at = len(magic)
         (n,), (w,) = _U64.unpack_from(data, at), _U64.unpack_from(data, at + 8)
+        if self.links:
+            self._links(data, at + 16, n, w)
+            return
         if width is not None and w != width:
             raise BadData(f"a record of rows {w} wide, not this config's {width}")
         if w > WIDTH_MAX:
@@ -205,6 +219,17 @@ class Rows:
                     col = m[:, int(np.flatnonzero(cols == ctrl_col)[0])]
                     if int(col.min()) < 0 or int(col.max()) >= len(self.ctrls):
                         raise BadData("a record's controller indices are out of range")
+
+    def _links(self, data, at: int, n: int, w: int) -> None:
+        if w != 0 or at + 32 * n > len(data):
+            raise BadData("a links record cut short" if w == 0 else "a links record with rows")
+        self.n, self.width, self.nths, self.ctrls = n, 0, None, []
+        self.fps = np.frombuffer(data, FP, 2 * n, at).reshape(n, 2)
+        self.parents = np.frombuffer(data, FP, 2 * n, at + 16 * n).reshape(n, 2)
+        self._labels = _Narrow(data, at + 32 * n, n, LABEL)
+        self._rows = _Narrow(b"", 0, n, 0)
+        if self._labels.end != len(data):
+            raise BadData("a links record with bytes after its labels")
 
     @property
     def rows(self) -> np.ndarray:
@@ -246,9 +271,9 @@ def visited_of_blob(blob: bytes):
 
 def chunk_measure(data: bytes) -> Optional[list]:
     """[states, fingerprint sum (hex), sha256 of its bytes as stored] of a kernel part record,
-    squeezed or not; None if not whole."""
+    squeezed or not, or links; None if not whole."""
     try:
-        rec = Rows(data, PART)
+        rec = Rows(data, PART, links=True)
     except (BadData, ValueError, struct.error):
         return None
     return [rec.n, f"{fp_sum(rec.fps):x}", hashlib.sha256(data).hexdigest()]

@@ -94,9 +94,11 @@ def test_an_owner_makes_the_same_level_from_blocks_squeezed_on_a_disk_or_raw_in_
 
 
 @pytest.mark.parametrize("kept", ["files", "store"])
-def test_a_run_squeezes_the_levels_it_keeps_in_a_store_or_in_spark_not_its_own_files(spark_session, tmp_path, kept):
-    """spark/engine.py's rule: a local master's level files with no checkpoint stay raw (the
-    fastest path); a level in a checkpoint's store is squeezed. Read back from where each run
+def test_a_run_squeezes_the_levels_it_keeps_in_a_store_and_keeps_links_only_in_its_own_files(spark_session, tmp_path,
+                                                                                            kept):
+    """spark/engine.py's rule: a local master's level files with no checkpoint hold links only
+    (they are expanded from memory, spark/chain.py, and read again only by a trace's walk); a
+    level in a checkpoint's store is squeezed, rows and all. Read back from where each run
     keeps its levels, as each level is committed."""
     import glob
     import os
@@ -139,4 +141,4 @@ def test_a_run_squeezes_the_levels_it_keeps_in_a_store_or_in_spark_not_its_own_f
                                              store=store,
                                              on_level=lambda lv: (levels.append(lv), on_level(lv)))))
     assert res.distinct_states > 0 and levels
-    assert magics == ({R.PART} if kept == "files" else {R.ZPART})
+    assert magics == ({R.LINKS} if kept == "files" else {R.ZPART})

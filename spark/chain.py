@@ -1,0 +1,104 @@
+"""spark-check's levels on a local master, one Spark job of one stage each: task i owns its
+share of level L (from the blocks the last job's tasks wrote it, spark/exchange.py) and at
+once expands those new states, from its own memory, into the blocks of level L + 1.
+
+Why: with a job of two stages per level (expand L, then own L + 1), every level's chunks were
+written by the owners, read back and widened by the next job's expand tasks, and each level
+waited at two barriers for its slowest task. Chained, a level's rows go from the owner's
+gather straight into the expansion; without a checkpoint its chunks hold only the links a
+trace is walked back through (spark/rows.py, LINKS); with one, its squeezed chunks go to the
+store as before (BENCHMARKS.md, "Levels chained").
+
+The driver's decisions between levels stay its own (explore._Run's loop). A task expands level
+L before the driver has seen L: that expansion's counts and blocks are kept for the next job
+only if the driver goes on past L (no violation without --continue, no max states, budget or
+signal), else they are dropped unread, so every count is the one the two-stage job gave. A
+level at --max-depth is not expanded. The expansion of L checks the properties found before
+the job, and the step properties and deadlock that the expansion of L - 1 found (what the
+two-stage job of L would have been told).
+
+The cost: a level's blocks stay until its job ends (a retried task reads them again), so two
+levels' blocks are on the exchange at once, the job's input and its output. The output's
+place (/dev/shm or the disk, squeezed or not) is chosen from an estimate of L's states, since
+L is what the job makes: the expansion of L - 1's successors times the share of the last
+level's successors that were new.
+"""
+from __future__ import annotations
+
+import time
+
+from spark.local_files import Files, owned, read_run
+
+
+def task(job, found: frozenset, owner: int, names: list, files: Files, level: int, spill):
+    """Task `owner` of level `level`: own its blocks (exchange files `names`) into the level's
+    files and the owner's visited runs, then, with `spill` (where level + 1's blocks go, the
+    directory to fall back to, whether to squeeze), expand the new rows. Yields (owner,
+    (meta as local_files.owned makes it, (block files per owner, counts) or None))."""
+    from spark.expand import expand_rows
+    from spark.kernel_tasks import CHUNK, _level_part, _side, new_rows
+    start = time.perf_counter()
+    side = _side(job)
+    runs = [read_run(files.run(owner, a, b)) for a, b, _ in files.runs[owner]]
+    fps, parents, labels, rows, taken, _, seen = new_rows(job, side, [(owner, ("X", names))], runs)
+    part = _level_part(job, side, owner, found, fps, parents, labels, rows, taken, [], seen, start, links=job.links)
+    ((_, (_, meta)),) = owned(files, owner, level, part)
+    expansion = None
+    if spill is not None:
+        pieces = ((rows[at:at + CHUNK], fps[at:at + CHUNK]) for at in range(0, len(rows), CHUNK))
+        out = list(expand_rows(job, found, pieces, (spill[0], owner, spill[1], spill[2])))
+        (stats,) = [v[1:] for _, v in out if v[0] == "S"]
+        expansion = ({o: v[1] for o, v in out if v[0] == "X"}, stats)
+    yield owner, (meta, expansion)
+
+
+def level(run, found: frozenset, level: int) -> list:
+    """explore._Run._expand's job on a local master: own level + 1 from the blocks of
+    expanding `level` (made by the last job, or now by an expand-only job: the first level on
+    Spark, a resumed run's) and expand it for the next job. Returns each owner's (chunk
+    metas, taken, events, the counts of expanding `level`, seconds, runs)."""
+    from spark.local_files import expand_only
+    job, n, sc, files, exchange = run.job, run.job.partitions, run.spark.sparkContext, run.files, run.exchange
+    pending, run.pending = run.pending, None
+    if pending is None or pending[0] != level:
+        pending = expand_only(run, found, level)
+    _, names, stats = pending
+    found = found | {name for stat in stats for name in stat[1]}
+    nxt, spill = level + 2, None
+    if run.limits.max_depth is None or level + 1 < run.limits.max_depth:
+        where = exchange.level(nxt, _estimate(run, level, stats))
+        spill = (where, exchange.fallback(nxt), exchange.squeeze(nxt))
+    try:
+        outs = [v for _, v in sc.parallelize(range(n), n).mapPartitionsWithIndex(
+            lambda i, _: task(job, found, i, names.get(i, []), files, level + 1, spill)).collect()]
+    except BaseException:
+        exchange.drop(nxt)
+        raise
+    finally:
+        exchange.drop(level + 1)
+    metas = [list(meta) for meta, _ in outs]
+    metas[0][3] = stats                  # the counts of expanding `level`, once
+    if spill is not None:
+        merged: dict = {}
+        for _, (per_owner, _) in outs:
+            for o, more in per_owner.items():
+                merged.setdefault(o, []).extend(more)
+        run.pending = (level + 1, merged, [stat for _, (_, stat) in outs])
+        exchange.expanded(nxt, sum(c[1] for m in metas for c in m[0]))
+    if run.store is not None:      # the store holds every level; the files were only its way there
+        run.levels.write(level + 1, sc.parallelize(range(n), n).flatMap(
+            lambda p: [(key, bytes(data)) for key, data in files.chunks(level + 1, p)]))
+        files.drop_level(level + 1)
+    files.settle([m[5] for m in metas])
+    return [tuple(m) for m in metas]
+
+
+def _estimate(run, level: int, stats: list) -> int:
+    """Level + 1's states, before the job that makes them: the successors of `level` times the
+    share of level's own predecessors' successors that were new."""
+    successors = sum(stat[0][0] for stat in stats)
+    if level >= 1:
+        before = run.metas[level]["totals"]["transitions"] - run.metas[level - 1]["totals"]["transitions"]
+        if before > 0:
+            return successors * run.metas[level]["states"] // before
+    return successors // 2
