@@ -3,6 +3,7 @@ an owner's level and run are written whole, the newest runs merged by the compac
 retried own task leaves the same files and finds the runs its level started from, and the
 level files are what a violation's trace is walked back through."""
 import os
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -81,3 +82,54 @@ def test_a_torn_run_is_refused_not_read_short(tmp_path):
     path.write_bytes(b"\0" * 24)
     with pytest.raises(RuntimeError, match="torn"):
         read_run(str(path))
+
+
+def test_a_retried_chained_task_writes_the_same_level_runs_and_next_blocks(tmp_path):
+    """spark/chain.py's task owns its part of a level and expands it into the next level's
+    blocks; run again from the same blocks and plan (a retry), it leaves the same bytes in
+    every file it writes, and its blocks hold the successors of the level's rows."""
+    import invariants as I
+    import spark.rows as R
+    from spark.chain import task
+    from spark.exchange import blocks
+    from spark.kernel_tasks import KernelJob, _side
+    from specs import Model, make_config
+    j = KernelJob(Model(make_config("kafka", replicas=[1, 2, 3], bounds={"lossy_crashes": 1}), symmetry=False),
+                  I.REGISTRY, True, 2)
+    j.links = True
+    roots = sorted((fp, c) for fp, (_, c) in j.roots(j.model()).items())
+    level0 = [kv for p in range(2) for kv in j.seed(p, roots)]
+    files = Files(str(tmp_path), 2)
+    files.start(0, [np.array([(fp >> 64, fp & (2**64 - 1)) for fp, _ in roots if j.owner(fp) == p],
+                             dtype=np.uint64).reshape(-1, 2) for p in range(2)])
+    names: dict = {}
+    for owner, value in j.expand(frozenset(), [(v[1], v[2]) for _, v in level0 if v[0] == "C"],
+                                 (str(tmp_path / "x1"), 0, None, False)):
+        if value[0] == "X":
+            names[owner] = value[1]
+
+    def attempt(owner: int) -> tuple:
+        ((got, (meta, (per_owner, stats))),) = list(task(j, frozenset(), owner, names.get(owner, []), files, 1,
+                                                          (str(tmp_path / "x2"), None, False)))
+        written = {p: open(p, "rb").read() for p in sorted(str(f) for f in tmp_path.rglob("*") if f.is_file())
+                   if "/x1/" not in p}
+        return got, meta[:4] + meta[5:], per_owner, stats[:2], written      # but the seconds
+
+    side = _side(j)
+    rows_by_fp = {}                                       # level 1's candidates, by fingerprint
+    for name in (n for more in names.values() for n in more):
+        for b in blocks(name):
+            blk = side.read(b, R.BLOCK)
+            for fp, row in zip(blk.fps, side.rows_of(blk)):
+                rows_by_fp[R.as_int(*fp)] = row.copy()
+    for owner in range(2):
+        first, again = attempt(owner), attempt(owner)
+        assert first == again and first[0] == owner
+        assert not [p for p in first[4] if ".tmp-" in p]
+        level = [R.Rows(b, R.PART, links=True) for b in blocks(files.level(1, owner))]
+        assert level and all(rec.links for rec in level)      # no checkpoint: links only
+        parents = Counter(R.as_int(*fp) for more in first[2].values() for name in more for b in blocks(name)
+                          for fp in R.Rows(b, R.BLOCK).parents)
+        want = {R.as_int(*fp): side.k.successor_rows(rows_by_fp[R.as_int(*fp)]) for rec in level for fp in rec.fps}
+        assert dict(parents) == {fp: n for fp, n in want.items() if n}    # each new state expanded, whole
+        assert sum(parents.values()) == first[3][0][0] > 0    # the counts say what the blocks hold

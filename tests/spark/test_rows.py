@@ -78,6 +78,34 @@ def test_a_torn_or_foreign_record_is_bad_data(damage):
     assert damage in ("width", "ctrl index") or R.chunk_measure(data) is None
 
 
+@pytest.mark.parametrize("damage", [None, "cut", "tail", "rows", "as rows"])
+def test_a_links_record_reads_back_its_links_and_only_where_links_do(damage):
+    """A LINKS chunk (spark/rows.py: a level no one expands again) holds each state's
+    fingerprint, parent and label; torn, longer, claiming rows, or read where rows are needed,
+    it is BadData (chunk_measure: None)."""
+    rng = np.random.default_rng(9)
+    fps = rng.integers(0, 2**64, size=(30, 2), dtype=np.uint64)
+    parents = rng.integers(0, 2**64, size=(30, 2), dtype=np.uint64)
+    labels = rng.integers(-1, 300, size=(30, R.LABEL), dtype=np.int32)
+    data = R.links(fps, parents, labels)
+    if damage is None:
+        rec = R.Rows(data, R.PART, 9, links=True)
+        assert rec.links and rec.n == 30 and rec.rows.shape == (30, 0)
+        assert (rec.fps == fps).all() and (rec.parents == parents).all() and (rec.labels == labels).all()
+        assert R.chunk_measure(data)[:2] == [30, f"{R.fp_sum(fps):x}"]
+        return
+    if damage == "cut":
+        data = data[:-3]
+    elif damage == "tail":
+        data = data + b"\0"
+    elif damage == "rows":                                 # a width where links have none
+        data = data[:len(R.LINKS) + 8] + (5).to_bytes(8, "little") + data[len(R.LINKS) + 16:]
+    with pytest.raises(BadData):
+        R.Rows(data, R.PART, 9, links=damage != "as rows")
+    if damage != "as rows":
+        assert R.chunk_measure(data) is None
+
+
 def test_a_controller_value_not_in_its_own_form_or_not_a_controller_is_bad_data():
     j = job()
     assert j.roots(j.model())                             # the roots' controller value is met

@@ -97,6 +97,28 @@ def test_spark_traces_are_the_same_run_after_run_and_with_any_partition_count(sp
            {n: t.steps for n, t in b.counterexamples.items()}
 
 
+@pytest.mark.parametrize("preset,mutant,limits", [
+    pytest.param("pre-kip-966", None, Limits(max_depth=8), id="state-violation"),
+    pytest.param("kafka", "leader-epoch-not-bumped", Limits(max_depth=8), id="step-violation"),
+    pytest.param("kafka", None, Limits(max_states=600), id="max-states"),
+    pytest.param("kafka", None, Limits(max_depth=4), id="max-depth")])
+def test_a_chained_level_stops_where_a_job_per_stage_stops(spark_session, preset, mutant, limits):
+    """On a local master a level's task expands it before the driver has seen it
+    (spark/chain.py). A run that stops after that level (its first violation without
+    --continue, max states, max depth) counts and reports what the two-stage job does (Spark's
+    shuffle, not chained): the expansion it did not need is dropped."""
+    cfg = small(preset, mutant)
+    got, want = (SE.run(Model(cfg, symmetry=False), I.REGISTRY,
+                        Settings(limits=limits, options=Options(keep_going=False),
+                                 knobs=SE.Knobs(session=spark_session, partitions=2, driver_levels=0, tasks="kernel",
+                                                exchange=exchange)))
+                 for exchange in ("auto", "shuffle"))
+    same(got, want)
+    assert (got.enabled, got.taken, got.stop_reason) == (want.enabled, want.taken, want.stop_reason)
+    assert {n: t.steps for n, t in got.counterexamples.items()} == {n: t.steps for n, t in want.counterexamples.items()}
+    assert got.status == ("violation" if mutant or preset != "kafka" else "stopped")
+
+
 def _identity(cfg):
     return {"what": cfg.preset, "test": True}
 
