@@ -77,7 +77,7 @@ def level(run, found: frozenset, level: int) -> list:
     finally:
         exchange.drop(level + 1)
     metas = [list(meta) for meta, _ in outs]
-    metas[0][3] = stats                  # the counts of expanding `level`, once
+    metas[0][3] = stats                  # the counts of expanding `level`, once (m[5]: runs, m[6]: rows chunks)
     if spill is not None:
         merged: dict = {}
         for _, (per_owner, _) in outs:
@@ -86,8 +86,9 @@ def level(run, found: frozenset, level: int) -> list:
         run.pending = (level + 1, merged, [stat for _, (_, stat) in outs])
         exchange.expanded(nxt, sum(c[1] for m in metas for c in m[0]))
     if run.store is not None:      # the store holds every level; the files were only its way there
-        run.levels.write(level + 1, sc.parallelize(range(n), n).flatMap(
-            lambda p: [(key, bytes(data)) for key, data in files.chunks(level + 1, p)]))
+        for rows in (False, True) if job.rows else (False,):
+            run.levels.write(level + 1, sc.parallelize(range(n), n).flatMap(
+                lambda p: [(key, bytes(data)) for key, data in files.chunks(level + 1, p, rows)]), rows=rows)
         files.drop_level(level + 1)
     files.settle([m[5] for m in metas])
     return [tuple(m) for m in metas]

@@ -222,8 +222,11 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
             # "Squeezed rows"), and a run meant to be large keeps a checkpoint.
             job.squeeze = store is not None or files is None
             # A local master's levels are expanded from their owners' memory (spark/chain.py):
-            # without a store their files serve only a trace's walk back, links are enough.
-            job.links = store is None and files is not None
+            # afterwards a level serves only a trace's walk back and a resume's visited set, so
+            # its chunks are links; a store also keeps the chunks with their rows of its last two
+            # levels, the ones a resume can expand (spark/store.py).
+            job.links = files is not None
+            job.rows = store is not None and files is not None
         with Interrupts(spark, note) as interrupts:
             run = _Run(spark, model, job, store, levels, progress, on_level, interrupts)
             run.driver_levels = driver_levels

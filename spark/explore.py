@@ -67,10 +67,15 @@ class _Run:
             self.store.fresh()
         for meta in self._trusted((manifest or {}).get("levels", [])):
             self.metas.append(meta)
+        while self.metas and self.metas[-1].get("links") and "rows" not in self.metas[-1]:
+            self.metas.pop()             # links only: no level to go on from (the last two keep rows)
         if self.metas:
             self.totals = totals = {k: (dict(v) if isinstance(v, dict) else v)   # the level's record stays as saved
                                     for k, v in self.metas[-1]["totals"].items()}
             self.levels.drop_from(len(self.metas))
+            for meta in self.metas:      # rows a run killed before it removed them (the manifest says not)
+                if meta.get("links") and "rows" not in meta:
+                    self.levels.drop_rows(meta["level"])
             self.start -= totals["seconds"]
             self._visited_from_store()
         else:
@@ -146,6 +151,8 @@ class _Run:
             want = {c[0]: c[1:] for c in meta["chunks"]}
             if self.levels.measure(meta["level"]) != want:
                 return
+            if "rows" in meta and self.levels.measure(meta["level"], rows=True) != {c[0]: c[1:] for c in meta["rows"]}:
+                return
             yield meta
 
     def _visited_from_store(self) -> None:
@@ -160,9 +167,13 @@ class _Run:
 
     # ------------------------------------------------------------ levels
 
-    def _commit(self, level: int, owned: list, state_events: dict, tasks: Optional[dict] = None) -> dict:
+    def _commit(self, level: int, owned: list, state_events: dict, tasks: Optional[dict] = None,
+                rows: Optional[list] = None) -> dict:
         """Record a written level in the manifest (after its chunks are in the store), with its
-        tasks' seconds (expand's sorted, own's by owner: where a level waited on one task)."""
+        tasks' seconds (expand's sorted, own's by owner: where a level waited on one task).
+        `rows`: a links level's chunks with their rows (spark/store.py), which the store keeps
+        for the last two levels: the level two back no longer names its rows, and they go once
+        the manifest is saved."""
         totals = self.totals
         for name, (fp, _, _) in sorted(state_events.items()):
             totals["found"][name] = {"level": level, "fp": f"{fp:x}", "label": "", "kind": "state"}
@@ -173,8 +184,15 @@ class _Run:
                 "totals": {k: (dict(v) if isinstance(v, dict) else v) for k, v in totals.items()}}
         if tasks is not None:
             meta["tasks"] = {"expand": sorted(tasks["expand"]), "own": tasks["own"]}
+        gone = None
+        if rows:
+            meta["links"], meta["rows"] = True, sorted(rows)
+            if level >= 2 and "rows" in self.metas[level - 2]:
+                gone = self.metas[level - 2].pop("rows")
         if self.store is not None:      # the level counts once the manifest has it
             self.store.save({"partitions": self.job.partitions, "levels": self.metas + [meta]})
+            if gone is not None:
+                self.levels.drop_rows(level - 2)
         self.metas.append(meta)
         return meta
 
@@ -246,7 +264,8 @@ class _Run:
         totals["transitions"] += transitions
         totals["terminal"] += terminal + stuck
         totals["enabled"], totals["taken"] = dict(enabled), dict(taken)
-        return self._commit(level + 1, [o[0] for o in owned], state_events, tasks)
+        return self._commit(level + 1, [o[0] for o in owned], state_events, tasks,
+                            [c for o in owned if len(o) > 6 for c in o[6]])
 
     def _on_spark(self, found: frozenset, level: int) -> list:
         """One Spark job (where executors share no disk; on one machine the kernel's path uses
@@ -268,7 +287,7 @@ class _Run:
         elif self.cached is not None and self.cached[0] == level:      # what the last job made: no read back
             frontier = self.cached[1].filter(_is_chunk).map(_chunk)
         else:                                                          # a resumed run's first level
-            frontier = self.levels.read(level)
+            frontier = self.levels.read(level, rows=bool(self.metas[level].get("links")))
         blocks = frontier.mapPartitions(lambda it: job.expand(found, it)).partitionBy(n, owner_of)
         aligned = blocks
         for v in self.visited:

@@ -49,6 +49,7 @@ class KernelJob:
         self.token = uuid.uuid4().hex
         self.squeeze = True      # the levels' chunks squeezed (spark/rows.py); spark/engine.py says when not
         self.links = False       # spark/chain.py's levels as links only (spark/engine.py says when)
+        self.rows = False        # and beside them the chunks with their rows, for a store
 
     def model(self):
         return self.model_type(self.cfg, symmetry=self.symmetry)
@@ -86,7 +87,7 @@ class KernelJob:
 
     def visited_of(self, key: str, data: bytes) -> tuple:
         """A stored chunk as its owner's visited-set entry (a resumed run rebuilds the set so)."""
-        return owner_of_key(key), ("F", R.visited_blob(R.Rows(data, R.PART).fps))
+        return owner_of_key(key), ("F", R.visited_blob(R.Rows(data, R.PART, links=True).fps))
 
 
 class _Side:
@@ -286,7 +287,9 @@ def _level_part(job, side: _Side, part: int, found, fps, parents, labels, rows, 
     first, then the chunks, as tasks._level_part. A chunk's rows are in the order the owner
     read them (blocks in a fixed order, spark/kernel_tasks.own), the same in every attempt; the
     state properties are checked here, on the rows that are new, each one's least fingerprint.
-    With `links` the chunks are links only (spark/rows.py: a level nobody expands again)."""
+    With `links` the chunks are links only (spark/rows.py), and with `job.rows` each is
+    followed by ("R", key, the same chunk with its rows, its measure) for a store to keep a
+    while (spark/store.py)."""
     check = _mask(job.state_names, job.state_slots, found)
     events: dict = {}
     if check and len(rows):
@@ -298,20 +301,26 @@ def _level_part(job, side: _Side, part: int, found, fps, parents, labels, rows, 
     for c, at in enumerate(range(0, max(1, len(rows)), CHUNK)):
         if at >= len(rows) and out:
             break
-        if links:
-            data = R.links(fps[at:at + CHUNK], parents[at:at + CHUNK], labels[at:at + CHUNK])
-        else:
-            piece, ctrls = side.portable(rows[at:at + CHUNK])
-            data = R.encode(R.PART, fps[at:at + CHUNK], parents[at:at + CHUNK], labels[at:at + CHUNK], piece,
-                            side.ctrl, ctrls, squeeze=job.squeeze)
-        key = chunk_key(part, c)
-        out.append((key, data))
-        metas.append([key, len(fps[at:at + CHUNK]), f"{R.fp_sum(fps[at:at + CHUNK]):x}",
-                      hashlib.sha256(data).hexdigest()])
+        key, piece = chunk_key(part, c), slice(at, at + CHUNK)
+        whole = None
+        if not links or job.rows:
+            portable, ctrls = side.portable(rows[piece])
+            whole = R.encode(R.PART, fps[piece], parents[piece], labels[piece], portable, side.ctrl, ctrls,
+                             squeeze=job.squeeze)
+        data = R.links(fps[piece], parents[piece], labels[piece], job.squeeze) if links else whole
+        metas.append(_measure(key, fps[piece], data))
+        out.append((key, data, (whole, _measure(key, fps[piece], whole)) if links and job.rows else None))
     yield part, ("M", (metas, taken, events, stats, round(time.perf_counter() - start, 3) if start else 0.0))
     yield part, ("F", R.visited_blob(fps) if seen is None else np.ascontiguousarray(seen, R.FP).tobytes())
-    for key, data in out:
+    for key, data, kept in out:
         yield part, ("C", key, data)
+        if kept is not None:
+            yield part, ("R", key) + kept
+
+
+def _measure(key: str, fps, data: bytes) -> list:
+    """A chunk's manifest entry: [key, states, fingerprint sum, sha256 of its bytes]."""
+    return [key, len(fps), f"{R.fp_sum(fps):x}", hashlib.sha256(data).hexdigest()]
 
 
 def seed(job: KernelJob, part: int, roots: list) -> list:

@@ -10,6 +10,7 @@ every executor runs on the driver's machine, files in the page cache do the same
 the copies, and an owner maps its runs instead of holding them.
 
     levels/NNNNN/oPPPPP          owner P's chunks of level N, framed as the exchange's files
+    levels/NNNNN/oPPPPP.rows     with a store, the same chunks with their rows (spark/store.py)
     visited/oPPPPP-AAAAA-BBBBB   owner P's fingerprints of levels A to B, sorted, 16 bytes each
 
 The own task that writes a level's run also merges the newest runs (the rule of
@@ -48,12 +49,17 @@ class Files:
     def level(self, level: int, owner: int) -> str:
         return os.path.join(self.root, "levels", f"{level:05d}", f"o{owner:05d}")
 
+    def rows(self, level: int, owner: int) -> str:
+        """Owner's chunks of a level with their rows, where its chunks are links (a store's)."""
+        return self.level(level, owner) + ".rows"
+
     def run(self, owner: int, a: int, b: int) -> str:
         return os.path.join(self.root, "visited", f"o{owner:05d}-{a:05d}-{b:05d}")
 
-    def chunks(self, level: int, owner: int) -> list:
-        """Owner's chunks of a level as (key, bytes-like), in order."""
-        return [(chunk_key(owner, c), data) for c, data in enumerate(framed(self.level(level, owner)))]
+    def chunks(self, level: int, owner: int, rows: bool = False) -> list:
+        """Owner's chunks of a level as (key, bytes-like), in order (`rows`: those with rows)."""
+        where = self.rows(level, owner) if rows else self.level(level, owner)
+        return [(chunk_key(owner, c), data) for c, data in enumerate(framed(where))]
 
     def drop_level(self, level: int) -> None:
         shutil.rmtree(os.path.dirname(self.level(level, 0)), ignore_errors=True)
@@ -112,19 +118,25 @@ def _merged(files: Files, owner: int, older: tuple, newer: tuple) -> tuple:
 
 def owned(files: Files, owner: int, level: int, parts):
     """An owner's part of a level in file mode: from what kernel_tasks._level_part yields
-    (meta, the level's run, chunks), the chunks to the level's file and the run to the
-    owner's runs (merged as the rule says); yields only the meta, with the owner's runs after
-    it."""
+    (meta, the level's run, chunks, and the chunks with their rows where a store keeps them),
+    the chunks to the level's file (and the others to its rows file) and the run to the
+    owner's runs (merged as the rule says); yields only the meta, with the owner's runs and
+    the rows chunks' measures after it."""
     meta = run = None
-    chunks = []
+    chunks, whole, measured = [], [], []
     for _, value in parts:
         if value[0] == "M":
             meta = value[1]
         elif value[0] == "F":
             run = value[1]
+        elif value[0] == "R":
+            whole.append(value[2])
+            measured.append(value[3])
         else:
             chunks.append(value[2])
     write_framed(files.level(level, owner), chunks)
+    if whole:
+        write_framed(files.rows(level, owner), whole)
     runs = list(files.runs[owner])
     write_run(files.run(owner, level, level), np.frombuffer(run, FP).reshape(-1, 2))
     runs.append((level, level, len(run) // 16))
@@ -134,7 +146,7 @@ def owned(files: Files, owner: int, level: int, parts):
         made.add(runs[-1])
     for a, b, _ in made - set(runs):      # merged into a later run of this task
         os.unlink(files.run(owner, a, b))
-    yield owner, ("M", meta + (runs,))
+    yield owner, ("M", meta + (runs, measured))
 
 
 class FileLevels:
@@ -171,8 +183,8 @@ def expand_only(run, found: frozenset, level: int) -> tuple:
         _start(run, level)
     if level in run.held:
         frontier = sc.parallelize([kv for chunks in run.held[level] for kv in chunks], n)
-    else:
-        frontier = run.levels.read(level)
+    else:                                                   # a resumed run's: its chunks with their rows
+        frontier = run.levels.read(level, rows=bool(run.metas[level].get("links")))
     where = run.exchange.level(level + 1, run.metas[level]["states"])
     fallback, squeeze = run.exchange.fallback(level + 1), run.exchange.squeeze(level + 1)
     try:

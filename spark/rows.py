@@ -40,7 +40,7 @@ import numpy as np
 from verifier.core.values import BadData
 
 PART, BLOCK, LINKS = b"KVROWS1\n", b"KVRBLK1\n", b"KVLINK1\n"
-ZPART, ZBLOCK = b"KVROWZ1\n", b"KVRBLZ1\n"
+ZPART, ZBLOCK, ZLINKS = b"KVROWZ1\n", b"KVRBLZ1\n", b"KVLNKZ1\n"
 SQUEEZED = {PART: ZPART, BLOCK: ZBLOCK}
 LEVEL = 1                  # zstd's level: its fastest that still shrinks the rows near its best
 TABLE_MAX = 1 << 26        # the most a record's controller table may take, decoded
@@ -60,13 +60,19 @@ def encode(magic: bytes, fps, parents, labels, rows, ctrl_col: int, ctrls: list,
     return _record(magic, fps, parents, nths, _narrow(labels), _narrow(rows), n, width, ctrls, squeeze)
 
 
-def links(fps, parents, labels) -> bytes:
-    """A chunk of links only (magic LINKS): fingerprints, parents and labels, no rows. The
-    levels of a local master's run without a checkpoint are expanded from their owners' memory
-    (spark/chain.py) and read again only by a trace's walk back, which needs no more."""
+def links(fps, parents, labels, squeeze: bool = False) -> bytes:
+    """A chunk of links only (magic LINKS, or ZLINKS with its labels squeezed): fingerprints,
+    parents and labels, no rows. A local master's levels are expanded from their owners'
+    memory (spark/chain.py); afterwards a level is read only by a trace's walk back and a
+    resume's visited set, which need no more. (A store keeps the rows of its last two levels
+    beside them, spark/store.py.)"""
     n = len(fps)
-    return b"".join([LINKS, _U64.pack(n), _U64.pack(0), np.ascontiguousarray(fps, FP).tobytes(),
-                     np.ascontiguousarray(parents, FP).tobytes(), _narrow(labels)])
+    tail = _narrow(labels)
+    if squeeze:
+        import zstandard
+        tail = zstandard.ZstdCompressor(level=LEVEL).compress(tail)
+    return b"".join([ZLINKS if squeeze else LINKS, _U64.pack(n), _U64.pack(0), np.ascontiguousarray(fps, FP).tobytes(),
+                     np.ascontiguousarray(parents, FP).tobytes(), tail])
 
 
 def block(fps, parents, nths, labels, rows: bytes, n: int, width: int, ctrls: list, squeeze: bool = False) -> bytes:
@@ -176,9 +182,9 @@ class Rows:
         LINKS record is read too (its `rows` then empty)."""
         data = data if isinstance(data, (bytes, memoryview)) else bytes(data)
         head = bytes(data[:len(magic)])
-        if len(data) < len(magic) + 16 or head not in (magic, SQUEEZED[magic]) + ((LINKS,) if links else ()):
+        if len(data) < len(magic) + 16 or head not in (magic, SQUEEZED[magic]) + ((LINKS, ZLINKS) if links else ()):
             raise BadData("not a kraft-verify spark-check kernel record")
-        self.squeezed, self.links = head == SQUEEZED[magic], head == LINKS
+        self.squeezed, self.links = head in (SQUEEZED[magic], ZLINKS), head in (LINKS, ZLINKS)
         at = len(magic)
         (n,), (w,) = _U64.unpack_from(data, at), _U64.unpack_from(data, at + 8)
         if self.links:
@@ -226,7 +232,10 @@ class Rows:
         self.n, self.width, self.nths, self.ctrls = n, 0, None, []
         self.fps = np.frombuffer(data, FP, 2 * n, at).reshape(n, 2)
         self.parents = np.frombuffer(data, FP, 2 * n, at + 16 * n).reshape(n, 2)
-        self._labels = _Narrow(data, at + 32 * n, n, LABEL)
+        at += 32 * n
+        if self.squeezed:
+            data, at = _unsqueeze(data, at, n, 0), 0
+        self._labels = _Narrow(data, at, n, LABEL)
         self._rows = _Narrow(b"", 0, n, 0)
         if self._labels.end != len(data):
             raise BadData("a links record with bytes after its labels")

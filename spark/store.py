@@ -11,6 +11,18 @@ spark/rows.py: data, never a pickle), keyed
 
       DIR/manifest.json                  what run, how far, each chunk's size, sum, sha256
       DIR/levels/NNNNN/part-OOOOO        owner OOOOO's chunks of level NNNNN
+      DIR/rows/NNNNN/part-OOOOO          the same chunks with their rows, for the last two levels
+                                         of a run whose levels are links (below)
+
+  A local master's kernel levels are links (fingerprint, parent, label: spark/rows.py), since
+  they are expanded from their owners' memory (spark/chain.py); a store keeps beside each the
+  chunks with their rows (the manifest's "rows") while it is one of the last two levels: what
+  a resume expands, and the level before it, from which a torn last level is recomputed. Once
+  a level is two behind, the manifest that commits the new level no longer names its rows,
+  which are then removed: at about 50 bytes a state for the rows, a night's run would fill
+  this machine's disk at about a billion states with every level's rows kept (BENCHMARKS.md,
+  "A billion states"). The cost: a level before the last two that does not read back is
+  recomputed from the start, not from the level before it.
 
   The manifest is replaced after a level is committed and is the only commit point: a level
   directory the manifest does not name (a run killed while writing it, or an object store's
@@ -35,7 +47,7 @@ from spark.session import SparkGone, unpersist
 from verifier.core.checkpoint import MANIFEST, CheckpointDir, CheckpointError
 from verifier.core.values import BadData
 
-VERSION = 3
+VERSION = 4
 MAX_PARTITIONS = 10_000
 SEQUENCE_FILE = "org.apache.hadoop.mapred.SequenceFileOutputFormat"
 TEXT, BYTES = "org.apache.hadoop.io.Text", "org.apache.hadoop.io.BytesWritable"
@@ -52,8 +64,8 @@ def owner_of_key(key: str) -> int:
     return int(key[:5])
 
 
-def level_dir(level: int) -> str:
-    return f"levels/{level:05d}"
+def level_dir(level: int, rows: bool = False) -> str:
+    return f"{'rows' if rows else 'levels'}/{level:05d}"
 
 
 class HadoopLevels:
@@ -62,14 +74,15 @@ class HadoopLevels:
     def __init__(self, spark, fs: HadoopFs, partitions: int, temporary: bool = False):
         self.sc, self.fs, self.n, self.temporary = spark.sparkContext, fs, partitions, temporary
 
-    def url(self, level: int, owner: Optional[int] = None) -> str:
-        name = level_dir(level) + (f"/part-{owner:05d}" if owner is not None else "")
+    def url(self, level: int, owner: Optional[int] = None, rows: bool = False) -> str:
+        name = level_dir(level, rows) + (f"/part-{owner:05d}" if owner is not None else "")
         return self.fs.child_url(name)
 
-    def write(self, level: int, rdd, source=None) -> None:
-        """Partition i of `rdd` (key, chunk bytes) holds owner i's chunks: file part-0000i."""
-        self.fs.remove(level_dir(level))
-        rdd.saveAsHadoopFile(self.url(level), SEQUENCE_FILE, keyClass=TEXT, valueClass=BYTES)
+    def write(self, level: int, rdd, source=None, rows: bool = False) -> None:
+        """Partition i of `rdd` (key, chunk bytes) holds owner i's chunks: file part-0000i
+        (`rows`: a links level's chunks with their rows, under rows/)."""
+        self.fs.remove(level_dir(level, rows))
+        rdd.saveAsHadoopFile(self.url(level, rows=rows), SEQUENCE_FILE, keyClass=TEXT, valueClass=BYTES)
 
     def write_local(self, level: int, per_owner: list) -> None:
         """A level the driver made (a small one), written by the driver's JVM in the layout
@@ -78,10 +91,11 @@ class HadoopLevels:
         for owner, chunks in enumerate(per_owner):
             self.fs.write_sequence(f"{level_dir(level)}/part-{owner:05d}", chunks)
 
-    def read(self, level: int):
+    def read(self, level: int, rows: bool = False):
         """The level's (key, chunk) records, each file read whole (spark/seqfile.py says why),
-        one partition per owner's file (binaryFiles would pack small files into one task)."""
-        files = self.sc.union([self.sc.binaryFiles(self.url(level, owner)) for owner in range(self.n)])
+        one partition per owner's file (binaryFiles would pack small files into one task);
+        `rows`: a links level's chunks with their rows."""
+        files = self.sc.union([self.sc.binaryFiles(self.url(level, owner, rows)) for owner in range(self.n)])
         return files.flatMap(lambda pv: seq_records(pv[1]))
 
     def read_owner(self, level: int, owner: int) -> list:
@@ -89,14 +103,15 @@ class HadoopLevels:
         return (self.sc.binaryFiles(self.url(level, owner)).flatMap(lambda pv: seq_records(pv[1]))
                 .filter(lambda kv: kv[0].startswith(prefix)).collect())
 
-    def measure(self, level: int) -> Optional[dict]:
-        """{key: [states, fingerprint sum (hex), sha256]} as read back from the store; None if
-        the level cannot be read whole (missing, torn, not ours)."""
+    def measure(self, level: int, rows: bool = False) -> Optional[dict]:
+        """{key: [states, fingerprint sum (hex), sha256]} as read back from the store (`rows`:
+        of a links level's chunks with their rows); None if the level cannot be read whole
+        (missing, torn, not ours)."""
         from py4j.protocol import Py4JError
-        if not self.fs.exists(level_dir(level)):
+        if not self.fs.exists(level_dir(level, rows)):
             return None
         try:
-            got = self.sc.binaryFiles(self.url(level), minPartitions=self.n).flatMap(_measure_file).collect()
+            got = self.sc.binaryFiles(self.url(level, rows=rows), minPartitions=self.n).flatMap(_measure_file).collect()
         except Py4JError:
             return None
         out: dict = {}
@@ -107,9 +122,14 @@ class HadoopLevels:
         return out
 
     def drop_from(self, level: int) -> None:
-        for name in self.fs.listdir("levels"):
-            if name.isdigit() and int(name) >= level:
-                self.fs.remove(f"levels/{name}")
+        for where in ("levels", "rows"):
+            for name in self.fs.listdir(where):
+                if name.isdigit() and int(name) >= level:
+                    self.fs.remove(f"{where}/{name}")
+
+    def drop_rows(self, level: int) -> None:
+        """A links level's chunks with their rows, once the manifest no longer names them."""
+        self.fs.remove(level_dir(level, True))
 
     def probe(self) -> None:
         """Refuse a store the executors cannot write or read (a path on the driver's own disk,
@@ -146,7 +166,7 @@ class HadoopLevels:
 def chunk_measure(data: bytes) -> Optional[list]:
     """[states, fingerprint sum (hex), sha256] of a chunk of either path; None if not whole."""
     data = bytes(data)
-    return (rows if data.startswith((rows.PART, rows.ZPART)) else records).chunk_measure(data)
+    return (rows if data.startswith((rows.PART, rows.ZPART, rows.LINKS, rows.ZLINKS)) else records).chunk_measure(data)
 
 
 def _measure_file(path_data) -> list:
@@ -189,7 +209,7 @@ class SparkLevels:
     def write_local(self, level: int, per_owner: list) -> None:
         """A level the driver made stays on the driver (spark/explore.py holds it)."""
 
-    def read(self, level: int):
+    def read(self, level: int, rows: bool = False):
         return self.levels[level]
 
     def read_owner(self, level: int, owner: int) -> list:
@@ -223,7 +243,7 @@ class LevelStore(CheckpointDir):
 
     def fresh(self) -> None:
         """Forget any earlier run in the directory (a run without --resume)."""
-        self.forget(MANIFEST, f".{MANIFEST}.tmp", "levels")
+        self.forget(MANIFEST, f".{MANIFEST}.tmp", "levels", "rows")
 
 
 def malformed(data: dict) -> str:
@@ -242,14 +262,18 @@ def malformed(data: dict) -> str:
             return f"level {k} has no states count or chunk list"
         seen = set()
         for c in chunks:
-            if not (isinstance(c, list) and len(c) == 4 and isinstance(c[0], str) and KEY.fullmatch(c[0])
-                    and owner_of_key(c[0]) < n and type(c[1]) is int and c[1] >= 0 and isinstance(c[2], str)
-                    and re.fullmatch(r"[0-9a-f]{1,40}", c[2]) and isinstance(c[3], str) and HEX64.fullmatch(c[3])
-                    and c[0] not in seen):
+            if not _entry(c, n) or c[0] in seen:
                 return f"level {k} has a malformed chunk entry"
             seen.add(c[0])
         if sum(c[1] for c in chunks) != states:
             return f"level {k}'s chunks do not add up to its states"
+        if "links" in meta and meta["links"] is not True:
+            return f"level {k}'s links flag is not true"
+        if "rows" in meta:               # a links level's chunks with their rows: the same states, other bytes
+            kept = meta["rows"]
+            if not meta.get("links") or not isinstance(kept, list) or not all(_entry(c, n) for c in kept) or \
+                    {c[0]: tuple(c[1:3]) for c in kept} != {c[0]: tuple(c[1:3]) for c in chunks} or len(kept) != len(chunks):
+                return f"level {k}'s rows are not its chunks'"
         totals = meta.get("totals")
         if not isinstance(totals, dict) or any(not isinstance(totals.get(key), kind) or isinstance(totals.get(key), bool)
                                                for key, kind in TOTALS.items()):
@@ -268,3 +292,10 @@ def malformed(data: dict) -> str:
                     and f.get("kind") in ("state", "step", "deadlock")):
                 return f"level {k} names a malformed violation ({str(name)[:40]})"
     return ""
+
+
+def _entry(c, n: int) -> bool:
+    """Whether `c` is a chunk's manifest entry [key, states, fingerprint sum, sha256]."""
+    return (isinstance(c, list) and len(c) == 4 and isinstance(c[0], str) and bool(KEY.fullmatch(c[0]))
+            and owner_of_key(c[0]) < n and type(c[1]) is int and c[1] >= 0 and isinstance(c[2], str)
+            and bool(re.fullmatch(r"[0-9a-f]{1,40}", c[2])) and isinstance(c[3], str) and bool(HEX64.fullmatch(c[3])))

@@ -98,8 +98,9 @@ def test_a_run_squeezes_the_levels_it_keeps_in_a_store_and_keeps_links_only_in_i
                                                                                             kept):
     """spark/engine.py's rule: a local master's level files with no checkpoint hold links only
     (they are expanded from memory, spark/chain.py, and read again only by a trace's walk); a
-    level in a checkpoint's store is squeezed, rows and all. Read back from where each run
-    keeps its levels, as each level is committed."""
+    checkpoint's store keeps squeezed links of every level and, beside them, the squeezed
+    chunks with rows of the last two. Read back from where each run keeps its levels, as each
+    level is committed."""
     import glob
     import os
 
@@ -117,9 +118,10 @@ def test_a_run_squeezes_the_levels_it_keeps_in_a_store_and_keeps_links_only_in_i
 
     def on_level(level):
         if kept == "store":
-            names = glob.glob(str(tmp_path / "ck" / "levels" / f"{level:05d}" / "part-*"))
             from spark.seqfile import records
-            magics.update(bytes(v[:8]) for n in names for _, v in records(open(n, "rb").read()))
+            for where in ("levels", "rows"):
+                names = glob.glob(str(tmp_path / "ck" / where / f"{level:05d}" / "part-*"))
+                magics.update((where, bytes(v[:8])) for n in names for _, v in records(open(n, "rb").read()))
         elif kept == "files":
             names = glob.glob(os.path.join(roots[0], "levels", f"{level:05d}", "o*"))
             magics.update(bytes(b[:8]) for n in names for b in blocks(n))
@@ -141,4 +143,8 @@ def test_a_run_squeezes_the_levels_it_keeps_in_a_store_and_keeps_links_only_in_i
                                              store=store,
                                              on_level=lambda lv: (levels.append(lv), on_level(lv)))))
     assert res.distinct_states > 0 and levels
-    assert magics == ({R.LINKS} if kept == "files" else {R.ZPART})
+    if kept == "files":
+        assert magics == {R.LINKS}
+    else:                                # links, and beside them the chunks with rows, both squeezed
+        assert magics == {("levels", R.ZLINKS), ("rows", R.ZPART)}
+        assert sorted(os.listdir(tmp_path / "ck" / "rows")) == ["00004", "00005"]   # the last two levels

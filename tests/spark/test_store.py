@@ -1,0 +1,41 @@
+"""The manifest's fields for a links level (spark/store.py): each level's chunks are links, and
+the last two levels also name their chunks with rows. A field that says otherwise is refused
+with its reason (one line, exit 2, where spark-check loads it)."""
+import pytest
+
+from spark.store import malformed
+
+
+def level(k: int, states: int, rows: bool = True, **extra) -> dict:
+    chunks = [[f"00000-{c:06d}", states // 2, "ab", "0" * 64] for c in range(2)]
+    meta = {"level": k, "states": states, "chunks": chunks, "links": True,
+            "totals": {"transitions": 0, "enabled": {}, "taken": {}, "terminal": 0, "found": {}, "seconds": 1.0}}
+    if rows:
+        meta["rows"] = [[key, n, s, "1" * 64] for key, n, s, _ in chunks]
+    meta.update(extra)
+    return meta
+
+
+def manifest(*levels) -> dict:
+    return {"partitions": 1, "levels": list(levels)}
+
+
+def test_links_levels_with_and_without_their_rows_are_well_formed():
+    good = manifest({**level(0, 2, rows=False), "totals": level(0, 2)["totals"]}, level(1, 0))
+    good["levels"][1]["chunks"] = good["levels"][1]["rows"] = []
+    assert malformed(good) == ""
+
+
+@pytest.mark.parametrize("damage,why", [
+    (lambda m: m.pop("links"), "rows are not its chunks'"),                       # rows of a level that is not links
+    (lambda m: m.update(links=1), "links flag is not true"),
+    (lambda m: m["rows"].pop(), "rows are not its chunks'"),                      # a chunk without its rows
+    (lambda m: m["rows"][0].__setitem__(1, 7), "rows are not its chunks'"),       # other states than its links
+    (lambda m: m["rows"][0].__setitem__(0, "00000-000009"), "rows are not its chunks'"),
+    (lambda m: m["rows"][1].__setitem__(3, "sha"), "rows are not its chunks'"),
+    (lambda m: m.update(rows="all"), "rows are not its chunks'")])
+def test_a_links_levels_fields_that_disagree_are_refused(damage, why):
+    meta = level(0, 4)
+    meta["totals"]["taken"] = {}
+    damage(meta)
+    assert why in malformed(manifest(meta))
