@@ -171,9 +171,8 @@ class _Run:
                 rows: Optional[list] = None) -> dict:
         """Record a written level in the manifest (after its chunks are in the store), with its
         tasks' seconds (expand's sorted, own's by owner: where a level waited on one task).
-        `rows`: a links level's chunks with their rows (spark/store.py), which the store keeps
-        for the last two levels: the level two back no longer names its rows, and they go once
-        the manifest is saved."""
+        `rows`: a links level's chunks with their rows, kept for the last two levels (the level
+        two back's go once the manifest is saved: spark/store.py)."""
         totals = self.totals
         for name, (fp, _, _) in sorted(state_events.items()):
             totals["found"][name] = {"level": level, "fp": f"{fp:x}", "label": "", "kind": "state"}
@@ -348,7 +347,7 @@ class _Run:
     def _path_to(self, level: int, fp: int) -> tuple[int, list]:
         """(root fingerprint, labels from the root) by walking the parent links back; each
         look-up reads one owner's chunks of one level (a one-task job, where the data is)."""
-        labels, n = [], self.job.partitions
+        labels = []
         for k in range(level, 0, -1):
             owner = self.job.owner(fp)
             chunks = self.held[k][owner] if k in self.held else self.levels.read_owner(k, owner)
