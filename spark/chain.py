@@ -17,17 +17,22 @@ level at --max-depth is not expanded. The expansion of L checks the properties f
 the job, and the step properties and deadlock that the expansion of L - 1 found (what the
 two-stage job of L would have been told).
 
-The cost: a level's blocks stay until its job ends (a retried task reads them again), so two
-levels' blocks are on the exchange at once, the job's input and its output. The output's
-place (/dev/shm or the disk, squeezed or not) is chosen from an estimate of L's states, since
-L is what the job makes: the expansion of L - 1's successors times the share of the last
-level's successors that were new.
+Two levels' blocks are on the exchange at once, the job's input and its output. With a store
+a task removes its input once its part of the level and that part's rows are files (with a
+note of its meta beside them, from which a retried attempt starts instead); without one the
+input stays until the job ends, for a retry to read again. The output's place (/dev/shm or
+the disk, squeezed or not) is chosen from an estimate of L's states, since L is what the job
+makes: the expansion of L - 1's successors times the share of the last level's successors
+that were new.
 """
 from __future__ import annotations
 
+import os
 import time
 
-from spark.local_files import Files, owned, read_run
+import numpy as np
+
+from spark.local_files import Files, owned, read_note, read_run, write_note
 
 
 def task(job, found: frozenset, owner: int, names: list, files: Files, level: int, spill):
@@ -39,17 +44,36 @@ def task(job, found: frozenset, owner: int, names: list, files: Files, level: in
     from spark.kernel_tasks import CHUNK, _level_part, _side, new_rows
     start = time.perf_counter()
     side = _side(job)
-    runs = [read_run(files.run(owner, a, b)) for a, b, _ in files.runs[owner]]
-    fps, parents, labels, rows, taken, _, seen = new_rows(job, side, [(owner, ("X", names))], runs)
-    part = _level_part(job, side, owner, found, fps, parents, labels, rows, taken, [], seen, start, links=job.links)
-    ((_, (_, meta)),) = owned(files, owner, level, part)
+    done = files.note(level, owner)
+    if job.rows and os.path.exists(done):     # a retry: the owner's part was made, its blocks are gone
+        meta, pieces = _made(files, side, level, owner)
+    else:
+        runs = [read_run(files.run(owner, a, b)) for a, b, _ in files.runs[owner]]
+        fps, parents, labels, rows, taken, _, seen = new_rows(job, side, [(owner, ("X", names))], runs)
+        part = _level_part(job, side, owner, found, fps, parents, labels, rows, taken, [], seen, start,
+                           links=job.links)
+        ((_, (_, meta)),) = owned(files, owner, level, part)
+        pieces = ((rows[at:at + CHUNK], fps[at:at + CHUNK]) for at in range(0, len(rows), CHUNK))
+        if job.rows:                      # its part and its rows are files now: a retry starts from them
+            write_note(done, meta)
+            for name in names:            # room for the next level's blocks (the widest two levels' did not fit)
+                os.unlink(name)
     expansion = None
     if spill is not None:
-        pieces = ((rows[at:at + CHUNK], fps[at:at + CHUNK]) for at in range(0, len(rows), CHUNK))
         out = list(expand_rows(job, found, pieces, (spill[0], owner, spill[1], spill[2])))
         (stats,) = [v[1:] for _, v in out if v[0] == "S"]
         expansion = ({o: v[1] for o, v in out if v[0] == "X"}, stats)
     yield owner, (meta, expansion)
+
+
+def _made(files: Files, side, level: int, owner: int) -> tuple:
+    """The meta and rows an earlier attempt of this task left (its own part of the level)."""
+    from spark import rows as R
+    metas, taken, events, stats, seconds, runs, measured = read_note(files.note(level, owner))
+    events = {name: tuple(key) for name, key in events.items()}     # as the driver merges them
+    meta = (metas, taken, events, stats, seconds, [tuple(r) for r in runs], measured)
+    recs = [side.read(data, R.PART) for _, data in files.chunks(level, owner, rows=True)]
+    return meta, ((side.rows_of(rec), np.array(rec.fps)) for rec in recs)
 
 
 def level(run, found: frozenset, level: int) -> list:

@@ -87,12 +87,22 @@ class Exchange:
         return self.where[level][0]
 
     def expanded(self, level: int, states: int) -> None:
-        """The states whose expansion level `level`'s blocks are, once known (they were
-        placed by an estimate, spark/chain.py): the next estimate of bytes a state measures by
-        them."""
+        """Level `level`'s blocks are written whole, the expansion of `states` states (they were
+        placed by an estimate, spark/chain.py): their size a state is the next estimate,
+        measured now (their owners may remove them as they read them)."""
         if level in self.where:
             where, _, squeeze = self.where[level]
-            self.where[level] = (where, states, squeeze)
+            self._measure(where, states)
+            self.where[level] = (where, 0, squeeze)
+
+    def _measure(self, where: str, states: int) -> None:
+        if states and self.fast and where.startswith(self.fast):
+            try:
+                size = sum(e.stat().st_size for e in os.scandir(where))
+            except OSError:
+                size = 0
+            if size:
+                self.per_state = max(1, size // states)
 
     def squeeze(self, level: int) -> bool:
         """Whether the level's blocks are squeezed (spark/rows.py): on a disk whose free space
@@ -120,13 +130,7 @@ class Exchange:
         """The level's blocks removed, once its owners have them; their size per state is the
         next estimate if they were in FAST (raw: on a disk they are squeezed, spark/rows.py)."""
         where, states, _ = self.where.pop(level, (os.path.join(self.root, f"{level:05d}"), 0, False))
-        if states and self.fast and where.startswith(self.fast):
-            try:
-                size = sum(e.stat().st_size for e in os.scandir(where))
-            except OSError:
-                size = 0
-            if size:
-                self.per_state = max(1, size // states)
+        self._measure(where, states)
         shutil.rmtree(where, ignore_errors=True)
         shutil.rmtree(os.path.join(self.root, f"{level:05d}"), ignore_errors=True)   # a fall back's
 

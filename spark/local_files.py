@@ -11,6 +11,7 @@ the copies, and an owner maps its runs instead of holding them.
 
     levels/NNNNN/oPPPPP          owner P's chunks of level N, framed as the exchange's files
     levels/NNNNN/oPPPPP.rows     with a store, the same chunks with their rows (spark/store.py)
+    levels/NNNNN/oPPPPP.meta     with a store, the owner's meta of the level, once both are made
     visited/oPPPPP-AAAAA-BBBBB   owner P's fingerprints of levels A to B, sorted, 16 bytes each
 
 The own task that writes a level's run also merges the newest runs (the rule of
@@ -25,6 +26,7 @@ levels are spark/chain.py's.
 """
 from __future__ import annotations
 
+import json
 import mmap
 import os
 import shutil
@@ -52,6 +54,10 @@ class Files:
     def rows(self, level: int, owner: int) -> str:
         """Owner's chunks of a level with their rows, where its chunks are links (a store's)."""
         return self.level(level, owner) + ".rows"
+
+    def note(self, level: int, owner: int) -> str:
+        """Where an owner's task notes its part of a level as made (spark/chain.py)."""
+        return self.level(level, owner) + ".meta"
 
     def run(self, owner: int, a: int, b: int) -> str:
         return os.path.join(self.root, "visited", f"o{owner:05d}-{a:05d}-{b:05d}")
@@ -93,6 +99,17 @@ def read_run(path: str) -> np.ndarray:
         if not size:
             return np.zeros((0, 2), dtype=FP)
         return np.frombuffer(mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ), FP).reshape(-1, 2)
+
+
+def write_note(path: str, meta: tuple) -> None:
+    """An owner's meta of a level, as JSON (data: read back by `read_note`, checked by use)."""
+    with placed(path) as tmp, open(tmp, "w") as f:
+        json.dump(meta, f)
+
+
+def read_note(path: str) -> list:
+    with open(path) as f:
+        return json.load(f)
 
 
 def write_run(path: str, fps: np.ndarray) -> None:
@@ -193,6 +210,7 @@ def expand_only(run, found: frozenset, level: int) -> tuple:
     except BaseException:
         run.exchange.drop(level + 1)
         raise
+    run.exchange.expanded(level + 1, run.metas[level]["states"])
     names: dict = {}
     for owner, value in out:
         if value[0] == "X":

@@ -84,10 +84,13 @@ def test_a_torn_run_is_refused_not_read_short(tmp_path):
         read_run(str(path))
 
 
-def test_a_retried_chained_task_writes_the_same_level_runs_and_next_blocks(tmp_path):
+@pytest.mark.parametrize("store", [False, True])
+def test_a_retried_chained_task_writes_the_same_level_runs_and_next_blocks(tmp_path, store):
     """spark/chain.py's task owns its part of a level and expands it into the next level's
     blocks; run again from the same blocks and plan (a retry), it leaves the same bytes in
-    every file it writes, and its blocks hold the successors of the level's rows."""
+    every file it writes, and its blocks hold the successors of the level's rows. For a store
+    (its part's rows kept as a file) the first attempt removes its blocks once its part is
+    made, and the retry starts from that part."""
     import invariants as I
     import spark.rows as R
     from spark.chain import task
@@ -96,7 +99,7 @@ def test_a_retried_chained_task_writes_the_same_level_runs_and_next_blocks(tmp_p
     from specs import Model, make_config
     j = KernelJob(Model(make_config("kafka", replicas=[1, 2, 3], bounds={"lossy_crashes": 1}), symmetry=False),
                   I.REGISTRY, True, 2)
-    j.links = True
+    j.links, j.rows = True, store
     roots = sorted((fp, c) for fp, (_, c) in j.roots(j.model()).items())
     level0 = [kv for p in range(2) for kv in j.seed(p, roots)]
     files = Files(str(tmp_path), 2)
@@ -123,8 +126,11 @@ def test_a_retried_chained_task_writes_the_same_level_runs_and_next_blocks(tmp_p
             for fp, row in zip(blk.fps, side.rows_of(blk)):
                 rows_by_fp[R.as_int(*fp)] = row.copy()
     for owner in range(2):
-        first, again = attempt(owner), attempt(owner)
+        first = attempt(owner)
+        assert all(os.path.exists(name) for name in names.get(owner, [])) is not store   # read, then removed
+        again = attempt(owner)
         assert first == again and first[0] == owner
+        assert os.path.exists(files.level(1, owner) + ".meta") is store
         assert not [p for p in first[4] if ".tmp-" in p]
         level = [R.Rows(b, R.PART, links=True) for b in blocks(files.level(1, owner))]
         assert level and all(rec.links for rec in level)      # no checkpoint: links only
