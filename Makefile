@@ -88,31 +88,34 @@ prove-recovery: $(STAMP)
 availability: $(STAMP)
 	$(BIN)/kraft-verify availability
 
-# The overnight default: a config this machine's disk lets spark-check exhaust with a
-# checkpoint and `check` cannot (its visited set outgrows the memory at 134 million states):
-# 4 brokers, 2 records, 2 fences, 1 ISR shrink: 397,676,487 states, depth 39, 26.8 minutes on
-# local[2], a 20.2 GB checkpoint (BENCHMARKS.md, "The overnight default on squeezed levels";
-# README, "make spark-check"). It outgrew the disk before the levels were squeezed
-# (spark/rows.py); a billion states would need about 79 GB of the disk's 82 free. Rerun the same command after a crash and it resumes from the last
-# complete level. (The last default, --bound isr_shrinks=3 without fences=2, is 278,821,666
-# states; the one before, --brokers 4 --bound records=2, 125,726,174.)
+# The overnight default: the default bounds with 2 records and 2 fences, on 4 brokers, which
+# spark-check exhausts on this machine's disk with a checkpoint and `check` cannot (its visited
+# set outgrows the memory past about 134 million states). Figures in BENCHMARKS.md ("A billion
+# states") and README ("make spark-check"). A local master's levels are kept as links, with the
+# rows of the last two only (spark/store.py): every level's rows would fill this disk near a
+# billion states. Rerun the same command after a crash and it resumes from the last complete
+# level. (The last default, --bound isr_shrinks=1 beside these, is 397,676,487 states; the one
+# before, --bound isr_shrinks=3 without fences=2, 278,821,666; before it --bound records=2,
+# 125,726,174.)
 # On a cluster: SPARK_MASTER=spark://HOST:7077 SPARK_CHECKPOINT=hdfs://NAMENODE/kv/ck; a URL's
 # manifest cannot be looked at from here, so add RESUME=--resume to continue a run there.
 # local[*,4]: a task that fails is retried (up to 4 attempts), as a cluster would; plain
 # local[*] fails the whole level on one failure. On a local master the executors run in the
 # driver's JVM: Spark's 1g heap ran out reading a level of 4.5 million states (the third
 # overnight run's levels 18-19: java.lang.OutOfMemoryError), so the overnight run gives it 6g.
-# 8 partitions: an owner's task holds its share of a level's successors in its Python worker;
-# at 4 the kernel's OOM killer took a worker and then the JVM on this 23 GB machine (levels of
-# 35 million states), and a resume read part files of 850 MB whole into the JVM's heap.
+# 16 partitions: an owner's task holds its share of a level's successors and of its new rows
+# in its Python worker; at 4 the kernel's OOM killer took a worker and then the JVM on this
+# 23 GB machine (levels of 35 million states), and a resume read part files of 850 MB whole
+# into the JVM's heap; 8 held a worker of 7.9 GB at levels of 36 million, and this default's
+# widest levels are about twice as wide.
 SPARK_MASTER ?= local[*,4]
 SPARK_DRIVER_MEMORY ?= 6g
 SPARK_CHECKPOINT ?= reports/spark-checkpoint
-SPARK_PARTITIONS ?= 8
+SPARK_PARTITIONS ?= 16
 RESUME ?= $(shell test -f '$(SPARK_CHECKPOINT)/manifest.json' && echo --resume)
 spark-check: $(STAMP)
 	$(BIN)/kraft-verify spark-check --master '$(SPARK_MASTER)' --driver-memory $(SPARK_DRIVER_MEMORY) \
-	    --partitions $(SPARK_PARTITIONS) --brokers 4 --bound records=2 --bound fences=2 --bound isr_shrinks=1 \
+	    --partitions $(SPARK_PARTITIONS) --brokers 4 --bound records=2 --bound fences=2 \
 	    --checkpoint-dir '$(SPARK_CHECKPOINT)' $(RESUME)
 
 bench: $(STAMP)

@@ -9,7 +9,11 @@ that make's child starts is never reaped by this process, so its rusage never co
 
 Run it alone on the machine: it is the measurement. A rerun after a crash resumes (the
 Makefile adds --resume when the checkpoint has a manifest); its wall time is then the
-resumed part only, which the results say.
+resumed part only, which the results say. `--kill-at N` makes the crash: once the manifest
+names level N it waits `--kill-delay` seconds (in the middle of level N + 1) and SIGKILLs the
+whole process tree, the driver, its JVM and the Python workers; run it again without the
+option to resume. The machine's memory in use (MemTotal - MemAvailable) and the disk's
+(statvfs of the project's file system, against its use at the start) are sampled too.
 """
 from __future__ import annotations
 
@@ -60,21 +64,57 @@ def _size(top: Path) -> int:
     return sum(p.stat().st_size for p in top.rglob("*") if p.is_file())
 
 
+def _machine_mb() -> float:
+    info = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines() if ":" in line)
+    return (int(info["MemTotal"].split()[0]) - int(info["MemAvailable"].split()[0])) / 1024
+
+
+def _disk_used() -> int:
+    st = os.statvfs(ROOT)
+    return (st.f_blocks - st.f_bfree) * st.f_frsize
+
+
+def _levels_named() -> int:
+    """The last level the checkpoint's manifest names (-1: none yet)."""
+    try:
+        return len(json.loads((CHECKPOINT / "manifest.json").read_text())["levels"]) - 1
+    except (OSError, ValueError, KeyError, TypeError):
+        return -1
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json")
+    ap.add_argument("--kill-at", type=int, help="SIGKILL the run once the manifest names this level")
+    ap.add_argument("--kill-delay", type=float, default=30.0, help="seconds after that (default 30)")
     args = ap.parse_args()
     resumed = (CHECKPOINT / "manifest.json").exists()
     t0, started = time.monotonic(), time.time()
     proc = subprocess.Popen(["make", "spark-check"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
-    peak = {"driver_mb": 0.0, "jvm_mb": 0.0, "tree_mb": 0.0}
+    peak = {"driver_mb": 0.0, "jvm_mb": 0.0, "tree_mb": 0.0, "machine_mb": 0.0}
+    disk0, disk_peak, killed = _disk_used(), 0, {}
     cpu_of: dict[tuple[int, str], float] = {}        # (pid, start time) -> CPU seconds last seen
     done = threading.Event()
 
     def watch():
+        nonlocal disk_peak
+        named_at = None
         while not done.is_set():
             tree = _tree(proc.pid)
+            peak["machine_mb"] = max(peak["machine_mb"], _machine_mb())
+            disk_peak = max(disk_peak, _disk_used() - disk0)
+            if args.kill_at is not None and not killed:
+                if named_at is None and _levels_named() >= args.kill_at:
+                    named_at = time.monotonic()
+                if named_at is not None and time.monotonic() - named_at >= args.kill_delay:
+                    for p in tree:
+                        try:
+                            os.kill(p, 9)
+                        except ProcessLookupError:
+                            pass
+                    killed.update(level=_levels_named() + 1, seconds=round(time.monotonic() - t0, 1))
+                    continue
             total = sum(status_kb(p, "VmRSS") for p in tree) / 1024
             peak["tree_mb"] = max(peak["tree_mb"], total)
             for p in tree:
@@ -109,7 +149,8 @@ def main() -> int:
               "transitions": counts.get("transitions"), "depth": counts.get("depth"),
               "states_per_level": counts.get("states_per_level"), "result": summary.get("result"),
               "peak_mb": {k: round(v, 1) for k, v in peak.items()}, "cpu_count": os.cpu_count(),
-              "checkpoint_bytes": _size(CHECKPOINT)}
+              "disk_peak_bytes": disk_peak, "killed_in_level": killed or None,
+              "checkpoint_bytes": _size(CHECKPOINT) if CHECKPOINT.exists() else 0}
     print(json.dumps({k: v for k, v in result.items() if k != "states_per_level"}))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
