@@ -19,7 +19,8 @@ from verifier.core.result import DEADLOCK
 
 def expand(job: KernelJob, found: frozenset, records, spill=None):
     """An expand task over some chunks (key, bytes) of a level: yields (owner, ("B", block))
-    per owner and batch of successors, then (0, ("S", counts, events)) for the driver. With
+    for each block it closes (spark/emit.py says when), then (0, ("S", counts, events,
+    seconds)) for the driver. With
     `spill` (an exchange directory, this task's number, a directory to fall back to, whether
     to squeeze: spark/exchange.Writer) the blocks go to files instead, and the task yields
     (owner, ("X", its files)) once it ends."""
