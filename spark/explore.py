@@ -23,7 +23,7 @@ import time
 from collections import Counter
 from typing import Optional
 
-from spark.session import Interrupts, failure, unpersist
+from spark.session import Interrupts, collect_garbage, failure, unpersist
 from spark.store import LevelStore
 from spark.tasks import Job, owner_of
 from verifier.core import levels as L
@@ -126,9 +126,11 @@ class _Run:
 
     def release(self) -> None:
         """Free what the run keeps in Spark's cache (a session may serve several runs)."""
-        for rdd in self.visited + ([self.cached[1]] if self.cached else []):
-            unpersist(rdd)
-        self.visited, self.cached = [], None
+        rdds, self.visited, self.cached = self.visited + ([self.cached[1]] if self.cached else []), [], None
+        while rdds:                      # their shuffle files go once the JVM has collected them
+            unpersist(rdds.pop())
+            if not rdds:
+                collect_garbage(self.spark.sparkContext)
 
     def _kept(self) -> str:
         if self.store is None:

@@ -210,6 +210,21 @@ class Interrupts:
             pass
 
 
+def collect_garbage(sc) -> None:
+    """Let Spark's ContextCleaner remove the shuffle files of RDDs the driver dropped. It acts
+    only once the JVM has collected them, and a JVM with room to spare may not for the
+    cleaner's half hour: a resume's visited set (one shuffle of every level's fingerprints)
+    held 6 GB of a full disk in blockmgr-* while the run went on (BENCHMARKS.md, "A billion
+    states")."""
+    import gc
+    from py4j.protocol import Py4JError
+    gc.collect()                         # py4j frees the JVM's side of a proxy Python collected
+    try:
+        sc._jvm.System.gc()
+    except (Py4JError, OSError):
+        pass
+
+
 def unpersist(rdd) -> None:
     """Free a cached RDD. When Spark's JVM has died (out of memory, killed) there is nothing
     to free, and the run must still stop with its report, not with py4j's traceback."""
