@@ -217,10 +217,13 @@ def collect_garbage(sc) -> None:
     held 6 GB of a full disk in blockmgr-* while the run went on (BENCHMARKS.md, "A billion
     states")."""
     import gc
+
     from py4j.protocol import Py4JError
-    gc.collect()                         # py4j frees the JVM's side of a proxy Python collected
     try:
-        sc._jvm.System.gc()
+        for pause in (1.0, 0.0):         # measured: one round is too early, a second a second later not
+            gc.collect()                 # py4j frees the JVM's side of a proxy Python collected
+            sc._jvm.System.gc()
+            time.sleep(pause)
     except (Py4JError, OSError):
         pass
 

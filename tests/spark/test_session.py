@@ -1,6 +1,8 @@
 """What spark/session.py promises a run: the shuffle files of an RDD it dropped leave the disk."""
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -8,8 +10,9 @@ from spark.session import collect_garbage
 
 
 def _shuffle_files(sc) -> set:
-    dirs = sc._jvm.org.apache.spark.SparkEnv.get().blockManager().diskBlockManager().localDirs()
-    return {p for d in dirs for p in Path(d.getPath()).rglob("shuffle_*.data")}
+    """Every shuffle file under the session's local directories (Spark's blockmgr-*)."""
+    roots = sc.getConf().get("spark.local.dir", os.environ.get("SPARK_LOCAL_DIRS", tempfile.gettempdir()))
+    return {p for root in roots.split(",") for p in Path(root).glob("blockmgr-*/*/shuffle_*.data")}
 
 
 def test_a_dropped_rdds_shuffle_files_go_once_the_garbage_is_collected(spark_session):
@@ -19,7 +22,8 @@ def test_a_dropped_rdds_shuffle_files_go_once_the_garbage_is_collected(spark_ses
     sc = spark_session.sparkContext
     before = _shuffle_files(sc)
     rdd = sc.parallelize(range(20000), 2).map(lambda x: (x, x)).partitionBy(2).persist()
-    assert rdd.count() == 20000
+    count = rdd.count()                  # not in an assert: pytest's rewrite would keep a reference to rdd
+    assert count == 20000
     made = _shuffle_files(sc) - before
     assert made, "the shuffle wrote no files to look for"
     rdd.unpersist()
