@@ -127,10 +127,11 @@ class _Run:
     def release(self) -> None:
         """Free what the run keeps in Spark's cache (a session may serve several runs)."""
         rdds, self.visited, self.cached = self.visited + ([self.cached[1]] if self.cached else []), [], None
-        while rdds:                      # their shuffle files go once the JVM has collected them
+        held = bool(rdds)
+        while rdds:                      # popped: no reference left here when the JVM collects
             unpersist(rdds.pop())
-            if not rdds:
-                collect_garbage(self.spark.sparkContext)
+        if held:                         # their shuffle files go once the JVM has collected them
+            collect_garbage(self.spark.sparkContext)
 
     def _kept(self) -> str:
         if self.store is None:
