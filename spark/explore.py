@@ -2,14 +2,15 @@
 entry point is spark/engine.py; this is its level loop).
 
 Per level one Spark job (spark/kernel_tasks.py on the compiled kernel, or spark/tasks.py on
-per-state objects: the job's methods say which): executors expand the level's chunks with the
-model and the invariants (the same rules the local checker runs), send deduplicated
-successors to their owners (`fingerprint mod P`) as large blocks of data through Spark's
-shuffle, and each owner, with its visited fingerprints in the same partition (a union of
-RDDs with one partitioner), keeps the states no earlier level holds and makes its chunks of
-the next level, which go to the level store (spark/store.py: a Hadoop file system or Spark
-itself, never a path only the driver has). Only counts, per-action statistics and at most
-one violation per invariant reach the driver, so its memory does not grow with the states.
+per-state objects: the job's methods say which; on a local master one stage over files,
+spark/chain.py, elsewhere two through Spark's shuffle, spark/shuffled.py): executors expand
+the level's chunks with the model and the invariants (the same rules the local checker
+runs), send deduplicated successors to their owners (`fingerprint mod P`) as large blocks of
+data, and each owner, with its visited fingerprints in the same partition, keeps the states
+no earlier level holds and makes its chunks of the next level, which go to the level store
+(spark/store.py: a Hadoop file system or Spark itself, never a path only the driver has).
+Only counts, per-action statistics and at most one violation per invariant reach the
+driver, so its memory does not grow with the states.
 A violation's shortest trace is rebuilt from the stored parent links and re-run through the
 model (verifier.core.result.concrete_trace).
 
@@ -24,6 +25,7 @@ from collections import Counter
 from typing import Optional
 
 from spark.session import Interrupts, collect_garbage, failure, unpersist
+from spark.shuffled import storage
 from spark.store import LevelStore
 from spark.tasks import Job, owner_of
 from verifier.core import levels as L
@@ -164,7 +166,7 @@ class _Run:
         stored = sc.union([self.levels.read(k) for k in range(len(self.metas))])
         job = self.job
         visited = stored.map(lambda kv: job.visited_of(kv[0], kv[1])).partitionBy(n, owner_of)
-        self.visited = [visited.persist(_storage(sc))]
+        self.visited = [visited.persist(storage(sc))]
         self.sizes = [sum(m["states"] for m in self.metas)]
         visited.count()
 
@@ -234,7 +236,8 @@ class _Run:
                 from spark.chain import level as chained
                 owned = chained(self, found, level)
             else:
-                owned = self._on_spark(found, level)
+                from spark.shuffled import level as shuffled
+                owned = shuffled(self, found, level)
         except Exception as exc:
             from py4j.protocol import Py4JError
             if self.interrupts.signal is not None or self.interrupts.budget_spent:   # cancelled: not an error
@@ -268,70 +271,6 @@ class _Run:
         totals["enabled"], totals["taken"] = dict(enabled), dict(taken)
         return self._commit(level + 1, [o[0] for o in owned], state_events, tasks,
                             [c for o in owned if len(o) > 6 for c in o[6]])
-
-    def _on_spark(self, found: frozenset, level: int) -> list:
-        """One Spark job (where executors share no disk; on one machine the kernel's path uses
-        files instead: spark/local_files.py): expand the level's chunks (wherever they are
-        read), shuffle the blocks to their owners, own beside the visited fingerprints; the
-        next level's chunks go to the store. A second, small job reads the head of each
-        owner's output (its meta and fingerprints) from Spark's cache: the next level's
-        visited entry. Returns each owner's (chunk metas, taken, events, expand counts)."""
-        from pyspark import StorageLevel
-        job, n, sc = self.job, self.job.partitions, self.spark.sparkContext
-        keep = _storage(sc)
-        if not self.visited:             # every level so far was made on the driver
-            pairs = [(p, ("F", b)) for p, blobs in enumerate(self.held_visited) for b in blobs]
-            self.visited = [sc.parallelize(pairs, n).partitionBy(n, owner_of).persist(keep)]
-            self.sizes = [sum(m["states"] for m in self.metas[:level + 1])]
-            self.held_visited = None
-        if level in self.held:
-            frontier = sc.parallelize([kv for chunks in self.held[level] for kv in chunks], n)
-        elif self.cached is not None and self.cached[0] == level:      # what the last job made: no read back
-            frontier = self.cached[1].filter(_is_chunk).map(_chunk)
-        else:                                                          # a resumed run's first level
-            frontier = self.levels.read(level, rows=bool(self.metas[level].get("links")))
-        blocks = frontier.mapPartitions(lambda it: job.expand(found, it)).partitionBy(n, owner_of)
-        aligned = blocks
-        for v in self.visited:
-            if v._jrdd_deserializer != blocks._jrdd_deserializer:   # union would copy the blocks through Python
-                raise RuntimeError("a visited run is not in the shuffled blocks' format")
-            aligned = aligned.union(v)
-        if aligned.getNumPartitions() != n:      # the union must put owner p's data in one partition
-            raise RuntimeError("Spark did not align the visited set with the shuffled blocks")
-        owned = aligned.mapPartitionsWithIndex(lambda i, it: job.own(found, i, it), preservesPartitioning=True)
-        # kept for its heads and as the next level's frontier (the store is read only on resume)
-        owned = owned.persist(StorageLevel.MEMORY_AND_DISK)
-        try:
-            self.levels.write(level + 1, owned.filter(_is_chunk).map(_chunk), source=owned)
-            heads = _as_shuffled(owned.mapPartitions(_heads, preservesPartitioning=True)).persist(keep)
-            metas = [v[1] for _, v in heads.collect() if v[0] == "M"]
-        except BaseException:
-            unpersist(owned)
-            raise
-        if self.cached is not None and not getattr(self.levels, "keeps_source", False):
-            unpersist(self.cached[1])
-        self.cached = (level + 1, owned)
-        self.visited.append(heads)
-        self.sizes.append(sum(c[1] for m in metas for c in m[0]))
-        self._compact()
-        return metas
-
-    def _compact(self) -> None:
-        """Merge the newest visited runs while the newer holds at least half the older's states,
-        so an owner reads a few runs a level, not one per level (runs halve in size from the
-        oldest; each state is merged about log2(levels) times). Only runs the path can merge."""
-        merge, keep = self.job.merge, _storage(self.spark.sparkContext)
-        while merge is not None and len(self.visited) >= 2 and 2 * self.sizes[-1] >= self.sizes[-2]:
-            older, newer = self.visited[-2], self.visited[-1]
-            both = older.union(newer)
-            if both.getNumPartitions() != self.job.partitions:     # not aligned: left as they are
-                return
-            merged = _as_shuffled(both.mapPartitions(merge, preservesPartitioning=True)).persist(keep)
-            merged.count()
-            unpersist(older)
-            unpersist(newer)
-            self.visited[-2:] = [merged]
-            self.sizes[-2:] = [self.sizes[-2] + self.sizes[-1]]
 
     def _on_driver(self, found: frozenset, level: int) -> list:
         """The same stages in this process, for a small level."""
@@ -384,36 +323,6 @@ class _Run:
         res.explored_all = status == COMPLETE
         res.collision_probability = collision_probability(res.distinct_states, res.transitions + len(self.roots))
         return res.judge(invariants)
-
-
-def _is_chunk(kv) -> bool:
-    return kv[1][0] == "C"
-
-
-def _chunk(kv):
-    return kv[1][1], kv[1][2]
-
-
-def _as_shuffled(rdd):
-    """`rdd` written in the format partitionBy's output is read in (a visited run is unioned
-    with the shuffled blocks, and PySpark's union of two formats copies both through Python
-    again: a fifth of a level's time)."""
-    from pyspark.serializers import BatchedSerializer
-    rdd._jrdd_deserializer = BatchedSerializer(rdd.ctx._unbatched_serializer)
-    return rdd
-
-
-def _heads(items):
-    """An owner's meta and fingerprints: the first two records own yields."""
-    for _, item in zip(range(2), items):
-        yield item
-
-
-def _storage(sc):
-    """How the visited set is kept: on a cluster, twice (an executor lost costs no
-    recomputation back through the levels); locally once."""
-    from pyspark import StorageLevel
-    return StorageLevel.MEMORY_AND_DISK if sc.master.startswith("local") else StorageLevel.MEMORY_AND_DISK_2
 
 
 def _merge(into: dict, events: dict) -> None:

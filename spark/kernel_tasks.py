@@ -82,7 +82,7 @@ class KernelJob:
         return find_link(self, chunks, fp)
 
     def merge(self, items):
-        """An owner's visited runs ("F" entries) as one sorted run (explore.py's compaction)."""
+        """An owner's visited runs ("F" entries) as one sorted run (spark/shuffled.py's compaction)."""
         return merge(items)
 
     def visited_of(self, key: str, data: bytes) -> tuple:

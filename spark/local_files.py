@@ -15,7 +15,7 @@ the copies, and an owner maps its runs instead of holding them.
     visited/oPPPPP-AAAAA-BBBBB   owner P's fingerprints of levels A to B, sorted, 16 bytes each
 
 The own task that writes a level's run also merges the newest runs (the rule of
-explore._compact: while the newer holds at least half the older's states). The driver removes
+spark/shuffled.compact: while the newer holds at least half the older's states). The driver removes
 the runs a merge replaced once the level is committed, so a retried task still finds the runs
 its level started from; every file is written under a name of its own attempt and renamed, so
 a retry replaces a first attempt's files with the same bytes. Without a --checkpoint-dir the
