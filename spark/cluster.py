@@ -8,8 +8,9 @@ trying it by hand:
     .venv/bin/python -m spark.cluster fetch      # only fetch Hadoop's jar (make hadoop)
 
 Each Spark process (the master, every worker and its executors, and a driver started with
-`driver()`) runs in its own mount namespace (`unshare --mount`) with a fresh tmpfs over /tmp
-and /var/tmp: what one of them writes to its local disk no other sees, as on separate hosts.
+`driver()`) runs in its own mount namespace (`unshare --mount`) whose /tmp and /var/tmp are its own
+empty directories on the disk (`<base>/hosts/<name>/`): what one of them writes to its local
+disk no other sees, as on separate hosts.
 Only the installed software (the virtualenv, the project, the JDK) is common, as it is on a
 cluster whose hosts were provisioned alike. The driver keeps /var/tmp, where the cluster's
 base directory (its logs, the HDFS disks and the driver's --out) lives.
@@ -81,20 +82,28 @@ def installed() -> str:
     return os.path.commonpath([os.path.realpath(sys.prefix), os.path.realpath(root)])
 
 
-def private_disk(argv: list[str], keep: tuple = ()) -> list[str]:
-    """`argv` in a new mount namespace whose /tmp and /var/tmp are empty tmpfs (but `keep`),
-    with the installed software bound back in where it lay under one of them: the shell
-    holds it as its working directory while the tmpfs goes over it, then binds "." back."""
-    masked = [d for d in PRIVATE if d not in keep]
+def private_disk(argv: list[str], home: Path, keep: tuple = ()) -> list[str]:
+    """`argv` in a new mount namespace whose /tmp and /var/tmp (but `keep`) are its own empty
+    directories under `home`, on the real disk: a host's scratch (Spark's shuffle files and
+    spilled blocks, tens of GB on a long run) must not live in RAM, as it did on a tmpfs (the
+    kernel's OOM killer took the executors of a 125-million-state run). The installed software
+    stays visible where it lay under one of them: the shell holds it as its working directory
+    while the mount goes over it, then binds "." back. `home` is bound from where it lies
+    before the directory it lies under is masked (that one is masked last)."""
+    home = Path(os.path.realpath(home))
+    masked = sorted((d for d in PRIVATE if d not in keep), key=lambda d: str(home).startswith(d + "/"))
     soft = installed()
     under = [d for d in masked if soft == d or soft.startswith(d + "/")]
     if any(soft == d for d in under):
         raise ClusterError(f"the checkout and its virtualenv share no directory below {soft}: put them in one")
     quote = shlex.quote
+    sources = {d: home / d.strip("/").replace("/", "-") for d in masked}
+    for src in sources.values():
+        src.mkdir(parents=True, exist_ok=True)
     steps = ['start="$PWD"']
     if under:
         steps.append(f"cd {quote(soft)}")
-    steps += [f"mount -t tmpfs kv-private {d}" for d in masked]
+    steps += [f"mount --no-canonicalize --bind {quote(str(sources[d]))} {d}" for d in masked]
     if under:
         steps += [f"mkdir -p {quote(soft)}", f"mount --no-canonicalize --bind . {quote(soft)}"]
     steps += ['{ cd "$start" 2>/dev/null || cd /; }', 'exec "$@"']
@@ -113,19 +122,23 @@ class Cluster:
         self.base, self.n_workers, self.cores, self.memory, self.n_datanodes = Path(base), workers, cores, memory, datanodes
         self.procs: dict[str, subprocess.Popen] = {}
         self.master_url = self.hdfs_url = ""
-        self.nn_port = 0
+        self.nn_port = self.drivers = 0
 
     # ------------------------------------------------------------ processes
 
     def _launch(self, name: str, argv: list[str], env: dict, private: bool = True) -> subprocess.Popen:
         log = open(self.base / "logs" / f"{name}.log", "ab")
-        proc = subprocess.Popen(private_disk(argv) if private else argv, env=env, stdout=log, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(private_disk(argv, self.host(name)) if private else argv, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True, cwd="/")
         log.close()
         self.procs[name] = proc
         (self.base / "pids").mkdir(exist_ok=True)
         (self.base / "pids" / name).write_text(str(proc.pid))
         return proc
+
+    def host(self, name: str) -> Path:
+        """Where process `name`'s private /tmp and /var/tmp lie (its "local disk")."""
+        return self.base / "hosts" / name
 
     def log(self, name: str) -> str:
         try:
@@ -270,7 +283,8 @@ class Cluster:
 
     def driver(self, argv: list[str], env_extra: Optional[dict] = None, **popen) -> subprocess.Popen:
         """A driver process on its own "host": private /tmp, the cluster's /var/tmp kept."""
-        return subprocess.Popen(private_disk(argv, keep=("/var/tmp",)), env=self.spark_env(**(env_extra or {})),
+        self.drivers += 1
+        return subprocess.Popen(private_disk(argv, self.host(f"driver{self.drivers}"), keep=("/var/tmp",)), env=self.spark_env(**(env_extra or {})),
                                 cwd=str(self.base), start_new_session=True, **popen)
 
     # ------------------------------------------------------------ whole
@@ -280,13 +294,13 @@ class Cluster:
         that may not need HDFS starts it later with `start_hdfs()`."""
         if shutil.which("unshare") is None:
             raise ClusterError("unshare (util-linux) is needed for the namespace cluster")
-        probe = subprocess.run(private_disk(["true"]), capture_output=True, text=True)
-        if probe.returncode != 0:
-            raise ClusterError(f"cannot make a private mount namespace here ({probe.stderr.strip()[:200]}): "
-                               "the namespace cluster needs root or user namespaces")
         if self.base.exists():
             shutil.rmtree(self.base)
         (self.base / "logs").mkdir(parents=True)
+        probe = subprocess.run(private_disk(["true"], self.host("probe")), capture_output=True, text=True)
+        if probe.returncode != 0:
+            raise ClusterError(f"cannot make a private mount namespace here ({probe.stderr.strip()[:200]}): "
+                               "the namespace cluster needs root or user namespaces")
         try:
             if hdfs:
                 self.start_hdfs()

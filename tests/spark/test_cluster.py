@@ -151,6 +151,24 @@ def test_a_two_worker_run_with_a_shared_nothing_tmp_ends_green_with_checks_state
     assert got["states"] == 15_232 and got["depth"] == 25
 
 
+def test_each_host_has_its_own_tmp_on_the_disk_not_in_ram(cluster):
+    """A host's scratch is a disk, as on a real cluster: on a tmpfs the shuffle files and
+    spilled blocks of the old overnight config (125,726,174 states) took 14 GB of RAM and the
+    kernel's OOM killer took the executors in level 19."""
+    def on_a_driver(script: str) -> str:
+        proc = cluster.driver(["sh", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        return out
+    kinds = on_a_driver("echo one > /tmp/kv-mark && stat -f -c %T /tmp && stat -f -c %T /var/tmp").split()
+    assert kinds and "tmpfs" not in kinds, kinds
+    assert (cluster.host(f"driver{cluster.drivers}") / "tmp" / "kv-mark").read_text() == "one\n"
+    assert "kv-mark" not in on_a_driver("ls -a /tmp").split()       # another host's /tmp
+    assert (cluster.host("worker0") / "tmp" / "spark-work").is_dir()      # a worker's, where Spark put it
+    assert "tmpfs" not in subprocess.run(["stat", "-f", "-c", "%T", str(cluster.host("worker0"))],
+                                         capture_output=True, text=True, check=True).stdout
+
+
 @pytest.mark.nightly
 def test_the_operators_experiment_ends_green_with_checks_states(cluster, tmp_path):
     """The run that died on the driver's /tmp: the default config, no checkpoint, every level on
