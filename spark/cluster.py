@@ -8,12 +8,12 @@ trying it by hand:
     .venv/bin/python -m spark.cluster fetch      # only fetch Hadoop's jar (make hadoop)
 
 Each Spark process (the master, every worker and its executors, and a driver started with
-`driver()`) runs in its own mount namespace (`unshare --mount`) whose /tmp and /var/tmp are its own
-empty directories on the disk (`<base>/hosts/<name>/`): what one of them writes to its local
-disk no other sees, as on separate hosts.
-Only the installed software (the virtualenv, the project, the JDK) is common, as it is on a
-cluster whose hosts were provisioned alike. The driver keeps /var/tmp, where the cluster's
-base directory (its logs, the HDFS disks and the driver's --out) lives.
+`driver()`) runs in its own mount namespace (`unshare --mount`) whose /tmp and /var/tmp are
+its own empty directories on the disk (`<base>/hosts/<name>/`): what one of them writes to
+its local disk no other sees, as on separate hosts. Only the installed software (the
+virtualenv, the project, the JDK) is common, as it is on a cluster whose hosts were
+provisioned alike. The driver keeps /var/tmp, where the cluster's base directory (its logs,
+the HDFS disks and the driver's --out) lives.
 
 HDFS is Apache Hadoop's own NameNode and DataNodes (from `hadoop-client-minicluster`, the
 version pyspark's Hadoop client has, fetched from Maven Central into ~/.m2), two DataNodes
@@ -128,8 +128,8 @@ class Cluster:
 
     def _launch(self, name: str, argv: list[str], env: dict, private: bool = True) -> subprocess.Popen:
         log = open(self.base / "logs" / f"{name}.log", "ab")
-        proc = subprocess.Popen(private_disk(argv, self.host(name)) if private else argv, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True, cwd="/")
+        proc = subprocess.Popen(private_disk(argv, self.host(name)) if private else argv, env=env, stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, cwd="/")
         log.close()
         self.procs[name] = proc
         (self.base / "pids").mkdir(exist_ok=True)
@@ -284,8 +284,9 @@ class Cluster:
     def driver(self, argv: list[str], env_extra: Optional[dict] = None, **popen) -> subprocess.Popen:
         """A driver process on its own "host": private /tmp, the cluster's /var/tmp kept."""
         self.drivers += 1
-        return subprocess.Popen(private_disk(argv, self.host(f"driver{self.drivers}"), keep=("/var/tmp",)), env=self.spark_env(**(env_extra or {})),
-                                cwd=str(self.base), start_new_session=True, **popen)
+        argv = private_disk(argv, self.host(f"driver{self.drivers}"), keep=("/var/tmp",))
+        return subprocess.Popen(argv, env=self.spark_env(**(env_extra or {})), cwd=str(self.base),
+                                start_new_session=True, **popen)
 
     # ------------------------------------------------------------ whole
 
