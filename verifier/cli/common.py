@@ -265,8 +265,8 @@ class ProgressLine:
     every 10 s in a log (CI); a finished level (`level_seconds`) is a line of its own, and an
     engine's note is printed as it comes, quiet or not."""
 
-    def __init__(self, console_, enabled: bool, walks: bool = False):
-        self.console, self.enabled, self.walks = console_, enabled, walks
+    def __init__(self, console_, enabled: bool, walks: bool = False, compared: bool = False):
+        self.console, self.enabled, self.walks, self.compared = console_, enabled, walks, compared
         self.live = None
         self.last_plain = 0.0
 
@@ -294,8 +294,11 @@ class ProgressLine:
             return
         rate = p.distinct / p.seconds if p.seconds > 0 else 0.0
         queue = "walks left" if self.walks else "queue"
-        text = (f"{p.generated:,} states generated, {p.distinct:,} distinct, depth {p.depth}, "
-                f"{queue} {p.queue:,}, {rate:,.0f} distinct/s, {rss_mb():,.0f} MB, {p.seconds:,.0f}s")
+        if self.compared:        # conform: steps compared with Kafka's code, traces done, walks to go
+            text = f"{p.generated:,} steps compared, {p.distinct:,} traces, {p.queue:,} walks left, {p.seconds:,.0f}s"
+        else:
+            text = (f"{p.generated:,} states generated, {p.distinct:,} distinct, depth {p.depth}, "
+                    f"{queue} {p.queue:,}, {rate:,.0f} distinct/s, {rss_mb():,.0f} MB, {p.seconds:,.0f}s")
         if p.level:
             text += f"; level {p.depth + 1}: {p.level_done:,} of {p.level:,} expanded"
         if p.eta is not None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from specs import PRESETS, RELEASES, Model, ScenarioError, load_scenario, release, run_operations
 from verifier.cli.binding import knobs, properties
-from verifier.cli.common import UsageError, build_config, console, header_line, run_dir, write_result
+from verifier.cli.common import ProgressLine, UsageError, build_config, console, header_line, run_dir, write_result
 from verifier.reports.writer import as_divergence
 from verifier.core.settings import Limits, Settings
 from verifier.engines.conform.engine import Case
@@ -158,7 +158,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         own = knobs("conform", version=rel.version, api=rel.api, preset=preset, cases=tuple(cases), walks=walks,
                     steps=args.steps, depth=args.depth, plan=plan, seed=args.seed)
-        result = engine("conform")(model, (), Settings(limits=Limits(time_budget=args.time_budget), knobs=own))
+        with ProgressLine(out, not args.quiet, compared=True) as progress:
+            result = engine("conform")(model, (), Settings(limits=Limits(time_budget=args.time_budget), knobs=own),
+                                       progress)
     except OracleError as exc:
         raise UsageError(str(exc)) from None
     return _report(args, rel, cfg, model, result, cases, skipped, run_id, out_dir, out, plan)

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -19,21 +20,56 @@ STALE_GREEN = ('<?xml version="1.0"?>\n<testsuites name="kraft-verify" tests="16
                '<testsuite name="old" tests="16" failures="0" errors="0"/></testsuites>\n')
 
 
-def _interrupt(tmp_path: Path, sig: signal.Signals, *args: str) -> tuple[subprocess.CompletedProcess, Path]:
+def _interrupt(tmp_path: Path, sig: signal.Signals, *args: str,
+               until=None) -> tuple[subprocess.CompletedProcess, Path]:
+    """Run the CLI, signal it mid-run, return what it printed. `until`: a predicate on its
+    stdout's lines; the signal waits for a line it accepts (work the run has shown it did),
+    else it goes 1.5 s after the run's directory appears."""
     junit = tmp_path / "junit.xml"
     junit.write_text(STALE_GREEN)
     out = tmp_path / "reports"
     proc = subprocess.Popen([sys.executable, "-m", "verifier.cli", *args, "--junit", str(junit), "--out", str(out)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, COLUMNS="200"))
-    deadline = time.monotonic() + 60
-    while not (out.exists() and any(out.iterdir())) and time.monotonic() < deadline:
-        time.sleep(0.1)          # the run directory exists once the config is read
-    assert ET.parse(junit).getroot().get("errors") != "0", "the stale green JUnit was not replaced at start"
-    time.sleep(1.5)              # well inside the engine's work
-    proc.send_signal(sig)
-    stdout, stderr = proc.communicate(timeout=120)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr), junit
+                            env=dict(os.environ, COLUMNS="200", PYTHONUNBUFFERED="1"), start_new_session=True)
+    lines: list[str] = []
+    errors: list[str] = []
+    shown = threading.Event()
+
+    def read() -> None:
+        for line in proc.stdout:
+            lines.append(line)
+            if until is not None and until(line):
+                shown.set()
+    readers = [threading.Thread(target=read, daemon=True),
+               threading.Thread(target=lambda: errors.extend(proc.stderr), daemon=True)]
+    for reader in readers:
+        reader.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not (out.exists() and any(out.iterdir())) and time.monotonic() < deadline:
+            time.sleep(0.1)          # the run directory exists once the config is read
+        assert ET.parse(junit).getroot().get("errors") != "0", "the stale green JUnit was not replaced at start"
+        if until is None:
+            time.sleep(1.5)          # well inside the engine's work
+        else:
+            assert shown.wait(120), f"no line showed the run's work in 120 s: {lines[-3:]}"
+        proc.send_signal(sig)
+        proc.wait(timeout=120)
+    finally:                         # a failed test leaves no run behind
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)      # the run and what it started (the oracle's JVM)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        for reader in readers:
+            reader.join(timeout=60)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, "".join(lines), "".join(errors)), junit
+
+
+def _compared_steps(line: str) -> bool:
+    """conform's plain progress line (every 10 s off a terminal) once a step was compared."""
+    head = line.removeprefix("progress: ").split(" steps compared")[0].replace(",", "")
+    return line.startswith("progress: ") and " steps compared" in line and head.isdigit() and int(head) > 0
 
 
 def _assert_interrupted(res, junit: Path, sig: signal.Signals, tmp_path: Path) -> dict:
@@ -53,7 +89,7 @@ def _assert_interrupted(res, junit: Path, sig: signal.Signals, tmp_path: Path) -
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_conform_interrupted_mid_run_reports_the_steps_compared(tmp_path, sig):
-    res, junit = _interrupt(tmp_path, sig, "conform", "--kafka", "4.4", "--walks", "1000000")
+    res, junit = _interrupt(tmp_path, sig, "conform", "--kafka", "4.4", "--walks", "1000000", until=_compared_steps)
     summary = _assert_interrupted(res, junit, sig, tmp_path)
     assert summary["counts"]["steps_compared"] > 0 and summary["counts"]["walks"] < 1000000
 
