@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -68,8 +69,8 @@ def _interrupt(tmp_path: Path, sig: signal.Signals, *args: str,
 
 def _compared_steps(line: str) -> bool:
     """conform's plain progress line (every 10 s off a terminal) once a step was compared."""
-    head = line.removeprefix("progress: ").split(" steps compared")[0].replace(",", "")
-    return line.startswith("progress: ") and " steps compared" in line and head.isdigit() and int(head) > 0
+    m = re.match(r"progress: ([\d,]+) steps compared", line)
+    return m is not None and int(m[1].replace(",", "")) > 0
 
 
 def _assert_interrupted(res, junit: Path, sig: signal.Signals, tmp_path: Path) -> dict:
