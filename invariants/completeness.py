@@ -5,9 +5,11 @@ shown to a consumer was lost.
 history variable `visible`); "acknowledged" is what acks=all producers were told.
 A stopped broker is exempt from the candidate properties: it cannot serve until it
 registers again, and registration is where the controller learns of an unclean
-shutdown. The durability claims hold within KIP-966's tolerance: fewer than min ISR
-unclean shutdowns that lost data, and no unclean election (the documented point at
-which Kafka trades durability for availability).
+shutdown. The durability claims hold within KIP-966's tolerance: fewer unclean shutdowns
+that lost data than the min ISR the committed records were promised (the least in force
+since the first commit: an operator's later raise promises nothing for records already
+at risk), and no unclean election an operator chose (the documented point at which Kafka
+trades durability for availability; docs/protocol.md, "Durability").
 """
 from __future__ import annotations
 

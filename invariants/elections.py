@@ -28,12 +28,14 @@ def elected_leader_was_candidate(cfg, prev, label, s) -> bool:
 
 
 @step_invariant("UncleanElectionOnlyAfterMinIsrUncleanShutdowns", "election", explain=E.unclean_election_too_early,
-                symbolic=Z.unclean_election_only_after_min_isr_unclean_shutdowns)
+                symbolic=Z.unclean_election_only_after_min_isr_unclean_shutdowns, proved=True)
 def unclean_election_only_after_min_isr_unclean_shutdowns(cfg, prev, label, s) -> bool:
     """KIP-966: "ELR + ISR size will not be dropped below the min ISR unless the controller
     discovers an ELR member has an unclean shutdown." So ISR and ELR are both empty, and the
     controller elects uncleanly on its own (unclean.leader.election.enable off), only after
-    min ISR unclean shutdowns (docs/protocol.md, "The pipeline")."""
+    min ISR unclean shutdowns: the least effective min ISR of the run, since the count runs
+    from its start and a raise cannot add members to ISR and ELR (docs/protocol.md,
+    "Durability")."""
     return step_holds(cfg, prev, label, s, "UncleanElectionOnlyAfterMinIsrUncleanShutdowns")
 
 

@@ -62,16 +62,38 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "es" if word.endswith("sh") else "s")
 
 
+# Why a raise of min ISR leaves the kept value where it was (docs/protocol.md, "Durability").
+_RAISE_AFTER_COMMIT = "a raise after a commit promises nothing for the records already at risk"
+_RAISE_AFTER_SHRINK = "a raise brings back none of the ISR and ELR members the lower value let go"
+
+
+def _min_isr_story(states, kept, since: str, why: str) -> str:
+    """'min ISR 2' or, where the current one differs from the kept one (`kept(state)`), which
+    step set what: 'min ISR 2 (the least since the first commit at step 3; it is 3 since step
+    5, but <why>)'."""
+    last = states[-1]
+    value, current = kept(last), last.ctrl.effective_min_isr
+    if value == current:
+        return f"min ISR {value}"
+    changed = max((i for i in range(1, len(states))
+                   if states[i].ctrl.effective_min_isr != states[i - 1].ctrl.effective_min_isr), default=0)
+    return f"min ISR {value} (the least {since}; it is {current} since step {changed}, but {why})"
+
+
 def tolerance_story(cfg, states, labels, describe) -> str:
-    """What KIP-966's tolerance had to absorb: the lossy crashes of replicas against
-    min ISR, whether unclean elections were enabled, and each unclean election with who made
-    it (the controller's own last-known-leader election excuses no loss: specs/facts.py)."""
+    """What KIP-966's tolerance had to absorb: the lossy crashes of replicas against the min
+    ISR the committed records were promised (the least since the first commit, specs/facts.py),
+    whether unclean elections were enabled, and each unclean election with who made it (the
+    controller's own last-known-leader election excuses no loss: specs/facts.py)."""
+    from specs.facts import promised_min_isr
     last = states[-1]
     crashes = [f"b{labels[i - 1][1]} at step {i}"
                for i in _steps_where(states, lambda a, b: b.hist.lossy_crashes > a.hist.lossy_crashes)]
     n = last.hist.lossy_crashes
+    first = _first(states, lambda s: s.hist.acked or s.hist.visible)
+    since = "since the first commit" + (f" at step {first}" if first is not None else "")
     text = (f"after {_plural(n, 'lossy crash')}" + (f" ({', '.join(crashes)})" if crashes else "")
-            + f" against min ISR {last.ctrl.effective_min_isr}")
+            + f" against {_min_isr_story(states, promised_min_isr, since, _RAISE_AFTER_COMMIT)}")
     if not any(s.ctrl.unclean_leader_election for s in states):
         text += ", with unclean.leader.election.enable=false"
     elections = []
@@ -160,7 +182,9 @@ def _last_step(states, labels, describe) -> str:
 
 
 def unclean_election_too_early(cfg, states, labels, describe) -> Optional[str]:
-    """Who was elected uncleanly, by whom, after how many unclean shutdowns against min ISR."""
+    """Who was elected uncleanly, by whom, after how many unclean shutdowns against the least
+    min ISR of the run."""
+    from specs.facts import least_min_isr
     prev, last = states[-2:] if len(states) > 1 else (None, None)
     if last is None:
         return None
@@ -174,7 +198,7 @@ def unclean_election_too_early(cfg, states, labels, describe) -> Optional[str]:
             f"candidate; it took its last known leader, leader_recovery_state RECOVERING) with "
             f"unclean.leader.election.enable=false, after {_plural(n, 'unclean shutdown')}"
             + (f" ({', '.join(shutdowns)})" if shutdowns else "")
-            + f" where KIP-966 needs min ISR = {last.ctrl.effective_min_isr}")
+            + f" where KIP-966 needs {_min_isr_story(states, least_min_isr, 'of the run', _RAISE_AFTER_SHRINK)}")
 
 
 def elected_unacceptable(cfg, states, labels, describe) -> Optional[str]:

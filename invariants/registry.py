@@ -47,7 +47,8 @@ REGISTRY: list[Invariant] = []
 
 
 # KIP-966's durability promise has a stated limit; the properties that rely on it say so.
-TOLERANCE = ("assumes < min ISR lossy crashes and no unclean election an operator chose "
+TOLERANCE = ("assumes fewer lossy crashes than the min ISR the committed records were promised (the least "
+             "since the first commit: a later raise does not count) and no unclean election an operator chose "
              "(KIP-966's tolerance; the controller's own last-known-leader election is no excuse)")
 
 

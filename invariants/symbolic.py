@@ -57,11 +57,12 @@ LEMMAS = (
         "a cleanly stopped broker that missed records"),
     SymbolicInvariant(
         "CandidatesCoverMinIsr", "state",
-        lambda enc, s: z3.Or(s.lost, z3.ULE(z3.ZeroExt(8, s.min_isr),
+        lambda enc, s: z3.Or(s.lost, z3.ULE(z3.ZeroExt(8, s.least_min_isr),
                                             z3.ZeroExt(8, popcount(s.isr | s.elr)) + z3.ZeroExt(8, s.unclean_shutdowns))),
-        "ISR and ELR together shrink below min ISR only by unclean shutdowns (KIP-966: \"ELR + ISR "
-        "size will not be dropped below the min ISR unless the controller discovers an ELR member has "
-        "an unclean shutdown\"); needs fixed topic config, since Kafka clears ELR on a min ISR change"),
+        "ISR and ELR together shrink below the least min ISR of the run only by unclean shutdowns "
+        "(KIP-966: \"ELR + ISR size will not be dropped below the min ISR unless the controller "
+        "discovers an ELR member has an unclean shutdown\"); needs fixed topic config, since Kafka "
+        "clears ELR on a min ISR change (FINDINGS.md F1)"),
     SymbolicInvariant(
         "EveryUncleanElectionChosen", "state",
         lambda enc, s: z3.Or(z3.Not(s.lost), s.operator_unclean),

@@ -29,12 +29,13 @@ def elr_only_below_min_isr(enc, s):
 
 def leader_candidate_completeness(enc, s):
     """Running candidates (ISR, unfenced ELR) are complete, within KIP-966's tolerance as the
-    concrete predicate states it: fewer than min ISR lossy crashes of candidates, and no
-    unclean election an operator chose (`operator_unclean`; the controller's own
-    last-known-leader election is no excuse)."""
+    concrete predicate states it: fewer lossy crashes than the min ISR the committed records
+    were promised (`promised_min_isr`), and no unclean election an operator chose
+    (`operator_unclean`; the controller's own last-known-leader election is no excuse)."""
     z3, _ = _z3()
     candidates = s.isr | (s.elr & ~s.fenced)
-    return z3.Or(s.operator_unclean, z3.UGE(s.lossy_crashes, s.min_isr), candidates & s.alive & ~s.complete == 0)
+    return z3.Or(s.operator_unclean, z3.UGE(s.lossy_crashes, s.promised_min_isr),
+                 candidates & s.alive & ~s.complete == 0)
 
 
 def elected_leader_was_candidate(enc, s, p, t):
@@ -57,12 +58,13 @@ def leader_elected_registered_unfenced(enc, s, p, t):
 
 
 def unclean_election_only_after_min_isr_unclean_shutdowns(enc, s, p, t):
-    """As the concrete predicate, and void once an unclean election has happened (`lost`):
-    an operator's unclean election empties the ELR, and the count starts over."""
+    """As the concrete predicate (unclean shutdowns against the least min ISR of the run), and
+    void once an unclean election has happened (`lost`): an operator's unclean election empties
+    the ELR, and the count starts over."""
     z3, S = _z3()
     by_operator = z3.Or(*(p.action == S.ACTION_ID[a] for a in operator_steps()))
     return z3.Or(z3.Not(p.unclean), by_operator, s.unclean_leader_election, s.lost,
-                 z3.UGE(t.unclean_shutdowns, t.min_isr))
+                 z3.UGE(t.unclean_shutdowns, t.least_min_isr))
 
 
 def recovery_elects_a_replica_with_every_answered_record(enc, s, p, t):
@@ -71,5 +73,6 @@ def recovery_elects_a_replica_with_every_answered_record(enc, s, p, t):
     z3, S = _z3()
     answered = s.alive & enc.acceptable(s)
     new_leader = z3.And(t.leader != 0, t.leader != s.leader)
-    return z3.Or(p.action != S.ACTION_ID["unclean_recovery"], s.operator_unclean, z3.UGE(s.lossy_crashes, s.min_isr),
+    return z3.Or(p.action != S.ACTION_ID["unclean_recovery"], s.operator_unclean,
+                 z3.UGE(s.lossy_crashes, s.promised_min_isr),
                  z3.Not(new_leader), answered & s.complete == 0, S.meets(t.leader, s.complete))

@@ -34,10 +34,22 @@ def holds_committed_log(cfg: Config, s: State, b: int) -> bool:
     return on_kernel(cfg, lambda k: k.fact(s, "holds_committed_log", b))
 
 
+def promised_min_isr(s: State) -> int:
+    """The min ISR the committed records were promised: the least effective min ISR since the
+    first commit (a later raise does not raise it; History.promised_min_isr)."""
+    return s.hist.promised_min_isr or s.ctrl.effective_min_isr
+
+
+def least_min_isr(s: State) -> int:
+    """The least effective min ISR since the run began (History.least_min_isr)."""
+    return s.hist.least_min_isr or s.ctrl.effective_min_isr
+
+
 def within_tolerance(cfg: Config, s: State) -> bool:
-    """KIP-966's durability promise applies: fewer than min ISR lossy crashes of the
-    partition's replicas and no unclean election an operator chose (specs/kernel/mechanics.py,
-    within_tolerance, which the properties run)."""
+    """KIP-966's durability promise applies: fewer lossy crashes of the partition's replicas
+    than the min ISR the committed records were promised (`promised_min_isr`), and no unclean
+    election an operator chose (specs/kernel/mechanics.py, within_tolerance, which the
+    properties run)."""
     from specs.kernel import on_kernel
     return on_kernel(cfg, lambda k: k.fact(s, "within_tolerance"))
 

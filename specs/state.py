@@ -100,6 +100,16 @@ class History(NamedTuple):
     # designated election, a recovery strategy): the only elections that excuse a loss
     # (specs/facts.py, within_tolerance). The controller's last-known-leader election is not one.
     operator_unclean_elections: int
+    # The min ISR KIP-966's durability promise was made at, kept so that a later raise cannot
+    # turn a loss the promise never covered into a violation: the least effective min ISR since
+    # the first record was committed (a lowering lowers it, a raise leaves it). 0 while it is the
+    # current effective min ISR (before any commit too), so a run whose min ISR never changes
+    # has the states it had without it (specs/kernel/mechanics.py, keep_promises).
+    promised_min_isr: int
+    # The least effective min ISR since the run began: what the count of unclean shutdowns, kept
+    # since the run began, is held to (UncleanElectionOnlyAfterMinIsrUncleanShutdowns). 0 while
+    # it is the current one.
+    least_min_isr: int
     used: tuple[int, ...]                # budget use, aligned with config.BUDGETS
 
 

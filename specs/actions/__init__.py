@@ -53,7 +53,7 @@ def init_state(cfg: Config) -> State:
                  replicas=tuple(Replica(True, (), 0, 0, NO_EPOCH) for _ in cfg.brokers),
                  followers=(FollowerState(-1, NO_EPOCH),) * len(cfg.brokers),
                  inflight=None,
-                 hist=History(0, (), (), 0, 0, 0, 0, (0,) * len(BUDGETS)))
+                 hist=History(0, (), (), 0, 0, 0, 0, 0, 0, (0,) * len(BUDGETS)))
 
 
 def init_states(cfg: Config) -> list[State]:

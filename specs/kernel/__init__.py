@@ -21,8 +21,8 @@ from specs.actions.labels import ELECTED
 from specs.config import BUDGETS, Config
 from specs.kernel.events import ERRORS, MISS
 from specs.kernel.layout import KernelUnsupported, Layout, LogTooLong
-from specs.kernel.mechanics import (after_controller, config_vector, holds_committed_log, revive_replica,
-                                    within_tolerance)
+from specs.kernel.mechanics import (after_controller, config_vector, holds_committed_log, keep_promises,
+                                    revive_replica, within_tolerance)
 from specs.kernel.successors import BOUNDED, GUARDS, LABEL, N_ACTIONS, UNBOUNDED, apply, successors
 from specs.kernel.tables import ELECT_TYPES, Tables, decode_brokers, encode_brokers
 from specs.rules import RECOVERY_STRATEGIES
@@ -187,13 +187,15 @@ class Kernel:
     def install(self, s, out, revive: Optional[int] = None) -> tuple:
         """(s with the controller outcome `out` installed, its error): a raw request replay sent.
         `revive`: the broker a registration starts again, as restart does."""
-        row = self.pack(s).copy()
+        before = self.pack(s)
+        row = before.copy()
         if revive is not None:
             revive_replica(row, self.layout.lay, self.layout.index[revive])
         outcome = np.array([self.tables.ctrl_id(out.ctrl), 0, int(bool(out.unclean_election)),
                             int(bool(out.operator_unclean)), int(bool(out.unclean_shutdown))], dtype=np.int64)
         after_controller(row, self.layout.lay, self.tables.facts, self.tables.facts[int(row[self.layout.ctrl])],
                          outcome)
+        keep_promises(before, row, self.layout.lay, self.tables.facts)
         return self.unpack(row), out.error
 
     def step(self, s, label: tuple) -> tuple:

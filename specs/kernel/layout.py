@@ -31,9 +31,11 @@ UNIVERSE = 15      # brokers a controller value may name: the config's, then str
 # epoch, partition epoch, leader recovery state, |isr|, then isr (indices) and member epochs.
 I_PRESENT, I_BROKER, I_BROKER_EPOCH, I_LEADER_EPOCH, I_PARTITION_EPOCH, I_RECOVERY, I_ISR_LEN, I_ISR = range(8)
 # The history, at lay[L_HIST]: produced, acked (bit r-1 for record r), lossy crashes, unclean
-# shutdowns, unclean elections, operator unclean elections, |visible|, visible, budget use.
-H_PRODUCED, H_ACKED, H_LOSSY, H_UNCLEAN_SHUTDOWNS, H_UNCLEAN_ELECTIONS, H_OPERATOR_UNCLEAN, H_VISIBLE_LEN, H_VISIBLE = \
-    range(8)
+# shutdowns, unclean elections, operator unclean elections, the min ISR the committed records
+# were promised and the least min ISR of the run (each 0 while it is the current effective min
+# ISR: specs/state.py, History), |visible|, visible, budget use.
+(H_PRODUCED, H_ACKED, H_LOSSY, H_UNCLEAN_SHUTDOWNS, H_UNCLEAN_ELECTIONS, H_OPERATOR_UNCLEAN, H_PROMISED_MIN_ISR,
+ H_LEAST_MIN_ISR, H_VISIBLE_LEN, H_VISIBLE) = range(10)
 
 
 class KernelUnsupported(ValueError):
@@ -141,6 +143,8 @@ class Layout:
         row[f + H_UNCLEAN_SHUTDOWNS] = h.unclean_shutdowns
         row[f + H_UNCLEAN_ELECTIONS] = h.unclean_elections
         row[f + H_OPERATOR_UNCLEAN] = h.operator_unclean_elections
+        row[f + H_PROMISED_MIN_ISR] = h.promised_min_isr
+        row[f + H_LEAST_MIN_ISR] = h.least_min_isr
         row[f + H_VISIBLE_LEN] = len(h.visible)
         row[f + H_VISIBLE:f + H_VISIBLE + len(h.visible)] = h.visible
         row[self.budgets:self.budgets + len(h.used)] = h.used
@@ -193,7 +197,8 @@ class Layout:
         visible = tuple(row[f + H_VISIBLE:f + H_VISIBLE + row[f + H_VISIBLE_LEN]])
         used = tuple(row[self.budgets:self.budgets + len(BUDGETS)])
         return inflight, History(row[f + H_PRODUCED], acked, visible, row[f + H_LOSSY], row[f + H_UNCLEAN_SHUTDOWNS],
-                                 row[f + H_UNCLEAN_ELECTIONS], row[f + H_OPERATOR_UNCLEAN], used)
+                                 row[f + H_UNCLEAN_ELECTIONS], row[f + H_OPERATOR_UNCLEAN], row[f + H_PROMISED_MIN_ISR],
+                                 row[f + H_LEAST_MIN_ISR], used)
 
     def _idx(self, b: int) -> int:
         return self.universe_index(b)

@@ -13,10 +13,11 @@ import numpy as np
 from numba import njit
 
 from specs.config import BUDGETS, Config
-from specs.kernel.layout import (ALIVE, CLEAN_FILE, FETCH_EPOCH, FLUSHED, H_ACKED, H_LOSSY, H_OPERATOR_UNCLEAN,
-                                 H_UNCLEAN_ELECTIONS, H_UNCLEAN_SHUTDOWNS, H_VISIBLE, H_VISIBLE_LEN, HWM, I_BROKER, I_BROKER_EPOCH,
-                                 I_ISR, I_ISR_LEN, I_LEADER_EPOCH, I_PARTITION_EPOCH, I_PRESENT, I_RECOVERY, LEO,
-                                 LOG, LOG_LEN, L_B0, L_BW, L_CAP, L_CTRL, L_HIST, L_INFL, L_NB, NONE)
+from specs.kernel.layout import (ALIVE, CLEAN_FILE, FETCH_EPOCH, FLUSHED, H_ACKED, H_LEAST_MIN_ISR, H_LOSSY,
+                                 H_OPERATOR_UNCLEAN, H_PROMISED_MIN_ISR, H_UNCLEAN_ELECTIONS, H_UNCLEAN_SHUTDOWNS,
+                                 H_VISIBLE, H_VISIBLE_LEN, HWM, I_BROKER, I_BROKER_EPOCH, I_ISR, I_ISR_LEN,
+                                 I_LEADER_EPOCH, I_PARTITION_EPOCH, I_PRESENT, I_RECOVERY, LEO, LOG, LOG_LEN, L_B0,
+                                 L_BW, L_CAP, L_CTRL, L_HIST, L_INFL, L_NB, NONE)
 from specs.kernel.tables import (F_EFFECTIVE_MIN_ISR, F_FENCED, F_ISR_MASK, F_LEADER, F_LEADER_EPOCH, F_N_ISR,
                                  F_PARTITION_EPOCH, F_REGISTERED, F_SHUTTING_DOWN, F_EPOCHS, F_ISR, O_CTRL,
                                  O_OPERATOR_UNCLEAN, O_UNCLEAN_ELECTION, O_UNCLEAN_SHUTDOWN)
@@ -318,13 +319,55 @@ def records_of(r, lay, i):
     return m
 
 
+# ---------------------------------------------------------------- the promises a run was made
+
+@njit(cache=True, inline="always", _nrt=False)
+def committed_any(r, lay):
+    """A record was committed (acknowledged, or shown to consumers below the HWM)."""
+    h = lay[L_HIST]
+    return r[h + H_ACKED] != 0 or r[h + H_VISIBLE_LEN] > 0
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def promised_min_isr(r, lay, f):
+    """The min ISR KIP-966's durability promise was made at: the least effective min ISR since
+    the first commit (the row keeps 0 while that is the current one)."""
+    p = r[lay[L_HIST] + H_PROMISED_MIN_ISR]
+    return p if p > 0 else f[F_EFFECTIVE_MIN_ISR]
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def least_min_isr(r, lay, f):
+    """The least effective min ISR since the run began (0 in the row while it is the current)."""
+    m = r[lay[L_HIST] + H_LEAST_MIN_ISR]
+    return m if m > 0 else f[F_EFFECTIVE_MIN_ISR]
+
+
+@njit(cache=True, _nrt=False)
+def keep_promises(r, t, lay, facts):
+    """After any step r -> t: a raise of the effective min ISR (set_min_isr, a reassignment's
+    replica set) does not raise the promise committed records were made, a lowering lowers it
+    (docs/protocol.md, "Durability"); before the first commit the promise is the current min
+    ISR. Each is kept as 0 while it equals the current effective min ISR, so the row of a state
+    is one whatever way its min ISR went."""
+    h = lay[L_HIST]
+    was, now = facts_of(r, lay, facts), facts_of(t, lay, facts)
+    current = now[F_EFFECTIVE_MIN_ISR]
+    promise = min(promised_min_isr(r, lay, was), current) if committed_any(r, lay) else current
+    t[h + H_PROMISED_MIN_ISR] = promise if promise < current else 0
+    least = min(least_min_isr(r, lay, was), current)
+    t[h + H_LEAST_MIN_ISR] = least if least < current else 0
+
+
 # ---------------------------------------------------------------- what the properties ask
 
 @njit(cache=True, _nrt=False)
 def within_tolerance(r, lay, f):
-    """KIP-966's durability promise applies (specs/facts.py, within_tolerance)."""
+    """KIP-966's durability promise applies (specs/facts.py, within_tolerance): fewer lossy
+    crashes than the min ISR the committed records were promised, and no unclean election an
+    operator chose."""
     h = lay[L_HIST]
-    return r[h + H_LOSSY] < f[F_EFFECTIVE_MIN_ISR] and r[h + H_OPERATOR_UNCLEAN] == 0
+    return r[h + H_LOSSY] < promised_min_isr(r, lay, f) and r[h + H_OPERATOR_UNCLEAN] == 0
 
 
 @njit(cache=True, _nrt=False)

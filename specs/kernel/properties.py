@@ -15,8 +15,8 @@ from specs.kernel import on_kernel
 from specs.kernel.successors import DELIVER_ALTER_PARTITION, UNCLEAN_RECOVERY
 from specs.kernel.layout import FETCH_EPOCH, H_UNCLEAN_ELECTIONS, H_UNCLEAN_SHUTDOWNS, HWM, LEO, L_HIST, L_NB
 from specs.kernel.mechanics import (acceptable_leader, acked_mask, alive, at, broker_epoch, entry_epoch,
-                                    entry_record, facts_of, has, holds_committed_log, log_len, records_of,
-                                    within_tolerance)
+                                    entry_record, facts_of, has, holds_committed_log, least_min_isr, log_len,
+                                    records_of, within_tolerance)
 from specs.kernel.tables import (F_EFFECTIVE_MIN_ISR, F_ELR_MASK, F_FENCED, F_ISR_MASK, F_LEADER, F_LEADER_EPOCH,
                                  F_N_ISR, F_REGISTERED, F_REPLICA_MASK, F_UNCLEAN)
 
@@ -139,8 +139,8 @@ def step_violations(prev, action, t, lay, facts, check):
         operator = False
         for a in _OPERATOR:
             operator = operator or action == a
-        if not operator and t[h + H_UNCLEAN_SHUTDOWNS] < f[F_EFFECTIVE_MIN_ISR]:
-            bad |= 4
+        if not operator and t[h + H_UNCLEAN_SHUTDOWNS] < least_min_isr(t, lay, f):
+            bad |= 4                           # (held to the least min ISR of the run: docs/protocol.md)
     if check & 8 and f[F_LEADER] != p[F_LEADER] and f[F_LEADER_EPOCH] <= p[F_LEADER_EPOCH]:
         bad |= 8                               # OneLeaderPerEpoch
     if check & 16 and action == UNCLEAN_RECOVERY and new >= 0 and within_tolerance(prev, lay, p):

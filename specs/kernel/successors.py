@@ -21,7 +21,7 @@ from specs.kernel import data as D
 from specs.kernel.events import MISS
 from specs.kernel.layout import H_VISIBLE, L_CAP, L_HIST, L_NB
 from specs.kernel.mechanics import (CV_BOUNDS, CV_MAX_LEADER_EPOCH, CV_MAX_PARTITION_EPOCH,
-                                    R_ANY_CANDIDATE_ELECTIONS, alive, facts_of, log_len)
+                                    R_ANY_CANDIDATE_ELECTIONS, alive, facts_of, keep_promises, log_len)
 from specs.kernel.tables import F_LEADER, F_LEADER_EPOCH, F_PARTITION_EPOCH
 
 # Action ids, in the declarations' order (specs/kernel/__init__.py checks it against ACTION_NAMES).
@@ -146,13 +146,15 @@ def effect(t, lay, cv, f, tables, action, p0, p1, p2, prefer, key, work):
 
 @njit(cache=True, _nrt=False)
 def apply(r, t, lay, cv, plan, tables, action, p0, p1, p2, prefer, key, work):
-    """t = the state after the step (budget charged, no guard checked): 0, or MISS. A refusal
-    is left in work[-1] (specs/kernel/events.py)."""
+    """t = the state after the step (budget charged, no guard checked, the min ISR promises
+    kept: mechanics.keep_promises): 0, or MISS. A refusal is left in work[-1]
+    (specs/kernel/events.py)."""
     for k in range(len(r)):
         t[k] = r[k]
     work[len(work) - 1] = 0
     if effect(t, lay, cv, facts_of(r, lay, tables[3]), tables, action, p0, p1, p2, prefer, key, work) == MISS:
         return MISS
+    keep_promises(r, t, lay, tables[3])
     budget = charged(r, lay, plan, action, p0)
     if budget >= 0:
         t[used_at(lay) + budget] += 1

@@ -33,6 +33,8 @@ def initial_block(cfg: Config, s: State) -> dict[str, Any]:
             "operator_unclean_elections": s.hist.operator_unclean_elections,
             "unclean_shutdowns": s.hist.unclean_shutdowns,
             "lossy_crashes": s.hist.lossy_crashes})
+        out.update({k: v for k, v in (("promised_min_isr", s.hist.promised_min_isr),
+                                      ("least_min_isr", s.hist.least_min_isr)) if v})
     return out
 
 

@@ -48,7 +48,8 @@ INITIAL_FIELDS = {"leader", "leader_epoch", "partition_epoch", "isr", "elr", "la
 # The project's own initial fields: the broker side, for scenarios that start mid-run (a z3
 # counterexample to induction). See docs/SCENARIOS.md.
 BROKER_FIELDS = {"logs", "stopped", "clean_shutdown_files", "committed", "fetched",
-                 "unclean_elections", "operator_unclean_elections", "unclean_shutdowns", "lossy_crashes"}
+                 "unclean_elections", "operator_unclean_elections", "unclean_shutdowns", "lossy_crashes",
+                 "promised_min_isr", "least_min_isr"}
 
 
 def broker_universe(cfg: Config, initial: Mapping[str, Any], steps: list) -> tuple[int, ...]:
@@ -144,7 +145,9 @@ def _broker_side(cfg: Config, s: State, initial: Mapping[str, Any]) -> State:
     """logs {b: [[leader_epoch, record], ...]}, stopped [b], clean_shutdown_files {b: epoch},
     committed [record] (what consumers saw), fetched {b: [leo, broker_epoch]} (the leader's
     view from Fetch), unclean_elections / operator_unclean_elections / unclean_shutdowns /
-    lossy_crashes (history counts)."""
+    lossy_crashes (history counts), promised_min_isr / least_min_isr (the min ISR the committed
+    records were promised and the least of the run, where a min ISR change before the scenario
+    left them below the current one; 0 or absent: the current effective min ISR)."""
     if not BROKER_FIELDS & set(initial):
         return s
     logs = _per_broker(initial, "logs")
@@ -173,5 +176,17 @@ def _broker_side(cfg: Config, s: State, initial: Mapping[str, Any]) -> State:
                            unclean_elections=_count(initial, "unclean_elections"),
                            operator_unclean_elections=_count(initial, "operator_unclean_elections"),
                            unclean_shutdowns=_count(initial, "unclean_shutdowns"),
-                           lossy_crashes=_count(initial, "lossy_crashes"))
+                           lossy_crashes=_count(initial, "lossy_crashes"),
+                           promised_min_isr=_below_min_isr(s, initial, "promised_min_isr"),
+                           least_min_isr=_below_min_isr(s, initial, "least_min_isr"))
     return s._replace(replicas=tuple(replicas), followers=tuple(followers), hist=hist)
+
+
+def _below_min_isr(s: State, initial: Mapping[str, Any], name: str) -> int:
+    """A kept min ISR: 1 up to the effective min ISR, stored as 0 when it is the current one
+    (History's form, so a state has one row)."""
+    value = _count(initial, name)
+    current = s.ctrl.effective_min_isr
+    if value > current:
+        raise OpError(f"field '{name}' is at most the effective min ISR {current}, got {value}")
+    return 0 if value == current else value

@@ -47,13 +47,20 @@ def _hwm_gate(enc, s, pending):
 
 
 def crash(enc, s, p):
-    """A lossy crash (flag) loses the unflushed suffix: committed records too if `members` has b."""
+    """A lossy crash (flag) loses the unflushed suffix: committed records too if `members` has b
+    and a record was committed (before any commit every replica holds the committed log). If
+    `pending` has b, the crash leaves b shorter than the leader saw it fetch (`lossy`): a lossy
+    crash can, and so can any crash of a replica the leader knows from its previous incarnation;
+    a crash that keeps its log leaves what it fetched."""
     b = p.broker
-    keep_data = z3.If(p.flag, s.complete & ~(b & p.members), s.complete)
+    keep_data = z3.If(z3.And(p.flag, s.committed), s.complete & ~(b & p.members), s.complete)
     counts = z3.And(p.flag, s.lossy_crashes != 255)      # every replica's loss counts (specs/actions/data.py)
-    return enc._done(z3.And(one_hot(b), enc.R.member(b, s.alive)), s, enc.unchanged(s),
-                     alive=s.alive & ~b, clean_file=s.clean_file & ~b, complete=keep_data,
-                     lossy_crashes=z3.If(counts, s.lossy_crashes + 1, s.lossy_crashes))
+    short = enc.R.member(b, p.pending)
+    may_be_short = z3.And(enc.R.member(b, s.fetched), z3.Or(p.flag, enc.R.member(b, s.stale)))
+    return enc._done(z3.And(one_hot(b), enc.R.member(b, s.alive), z3.Or(z3.Not(short), may_be_short)), s,
+                     enc.unchanged(s), alive=s.alive & ~b, clean_file=s.clean_file & ~b, complete=keep_data,
+                     lossy_crashes=z3.If(counts, s.lossy_crashes + 1, s.lossy_crashes),
+                     lossy=z3.If(short, s.lossy | b, s.lossy & ~b))
 
 
 def clean_shutdown(enc, s, p):
@@ -77,18 +84,19 @@ def restart(enc, s, p):
         guard = z3.And(guard, enc.R.member(b, s.fenced))
     return enc._done(guard, s, out,
                      alive=s.alive | b, clean_file=s.clean_file & ~b, stale=s.stale | (s.fetched & b),
-                     unclean_shutdowns=counted)
+                     unclean_shutdowns=counted, lossy=s.lossy & ~b)
 
 
 def advance_hwm(enc, s, p):
     """The HWM covers a new record; every replica not in `members` may lack it but the ISR
-    members the gate counted that run or stopped cleanly (a clean stop flushes what was
-    fetched): a member that crashed since its last fetch still counts in the leader's view until
-    it is fenced, and a lossy crash lost what it fetched."""
+    members the gate counted that run, stopped cleanly (a clean stop flushes what was fetched)
+    or crashed keeping what they fetched: a member that crashed since its last fetch still
+    counts in the leader's view until it is fenced, and a lossy crash (`lossy`) lost what it
+    fetched."""
     may_advance, keeps = _hwm_gate(enc, s, p.pending)
     guard = z3.And(s.leader != 0, enc.R.member(s.leader, s.alive), may_advance, p.pending & ~s.complete == 0)
-    held = keeps & (s.alive | s.clean_file)
-    return enc._done(guard, s, enc.unchanged(s), complete=s.complete & (held | p.members))
+    held = keeps & (s.alive | s.clean_file | ~s.lossy)
+    return enc._done(guard, s, enc.unchanged(s), complete=s.complete & (held | p.members), committed=True)
 
 
 def fetch(enc, s, p):

@@ -51,9 +51,16 @@ class Encoding:
     # ------------------------------------------------------------ domain and init
 
     def well_formed(self, s: Sym) -> z3.BoolRef:
-        """Type constraints every state meets (not invariants: they say what a value is)."""
+        """Type constraints every state meets (not invariants: they say what a value is). The
+        min ISR ghosts are a least of values 1..N; until a commit the promise is the current min
+        ISR and every replica holds the committed log (the steps keep each so:
+        tests/specs/symbolic/test_encoding.py proves that every step keeps this well formed)."""
         return z3.And(one_hot_or_zero(s.leader), one_hot_or_zero(s.last_known_leader),
-                      z3.UGE(s.min_isr, 1), z3.ULE(s.min_isr, self.n))
+                      z3.UGE(s.min_isr, 1), z3.ULE(s.min_isr, self.n),
+                      z3.UGE(s.least_min_isr, 1), z3.ULE(s.least_min_isr, s.promised_min_isr),
+                      z3.ULE(s.promised_min_isr, s.min_isr),
+                      z3.Or(s.committed, z3.And(s.promised_min_isr == s.min_isr, s.complete == self.all)),
+                      s.lossy & ~(s.fetched & ~s.alive & ~s.clean_file) == 0)
 
     def initial(self, s: Sym, min_isr: int) -> z3.BoolRef:
         """The concrete initial state: every replica running, unfenced, in the ISR; replicas[0]
@@ -61,10 +68,12 @@ class Encoding:
         return z3.And(s.isr == self.all, s.elr == 0, s.cleared_elr == 0, s.last_known_elr == 0, s.last_known_leader == 0,
                       s.leader == self.first_replica, s.fenced == 0, s.shutting_down == 0,
                       s.alive == self.all, s.clean_file == 0, s.complete == self.all, s.fetched == 0, s.stale == 0,
+                      s.lossy == 0,
                       s.min_isr == min(min_isr, self.n),
                       s.unclean_leader_election == z3.BoolVal(self.cfg.unclean_leader_election), z3.Not(s.lost),
                       z3.Not(s.operator_unclean),
-                      s.unclean_shutdowns == 0, s.lossy_crashes == 0, z3.Not(s.recovering))
+                      s.unclean_shutdowns == 0, s.lossy_crashes == 0, z3.Not(s.recovering), z3.Not(s.committed),
+                      s.promised_min_isr == s.min_isr, s.least_min_isr == s.min_isr)
 
     def acceptable(self, s: Sym) -> z3.BitVecRef:
         """Registered (always, here), unfenced, not in controlled shutdown."""
@@ -72,9 +81,14 @@ class Encoding:
 
     def after(self, s: Sym, out: C.Outcome, **broker) -> Sym:
         """The state after a controller outcome, with the broker fields in `broker` changed.
-        A new leader learns its followers again from Fetch."""
+        A new leader learns its followers again from Fetch. The min ISR ghosts follow the
+        concrete rule (specs/kernel/mechanics.py, keep_promises): a raise leaves them, a
+        lowering lowers them, and before a commit the promise is the current min ISR."""
         c, p = out.ctrl, out.ctrl.partition
         moved = p.leader != s.leader
+        current = c.min_isr
+        least = lambda a, b: z3.If(z3.ULE(a, b), a, b)  # noqa: E731
+        promised = z3.If(s.committed, least(s.promised_min_isr, current), current)
         return make_sym(
             self.n, p.isr, p.elr, p.cleared_elr, p.last_known_elr, p.last_known_leader, p.leader, c.fenced, c.shutting_down,
             broker.get("alive", s.alive), broker.get("clean_file", s.clean_file), broker.get("complete", s.complete),
@@ -82,7 +96,10 @@ class Encoding:
             z3.If(moved, self.zero, broker.get("stale", s.stale)),
             c.min_isr, c.unclean_leader_election, self.R.any(s.lost, out.unclean_election),
             broker.get("unclean_shutdowns", s.unclean_shutdowns), broker.get("lossy_crashes", s.lossy_crashes),
-            is_recovering(p.leader_recovery_state), self.R.any(s.operator_unclean, out.operator_unclean))
+            is_recovering(p.leader_recovery_state), self.R.any(s.operator_unclean, out.operator_unclean),
+            committed=broker.get("committed", s.committed), promised_min_isr=promised,
+            least_min_isr=least(s.least_min_isr, current),
+            lossy=z3.If(moved, self.zero, broker.get("lossy", s.lossy)))
 
     def unchanged(self, s: Sym) -> C.Outcome:
         return C.Outcome(s.ctrl)
@@ -153,7 +170,7 @@ class Encoding:
             return StepFormula(z3.BoolVal(False), s, False)
         answered = s.alive & self.acceptable(s)
         out = C.unclean_recovery(self.R, self.rules, s.ctrl, strategy, Answers(answered, p.pick))
-        within = z3.And(z3.Not(s.lost), z3.ULT(s.lossy_crashes, s.min_isr))
+        within = z3.And(z3.Not(s.lost), z3.ULT(s.lossy_crashes, s.promised_min_isr))
         wanted = s.complete if self.rules.recovery_prefers_most_data else ~s.complete
         choice = z3.Or(z3.Not(within), answered & wanted == 0, self.R.member(p.pick, wanted))
         guard = z3.And(one_hot(p.pick), self.R.member(p.pick, answered), choice)

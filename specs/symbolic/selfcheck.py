@@ -73,7 +73,9 @@ def _pins(enc: Encoding, s: Sym, ctrl: Controller) -> list:
             (s.unclean_leader_election, z3.BoolVal(ctrl.unclean_leader_election)), (s.lost, z3.BoolVal(False)),
             (s.operator_unclean, z3.BoolVal(False)),
             (s.unclean_shutdowns, z3.BitVecVal(0, 8)), (s.lossy_crashes, z3.BitVecVal(0, 8)),
-            (s.recovering, z3.BoolVal(p.leader_recovery_state == RECOVERING))]
+            (s.recovering, z3.BoolVal(p.leader_recovery_state == RECOVERING)), (s.committed, z3.BoolVal(False)),
+            (s.promised_min_isr, z3.BitVecVal(ctrl.effective_min_isr, 8)),
+            (s.least_min_isr, z3.BitVecVal(ctrl.effective_min_isr, 8))]
     return out
 
 

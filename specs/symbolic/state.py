@@ -18,7 +18,7 @@ from specs.symbolic.algebra import COUNT_BITS
 
 # The set-valued fields of a symbolic state, each an N-bit vector, in the order z3 names them.
 SET_FIELDS = ("isr", "elr", "cleared_elr", "last_known_elr", "last_known_leader", "leader", "fenced",
-              "shutting_down", "alive", "clean_file", "complete", "fetched", "stale")
+              "shutting_down", "alive", "clean_file", "complete", "fetched", "stale", "lossy")
 ACTION_BITS = 5
 
 
@@ -35,6 +35,10 @@ class Sym(NamedTuple):
     unclean_shutdowns: z3.BitVecRef   # ghost: registrations judged unclean (saturating count)
     lossy_crashes: z3.BitVecRef   # ghost: lossy crashes of replicas (saturating count)
     recovering: z3.BoolRef        # leader_recovery_state is RECOVERING (an unclean leader's log is not settled)
+    committed: z3.BoolRef         # ghost: a record was committed (an HWM advance)
+    promised_min_isr: z3.BitVecRef    # ghost: the least min ISR since the first commit (History.promised_min_isr)
+    least_min_isr: z3.BitVecRef   # ghost: the least min ISR of the run (History.least_min_isr)
+    lossy: z3.BitVecRef           # stopped by a crash that may have lost what the leader saw it fetch
 
     # The controller's fields under the names the invariants use.
     isr = property(lambda s: s.ctrl.partition.isr)
@@ -52,7 +56,8 @@ class Sym(NamedTuple):
         """Every term z3 keeps for this state, in a fixed order."""
         return [getattr(self, f) for f in SET_FIELDS] + [self.min_isr, self.unclean_leader_election, self.lost,
                                                         self.operator_unclean, self.unclean_shutdowns,
-                                                        self.lossy_crashes, self.recovering]
+                                                        self.lossy_crashes, self.recovering, self.committed,
+                                                        self.promised_min_isr, self.least_min_isr]
 
 
 class Params(NamedTuple):
@@ -69,17 +74,24 @@ class Params(NamedTuple):
 
 def make_sym(n: int, isr, elr, cleared_elr, last_known_elr, last_known_leader, leader, fenced, shutting_down, alive,
              clean_file, complete, fetched, stale, min_isr, unclean_leader_election, lost,
-             unclean_shutdowns, lossy_crashes, recovering, operator_unclean=False) -> Sym:
+             unclean_shutdowns, lossy_crashes, recovering, operator_unclean=False, committed=False,
+             promised_min_isr=None, least_min_isr=None, lossy=None) -> Sym:
+    """A symbolic state from its fields; the min ISR ghosts default to min_isr (nothing kept),
+    `lossy` to nobody."""
     everyone = z3.BitVecVal((1 << n) - 1, n)
     recovering = z3.BoolVal(recovering) if isinstance(recovering, bool) else recovering
     operator_unclean = z3.BoolVal(operator_unclean) if isinstance(operator_unclean, bool) else operator_unclean
+    committed = z3.BoolVal(committed) if isinstance(committed, bool) else committed
+    promised_min_isr = min_isr if promised_min_isr is None else promised_min_isr
+    least_min_isr = min_isr if least_min_isr is None else least_min_isr
+    lossy = z3.BitVecVal(0, n) if lossy is None else lossy
     p = Partition(replicas=everyone, isr=isr, elr=elr, cleared_elr=cleared_elr, last_known_elr=last_known_elr, leader=leader,
                   leader_epoch=0, partition_epoch=0, leader_recovery_state=z3.If(recovering, RECOVERY_ON, RECOVERY_OFF),
                   adding_replicas=(), removing_replicas=(), last_known_leader=last_known_leader)
     ctrl = Controller(partition=p, registered=everyone, broker_epochs=(), fenced=fenced,
                       shutting_down=shutting_down, min_isr=min_isr, unclean_leader_election=unclean_leader_election)
     return Sym(ctrl, alive, clean_file, complete, fetched, stale, lost, operator_unclean, unclean_shutdowns,
-               lossy_crashes, recovering)
+               lossy_crashes, recovering, committed, promised_min_isr, least_min_isr, lossy)
 
 
 RECOVERY_ON, RECOVERY_OFF = z3.BitVecVal(RECOVERING, 1), z3.BitVecVal(1 - RECOVERING, 1)
@@ -97,7 +109,10 @@ def sym_state(n: int, tag: str) -> Sym:
                     unclean_leader_election=z3.Bool(f"unclean_leader_election_{tag}"), lost=z3.Bool(f"lost_{tag}"),
                     unclean_shutdowns=z3.BitVec(f"unclean_shutdowns_{tag}", COUNT_BITS),
                     lossy_crashes=z3.BitVec(f"lossy_crashes_{tag}", COUNT_BITS),
-                    recovering=z3.Bool(f"recovering_{tag}"), operator_unclean=z3.Bool(f"operator_unclean_{tag}"))
+                    recovering=z3.Bool(f"recovering_{tag}"), operator_unclean=z3.Bool(f"operator_unclean_{tag}"),
+                    committed=z3.Bool(f"committed_{tag}"),
+                    promised_min_isr=z3.BitVec(f"promised_min_isr_{tag}", COUNT_BITS),
+                    least_min_isr=z3.BitVec(f"least_min_isr_{tag}", COUNT_BITS))
 
 
 def sym_params(n: int, tag: str) -> Params:

@@ -53,3 +53,35 @@ def test_replay_preset_says_it_in_words(cli):
     assert no.returncode == 1
     assert "does not reproduce under kafka-3.9:" in no.stdout and "step 5 (after deliver_alter_partition)" in no.stdout
     assert "FAIL" not in no.stdout
+
+
+def _block(key: str) -> str:
+    return next(b for b in re.split(r"^### ", FINDINGS, flags=re.M)[1:] if b.startswith(f"{key}."))
+
+
+CATALOGUED = [(f.id, s) for f in __import__("specs.findings", fromlist=["FINDINGS"]).FINDINGS for s in f.scenarios]
+
+
+@pytest.mark.parametrize("key,scenario", CATALOGUED, ids=[f"{k}-{s[:30]}" for k, s in CATALOGUED])
+def test_a_findings_own_run_is_recognised_as_that_finding(key, scenario):
+    """specs/findings.py names a counterexample after its FINDINGS.md entry (prove's refutations
+    are reported so): each entry's own scenario, replayed under the first release it reproduces
+    under, is recognised as that entry and no other."""
+    from specs.findings import BY_ID, recognize
+    finding = BY_ID[key]
+    block = _block(key)
+    assert block.startswith(f"{key}. {finding.title}\n"), "the catalogue's title is the entry's heading"
+    assert f"`{finding.check}`" in block or finding.check.split(" (")[0] in block
+    assert f"specs/scenarios/findings/{scenario}" in block
+    preset = re.findall(r"`([^`]+)`", re.search(r"- reproduces under: (.*)", block).group(1))[0]
+    result = run_file(str(ROOT / "specs/scenarios/findings" / scenario), preset=preset)
+    assert result.ok and result.trace.violated, result.failure
+    assert recognize(result.trace) is finding
+
+
+def test_a_run_of_no_finding_is_said_to_be_none():
+    """The default config's check finds nothing; a mutant's run tells no finding's story."""
+    from specs.findings import named, recognize
+    result = run_file(str(ROOT / "specs/scenarios/maximal-isr-hwm.mutant.json"))
+    assert result.trace is not None and recognize(result.trace) is None
+    assert named(result.trace).startswith("no finding of docs/FINDINGS.md")

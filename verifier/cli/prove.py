@@ -36,8 +36,6 @@ def _validate(args) -> list:
     if args.time_budget is not None and not 0 < args.time_budget < float("inf"):
         raise UsageError("--time-budget must be a positive finite number")
     invariants = list(z3["default"])
-    if args.fixed_config:
-        invariants.append(BY_NAME["UncleanElectionOnlyAfterMinIsrUncleanShutdowns"])
     return [BY_NAME[n] for n in args.invariant] if args.invariant else invariants
 
 
@@ -128,9 +126,11 @@ def _run(args: argparse.Namespace) -> int:
                 r.cti_reproduced = concrete_violations(trace) == trace.violated and bool(trace.violated)
                 r.cti_scenario = f"cti-N{r.n}-m{r.min_isr}.json"
                 save_scenario(out_dir, r.cti_scenario, trace, f"z3 CTI N={r.n} min_isr={r.min_isr}", command)
-        if r.witness is not None and r.violation:
-            r.scenario = f"counterexample-N{r.n}-m{r.min_isr}.json"
-            save_scenario(out_dir, r.scenario, r.witness, f"z3 BMC N={r.n} min_isr={r.min_isr}", command)
+        for k, run in enumerate(r.refutations):
+            if run.witness is not None:
+                run.scenario = f"counterexample-N{r.n}-m{r.min_isr}{f'-{k + 1}' if k else ''}.json"
+                save_scenario(out_dir, run.scenario, run.witness, f"z3 BMC N={r.n} min_isr={r.min_isr}", command)
+        r.scenario = r.refutations[0].scenario if r.refutations else None
         for line in size_line(r, args.bmc_max_brokers):
             out.print(line, markup=False)
 
@@ -140,10 +140,20 @@ def _run(args: argparse.Namespace) -> int:
         bmc_max_brokers=args.bmc_max_brokers, config_changes=not args.fixed_config, lemmas=tuple(symbolic()["lemmas"]),
         stop_at_first=args.stop_at_first, witness=not args.no_witness, on_result=on_result))
     result = prove(Model(cfg, symmetry=False), invariants, settings)
-    report(args, out, cfg, result.sizes, result.completed, result.seconds)
+    _name_findings(result.verdicts)
+    report(args, out, cfg, result.sizes, result.completed, result.seconds, result.verdicts)
     result.sections = {"self_check": check, "details": details(args, result.sizes, result.completed)}
     summary = write_result(result, Model(cfg, symmetry=False), out_dir, run_id, args, f"z3-{cfg.preset}", out)
     return summary["exit_code"]
+
+
+def _name_findings(verdicts) -> None:
+    """A refuted property's verdict names the FINDINGS.md entry its concrete run is an instance
+    of, with the check command that shows it (specs/findings.py)."""
+    from specs.findings import named
+    for v in verdicts:
+        if v.trace is not None:
+            v.detail = f"{v.detail}: {named(v.trace)}"
 
 
 def _stopped_in_footing(args, out, cfg, invariants, check: dict, started: float, run_id, out_dir) -> int:
