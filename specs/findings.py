@@ -45,7 +45,8 @@ def _elr_cleared_by_min_isr(states, labels) -> list[int]:
 def _min_isr_change_then_unclean(trace) -> bool:
     states, labels = _story(trace)
     cleared = _elr_cleared_by_min_isr(states, labels)
-    return trace.config.rules.elr and any(c < e for c in cleared for e in _controller_unclean(states))
+    broken = set(trace.violated) & (set(DURABILITY) | {"UncleanElectionOnlyAfterMinIsrUncleanShutdowns"})
+    return trace.config.rules.elr and bool(broken) and any(c < e for c in cleared for e in _controller_unclean(states))
 
 
 def _last_known_leader_after_unclean_shutdowns(trace) -> bool:

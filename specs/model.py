@@ -124,6 +124,13 @@ class Model:
         """KIP-966's durability promise still applies in `state`."""
         return F.within_tolerance(self.cfg, state)
 
+    @staticmethod
+    def finding(trace) -> str:
+        """The docs/FINDINGS.md entry a counterexample is an instance of, with the command that
+        shows it, or that it is none (specs/findings.py)."""
+        from specs.findings import named
+        return named(trace)
+
     # ---------------------------------------------------------------- Kafka's side (the conform engine)
     def kafka_start(self, state) -> dict:
         """The oracle's starting point for a run from `state` (specs/projection.py)."""

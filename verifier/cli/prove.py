@@ -149,11 +149,10 @@ def _run(args: argparse.Namespace) -> int:
 
 def _name_findings(verdicts) -> None:
     """A refuted property's verdict names the FINDINGS.md entry its concrete run is an instance
-    of, with the check command that shows it (specs/findings.py)."""
-    from specs.findings import named
+    of, with the check command that shows it (the model's `finding`)."""
     for v in verdicts:
         if v.trace is not None:
-            v.detail = f"{v.detail}: {named(v.trace)}"
+            v.detail = f"{v.detail}: {v.trace.model.finding(v.trace)}"
 
 
 def _stopped_in_footing(args, out, cfg, invariants, check: dict, started: float, run_id, out_dir) -> int:

@@ -79,30 +79,55 @@ class SizeResult:
         return next((r for r in self.refutations if name in r.names), None)
 
 
-def check_size(cfg: Config, n: int, min_isr: int, depth: int,
-               invariants=(), lemmas=(), deadline: Optional[float] = None,
-               config_changes: bool = True, realize: Optional[Callable] = None, attempts: int = 6) -> SizeResult:
-    """Induction, strengthening and BMC for one size, a verdict per property. `realize(cfg,
-    trace, names)` turns a BMC trace into a concrete run (or None); an unrealizable trace is
-    blocked and BMC asked again, up to `attempts` times."""
+@dataclass
+class Induction:
+    """What induction and Houdini decided for a set of properties (on one Problem)."""
+    inductive_alone: bool
+    cti: Optional[Cti] = None
+    proved: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    strengthening: list[str] = field(default_factory=list)
+    cti_breaks: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def induct(prob: Problem, invariants, lemmas) -> Induction:
+    """Induction alone; if it fails, Houdini's greatest inductive subset (what survives is
+    proved) and the lemmas the survivors need, with the CTI the first query gave."""
     start = time.monotonic()
-    prob = Problem(cfg, n, min_isr, config_changes)
     out = prob.induction(invariants, invariants)
-    result = SizeResult(n, min_isr, PROVED, inductive_alone=out is None, cfg=prob.cfg)
-    proved = list(invariants)
+    result = Induction(inductive_alone=out is None, proved=[inv.name for inv in invariants])
     if out is not None:
         model, s, p, t = out
         result.cti = Cti(evaluate(model, s), _step(model, p), evaluate(model, t),
                          prob._broken(model, invariants, s, p, t))
         kept, result.dropped = prob.houdini(invariants, lemmas)
         proved = [inv for inv in invariants if inv.name not in result.dropped]
+        result.proved = [inv.name for inv in proved]
         if proved:
             names = {inv.name for inv in invariants}
             needed = prob.minimal_strengthening(proved, [k for k in kept if k.name not in names])
             result.strengthening = [inv.name for inv in needed]
             result.cti_breaks = prob.false_at(needed, result.cti.pre)
-    result.proved = [inv.name for inv in proved]
-    result.induction_seconds = time.monotonic() - start
+    result.seconds = time.monotonic() - start
+    return result
+
+
+def check_size(cfg: Config, n: int, min_isr: int, depth: int,
+               invariants=(), lemmas=(), deadline: Optional[float] = None,
+               config_changes: bool = True, realize: Optional[Callable] = None, attempts: int = 6,
+               induction: Optional[Induction] = None) -> SizeResult:
+    """Induction, strengthening and BMC for one size, a verdict per property. `realize(cfg,
+    trace, names)` turns a BMC trace into a concrete run (or None); an unrealizable trace is
+    blocked and BMC asked again, up to `attempts` times. `induction`: the size's induction,
+    made already (with config changes one covers every min ISR of a cluster size)."""
+    start = time.monotonic()
+    prob = Problem(cfg, n, min_isr, config_changes)
+    ind = induction if induction is not None else induct(prob, invariants, lemmas)
+    result = SizeResult(n, min_isr, PROVED, inductive_alone=ind.inductive_alone, cfg=prob.cfg, cti=ind.cti,
+                        proved=list(ind.proved), dropped=list(ind.dropped), strengthening=list(ind.strengthening),
+                        cti_breaks=list(ind.cti_breaks))
+    result.induction_seconds = ind.seconds if induction is None else 0.0
     t0 = time.monotonic()
     open_ = [inv for inv in invariants if inv.name in result.dropped]
     blocked: list = []
@@ -146,14 +171,24 @@ def prove(cfg: Config, max_brokers: int, min_isrs: Optional[list[int]], depth: i
           stop_at_refutation: bool = False, bmc_max_brokers: Optional[int] = None,
           **kw) -> tuple[list[SizeResult], bool]:
     """Every (N, m) in order of N; returns (results, completed). BMC runs only up to
-    `bmc_max_brokers` (its cost grows fast with N; induction covers every N)."""
+    `bmc_max_brokers` (its cost grows fast with N; induction covers every N). With config
+    changes one induction per N covers every min ISR (its seconds go to the first m's result)."""
     deadline = time.monotonic() + time_budget if time_budget else None
     results = []
-    for n, m in sizes(max_brokers, min_isrs):
+    shared: dict[int, Induction] = {}
+    todo = sizes(max_brokers, min_isrs)
+    for n, m in todo:
         if (deadline is not None and time.monotonic() > deadline) or stop.requested():
             return results, False
         bmc_depth = depth if bmc_max_brokers is None or n <= bmc_max_brokers else 0
-        r = check_size(cfg, n, m, bmc_depth, deadline=deadline, **kw)
+        first = n not in shared
+        if kw.get("config_changes", True) and first:
+            mins = tuple(x for k, x in todo if k == n)
+            shared[n] = induct(Problem(cfg, n, m, True, initial_mins=mins), kw["invariants"], kw.get("lemmas", ()))
+        r = check_size(cfg, n, m, bmc_depth, deadline=deadline, induction=shared.get(n), **kw)
+        if first and n in shared:
+            r.induction_seconds = shared[n].seconds
+            r.seconds += shared[n].seconds
         results.append(r)
         if on_result:
             on_result(r)

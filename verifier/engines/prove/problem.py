@@ -46,9 +46,14 @@ def _step(model: z3.ModelRef, p: Params) -> Step:
 class Problem:
     """The formulas for one (config, N, min ISR)."""
 
-    def __init__(self, cfg: Config, n: int, min_isr: int, config_changes: bool = True):
+    def __init__(self, cfg: Config, n: int, min_isr: int, config_changes: bool = True, initial_mins=None):
         self.cfg = sized(cfg, n, min_isr)
         self.n, self.min_isr = n, min_isr
+        self.config_changes = config_changes
+        # the min ISRs whose initial states an induction covers: with config changes min ISR is
+        # state (a run may set any value), so induction pins nothing and must hold initially at
+        # every min ISR the caller asks about; with fixed config it is this size's own
+        self.initial_mins = tuple(initial_mins or (min_isr,))
         self.enc = Encoding(self.cfg, n, config_changes)
 
     def holds(self, invs, s: Sym) -> z3.BoolRef:
@@ -86,10 +91,14 @@ class Problem:
         return solver
 
     def induction(self, assumed, goals, timeout_ms=None):
-        """None if `assumed` (on s) and T imply every goal; else (model, s, p, t, solver)."""
+        """None if `assumed` (on s) and T imply every goal; else (model, s, p, t, solver). The
+        pre-state's min ISR is this size's only with fixed topic config: with config changes a
+        proof at one min ISR must cover the states a change leads to as well, so it pins none."""
         s, t, p = sym_state(self.n, "s"), sym_state(self.n, "t"), sym_params(self.n, "p")
         solver = self._solver(timeout_ms)
-        solver.add(self.enc.well_formed(s), self.enc.well_formed(t), s.min_isr == self.min_isr)
+        solver.add(self.enc.well_formed(s), self.enc.well_formed(t))
+        if not self.config_changes:
+            solver.add(s.min_isr == self.min_isr)
         solver.add(self.holds(assumed, s))
         solver.add(self.enc.transition(s, t, p))
         solver.add(z3.Not(self._goal(goals, s, p, t)))
@@ -106,11 +115,12 @@ class Problem:
         return z3.And(*out) if out else z3.BoolVal(True)
 
     def initially(self, inv: Any) -> bool:
+        """The state invariant holds in the initial state of every min ISR the proof covers."""
         if inv.kind != "state":
             return True
         s = sym_state(self.n, "i")
         solver = self._solver(None)
-        solver.add(self.enc.initial(s, self.min_isr), z3.Not(inv.formula(self.enc, s)))
+        solver.add(z3.Or(*(self.enc.initial(s, m) for m in self.initial_mins)), z3.Not(inv.formula(self.enc, s)))
         return solver.check() == z3.unsat
 
     def houdini(self, invariants, lemmas, timeout_ms=None) -> tuple[list[Any], list[str]]:
