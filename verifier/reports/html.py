@@ -39,7 +39,11 @@ def _verdict(summary: dict) -> str:
 
 
 def _config(summary: dict) -> str:
-    cfg = summary.get("config") or {}
+    from verifier.reports import prove
+    cfg = dict(summary.get("config") or {})
+    if prove.is_prove(summary):          # what prove covered, in place of the bounds it does not use
+        cfg.pop("bounds", None)
+        cfg.update(prove.scope(summary))
     rows = [[k, v] for k, v in cfg.items()] + [["command", summary.get("command", "-")],
                                                ["run id", summary.get("run_id", "-")]]
     return "<h2>Config</h2>" + _table(["setting", "value"], rows, "config")
@@ -47,24 +51,38 @@ def _config(summary: dict) -> str:
 
 def _properties(summary: dict) -> str:
     rows = []
-    for inv in summary.get("invariants") or []:
+    invariants = summary.get("invariants") or []
+    detail = any(inv.get("detail") for inv in invariants)
+    for inv in invariants:
         status = inv.get("status", "-")
         cls = "violated" if status == "violated" else ("holds" if status == "holds" else "")
         cex = inv.get("counterexample") or {}
         rows.append(f'<tr><td>{escape(inv["name"])}</td><td>{escape(inv.get("kind", "-"))}</td>'
                     f'<td class="{cls}">{escape(status)}</td><td>{escape(str(cex.get("length", "-")))}</td>'
-                    f'<td>{escape(inv.get("assumes") or "-")}</td></tr>')
-    head = "".join(f"<th>{h}</th>" for h in ("property", "kind", "result", "steps", "fault assumption"))
+                    f'<td>{escape(inv.get("assumes") or "-")}</td>'
+                    + (f'<td>{escape(inv.get("detail") or "-")}</td>' if detail else "") + "</tr>")
+    head = "".join(f"<th>{h}</th>" for h in ("property", "kind", "result", "steps", "fault assumption")
+                   + (("detail",) if detail else ()))
     return f'<h2>Properties</h2><table id="properties"><tr>{head}</tr>' + "\n".join(rows) + "</table>"
+
+
+def _sizes(summary: dict) -> str:
+    """prove's verdicts per cluster size and min ISR."""
+    from verifier.reports import prove
+    if not prove.is_prove(summary):
+        return ""
+    return "<h2>Per cluster size</h2>" + _table(prove.SIZE_HEAD, prove.size_rows(summary), "sizes")
 
 
 def _coverage(summary: dict) -> str:
     rows = [[c["action"], c.get("enabled", "-"), c.get("new_states", "-"),
              c.get("status", "-") + (f" ({c['reason']})" if c.get("reason") else "")]
             for c in summary.get("coverage") or []]
+    from verifier.reports.markdown import _NO_COVERAGE, NO_COVERAGE
     warnings = "".join(f"<li>{escape(w)}</li>" for w in summary.get("warnings") or [])
-    return ("<h2>Coverage</h2>" + _table(["action", "enabled", "new states", "status"], rows, "coverage")
-            + (f"<ul>{warnings}</ul>" if warnings else ""))
+    body = (_table(["action", "enabled", "new states", "status"], rows, "coverage") if rows else
+            f"<p>None: {escape(NO_COVERAGE.get(summary.get('engine', ''), _NO_COVERAGE))}</p>")
+    return "<h2>Coverage</h2>" + body + (f"<ul>{warnings}</ul>" if warnings else "")
 
 
 def _levels(summary: dict) -> str:
@@ -121,8 +139,8 @@ def render_report_html(summary: dict) -> str:
     if summary.get("engine") == "conform":      # its own figures, not a search's (verifier/reports/conform.py)
         from verifier.reports.conform import html_parts
         return page(title, [*html_parts(summary), _properties(summary), _config(summary)], CSS)
-    return page(title, [_verdict(summary), _properties(summary), _counterexamples(summary), _levels(summary),
-                        _coverage(summary), _config(summary)], CSS)
+    return page(title, [_verdict(summary), _properties(summary), _sizes(summary), _counterexamples(summary),
+                        _levels(summary), _coverage(summary), _config(summary)], CSS)
 
 
 def write_report_html(summary: dict, path: PathLike) -> None:

@@ -31,9 +31,15 @@ def _md_title(summary: dict) -> str:
 
 
 def _md_config(summary: dict) -> list[str]:
-    """Every config key as the model recorded it (the full rule set is in summary.json)."""
+    """Every config key as the model recorded it (the full rule set is in summary.json); for
+    prove, what it covered in place of the search bounds it does not use."""
+    from verifier.reports import prove
     lines = ["## Configuration", ""]
-    for key, value in summary.get("config", {}).items():
+    config = dict(summary.get("config", {}))
+    if prove.is_prove(summary):
+        config.pop("bounds", None)
+        config.update(prove.scope(summary))
+    for key, value in config.items():
         if key != "rules":
             if isinstance(value, dict):
                 value = kv(value)
@@ -69,9 +75,20 @@ def _md_counts(summary: dict) -> list[str]:
 
 
 def _md_invariants(summary: dict) -> list[str]:
+    rows = summary.get("invariants", [])
+    detail = any(i.get("detail") for i in rows)
     body = [(i["name"], i.get("kind", "-"), i.get("status", "-"), i.get("assumes") or "-")
-            for i in summary.get("invariants", [])]
-    return ["## Invariants", ""] + _md_table(["invariant", "kind", "result", "fault assumption"], body) + [""]
+            + ((i.get("detail") or "-",) if detail else ()) for i in rows]
+    head = ["invariant", "kind", "result", "fault assumption"] + (["detail"] if detail else [])
+    return ["## Invariants", ""] + _md_table(head, body) + [""]
+
+
+def _md_sizes(summary: dict) -> list[str]:
+    """prove's verdicts per cluster size and min ISR."""
+    from verifier.reports import prove
+    if not prove.is_prove(summary):
+        return []
+    return ["## Per cluster size", ""] + _md_table(prove.SIZE_HEAD, prove.size_rows(summary)) + [""]
 
 
 def _md_levels(summary: dict) -> list[str]:
@@ -86,10 +103,16 @@ def _md_coverage(summary: dict) -> list[str]:
     body = [(c["action"], c.get("enabled", "-"), c.get("new_states", "-"),
              c.get("status", "-") + (f" ({c['reason']})" if c.get("reason") else ""))
             for c in summary.get("coverage", [])]
-    out = ["## Action coverage", ""] + _md_table(["action", "enabled", "new states", "status"], body)
+    out = ["## Action coverage", ""] + (_md_table(["action", "enabled", "new states", "status"], body) if body else
+                                        [f"None: {NO_COVERAGE.get(summary.get('engine', ''), _NO_COVERAGE)}"])
     warnings = summary.get("warnings") or []
     out += ["", "### Warnings", ""] + ([f"- {w}" for w in warnings] or ["None."]) + [""]
     return out
+
+
+_NO_COVERAGE = "this engine does not count the actions it takes"
+NO_COVERAGE = {"z3": "z3 enumerates no states: induction covers every state of each size, every action at once "
+                     "(the self-check compared each controller action with the concrete model first)"}
 
 
 def _md_counterexamples(summary: dict) -> list[str]:
@@ -127,7 +150,8 @@ def render_report_md(summary: dict) -> str:
         lines = markdown(summary, _md_table, _md_config, _md_invariants)
         return "\n".join(lines).rstrip("\n") + "\n"
     parts = [[_md_title(summary), ""], _md_config(summary), _md_counts(summary),
-             _md_invariants(summary), _md_mutants(summary), _md_levels(summary), _md_coverage(summary),
+             _md_invariants(summary), _md_sizes(summary), _md_mutants(summary), _md_levels(summary),
+             _md_coverage(summary),
              _md_counterexamples(summary)]
     return "\n".join(line for part in parts for line in part).rstrip("\n") + "\n"
 

@@ -116,3 +116,34 @@ def details(args, results, completed: bool) -> dict:
     return {"max_brokers": args.max_brokers, "bmc_depth": args.depth, "bmc_max_brokers": args.bmc_max_brokers,
             "fixed_config": args.fixed_config, "completed": completed,
             "results": [result_json(r) for r in results]}
+
+
+# ---------------------------------------------------------------- prove's page (report.md, report.html)
+SIZE_HEAD = ["N", "min ISR", "proved", "refuted", "unknown", "lemmas", "BMC depth", "seconds"]
+
+
+def is_prove(summary: dict) -> bool:
+    return str(summary.get("engine", "")).startswith("z3") and "results" in (summary.get("details") or {})
+
+
+def scope(summary: dict) -> dict:
+    """What prove covered, for the page's config in place of the search bounds z3 does not use."""
+    d = summary["details"]
+    return {"bounds": "none: induction covers every state of each size, BMC every run to its depth",
+            "topic config changes": "off (--fixed-config)" if d.get("fixed_config")
+            else "on: min ISR and unclean.leader.election may change any number of times",
+            "sizes": f"N=1..{d.get('max_brokers')}, every min ISR 1..N",
+            "BMC": f"depth {d.get('bmc_depth')} for N up to {d.get('bmc_max_brokers')}"}
+
+
+def size_rows(summary: dict) -> list[list]:
+    """One row per (N, min ISR): how many properties proved, which refuted, which unknown."""
+    rows = []
+    for r in summary["details"]["results"]:
+        verdicts = r.get("properties") or {}
+        rows.append([r["brokers"], r["min_isr"], sum(1 for v in verdicts.values() if v == PROVED),
+                     ", ".join(k for k, v in verdicts.items() if v == REFUTED) or "-",
+                     ", ".join(k for k, v in verdicts.items() if v == UNKNOWN) or "-",
+                     ", ".join(r.get("strengthening") or []) or "-",
+                     r.get("bmc_depth") if r.get("not_inductive") else "-", f"{r.get('seconds', 0):.1f}"])
+    return rows

@@ -187,6 +187,16 @@ def test_prove_cli_exit_codes_and_reports(cli, tmp_path):
     scenario = next(tmp_path.glob("prove-pre-kip-966-*/counterexample-N2-m2.json"))
     replay = run_cli("replay", str(scenario))
     assert replay.returncode == 0 and "reproduces LeaderCandidateCompleteness" in replay.stdout
+    # the page says what each property got, per size, and what prove covered (not search bounds)
+    report = next(tmp_path.glob("prove-pre-kip-966-*/report.md")).read_text()
+    assert "| 2 | 2 | " in report.split("## Per cluster size")[1].split("##")[0]
+    assert "refuted at N=2, min ISR 2 by a concrete run of" in report
+    assert "topic config changes: on" in report and "config_changes=" not in report
+    assert "None: z3 enumerates no states" in report
+    summary = json.loads(next(tmp_path.glob("prove-pre-kip-966-*/summary.json")).read_text())
+    row = next(r for r in summary["invariants"] if r["name"] == "LeaderCandidateCompleteness")
+    assert row["status"] == "violated" and row["assumes"].startswith("assumes fewer lossy crashes")
+    assert summary["details"]["results"][-1]["properties"]["LeaderCandidateCompleteness"] == "refuted"
 
 
 @pytest.mark.parametrize("args,needle", [

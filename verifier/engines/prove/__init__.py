@@ -263,24 +263,25 @@ def _verdict(inv, results: list, completed: bool) -> Verdict:
     run), proved at every size (with the lemmas its proofs used), or neither (where it is
     proved, and where it is neither)."""
     quote = getattr(inv.concrete, "quote", "") if getattr(inv, "concrete", None) is not None else inv.why
+    assumes = getattr(getattr(inv, "concrete", None), "assumes", "") or ""
     refuted = next((r for r in results if r.verdict_of(inv.name) == REFUTED), None)
     if refuted is not None:
         run = refuted.refutation_of(inv.name)
         steps = len(run.witness) if run.witness is not None else len(run.trace) - 1
         kind = "a concrete run" if run.witness is not None else "a symbolic run"
-        return Verdict(inv.name, inv.kind, VIOLATED, quote=quote, trace=run.witness,
+        return Verdict(inv.name, inv.kind, VIOLATED, quote=quote, assumes=assumes, trace=run.witness,
                        detail=f"refuted at N={refuted.n}, min ISR {refuted.min_isr} by {kind} of {steps} steps")
     proved = [r for r in results if r.verdict_of(inv.name) == PROVED]
     lemmas = sorted({x for r in proved for x in r.strengthening})
-    with_ = f" with {', '.join(lemmas)}" if lemmas else ""
+    with_ = f", with the lemmas {', '.join(lemmas)} (proved with it)" if lemmas else ""
     if completed and results and len(proved) == len(results):
-        return Verdict(inv.name, inv.kind, HOLDS, quote=quote,
-                       detail=f"proved for {_span(results)}, every min ISR{with_}")
+        return Verdict(inv.name, inv.kind, HOLDS, quote=quote, assumes=assumes,
+                       detail=f"proved for {_span(results)} and every min ISR{with_}")
     open_ = [f"N={r.n} m={r.min_isr}" for r in results if r.verdict_of(inv.name) != PROVED]
     if open_:
-        return Verdict(inv.name, inv.kind, UNKNOWN_STATUS, quote=quote,
+        return Verdict(inv.name, inv.kind, UNKNOWN_STATUS, quote=quote, assumes=assumes,
                        detail=f"not inductive and no violation within the BMC depth at {', '.join(open_[:4])}"
                               + (f" and {len(open_) - 4} more" if len(open_) > 4 else "")
                               + (f"; proved at the {len(proved)} other sizes" if proved else ""))
-    return Verdict(inv.name, inv.kind, STOPPED_STATUS, quote=quote,
+    return Verdict(inv.name, inv.kind, STOPPED_STATUS, quote=quote, assumes=assumes,
                    detail=f"proved where checked ({_span(results)}), but not every size was checked")
