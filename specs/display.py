@@ -47,6 +47,9 @@ def view(cfg: Config, s: State) -> dict[str, str]:
         f"isr={_ids(req.isr)} epochs={_ids(req.member_epochs)})")
     out["acked"] = _ids(s.hist.acked)
     out["visible"] = _ids(s.hist.visible)
+    # a promise kept below the current min ISR (docs/protocol.md, "Durability"); "-" while none is
+    out["promised_min_isr"] = str(s.hist.promised_min_isr) if s.hist.promised_min_isr else "-"
+    out["least_min_isr"] = str(s.hist.least_min_isr) if s.hist.least_min_isr else "-"
     return out
 
 

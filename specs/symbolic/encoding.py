@@ -158,7 +158,7 @@ class Encoding:
         """A KIP-966 recovery round (the controller's own rule), answered by every running
         acceptable replica, electing `p.pick`. z3 keeps no logs, so the choice "highest last
         leader epoch, then longest log" is abstracted to what it implies while durability
-        holds (no unclean election yet, fewer than min ISR lossy crashes of candidates):
+        holds (no unclean election yet, fewer lossy crashes than the promised min ISR):
         every committed record is in the log of each leader elected so far, and a replica's
         log is a prefix of the log of the leader of its last epoch, so a replica whose last
         epoch is the highest holds every committed record whenever any answerer does; among

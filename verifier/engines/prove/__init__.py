@@ -273,7 +273,7 @@ def _verdict(inv, results: list, completed: bool) -> Verdict:
                        detail=f"refuted at N={refuted.n}, min ISR {refuted.min_isr} by {kind} of {steps} steps")
     proved = [r for r in results if r.verdict_of(inv.name) == PROVED]
     lemmas = sorted({x for r in proved for x in r.strengthening})
-    with_ = f", with the lemmas {', '.join(lemmas)} (proved with it)" if lemmas else ""
+    with_ = f", with the lemmas {', '.join(lemmas)}, proved inductive together with it" if lemmas else ""
     if completed and results and len(proved) == len(results):
         return Verdict(inv.name, inv.kind, HOLDS, quote=quote, assumes=assumes,
                        detail=f"proved for {_span(results)} and every min ISR{with_}")
