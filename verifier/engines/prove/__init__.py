@@ -3,7 +3,10 @@ the initial state breaks within K steps? Each property gets its own verdict.
 
 For each size N and min ISR m:
 1. induction: Inv(s) and T(s, t) and not Inv(t) is unsat. If it is sat, z3's model is a
-   counterexample to induction (CTI).
+   counterexample to induction (CTI). With topic-config changes on, min ISR is part of the
+   state (a run may set any value), so one induction per N pins none and must hold initially
+   at every m: a proof at one m that assumed the pre-state's min ISR would not cover the states
+   a change leads to. With fixed topic config each (N, m) has its own.
 2. strengthening (Houdini): start from the properties plus the lemmas the caller gives
    (invariants/symbolic.py), drop any that fails initially or is not preserved by the rest,
    until the set is inductive: the greatest inductive subset, so what survives is proved at
@@ -24,14 +27,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from specs import Config
-from specs.symbolic import Abstract
+from specs.symbolic import Abstract, evaluate
 from verifier.core import knobs, stop
 from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
 from verifier.core.result import (COMPLETE, HOLDS, PROVED, REFUTED, STOPPED, STOPPED_STATUS, UNKNOWN,  # noqa: F401
                                   UNKNOWN_STATUS, VIOLATED, VIOLATION, Result, Verdict)
 from verifier.core.settings import Settings
 from verifier.engines.prove.problem import Cti, Problem, Step, _step  # noqa: F401
-from specs.symbolic import evaluate
 
 
 @dataclass
