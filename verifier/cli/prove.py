@@ -25,6 +25,9 @@ def _validate(args) -> list:
             setattr(args, name, list(dict.fromkeys(getattr(args, name))))
     if not 1 <= args.max_brokers <= 32:
         raise UsageError("--max-brokers must be between 1 and 32")
+    if args.depth is None:
+        from verifier.engines.prove.gate import GATE_DEPTH
+        args.depth = GATE_DEPTH if args.mutants else 6
     if args.depth < 0 or not 0 <= args.bmc_max_brokers <= 32 or args.self_check_samples < 1:
         raise UsageError("--depth must be >= 0, --bmc-max-brokers between 0 and 32, --self-check-samples >= 1")
     for m in args.min_isr or []:

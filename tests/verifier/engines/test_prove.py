@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from invariants.symbolic import BY_NAME, INVARIANTS, LEMMAS, MORE_INVARIANTS
-from specs.config import make_config
+from specs.config import make_config, mutant_config
 from verifier.engines.prove import PROVED, REFUTED
 from tests.verifier.engines.fresh import check_size, cti_trace, witness_trace
-from verifier.engines.prove.gate import baseline, refute_beyond
+from verifier.engines.prove.gate import GATE_DEPTH, baseline, refute_beyond
 from tests.bind import run_scenario
 from specs.symbolic import concrete_violations
 
@@ -35,6 +35,9 @@ ELR_RULE_MUTANTS = {
     "elr-leader-not-added-to-isr": "LeaderInIsr", "unclean-election-marked-clean": "ElectedLeaderWasCandidate",
     "no-broker-epoch-check": "LeaderCandidateCompleteness", "expand-without-catch-up": "LeaderCandidateCompleteness",
     "unfence-adds-to-isr": "ElectedLeaderWasCandidate",
+    # a recovery round's rule (the mutant composes the recovery profile): its run needs a
+    # commit before the lossy crash, 7 symbolic steps, the gate's depth
+    "recovery-shortest-log": "RecoveryElectsAReplicaWithEveryAnsweredRecord",
 }
 
 
@@ -91,7 +94,7 @@ def test_a_cti_is_a_real_step_of_the_concrete_model_and_replays(tmp_path):
     _replays(trace, tmp_path, "cti")
 
 
-def _gate_baseline(m, depth=6):
+def _gate_baseline(m, depth=GATE_DEPTH):
     return baseline(make_config("kafka"), 3, m, depth, ALL, LEMMAS)
 
 
@@ -99,9 +102,9 @@ def _gate_baseline(m, depth=6):
 def test_every_mutant_breaking_an_elr_rule_is_refuted_and_the_run_replays(mutant, tmp_path):
     """A kill is a violation kafka does not have within the same bound, at min ISR 2 or, for
     what survives it, 3 (the z3 gate's rule, verifier/engines/prove/gate.py)."""
-    cfg = make_config("kafka", mutant=mutant)
+    cfg = mutant_config(make_config("kafka"), mutant)      # as the gate makes it (a recovery mutant gets rounds)
     for m in (2, 3):
-        r = refute_beyond(cfg, 3, m, 6, ALL, LEMMAS, _gate_baseline(m), witness_trace)
+        r = refute_beyond(cfg, 3, m, GATE_DEPTH, ALL, LEMMAS, _gate_baseline(m), witness_trace)
         if r.verdict == REFUTED and r.witness is not None:
             break
     assert r.verdict == REFUTED
@@ -113,11 +116,11 @@ def test_every_mutant_breaking_an_elr_rule_is_refuted_and_the_run_replays(mutant
 
 def test_kafka_under_the_mutant_gate_settings_breaks_only_leader_candidate_completeness():
     """Kafka breaks one invariant, LeaderCandidateCompleteness (F6), at depth 7 on 3 brokers at
-    min ISR 2 (so not within the gate's default depth 6, where every violation is a kill), and
-    one unclean shutdown more puts it deeper at min ISR 3: the gate checks mutants on it one
-    step short of kafka's own depth, on every other invariant to the full depth."""
-    assert _gate_baseline(2) == {}
-    two = _gate_baseline(2, depth=7)
+    min ISR 2 (the gate's depth; none within 6), and one unclean shutdown more puts it deeper
+    at min ISR 3: the gate checks mutants on it one step short of kafka's own depth, on every
+    other invariant to the full depth."""
+    assert GATE_DEPTH == 7 and _gate_baseline(2, depth=6) == {}
+    two = _gate_baseline(2)
     assert two == {"LeaderCandidateCompleteness": 7}
     three = _gate_baseline(3, depth=9)
     assert set(three) == {"LeaderCandidateCompleteness"} and three["LeaderCandidateCompleteness"] > two[
