@@ -50,15 +50,15 @@ def run(args: argparse.Namespace) -> int:
     command = " ".join(["kraft-verify"] + args.argv)
 
     def on_row(entry, reused):
-        how = "reused (config and model unchanged)" if reused else f"{entry['seconds']}s"
+        how = "reused (config and model unchanged)" if reused else f"{entry['seconds']}s on the {entry.get('engine', 'bfs')}"
         done = "complete" if entry["complete"] else "NOT complete: " + entry["stop_reason"]
         out.print(f"{entry['preset']} @ {entry['bounds']}: {entry['states']:,} states, {done}, {how}", markup=False)
     from verifier.cli import binding
     from verifier.core import stop
     with stop.polled():       # a signal stops the row under way (its search polls), then the matrix
         matrix = build(rows, out_dir, args.row_budget, command,
-                       Engines(binding.engine("bfs"), binding.engine("fuzz"), binding.properties(),
-                               partial(binding.knobs, "fuzz")),
+                       Engines(binding.engine("kernel"), binding.engine("fuzz"), binding.properties(),
+                               partial(binding.knobs, "fuzz"), "kernel"),
                        args.brokers, on_row, stopped=lambda: stop.requested() is not None,
                        fuzz_examples=args.examples)
     names = properties(matrix)

@@ -1,6 +1,6 @@
 """The variant matrix: every preset (releases, the KIP text, the pre-KIP variants) against every
-property, under several sets of bounds, each row one exhaustive search (verifier/engines/bfs/ with
-every violation kept). A row the search cannot exhaust within its budget is then fuzzed
+property, under several sets of bounds, each row one exhaustive search (the compiled kernel,
+verifier/engines/kernel/, with every violation kept). A row the search cannot exhaust within its budget is then fuzzed
 (Hypothesis, verifier/engines/fuzz.py) for the properties the search did not break. The
 command line hands the study both engines and the properties (`Engines`). A cell is holds,
 violated (with the counterexample's length, the engine that found it, its replay scenario and
@@ -54,6 +54,7 @@ class Engines(NamedTuple):
     fuzz: Callable
     properties: tuple
     fuzz_knobs: Callable
+    search_name: str = "kernel"      # the exhaustive search's engine, named in every row and cell
 
 
 class Row(NamedTuple):
@@ -121,7 +122,7 @@ def run_row(row: Row, cfg, budget: float, out_dir: Path, command: str, engines: 
     A search cut short is followed by fuzz rounds of `fuzz_examples` each (the row budget bounds
     the search only: a fuzz round is bounded by its examples, so its verdicts do not depend on
     the machine's speed)."""
-    model = Model(cfg)
+    model = Model(cfg, symmetry=False)      # the kernel has no symmetry reduction; no matrix row is symmetric
     invs = engines.properties
     result = engines.search(model, invs, Settings(limits=Limits(time_budget=budget), options=Options(keep_going=True)))
     where = out_dir / row.id.replace("@", "_")
@@ -137,13 +138,14 @@ def run_row(row: Row, cfg, budget: float, out_dir: Path, command: str, engines: 
         if inv["status"] == VIOLATED:
             cex = inv["counterexample"]
             cells[inv["name"]] = {"status": VIOLATED, "length": cex["length"],
-                                  "engine": by_engine.get(inv["name"], "bfs"),
+                                  "engine": by_engine.get(inv["name"], engines.search_name),
                                   "scenario": f"{where.name}/{cex['scenario']}", "report": f"{where.name}/report.html"}
         else:
             cells[inv["name"]] = {"status": HOLDS if result.explored_all else NOT_REACHED,
                                   "report": f"{where.name}/report.html"}
     return {"preset": row.preset, "bounds": row.bounds, "bound_values": BOUND_SETS[row.bounds],
             "shape": {"replicas": list(cfg.replicas), "spare_brokers": list(cfg.extra_brokers), "min_isr": cfg.min_isr},
+            "engine": engines.search_name,
             "states": result.distinct_states, "seconds": round(result.seconds, 1), "complete": result.explored_all,
             "stop_reason": result.stop_reason, "cells": cells}
 
@@ -167,7 +169,7 @@ def _fuzz_rest(engines: Engines, model, invs, traces: dict, examples: int = FUZZ
 
 
 # What a cached row holds, each field of its type (anything else is a damaged file, recomputed).
-ROW_FIELDS = {"key": str, "preset": str, "bounds": str, "bound_values": dict, "shape": dict, "states": int,
+ROW_FIELDS = {"key": str, "preset": str, "bounds": str, "bound_values": dict, "shape": dict, "engine": str, "states": int,
               "seconds": (int, float), "complete": bool, "stop_reason": str, "cells": dict, "mac": str}
 CELL_STATUSES = {HOLDS, VIOLATED, NOT_REACHED}
 
