@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     out = console()
     kind = "simulate" if args.simulate is not None else "bfs"
     run_id, out_dir = run_dir(args.out, "simulate" if kind == "simulate" else "check", cfg)
-    out.print(header_line(kind, cfg), markup=False)
+    out.print(header_line("check" if kind == "bfs" else kind, cfg), markup=False)
     if args.simulate is None:
         out.print(f"symmetry: {'on, ' + str(model.group_size) + ' renamings' if model.symmetric else 'off'}"
                   f"{'' if model.symmetric or not model.symmetry_note else ' (' + model.symmetry_note + ')'}",

@@ -30,6 +30,11 @@ def _rows(args):
     return [Row(p, b) for p in presets for b in sets]
 
 
+def _search(kernel, out, model, invs, settings):
+    """A row's search, its engine's notes (the kernel compiling, the first time) on the terminal."""
+    return kernel(model, invs, settings, lambda p: p.note and out.print(p.note, markup=False))
+
+
 def run(args: argparse.Namespace) -> int:
     from rich.table import Table
     from verifier.reports.matrix import cell_text, render_html, render_md
@@ -57,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     from verifier.core import stop
     with stop.polled():       # a signal stops the row under way (its search polls), then the matrix
         matrix = build(rows, out_dir, args.row_budget, command,
-                       Engines(binding.engine("kernel"), binding.engine("fuzz"), binding.properties(),
+                       Engines(partial(_search, binding.engine("kernel"), out), binding.engine("fuzz"),
+                               binding.properties(),
                                partial(binding.knobs, "fuzz"), "kernel"),
                        args.brokers, on_row, stopped=lambda: stop.requested() is not None,
                        fuzz_examples=args.examples)

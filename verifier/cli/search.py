@@ -90,7 +90,9 @@ def report_search(args, console, model, invs, result, run_id: str, out_dir,
     word = "sampled" if result.sampled and summary["result"] == "ok" else summary["result"]
     console.print(f"{word}: {c['distinct_states']:,} distinct states, {c['transitions']:,} {what}, "
                   f"depth {c['depth']}, {c['seconds']:.1f}s, {c['states_per_second']:,.0f} distinct states/s, "
-                  f"{c['terminal_states']:,} terminal states", markup=False)
+                  f"{c['terminal_states']:,} terminal states"
+                  + (f" (compiling the kernel took {c['compile_seconds']:.1f}s more, not counted in the rate)"
+                     if c.get("compile_seconds") else ""), markup=False)
     console.print(f"fingerprints: 128-bit, collision probability (optimistic, as TLC) "
                   f"{summary['fingerprint']['collision_probability']:.1e}", markup=False)
     if not result.sampled:

@@ -67,6 +67,8 @@ def _md_counts(summary: dict) -> list[str]:
             ("terminal states", c.get("terminal_states", "-")),
             ("seconds", f"{c['seconds']:.2f}" if "seconds" in c else "-"),
             ("states/s", f"{c['states_per_second']:,.0f}" if "states_per_second" in c else "-"),
+            *([("compiling the kernel (s, not in seconds or states/s)", f"{c['compile_seconds']:.1f}")]
+              if "compile_seconds" in c else []),
             (f"fingerprint collision probability ({fp.get('bits', '?')}-bit)",
              f"{fp['collision_probability']:.3g}" if "collision_probability" in fp else "-"),
             ("symmetry", symmetry_text(summary.get("symmetry", {}))),
