@@ -59,7 +59,7 @@ def refuse(model, properties, settings: Settings) -> None:
 def run(model, properties, settings: Settings = Settings(),
         progress: Optional[Callable[[Progress], None]] = None) -> SearchResult:
     """The engine interface: BFS of `model` on the kernel, checking `properties`."""
-    from specs.config import config_label
+    from specs import config_label
     from specs.kernel import CACHE
     from verifier.engines.kernel.compiling import Compiling
     own = Knobs.of(settings)
