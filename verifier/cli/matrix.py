@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     command = " ".join(["kraft-verify"] + args.argv)
 
     def on_row(entry, reused):
-        how = "reused (config and model unchanged)" if reused else f"{entry['seconds']}s on the {entry.get('engine', 'bfs')}"
+        how = "reused (config and model unchanged)" if reused else f"{entry['seconds']}s on the {entry['engine']}"
         done = "complete" if entry["complete"] else "NOT complete: " + entry["stop_reason"]
         out.print(f"{entry['preset']} @ {entry['bounds']}: {entry['states']:,} states, {done}, {how}", markup=False)
     from verifier.cli import binding
