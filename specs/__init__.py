@@ -8,6 +8,8 @@ Engines, writers and the command line use what this module exports and nothing d
 - scenarios: `load_scenario`, `parse_scenario`, `run_operations`, `ScenarioError`, and
   `unreadable` (an input file that is not a regular file: a FIFO would hang its reader), which
   config files use too. Running one against properties is the replay engine's.
+- the user's key (`key`, `key_path`, `KeyError_`), which signs checkpoints and the compiled
+  kernel's cache entries.
 The z3 engine's seam is `specs.symbolic`.
 """
 from specs.catalogue import ALIASES, MUTANTS, NEWEST_RELEASE, PRESETS, RELEASES, Release, release
@@ -21,10 +23,11 @@ from specs.scenario import load as load_scenario
 from specs.scenario import parse as parse_scenario
 from specs.scenario.checks import unreadable
 from specs.trace import Trace
+from specs.userkey import KeyError_, key, key_path
 
 __all__ = ["ALIASES", "MUTANTS", "NEWEST_RELEASE", "PRESETS", "RELEASES", "Release", "release", "BOUND_NAMES", "BUDGETS", "Bounds", "Config", "ConfigError", "config_from_dict",
            "config_label", "config_summary", "deep_bounds", "explicit_flags", "make_config", "mutant_config", "unknown",
            "with_bounds",
            "with_mutant", "Model", "RULE_FIELDS", "Rules", "ignored_by_z3", "outside_z3", "refused_by_z3", "rule_doc",
            "ScenarioError",
-           "run_operations", "load_scenario", "parse_scenario", "unreadable", "Trace"]
+           "run_operations", "load_scenario", "parse_scenario", "unreadable", "Trace", "KeyError_", "key", "key_path"]

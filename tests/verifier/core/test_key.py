@@ -1,4 +1,4 @@
-"""The checkpoint key (verifier/core/signing.py) as hostile input (issue 37): whatever sits at
+"""The key (specs/userkey.py) as hostile input (issue 37): whatever sits at
 its path, or whatever the environment names, the run either gets a key or stops before it
 starts with one line and exit 2; a FIFO or a device is refused without being read (a FIFO would
 block the run, /dev/zero fill its memory), and no checkpoint is begun."""
@@ -68,7 +68,7 @@ def test_a_config_home_that_is_a_file_is_one_line_and_exit_2(cli, tmp_path):
     home = tmp_path / "config-home"
     home.write_text("not a directory")
     r, _ = _run(cli, tmp_path, {"XDG_CONFIG_HOME": str(home), "KRAFT_VERIFY_KEY": ""})     # "": unset
-    _one_line_exit_2(r, "cannot read or make the checkpoint key", "Not a directory")
+    _one_line_exit_2(r, "cannot read or make the key", "Not a directory")
 
 
 def test_a_relative_config_home_is_ignored_as_xdg_says(cli, tmp_path):
