@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: check test nightly hadoop spark-package oracle cluster-dist conform cluster-walks replay mutants prove prove-recovery matrix matrix-extended availability spark-check bench venv clean
+.PHONY: check test test-fast nightly hadoop spark-package oracle cluster-dist conform cluster-walks replay mutants prove prove-recovery matrix matrix-extended availability spark-check bench venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,12 @@ cluster-dist: $(STAMP)
 TEST_WORKERS ?= 2
 test: $(STAMP) oracle cluster-dist hadoop
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=30
+
+# The tier a developer runs before a commit: every test that needs no JVM, Maven, Spark, Hadoop,
+# Chromium or root (tests/conftest.py marks the others `deps`), in a few minutes and with nothing
+# to build first. `make test` runs it too, with the rest.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m 'not nightly and not deps' --durations=30
 
 # The tests too slow for CI (the Spark cluster's fault cases: a worker killed mid-level, the
 # driver killed and resumed from HDFS, a DataNode restarted; the cluster runs with an HDFS

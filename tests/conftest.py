@@ -16,6 +16,21 @@ def run_cli(*args, cwd=ROOT, env=None):
                           text=True, env=env)
 
 
+# The tests that need more than Python: a JVM (Spark, the conform engine's driver of Kafka's
+# controller, real Kafka clusters), Maven, Hadoop, Chromium or root. `make test-fast` runs every
+# other test (`-m 'not nightly and not deps'`); `make test` runs them all. A module or test is
+# marked here by where it lives, by the Spark fixture it takes, or by its own `deps` mark.
+DEPS_DIRS = ("tests/spark/", "tests/cluster/")
+DEPS_MODULES = ("tests/verifier/engines/test_conform.py", "tests/verifier/engines/test_oracle_answers.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        where = Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
+        if where.startswith(DEPS_DIRS) or where in DEPS_MODULES or "spark_session" in item.fixturenames:
+            item.add_marker(pytest.mark.deps)
+
+
 @pytest.fixture
 def cli():
     return run_cli

@@ -88,6 +88,7 @@ def _assert_interrupted(res, junit: Path, sig: signal.Signals, tmp_path: Path) -
     return summary
 
 
+@pytest.mark.deps            # the oracle's JVM
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_conform_interrupted_mid_run_reports_the_steps_compared(tmp_path, sig):
     res, junit = _interrupt(tmp_path, sig, "conform", "--kafka", "4.4", "--walks", "1000000", until=_compared_steps)

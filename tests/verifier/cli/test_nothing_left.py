@@ -61,7 +61,8 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.deps) if c.startswith(("spark-check", "conform"))
+                                  else c for c in sorted(CASES)])      # deps: Spark's and the oracle's JVMs
 def test_a_command_leaves_no_process_behind(case, tmp_path):
     args, after, codes = CASES[case]
     sig = signal.SIGTERM if "SIGTERM" in case else signal.SIGINT

@@ -9,6 +9,8 @@ import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
+
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -47,6 +49,7 @@ def _dump_dom(path: Path, profile: Path) -> Dom:
     return dom
 
 
+@pytest.mark.deps            # Chromium
 def test_report_html_shows_the_timeline_of_a_known_counterexample(cli, tmp_path):
     res = cli("check", "--mutant", "elr-not-cleared", "--invariant", "ElrOnlyBelowMinIsr", "--out", str(tmp_path))
     assert res.returncode == 1, res.stderr

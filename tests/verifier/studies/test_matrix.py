@@ -8,12 +8,15 @@ import os
 from functools import partial
 from pathlib import Path
 
+import pytest
+
 from tests.verifier.reports.test_report_html import _dump_dom
 from verifier.studies import matrix as M
 
 ARGS = ["--presets", "kafka-4.4,pre-kip-966", "--bound-sets", "default", "--brokers", "2"]
 
 
+@pytest.mark.deps            # Chromium
 def test_matrix_writes_its_outputs_and_every_cell_is_in_the_page(cli, tmp_path):
     out = tmp_path / "m"
     r = cli("matrix", *ARGS, "--out", str(out))
