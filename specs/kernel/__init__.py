@@ -13,8 +13,10 @@ from typing import Callable, Optional
 import numpy as np
 
 from specs.kernel import cache as _cache
+from specs.kernel import specialise as _specialise
 
 CACHE = _cache.install()          # before any kernel module is compiled: see cache.py
+_specialise.install()             # one compile per function, not one per constant: see specialise.py
 
 from specs import actions as A
 from specs.actions.labels import ELECTED

@@ -211,9 +211,10 @@ GIVEN = {"--simulate": lambda a: a.simulate is not None, "--liveness": lambda a:
          "--max-states": lambda a: a.max_states is not None, "--time-budget": lambda a: a.time_budget is not None,
          "--invariant": lambda a: bool(a.invariant), "--workers": lambda a: a.workers not in (None, 1),
          "--checkpoint-dir": lambda a: bool(a.checkpoint_dir), "--dump-graph": lambda a: bool(a.dump_graph),
-         "--compare-symmetry": lambda a: a.compare_symmetry, "--stop-at-first": lambda a: a.stop_at_first}
+         "--compare-symmetry": lambda a: a.compare_symmetry, "--stop-at-first": lambda a: a.stop_at_first,
+         "--no-symmetry": lambda a: a.no_symmetry}
 UNUSED = {"--mutants": ("--simulate", "--liveness", "--estimate", "--max-depth", "--max-states", "--invariant",
-                        "--workers", "--checkpoint-dir", "--dump-graph", "--compare-symmetry"),
+                        "--workers", "--checkpoint-dir", "--dump-graph", "--compare-symmetry", "--no-symmetry"),
           "--estimate": ("--simulate", "--liveness", "--max-depth", "--max-states", "--time-budget",
                          "--checkpoint-dir", "--dump-graph", "--compare-symmetry"),
           "--liveness": ("--max-depth", "--stop-at-first"),
@@ -298,14 +299,17 @@ def run_mutants(args: argparse.Namespace) -> int:
     settings = Settings(limits=Limits(time_budget=args.time_budget))
 
     def run_one(cfg) -> dict:
-        model = Model(cfg, symmetry=not args.no_symmetry)
+        # no symmetry: the kernel has none, and a mutant's verdict and shortest counterexample
+        # are the same without it (its counts are the unreduced space's)
+        model = Model(cfg, symmetry=False)
         name = search_engine(args, model, properties(), settings)
         result = engine_named("kernel" if name == "kernel" else "bfs")(model, properties(), settings)
-        return gate.outcome_row(cfg.mutant, result, states=result.distinct_states)
+        return dict(gate.outcome_row(cfg.mutant, result, states=result.distinct_states), engine=result.engine)
 
     def run_liveness(cfg) -> dict:
         result = engine_named("liveness")(Model(cfg, symmetry=False), liveness_properties(), settings)
-        return gate.outcome_row(cfg.mutant, result, result.stop_reason, states=result.distinct_states)
+        return gate.outcome_row(cfg.mutant, result, result.stop_reason, states=result.distinct_states,
+                                engine=result.engine)
     args.command = "check"
-    return gate_command(args, "bfs", base, names, lambda out, where: run_one, "mutation gate (exhaustive search)",
-                        ("states",), run_liveness=run_liveness)
+    return gate_command(args, "kernel", base, names, lambda out, where: run_one, "mutation gate (exhaustive search)",
+                        ("states", "engine"), run_liveness=run_liveness)

@@ -318,7 +318,7 @@ def gate_command(args, engine: str, base, names: list, run_one_for, title: str, 
     from specs import Model
     from verifier.studies import gate
     out = console()
-    kind = {"bfs": "mutants", "z3": "prove-mutants"}.get(engine, f"{engine}-mutants")
+    kind = {"kernel": "mutants", "z3": "prove-mutants"}.get(engine, f"{engine}-mutants")
     run_id, out_dir = run_dir(args.out, kind, base)
     run_one = run_one_for(out, out_dir)
     out.print(header_line(f"{args.command} --mutants", base, note), markup=False)

@@ -172,10 +172,22 @@ def test_every_mutant_is_killed_at_the_default_bounds(cli, tmp_path, names):
     r = cli("mutants", *only, "--out", str(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
     report = json.loads(next(tmp_path.glob("*/summary.json")).read_text())
-    assert report["engine"] == "bfs-mutants" and report["schema_version"] == 1
+    assert report["engine"] == "kernel-mutants" and report["schema_version"] == 1
     assert [row["mutant"] for row in report["mutants"]] == names
     assert all(row["status"] == "killed" and row["killed_by"] and row["length"] for row in report["mutants"])
+    assert {row["engine"] for row in report["mutants"]} <= {"kernel", "liveness"}      # each row says which
+    assert all(row["engine"] == ("liveness" if MUTANTS[row["mutant"]].liveness else "kernel")
+               for row in report["mutants"])
     assert f"{len(names)}/{len(names)} killed" in r.stdout
+
+
+@pytest.mark.parametrize("argv", [("mutants", "--no-symmetry"), ("check", "--mutants", "--no-symmetry")])
+def test_the_gate_has_no_symmetry_to_switch_off(cli, tmp_path, argv):
+    """The gate runs the kernel, which has no symmetry: --no-symmetry would be ignored, so it is
+    refused in one line."""
+    r = cli(*argv, "--only", "elr-not-cleared", "--out", str(tmp_path))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "--no-symmetry" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
 def test_the_gate_sends_a_liveness_mutant_to_the_liveness_engine(cli, tmp_path):
