@@ -29,6 +29,7 @@ def run(args: argparse.Namespace, inputs) -> int:
     run_id, out_dir = run_dir(args.out, "liveness", cfg)
     out.print(header_line("check --liveness", cfg), markup=False)
     out.print("fair (weakly): " + ", ".join(model.fair_actions), markup=False)
+    out.print("engine: liveness, the graph explored on the compiled kernel", markup=False)
     settings = Settings(limits=Limits(max_states=inputs.limits.max_states, time_budget=inputs.limits.time_budget))
     with ProgressLine(out, not args.quiet) as progress:
         res = engine("liveness")(model, props, settings, progress)
@@ -51,8 +52,9 @@ def _print(out, res, invariants: list[dict]) -> None:
         table.add_row(i["name"], i["status"], lasso, escape(i.get("detail", "")))
     out.print(table)
     done = "complete" if res.complete else f"stopped: {res.stop_reason}"
-    out.print(f"{done}: {res.distinct_states:,} distinct states, {res.edges:,} transitions, {res.seconds:.1f}s",
-              markup=False)
+    compiled = res.counts.get("compile_seconds") or 0
+    out.print(f"{done}: {res.distinct_states:,} distinct states, {res.edges:,} transitions, {res.seconds:.1f}s"
+              + (f" (compiling the kernel took {compiled:.1f}s more)" if compiled else ""), markup=False)
     for i in invariants:
         cex = i["counterexample"]
         if cex is None:

@@ -1,10 +1,10 @@
 """The kernel's compile time is said when it starts and kept out of the search's rate
-(verifier/engines/kernel/compiling.py)."""
+(verifier.core.compiling.py)."""
 from __future__ import annotations
 
 from numba import njit
 
-from verifier.engines.kernel.compiling import GUESS, LAST, Compiling, last_seconds
+from verifier.core.compiling import GUESS, LAST, Compiling, last_seconds
 
 
 def _fresh():

@@ -13,6 +13,7 @@ import pytest
 from specs import Model, load_scenario, make_config
 
 from tests.bind import run_scenario
+from tests.verifier.engines import liveness_reference as reference
 from invariants.liveness import LIVENESS
 from verifier.engines import liveness as L
 
@@ -52,7 +53,7 @@ class Graph:
 
 
 def verdict(model):
-    return L.run(model, model.liveness).verdicts[0]
+    return L.check(model, model.liveness, graph_of=reference.explore).verdicts[0]
 
 
 def test_a_cycle_that_ignores_an_always_enabled_fair_action_is_unfair():
@@ -183,3 +184,22 @@ def test_liveness_property_fails_on_a_broken_rule_and_holds_on_kafkas(name):
     for which, want in ((mutant, L.VIOLATED), (None, L.HOLDS)):
         verdicts = {v.name: v for v in _checked(preset, which, strategy, tuple(sorted(bounds.items()))).verdicts}
         assert verdicts[name].status == want, (which, name)
+
+
+@pytest.mark.parametrize("preset, mutant, strategy, bounds", [
+    ("recovery", "recovery-never-elects", "aggressive", SMALL),
+    ("recovery", None, "none", SMALL),
+    ("kafka", "unfence-skips-election", None, {"isr_shrinks": 1}),
+    ("kafka", None, None, {"isr_shrinks": 0, "crashes": 1}),
+])
+def test_the_kernels_graph_is_the_models_state_for_state(preset, mutant, strategy, bounds):
+    """The engine explores on the compiled kernel; the interpreted model's search (the
+    reference) gives the same graph: the same states in the same order (fingerprints), parents,
+    premises and goals, fair actions enabled with and without bounds, and edges."""
+    flags = {"unclean_recovery_strategy": strategy} if strategy else {}
+    model = Model(make_config(preset, mutant=mutant, flags=flags, bounds=bounds), symmetry=False)
+    fast = L.explore(model, list(LIVENESS), model.fair_actions, None, None)
+    slow = reference.explore(model, list(LIVENESS), model.fair_actions, None, None)
+    assert fast[1:] == slow[1:] and fast[0].fps == slow[0].fps and len(fast[0].fps) > 1000
+    for field in ("parent", "flags", "enabled", "out"):
+        assert getattr(fast[0], field) == getattr(slow[0], field), field

@@ -61,7 +61,7 @@ def run(model, properties, settings: Settings = Settings(),
     """The engine interface: BFS of `model` on the kernel, checking `properties`."""
     from specs import config_label
     from specs.kernel import CACHE
-    from verifier.engines.kernel.compiling import Compiling
+    from verifier.core.compiling import Compiling
     own = Knobs.of(settings)
     refuse(model, properties, settings)
     search = Search(model, properties, settings, progress, own.threads)

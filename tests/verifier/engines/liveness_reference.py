@@ -1,0 +1,55 @@
+"""The liveness engine's graph built by the interpreted model, state by state (the search the
+engine ran before issue 57): tests hold the kernel's exploration (verifier/engines/liveness.py:
+explore) to it, graph for graph."""
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Callable, Optional
+
+from verifier.core.fingerprint import Fingerprinter
+from verifier.core.result import Progress
+from verifier.engines.liveness import _Graph
+
+
+def explore(model, props, fair, max_states: Optional[int], time_budget: Optional[float],
+            progress: Optional[Callable[[Progress], None]] = None) -> tuple[_Graph, bool, str, int]:
+    """Breadth-first search of the whole graph; (graph, complete?, stop reason, edges)."""
+    g = _Graph(model, props, fair)
+    fpr = Fingerprinter()
+    start = time.monotonic()
+    frontier = deque()
+    for s in model.init_states():
+        fp = fpr(s)
+        if fp not in g.ids:
+            frontier.append((g.add(fp, -1, s), s))
+    edges, next_report = 0, start + 0.5
+    while frontier:
+        i, s = frontier.popleft()
+        succ = list(model.successors(s))
+        keep = any(not g.goal(i, k) for k in range(len(props)))
+        if keep:
+            g.enabled[i] = (g.mask(label[0] for label, _ in succ),
+                            g.mask(model.enabled_actions(s, unbounded=True)))
+            g.out[i] = []
+        for label, t in succ:
+            edges += 1
+            fp = fpr(t)
+            j = g.ids.get(fp)
+            if j is None:
+                j = g.add(fp, i, t)
+                frontier.append((j, t))
+            if keep and j != i:
+                g.out[i].append((j, g.action_index[label[0]]))
+        now = time.monotonic()
+        if max_states is not None and len(g.fps) >= max_states:
+            return g, False, f"state limit {max_states:,} reached", edges
+        if now >= next_report:
+            next_report = now + 0.5
+            if time_budget is not None and now - start > time_budget:
+                return g, False, f"time budget {time_budget:g}s spent", edges
+            if progress:
+                progress(Progress(edges, len(g.fps), 0, len(frontier), now - start))
+    return g, True, "", edges
+
+
