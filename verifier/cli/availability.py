@@ -12,6 +12,7 @@ from specs import unknown
 from verifier.studies.availability import DEFAULT_BOUNDS, VARIANTS, Measurement
 from verifier.reports.availability import COLUMNS, DEFINITIONS, html, markdown, partial_note, row
 from verifier.cli.common import UsageError, console, run_dir
+from verifier.cli.progress import ProgressLine
 from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED
 from verifier.reports.writer import write_pages
 
@@ -67,20 +68,15 @@ def run(args: argparse.Namespace) -> int:
             raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGINT, on_sigint)
-    status = out.status("measuring", spinner="dots") if out.is_terminal else None
     try:
         out.print(f"kraft-verify availability: {len(variants)} variants x {args.runs} runs, seed {args.seed}, "
                   f"fault steps {args.fault_steps}, heal steps {args.heal_steps}", markup=False)
-        if status:
-            status.start()
-        update = (lambda name, i: status.update(f"{name}: run {i} of {args.runs}")) if status else None
-        m.run(progress=update, stop=lambda: bool(requests))
+        with ProgressLine(out, True, what="availability: measuring") as line:
+            m.run(progress=lambda name, i: line.status(f"{name}: run {i} of {args.runs}"), stop=lambda: bool(requests))
     except KeyboardInterrupt:
         requests.append(signal.SIGINT)
     finally:
         signal.signal(signal.SIGINT, previous)
-        if status:
-            status.stop()
     rep = m.report(" ".join(command))
     rep["definitions"] = dict(DEFINITIONS)
     _show(out, rep)

@@ -9,8 +9,9 @@ from pathlib import Path
 from specs import MUTANTS, Model, config_label
 from verifier.cli.binding import engine as engine_named
 from verifier.cli.binding import knobs
-from verifier.cli.common import (ProgressLine, UsageError, abandon_run, console, gate_command, header_line,
+from verifier.cli.common import (UsageError, abandon_run, console, gate_command, header_line,
                                  replaceable, run_dir)
+from verifier.cli.progress import ProgressLine
 from verifier.cli.search import report_search, search_inputs
 from verifier.core import stop
 from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from specs import Model
 from verifier.cli.binding import engine, knobs, properties
-from verifier.cli.common import ProgressLine, UsageError, build_config, console, header_line, run_dir, write_result
+from verifier.cli.common import UsageError, build_config, console, header_line, run_dir, write_result
+from verifier.cli.progress import ProgressLine
 from verifier.cli.conform import _file_case, _refuse_model, release_of
 from verifier.core.settings import Limits, Settings
 from verifier.reports.writer import as_divergence

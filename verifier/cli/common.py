@@ -1,5 +1,5 @@
 """What every command shares: reading the config (flags and TOML), the run directory and its
-name, the console, the progress line, and writing a run's report files."""
+name, the console, and writing a run's report files (the progress line: verifier/cli/progress.py)."""
 from __future__ import annotations
 
 import argparse
@@ -213,21 +213,13 @@ def write_interrupted(name: str, command: str) -> Optional[Path]:
 # ---------------------------------------------------------------- output
 
 def console():
-    """Rich console; in a log (not a terminal) wide and without wrapping, so lines stay greppable."""
+    """Rich console: on a terminal every line wrapped at its width; in a log (not a terminal)
+    wide and without wrapping, so lines stay greppable."""
     from rich.console import Console
-    out = Console(highlight=False, soft_wrap=True)
+    out = Console(highlight=False)
     if not out.is_terminal:
         out = Console(highlight=False, soft_wrap=True, width=160)
     return out
-
-
-def rss_mb() -> float:
-    from verifier.core.machine import resident_bytes
-    now = resident_bytes()
-    if now:
-        return now / 2**20
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def write_run(summary: dict, out_dir: Path, junit: Optional[str], console_) -> None:
@@ -253,63 +245,6 @@ def write_result(result, model, out_dir: Path, run_id: str, args, name: str, con
         raise UsageError(exc.strerror) from None
 
 
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
-    if seconds >= 3600:
-        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
-
-
-class ProgressLine:
-    """How a run's `Progress` reaches the console: a live rich line on a terminal, a plain line
-    every 10 s in a log (CI); a finished level (`level_seconds`) is a line of its own, and an
-    engine's note is printed as it comes, quiet or not."""
-
-    def __init__(self, console_, enabled: bool, walks: bool = False, compared: bool = False):
-        self.console, self.enabled, self.walks, self.compared = console_, enabled, walks, compared
-        self.live = None
-        self.last_plain = 0.0
-
-    def __enter__(self):
-        if self.enabled and self.console.is_terminal:
-            from rich.live import Live
-            self.live = Live("", console=self.console, refresh_per_second=4, transient=True)
-            self.live.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        if self.live is not None:
-            self.live.__exit__(*exc)
-
-    def __call__(self, p) -> None:
-        if p.note:
-            self.console.print(p.note, markup=False)
-            return
-        if not self.enabled:
-            return
-        if p.level_seconds is not None:
-            self.console.print(f"level {p.depth:>3}: {p.queue:>10,} new  {p.distinct:>12,} total  "
-                               f"{p.queue / max(1e-9, p.level_seconds):>9,.0f} states/s  "
-                               f"{p.seconds:>8.1f}s elapsed", markup=False)
-            return
-        rate = p.distinct / p.seconds if p.seconds > 0 else 0.0
-        queue = "walks left" if self.walks else "queue"
-        if self.compared:        # conform: steps compared with Kafka's code, traces done, walks to go
-            text = f"{p.generated:,} steps compared, {p.distinct:,} traces, {p.queue:,} walks left, {p.seconds:,.0f}s"
-        else:
-            text = (f"{p.generated:,} states generated, {p.distinct:,} distinct, depth {p.depth}, "
-                    f"{queue} {p.queue:,}, {rate:,.0f} distinct/s, {rss_mb():,.0f} MB, {p.seconds:,.0f}s")
-        if p.level:
-            text += f"; level {p.depth + 1}: {p.level_done:,} of {p.level:,} expanded"
-        if p.eta is not None:
-            text += f"; about {p.predicted:,} states in all, ETA {_duration(p.eta)} (a forecast)"
-        if self.live is not None:
-            self.live.update(text)
-        elif p.seconds - self.last_plain >= 10:
-            self.last_plain = p.seconds
-            self.console.print("progress: " + text, markup=False)
-
-
 def gate_command(args, engine: str, base, names: list, run_one_for, title: str, columns: tuple = (),
                  details=None, note: str = "", run_liveness=None) -> int:
     """A mutation gate's whole run (verifier/studies/gate.py): the run directory, the header,
@@ -322,7 +257,10 @@ def gate_command(args, engine: str, base, names: list, run_one_for, title: str, 
     run_id, out_dir = run_dir(args.out, kind, base)
     run_one = run_one_for(out, out_dir)
     out.print(header_line(f"{args.command} --mutants", base, note), markup=False)
-    rows, code = gate.run_gate(engine, base, names, run_one, out, title, columns, run_liveness=run_liveness)
+    from verifier.cli.progress import ProgressLine
+    with ProgressLine(out, True, what=f"{engine} mutation gate") as progress:
+        rows, code = gate.run_gate(engine, base, names, run_one, out, title, columns, run_liveness=run_liveness,
+                                   starting=lambda i, name: progress.status(f"mutant {i + 1} of {len(names)}: {name}"))
     write_result(gate.gate_result(engine, rows, code, details), Model(base), out_dir, run_id, args, base.preset, out)
     return code
 

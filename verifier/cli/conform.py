@@ -14,7 +14,8 @@ from pathlib import Path
 
 from specs import PRESETS, RELEASES, Model, ScenarioError, load_scenario, release, run_operations
 from verifier.cli.binding import knobs, properties
-from verifier.cli.common import ProgressLine, UsageError, build_config, console, header_line, run_dir, write_result
+from verifier.cli.common import UsageError, build_config, console, header_line, run_dir, write_result
+from verifier.cli.progress import ProgressLine
 from verifier.reports.writer import as_divergence
 from verifier.core.settings import Limits, Settings
 from verifier.engines.conform.engine import Case

@@ -7,6 +7,7 @@ import argparse
 from specs import MUTANTS, Model, deep_bounds
 from verifier.cli.binding import engine, knobs, properties
 from verifier.cli.common import UsageError, build_config, console, gate_command, header_line, run_dir, write_result
+from verifier.cli.progress import ProgressLine
 from verifier.core.settings import Settings
 from verifier.studies import gate
 
@@ -16,13 +17,13 @@ def _config(args):
     return build_config(args, default_bounds=deep_bounds(len(cfg.replicas)))[0]
 
 
-def _fuzz(args, model, invs, shrink=True):
+def _fuzz(args, model, invs, shrink=True, progress=None):
     from verifier.core import stop
     try:
         settings = Settings(knobs=knobs("fuzz", profile=args.profile, examples=args.examples, steps=args.steps,
                                         seed=args.seed, shrink=shrink))
         with stop.polled():          # each step polls (verifier/engines/fuzz.py), outside Hypothesis' own handling
-            return engine("fuzz")(model, invs, settings)
+            return engine("fuzz")(model, invs, settings, progress)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
@@ -62,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
     out = console()
     run_id, out_dir = run_dir(args.out, "fuzz", cfg)
     out.print(header_line("fuzz", cfg, f"profile={args.profile}"), markup=False)
-    result = _fuzz(args, model, properties())
+    with ProgressLine(out, True, what=f"fuzz, profile {args.profile}") as progress:
+        result = _fuzz(args, model, properties(), progress=progress)
     _stats(out, result, model)
     rec = result.facts
     result.sections = {"profile": args.profile, **result.sections}

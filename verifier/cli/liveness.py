@@ -12,7 +12,8 @@ import argparse
 
 from specs import Model
 from verifier.cli.binding import engine, liveness_properties
-from verifier.cli.common import ProgressLine, UsageError, console, header_line, run_dir, write_result
+from verifier.cli.common import UsageError, console, header_line, run_dir, write_result
+from verifier.cli.progress import ProgressLine
 from verifier.core.settings import Limits, Settings
 
 

@@ -7,6 +7,7 @@ from functools import partial
 from pathlib import Path
 
 from verifier.cli.common import UsageError, console, make_dir
+from verifier.cli.progress import ProgressLine
 from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
 from verifier.reports.writer import write_pages
 
@@ -30,9 +31,12 @@ def _rows(args):
     return [Row(p, b) for p in presets for b in sets]
 
 
-def _search(kernel, out, model, invs, settings):
-    """A row's search, its engine's notes (the kernel compiling, the first time) on the terminal."""
-    return kernel(model, invs, settings, lambda p: p.note and out.print(p.note, markup=False))
+def _search(kernel, progress, model, invs, settings):
+    """A row's search, its figures and notes (the kernel compiling, the first time) on the
+    progress line."""
+    from specs import config_label
+    progress.status(f"row {config_label(model.cfg)}")
+    return kernel(model, invs, settings, progress)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,9 +64,9 @@ def run(args: argparse.Namespace) -> int:
         out.print(f"{entry['preset']} @ {entry['bounds']}: {entry['states']:,} states, {done}, {how}", markup=False)
     from verifier.cli import binding
     from verifier.core import stop
-    with stop.polled():       # a signal stops the row under way (its search polls), then the matrix
-        matrix = build(rows, out_dir, args.row_budget, command,
-                       Engines(partial(_search, binding.engine("kernel"), out), binding.engine("fuzz"),
+    with stop.polled(), ProgressLine(out, True, what="matrix") as progress:    # a signal stops the row under way
+        matrix = build(rows, out_dir, args.row_budget, command,                # (its search polls), then the matrix
+                       Engines(partial(_search, binding.engine("kernel"), progress), binding.engine("fuzz"),
                                binding.properties(),
                                partial(binding.knobs, "fuzz"), "kernel"),
                        args.brokers, on_row, stopped=lambda: stop.requested() is not None,

@@ -9,6 +9,7 @@ from specs import MUTANTS, Model, ignored_by_z3, make_config, refused_by_z3, unk
 from verifier.cli.binding import engine, knobs, symbolic
 from verifier.cli.common import (UsageError, build_config, console, gate_command, header_line, parse_flag, run_dir,
                                  write_result)
+from verifier.cli.progress import ProgressLine
 from verifier.core import stop
 from verifier.reports.writer import save_scenario
 from verifier.core.settings import Limits, Settings
@@ -116,33 +117,37 @@ def _run(args: argparse.Namespace) -> int:
               f"invariants: {', '.join(i.name for i in invariants)}", markup=False)
     started = time.monotonic()
     deadline = started + args.time_budget if args.time_budget is not None else None
-    check = footing(cfg, args.max_brokers, args.self_check_samples, not args.fixed_config, out, deadline)
-    if check.get("stopped"):
-        return _stopped_in_footing(args, out, cfg, invariants, check, started, run_id, out_dir)
-    command = " ".join(["kraft-verify"] + args.argv)
-    concrete = [i.concrete for i in invariants if i.concrete is not None]
+    with ProgressLine(out, True, what="prove") as progress:
+        progress.status("self-check: the z3 relation against the concrete controller")
+        check = footing(cfg, args.max_brokers, args.self_check_samples, not args.fixed_config, out, deadline)
+        if check.get("stopped"):
+            return _stopped_in_footing(args, out, cfg, invariants, check, started, run_id, out_dir)
+        command = " ".join(["kraft-verify"] + args.argv)
+        concrete = [i.concrete for i in invariants if i.concrete is not None]
 
-    def on_result(r) -> None:
-        if r.cti is not None:
-            trace = cti_trace(r.cfg, r.cti, concrete)
-            if trace is not None:
-                r.cti_reproduced = concrete_violations(trace) == trace.violated and bool(trace.violated)
-                r.cti_scenario = f"cti-N{r.n}-m{r.min_isr}.json"
-                save_scenario(out_dir, r.cti_scenario, trace, f"z3 CTI N={r.n} min_isr={r.min_isr}", command)
-        for k, run in enumerate(r.refutations):
-            if run.witness is not None:
-                run.scenario = f"counterexample-N{r.n}-m{r.min_isr}{f'-{k + 1}' if k else ''}.json"
-                save_scenario(out_dir, run.scenario, run.witness, f"z3 BMC N={r.n} min_isr={r.min_isr}", command)
-        r.scenario = r.refutations[0].scenario if r.refutations else None
-        for line in size_line(r, args.bmc_max_brokers):
-            out.print(line, markup=False)
+        def on_result(r) -> None:
+            if r.cti is not None:
+                trace = cti_trace(r.cfg, r.cti, concrete)
+                if trace is not None:
+                    r.cti_reproduced = concrete_violations(trace) == trace.violated and bool(trace.violated)
+                    r.cti_scenario = f"cti-N{r.n}-m{r.min_isr}.json"
+                    save_scenario(out_dir, r.cti_scenario, trace, f"z3 CTI N={r.n} min_isr={r.min_isr}", command)
+            for k, run in enumerate(r.refutations):
+                if run.witness is not None:
+                    run.scenario = f"counterexample-N{r.n}-m{r.min_isr}{f'-{k + 1}' if k else ''}.json"
+                    save_scenario(out_dir, run.scenario, run.witness, f"z3 BMC N={r.n} min_isr={r.min_isr}", command)
+            r.scenario = r.refutations[0].scenario if r.refutations else None
+            for line in size_line(r, args.bmc_max_brokers):
+                out.print(line, markup=False)
+            progress.status(f"N={r.n} min ISR {r.min_isr} answered; the next under way")
 
-    left = None if deadline is None else max(deadline - time.monotonic(), 0.001)
-    settings = Settings(limits=Limits(time_budget=left), knobs=knobs(
-        "prove", max_brokers=args.max_brokers, min_isrs=args.min_isr, depth=args.depth,
-        bmc_max_brokers=args.bmc_max_brokers, config_changes=not args.fixed_config, lemmas=tuple(symbolic()["lemmas"]),
-        stop_at_first=args.stop_at_first, witness=not args.no_witness, on_result=on_result))
-    result = prove(Model(cfg, symmetry=False), invariants, settings)
+        progress.status(f"proving N=1..{args.max_brokers}")
+        left = None if deadline is None else max(deadline - time.monotonic(), 0.001)
+        settings = Settings(limits=Limits(time_budget=left), knobs=knobs(
+            "prove", max_brokers=args.max_brokers, min_isrs=args.min_isr, depth=args.depth,
+            bmc_max_brokers=args.bmc_max_brokers, config_changes=not args.fixed_config,
+            lemmas=tuple(symbolic()["lemmas"]), stop_at_first=args.stop_at_first, witness=not args.no_witness, on_result=on_result))
+        result = prove(Model(cfg, symmetry=False), invariants, settings)
     _name_findings(result.verdicts)
     report(args, out, cfg, result.sizes, result.completed, result.seconds, result.verdicts)
     result.sections = {"self_check": check, "details": details(args, result.sizes, result.completed)}

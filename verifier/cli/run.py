@@ -13,7 +13,8 @@ from dataclasses import fields
 
 from specs import Model
 from verifier.cli.binding import engine, knobs
-from verifier.cli.common import ProgressLine, console, header_line, run_dir, write_result
+from verifier.cli.common import console, header_line, run_dir, write_result
+from verifier.cli.progress import ProgressLine
 from verifier.cli import options
 from verifier.cli.search import search_inputs
 from verifier.core import stop

@@ -7,7 +7,8 @@ from dataclasses import replace
 
 from specs import Model
 from verifier.cli.binding import engine, knobs, refuse
-from verifier.cli.common import ProgressLine, console, header_line, run_dir
+from verifier.cli.common import console, header_line, run_dir
+from verifier.cli.progress import ProgressLine
 from verifier.cli.search import report_search, search_inputs
 from verifier.core.settings import Options, Settings
 

@@ -47,6 +47,7 @@ class Progress:
     predicted: Optional[int] = None   # distinct states predicted in all
     level_seconds: Optional[float] = None   # a level just finished, in this many seconds (one line per level)
     note: str = ""                    # the engine's own words for this step (a cluster's step, driven)
+    status: str = ""                  # where a run without states stands (fuzz: examples, steps), for the line
 
 
 @dataclass

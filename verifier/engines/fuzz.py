@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from hypothesis import HealthCheck, Phase, Verbosity, seed as hypothesis_seed, settings
 from hypothesis import strategies as st
@@ -25,7 +25,7 @@ from specs import Trace, config_summary
 from verifier.core import knobs, stop
 from verifier.core.properties import names as names_of
 from verifier.core.properties import split, verdicts
-from verifier.core.result import COMPLETE, DEADLOCK, SAMPLED_STATUS, VIOLATION, Result
+from verifier.core.result import COMPLETE, DEADLOCK, SAMPLED_STATUS, VIOLATION, Progress, Result
 from verifier.core.settings import Settings
 from verifier.core.shrink import shrink_steps, violated_at_end
 
@@ -64,9 +64,18 @@ class Recorder:
     failure: Optional[tuple[object, list, list[str]]] = None   # (initial, [(label, state)], violated)
     current: Optional[list] = None
 
+    progress: Optional[Callable] = None        # the command's progress line, told of each example
+    started: float = 0.0
+
     def begin(self) -> None:
         self.examples += 1
         self.current = []
+        if self.progress is not None:
+            seconds = time.monotonic() - self.started
+            self.progress(Progress(self.steps, self.examples, 0, 0, seconds,
+                                   status=f"{self.examples:,} examples, {self.steps:,} steps"
+                                          + (f", a failure found at example {self.first_failure_example:,}, shrinking"
+                                             if self.first_failure_example else "")))
 
     def end(self) -> None:
         if self.current is not None:
@@ -212,17 +221,17 @@ def run(model, properties, settings_: Settings = Settings(), progress=None) -> R
     own = Knobs.of(settings_)
     database = DATABASE_ROOT if own.database == "default" else own.database
     return fuzz(model, properties, own.profile, own.examples, own.steps, own.seed, database,
-                hypothesis_shrink=own.shrink)
+                hypothesis_shrink=own.shrink, progress=progress)
 
 
 def fuzz(model, invariants, profile: str = "ci", examples: Optional[int] = None,
          steps: Optional[int] = None, seed: Optional[int] = None, database: Optional[Path] = DATABASE_ROOT,
-         hypothesis_shrink: bool = True) -> Result:
+         hypothesis_shrink: bool = True, progress: Optional[Callable] = None) -> Result:
     """Run the machine outside pytest; a failure comes back shrunk, as a Trace: by Hypothesis
     (unless `hypothesis_shrink` is off, as for the mutant kill table, which needs only the kill),
     then by deleting steps while the same invariant still fails."""
     cfg = model.cfg
-    recorder = Recorder()
+    recorder = Recorder(progress=progress, started=time.monotonic())
     machine = machine_for(model, invariants, recorder)
     chosen = hypothesis_settings(profile, cfg, examples, steps, database)
     if not hypothesis_shrink:

@@ -58,15 +58,17 @@ def gate_exit(rows: list[dict]) -> int:
 
 
 def run_gate(engine: str, base, names: list[str], run_one: Callable[[object], dict], console, title: str,
-             columns: tuple[str, ...] = (), run_liveness: Optional[Callable[[object], dict]] = None
-             ) -> tuple[list[dict], int]:
+             columns: tuple[str, ...] = (), run_liveness: Optional[Callable[[object], dict]] = None,
+             starting: Optional[Callable[[int, str], None]] = None) -> tuple[list[dict], int]:
     """Run every named mutant on `base` (which names none), or on the preset the mutant needs
     (specs.mutant_config); print each verdict as it comes and the table at the end. A mutant
     only a liveness check can see goes to `run_liveness`, or is outside an engine without one.
-    `columns`: engine-specific row keys to show."""
+    `columns`: engine-specific row keys to show; `starting(i, name)` hears each mutant begin."""
     from rich.table import Table
     rows = []
-    for name in names:
+    for i, name in enumerate(names):
+        if starting is not None:          # the progress line's phase
+            starting(i, name)
         cfg = mutant_config(base, name)
         if not MUTANTS[name].liveness:
             r = run_one(cfg)
