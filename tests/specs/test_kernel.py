@@ -18,22 +18,35 @@ from tests.specs.kernel_diff import configs
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = [name for name, _ in configs()]
+# one test process: the digests (a compiled and an interpreted run over every config, about a
+# minute) are made once, not once by each process that draws one of the cases
+pytestmark = pytest.mark.xdist_group("kernel-digests")
 
 
-def _digests(interpreted: bool, limit: int, names=()) -> dict:
+def _start(interpreted: bool, limit: int, names=()) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("NUMBA_DISABLE_JIT", None)
     if interpreted:
         env["NUMBA_DISABLE_JIT"] = "1"
-    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "specs" / "kernel_diff.py"), str(limit), *names],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout)
+    return subprocess.Popen([sys.executable, str(ROOT / "tests" / "specs" / "kernel_diff.py"), str(limit), *names],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _answer(proc: subprocess.Popen) -> dict:
+    out, err = proc.communicate(timeout=1200)
+    assert proc.returncode == 0, err[-3000:]
+    return json.loads(out)
+
+
+def _digests(interpreted: bool, limit: int, names=()) -> dict:
+    return _answer(_start(interpreted, limit, names))
 
 
 @pytest.fixture(scope="module")
 def digests():
-    return _digests(False, 150), _digests(True, 150)
+    """Both runs at once (the interpreted one is the long one)."""
+    compiled, interpreted = _start(False, 150), _start(True, 150)
+    return _answer(compiled), _answer(interpreted)
 
 
 @pytest.mark.parametrize("name", NAMES)

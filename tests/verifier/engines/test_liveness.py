@@ -187,10 +187,8 @@ def test_liveness_property_fails_on_a_broken_rule_and_holds_on_kafkas(name):
 
 
 @pytest.mark.parametrize("preset, mutant, strategy, bounds", [
-    ("recovery", "recovery-never-elects", "aggressive", SMALL),
-    ("recovery", None, "none", SMALL),
-    ("kafka", "unfence-skips-election", None, {"isr_shrinks": 1}),
-    ("kafka", None, None, {"isr_shrinks": 0, "crashes": 1}),
+    ("recovery", "recovery-never-elects", "aggressive", SMALL),          # 209,102 states
+    ("kafka", "unfence-skips-election", None, {"isr_shrinks": 1}),       # 110,503 states
 ])
 def test_the_kernels_graph_is_the_models_state_for_state(preset, mutant, strategy, bounds):
     """The engine explores on the compiled kernel; the interpreted model's search (the
