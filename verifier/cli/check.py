@@ -61,10 +61,11 @@ def run(args: argparse.Namespace) -> int:
     elif name == "kernel":
         out.print(f"engine: kernel (the model compiled), {workers} thread{'s' if workers > 1 else ''}", markup=False)
     elif kind == "bfs":
+        name = "bfs" if workers == 1 else "parallel"
+        out.print(f"engine: {name}, the interpreted Python search (not the kernel: {args.engine_why})", markup=False)
         out.print(f"workers: {workers}" + (" (checkpoints and --dump-graph use the one-process search)"
                                            if workers == 1 and args.workers is None and os.cpu_count() != 1
                                            else ""), markup=False)
-        name = "bfs" if workers == 1 else "parallel"
     if kind == "simulate":
         own = knobs(name, walks=args.simulate, depth=args.depth, seed=args.seed)
     elif name == "kernel":
@@ -102,6 +103,7 @@ def search_engine(args, model, properties, settings) -> str:
     from verifier.cli.binding import refuse
     from verifier.core.exitcodes import InputError
     choice = getattr(args, "engine", "python") or "auto"
+    args.engine_why = "--engine python" if choice == "python" else ""
     if choice == "python":
         return "python"
     asked = [opt for opt, on in (("--checkpoint-dir", getattr(args, "checkpoint_dir", None)),
@@ -113,7 +115,10 @@ def search_engine(args, model, properties, settings) -> str:
     except InputError as exc:
         if choice == "kernel":
             raise UsageError(f"--engine kernel: {exc}") from None
+        args.engine_why = str(exc)
         return "python"
+    if asked:
+        args.engine_why = f"{', '.join(asked)}: checkpoints are the Python search's"
     return "python" if asked else "kernel"
 
 
