@@ -90,6 +90,28 @@ class _Graph:
         return sum(self.fair_bit[a] for a in set(names) if a in self.fair_bit)
 
 
+class Pace:
+    """An exploration's limits (states, seconds) and its progress every half second."""
+
+    def __init__(self, max_states: Optional[int], time_budget: Optional[float], progress):
+        self.max_states, self.time_budget, self.progress = max_states, time_budget, progress
+        self.start = time.monotonic()
+        self.next = self.start + 0.5
+
+    def stop(self, states: int, edges: int, queue: int) -> str:
+        """Why the exploration stops now ("": it goes on)."""
+        if self.max_states is not None and states >= self.max_states:
+            return f"state limit {self.max_states:,} reached"
+        now = time.monotonic()
+        if now >= self.next:
+            self.next = now + 0.5
+            if self.time_budget is not None and now - self.start > self.time_budget:
+                return f"time budget {self.time_budget:g}s spent"
+            if self.progress:
+                self.progress(Progress(edges, states, 0, queue, now - self.start))
+        return ""
+
+
 def explore(model, props, fair, max_states: Optional[int], time_budget: Optional[float],
             progress: Optional[Callable[[Progress], None]] = None) -> tuple[_Graph, bool, str, int]:
     """Breadth-first search of the whole graph on the compiled kernel; (graph, complete?, stop
@@ -104,7 +126,7 @@ def explore(model, props, fair, max_states: Optional[int], time_budget: Optional
     fpr = Fingerprinter()
     action = [g.action_index[name] for name in model.action_names]
     fair_of = [g.fair_bit.get(name, 0) for name in model.action_names]
-    start = time.monotonic()
+    pace = Pace(max_states, time_budget, progress)
     seen: dict[bytes, int] = {}
     rows: list[bytes] = []
 
@@ -116,7 +138,7 @@ def explore(model, props, fair, max_states: Optional[int], time_budget: Optional
             rows.append(key)
     for s in model.init_states():
         add(k.pack(s), -1)
-    edges, next_report, head = 0, start + 0.5, 0
+    edges, head = 0, 0
     while head < len(rows):
         i, row = head, np.frombuffer(rows[head], dtype=np.int32)
         head += 1
@@ -140,15 +162,9 @@ def explore(model, props, fair, max_states: Optional[int], time_budget: Optional
                 unbounded |= fair_of[a]
             g.enabled[i] = (bounded, unbounded)
             g.out[i] = out
-        now = time.monotonic()
-        if max_states is not None and len(g.fps) >= max_states:
-            return g, False, f"state limit {max_states:,} reached", edges
-        if now >= next_report:
-            next_report = now + 0.5
-            if time_budget is not None and now - start > time_budget:
-                return g, False, f"time budget {time_budget:g}s spent", edges
-            if progress:
-                progress(Progress(edges, len(g.fps), 0, len(rows) - head, now - start))
+        why = pace.stop(len(g.fps), edges, len(rows) - head)
+        if why:
+            return g, False, why, edges
     return g, True, "", edges
 
 

@@ -3,13 +3,12 @@ engine ran before issue 57): tests hold the kernel's exploration (verifier/engin
 explore) to it, graph for graph."""
 from __future__ import annotations
 
-import time
 from collections import deque
 from typing import Callable, Optional
 
 from verifier.core.fingerprint import Fingerprinter
 from verifier.core.result import Progress
-from verifier.engines.liveness import _Graph
+from verifier.engines.liveness import Pace, _Graph
 
 
 def explore(model, props, fair, max_states: Optional[int], time_budget: Optional[float],
@@ -17,13 +16,13 @@ def explore(model, props, fair, max_states: Optional[int], time_budget: Optional
     """Breadth-first search of the whole graph; (graph, complete?, stop reason, edges)."""
     g = _Graph(model, props, fair)
     fpr = Fingerprinter()
-    start = time.monotonic()
+    pace = Pace(max_states, time_budget, progress)
     frontier = deque()
     for s in model.init_states():
         fp = fpr(s)
         if fp not in g.ids:
             frontier.append((g.add(fp, -1, s), s))
-    edges, next_report = 0, start + 0.5
+    edges = 0
     while frontier:
         i, s = frontier.popleft()
         succ = list(model.successors(s))
@@ -41,15 +40,9 @@ def explore(model, props, fair, max_states: Optional[int], time_budget: Optional
                 frontier.append((j, t))
             if keep and j != i:
                 g.out[i].append((j, g.action_index[label[0]]))
-        now = time.monotonic()
-        if max_states is not None and len(g.fps) >= max_states:
-            return g, False, f"state limit {max_states:,} reached", edges
-        if now >= next_report:
-            next_report = now + 0.5
-            if time_budget is not None and now - start > time_budget:
-                return g, False, f"time budget {time_budget:g}s spent", edges
-            if progress:
-                progress(Progress(edges, len(g.fps), 0, len(frontier), now - start))
+        why = pace.stop(len(g.fps), edges, len(frontier))
+        if why:
+            return g, False, why, edges
     return g, True, "", edges
 
 
