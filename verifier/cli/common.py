@@ -258,7 +258,7 @@ def gate_command(args, engine: str, base, names: list, run_one_for, title: str, 
     run_one = run_one_for(out, out_dir)
     out.print(header_line(f"{args.command} --mutants", base, note), markup=False)
     from verifier.cli.progress import ProgressLine
-    with ProgressLine(out, True, what=f"{engine} mutation gate") as progress:
+    with ProgressLine(out, not getattr(args, "quiet", False), what=f"{engine} mutation gate") as progress:
         rows, code = gate.run_gate(engine, base, names, run_one, out, title, columns, run_liveness=run_liveness,
                                    starting=lambda i, name: progress.status(f"mutant {i + 1} of {len(names)}: {name}"))
     write_result(gate.gate_result(engine, rows, code, details), Model(base), out_dir, run_id, args, base.preset, out)
