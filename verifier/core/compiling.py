@@ -5,10 +5,9 @@ lacks (a new kernel source, or an entry point a run has not used before: the thr
 functions, the walks'). That was 40-60 s on this project's 2-core machine (19-29 s since
 specs/kernel/specialise.py), and without a word the terminal stays blank and every states/s
 figure includes it. numba announces each real compile (never a load from its cache) as a
-"numba:compile" event; `Compiling` listens, says
-within the moment the first one starts that the kernel is compiling (for which config, about how
-long, and where it is kept), and sums the seconds of the outermost compiles, which the search
-subtracts from its own time. The last compile's length is kept beside the cache as a number
+"numba:compile" event; `Compiling` listens, says within the moment the first one starts that
+the kernel is compiling (for which config, about how long, and where it is kept), and sums the
+seconds of the outermost compiles, which the search subtracts from its own time. The last compile's length is kept beside the cache as a number
 (read as data: anything else is ignored) for the next run's "about".
 """
 from __future__ import annotations

@@ -124,18 +124,21 @@ def explore(model, props, fair, max_states: Optional[int], time_budget: Optional
     k = kernel_of(model.cfg)
     g = _Graph(model, props, fair)
     fpr = Fingerprinter()
-    action = [g.action_index[name] for name in model.action_names]
+    # a kernel label's action id is its index in model.action_names (specs/kernel checks the order)
     fair_of = [g.fair_bit.get(name, 0) for name in model.action_names]
     pace = Pace(max_states, time_budget, progress)
     seen: dict[bytes, int] = {}
     rows: list[bytes] = []
 
-    def add(row: np.ndarray, parent: int) -> None:
+    def add(row: np.ndarray, parent: int) -> int:
+        """The state's id, numbered in the order states are first met."""
         key = row.tobytes()
-        if key not in seen:
+        i = seen.get(key)
+        if i is None:
             s = k.unpack(row)
-            seen[key] = g.add(fpr(s), parent, s)
+            i = seen[key] = g.add(fpr(s), parent, s)
             rows.append(key)
+        return i
     for s in model.init_states():
         add(k.pack(s), -1)
     edges, head = 0, 0
@@ -147,10 +150,9 @@ def explore(model, props, fair, max_states: Optional[int], time_budget: Optional
         keep = any(not g.goal(i, p) for p in range(len(props)))
         out = []
         for j in range(n):
-            add(k.out[j], i)
-            t = seen[k.out[j].tobytes()]
+            t = add(k.out[j], i)
             if keep and t != i:
-                out.append((t, action[acts[j]]))
+                out.append((t, acts[j]))
         edges += n
         if keep:
             bounded = 0
