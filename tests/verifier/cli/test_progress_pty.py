@@ -40,7 +40,7 @@ COMMANDS = {
 
 def _segments(raw: bytes) -> list[str]:
     text = ANSI.sub("", raw.decode("utf-8", "replace"))
-    return [seg for seg in re.split(r"\r\n|\n|\r", text)]
+    return re.split(r"\r\n|\n|\r", text)
 
 
 def _spawn(args, tmp_path, terminal: bool):
@@ -101,6 +101,8 @@ def _first_progress(args, tmp_path, terminal: bool, wait: float = 90.0):
         proc.wait(timeout=30)
         if terminal:
             os.close(fd)
+        else:
+            proc.stdout.close()
     assert first is not None, f"{args}: printed nothing: {raw[-500:]!r}"
     assert spoke is not None, f"{args}: no progress line: {_segments(raw)[-6:]}"
     return spoke - first, _segments(raw)
