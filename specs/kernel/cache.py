@@ -121,8 +121,13 @@ def _sealed_file_class(root: Path, key: bytes):
             return unseal(key, os.path.relpath(path, root), raw)
 
         def _write(self, path: str, payload: bytes) -> None:
-            with self._open_for_write(path) as fh:
-                fh.write(seal(key, os.path.relpath(path, root), payload))
+            # a cache entry the disk refuses (full, a file size limit, read-only) is not kept:
+            # the run goes on with the code compiled in memory, and a later run compiles again
+            try:
+                with self._open_for_write(path) as fh:
+                    fh.write(seal(key, os.path.relpath(path, root), payload))
+            except OSError:
+                pass
 
         def _load_index(self):
             if not self._ours():

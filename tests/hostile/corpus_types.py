@@ -145,13 +145,14 @@ def _said_twice() -> list[Case]:
 def _planted() -> list[Case]:
     """A check checkpoint another user or run left, resumed: refused (exit 2) before any work,
     whatever its data holds."""
-    good = {"kind": "check", "version": 3, "identity": {"what": "kafka"}, "states": 1, "depth": 0,
+    good = {"kind": "check", "version": 4, "identity": {"what": "kafka"}, "states": 1, "depth": 0,
             "data": {"search.json": "0" * 64, "search.bin": "0" * 64}}
     variants = {"the old pickle format": dict(good, version=2, data="search.pickle"),
+                "the Python search's format": dict(good, version=3),
                 "another engine's": dict(good, kind="spark-check"), "an identity list": dict(good, identity=[1]),
                 "an identity string": dict(good, identity="kafka"), "no kind": {k: v for k, v in good.items()
                                                                                  if k != "kind"},
-                "a version string": dict(good, version="3"), "kind null": dict(good, kind=None)}
+                "a version string": dict(good, version="4"), "kind null": dict(good, kind=None)}
     return [Case(f"check --resume a planted checkpoint ({name})",
                  ["check", "--checkpoint-dir", "{dir}/c", "--resume", "--out", "{dir}/r"],
                  {"c/manifest.json": json.dumps(manifest).encode(), "c/search.bin": b"\x80\x04cos\nsystem\n."})

@@ -41,13 +41,18 @@ class Planted:
         return (open, (self.marker, "w"))
 
 
-def _probe(tmp_path: Path, key: Path | None = None) -> dict:
+def _probe(tmp_path: Path, key: Path | None = None, max_file_bytes: int | None = None) -> dict:
+    import resource
+
+    def limit():
+        if max_file_bytes is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
     (tmp_path / "probe").mkdir(exist_ok=True)
     (tmp_path / "probe" / "probe_mod.py").write_text(PROBE)
     env = dict(os.environ, KRAFT_VERIFY_CACHE=str(tmp_path / "cache"), PYTHONPATH=str(ROOT),
                KRAFT_VERIFY_KEY=str(key or tmp_path / "key"))
     r = subprocess.run([sys.executable, str(tmp_path / "probe" / "probe_mod.py")], capture_output=True, text=True,
-                       env=env, cwd=tmp_path)
+                       env=env, cwd=tmp_path, preexec_fn=limit)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
@@ -61,6 +66,16 @@ def test_an_entry_is_sealed_and_loaded_again(tmp_path):
     assert _probe(tmp_path) == {"value": 42, "hits": 1, "misses": 0}
     for path in _entries(tmp_path, ".nbi") + _entries(tmp_path, ".nbc"):
         assert path.read_bytes().startswith(cache.MAGIC), path
+
+
+def test_an_entry_the_disk_refuses_is_not_kept_and_the_run_goes_on(tmp_path):
+    """`ulimit -f` (or a full disk): numba's write of the entry fails with EFBIG; the run answers
+    from the code compiled in memory, keeps no entry, and a later run compiles again."""
+    (tmp_path / "key").write_bytes(os.urandom(32))
+    os.chmod(tmp_path / "key", 0o600)
+    assert _probe(tmp_path, max_file_bytes=512) == {"value": 42, "hits": 0, "misses": 1}
+    assert _entries(tmp_path, ".nbc") == []
+    assert _probe(tmp_path) == {"value": 42, "hits": 0, "misses": 1}
 
 
 @pytest.mark.parametrize("suffix", [".nbi", ".nbc"])

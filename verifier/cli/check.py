@@ -51,9 +51,9 @@ def run(args: argparse.Namespace) -> int:
                   f"{'' if model.symmetric or not model.symmetry_note else ' (' + model.symmetry_note + ')'}",
                   markup=False)
     options = Options(check_deadlock=inputs.deadlock, keep_going=keep_going, graph=bool(args.dump_graph))
-    workers = args.workers_used = _workers(args)
-    saver, resume_from = _checkpoint(args, model, invs, options, out)
     steps = search_engine(args, model, invs, Settings(limits, options))
+    workers = args.workers_used = _workers(args, steps == "kernel")
+    saver, resume_from = _checkpoint(args, model, invs, options, out, steps == "kernel" and kind == "bfs")
     name = ("kernel-simulate" if steps == "kernel" else "simulate") if kind == "simulate" else steps
     if kind == "simulate":
         how = "the model compiled; the same walks as --engine python" if steps == "kernel" else "the Python model"
@@ -63,13 +63,13 @@ def run(args: argparse.Namespace) -> int:
     elif kind == "bfs":
         name = "bfs" if workers == 1 else "parallel"
         out.print(f"engine: {name}, the interpreted Python search (not the kernel: {args.engine_why})", markup=False)
-        out.print(f"workers: {workers}" + (" (checkpoints and --dump-graph use the one-process search)"
+        out.print(f"workers: {workers}" + (" (--dump-graph uses the one-process search)"
                                            if workers == 1 and args.workers is None and os.cpu_count() != 1
                                            else ""), markup=False)
     if kind == "simulate":
         own = knobs(name, walks=args.simulate, depth=args.depth, seed=args.seed)
     elif name == "kernel":
-        own = knobs(name, threads=workers)
+        own = knobs(name, threads=workers, checkpoint=saver, resume_from=resume_from)
     elif name == "bfs":
         own = knobs(name, checkpoint=saver, resume_from=resume_from)
     else:
@@ -98,18 +98,14 @@ def run(args: argparse.Namespace) -> int:
 def search_engine(args, model, properties, settings) -> str:
     """"kernel" or "python" for the exhaustive search, and for --simulate's steps: --engine,
     where auto takes the kernel (--workers threads) unless the check asks for what only the
-    Python search does (symmetry, checkpoints, --dump-graph, a property without a row form).
-    --engine kernel on such a check is refused with the kernel's reason (exit 2)."""
+    Python search does (symmetry, --dump-graph, a property without a row form). --engine
+    kernel on such a check is refused with the kernel's reason (exit 2)."""
     from verifier.cli.binding import refuse
     from verifier.core.exitcodes import InputError
     choice = getattr(args, "engine", "python") or "auto"
     args.engine_why = "--engine python" if choice == "python" else ""
     if choice == "python":
         return "python"
-    asked = [opt for opt, on in (("--checkpoint-dir", getattr(args, "checkpoint_dir", None)),
-                                 ("--resume", getattr(args, "resume", None))) if on]
-    if asked and choice == "kernel":
-        raise UsageError(f"--engine kernel: {', '.join(asked)} needs the Python search (--engine python)")
     try:
         refuse("kernel", model, properties, settings)
     except InputError as exc:
@@ -117,9 +113,7 @@ def search_engine(args, model, properties, settings) -> str:
             raise UsageError(f"--engine kernel: {exc}") from None
         args.engine_why = str(exc)
         return "python"
-    if asked:
-        args.engine_why = f"{', '.join(asked)}: checkpoints are the Python search's"
-    return "python" if asked else "kernel"
+    return "kernel"
 
 
 def _graph_limits(path: str, limits):
@@ -198,15 +192,18 @@ def run_estimate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _workers(args) -> int:
-    """--workers, or every core; the one-process search where only it can do what was asked."""
+def _workers(args, on_kernel: bool = True) -> int:
+    """--workers, or every core; the one-process search where only it can do what was asked
+    (--dump-graph; a checkpoint of the Python search)."""
+    one = "--dump-graph" if args.dump_graph else "--checkpoint-dir on the Python search" if (
+        args.checkpoint_dir and not on_kernel) else ""
     if args.workers is not None:
         if not 1 <= args.workers <= 64:
             raise UsageError(f"--workers must be between 1 and 64, got {args.workers}")
-        if args.workers > 1 and (args.checkpoint_dir or args.dump_graph):
-            raise UsageError("--checkpoint-dir and --dump-graph need --workers 1 (the one-process search)")
+        if args.workers > 1 and one:
+            raise UsageError(f"{one} needs --workers 1 (the one-process search)")
         return args.workers
-    if args.checkpoint_dir or args.dump_graph or args.simulate is not None:
+    if one or args.simulate is not None:
         return 1
     return max(os.cpu_count() or 1, 1)
 
@@ -266,8 +263,9 @@ def _early_checks(args) -> None:
     args.checkpoint_every = 300.0 if args.checkpoint_every is None else args.checkpoint_every
 
 
-def _checkpoint(args, model, invs, options, out):
-    """(checkpointer, Search to resume) for --checkpoint-dir, after the directory rules."""
+def _checkpoint(args, model, invs, options, out, on_kernel: bool):
+    """(checkpointer, search to resume) for --checkpoint-dir, after the directory rules: the
+    kernel's (verifier/engines/kernel/checkpoint.py), or the Python search's where it runs."""
     if args.resume and not args.checkpoint_dir:
         raise UsageError("--resume needs --checkpoint-dir")
     if not args.checkpoint_dir:
@@ -276,12 +274,17 @@ def _checkpoint(args, model, invs, options, out):
         raise UsageError("--checkpoint-dir goes with the exhaustive search, without --dump-graph")
     if not args.checkpoint_every > 0:
         raise UsageError("--checkpoint-every must be a positive number of seconds")
-    from verifier.engines.bfs import Search
-    from verifier.engines.bfs.checkpoint import open_checkpoint
     from verifier.core.checkpoint import CheckpointError, identity_of
+    if on_kernel:
+        from specs.kernel import Kernel
+        from verifier.engines.kernel.checkpoint import open_checkpoint
+        made = Kernel(model.cfg)
+    else:
+        from verifier.engines.bfs import Search as made
+        from verifier.engines.bfs.checkpoint import open_checkpoint
     try:
         saver, search, note = open_checkpoint(args.checkpoint_dir, identity_of(model, invs, options), args.resume,
-                                              args.checkpoint_every, model, Search)
+                                              args.checkpoint_every, model, made)
     except CheckpointError as exc:
         raise UsageError(str(exc)) from None
     if note:

@@ -1,5 +1,6 @@
-"""`check --checkpoint-dir` / `--resume`: a run killed with SIGKILL resumes to exactly the counts
-of an uninterrupted run; a torn or altered checkpoint is recomputed, a foreign one refused."""
+"""`check --checkpoint-dir` / `--resume` (on the kernel): a run killed with SIGKILL, or stopped by
+its time budget inside a level, resumes to exactly the counts of an uninterrupted run, with any
+number of threads; a torn or altered checkpoint is recomputed, a foreign or older one refused."""
 from __future__ import annotations
 
 import json
@@ -13,7 +14,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-CONFIG = ("--bound", "isr_shrinks=1")      # 112,627 states, 24 levels: a few seconds
+CONFIG = ("--brokers", "4", "--bound", "isr_shrinks=1")     # 1,942,387 states, 30 levels: a few seconds
 # What a damaged or planted checkpoint is recomputed on: 15,232 states, 25 levels, about a
 # second; its checkpoint is the one --max-depth 10 leaves (level 10's 1,439 states unexpanded).
 SMALL = ("--bound", "lossy_crashes=0")
@@ -83,6 +84,39 @@ def test_sigkill_then_resume_gives_the_uninterrupted_counts(cli, tmp_path, unint
     assert r.returncode == 0, r.stdout + r.stderr
     assert "resuming from" in r.stdout
     assert _counts(_summary(tmp_path / "out2")) == uninterrupted
+
+
+@pytest.mark.parametrize("threads", [("1", "2"), ("2", "1")], ids=["1 thread then 2", "2 threads then 1"])
+def test_a_run_stopped_inside_a_level_resumes_to_the_uninterrupted_counts(cli, tmp_path, uninterrupted, threads):
+    """The time budget stops the run between two stretches of a level: the checkpoint then holds
+    part of the level expanded and part of the next written, and the resumed run, on another
+    number of threads, finds exactly what one run would."""
+    ck = str(tmp_path / "ck")
+    first = cli("check", *CONFIG, "-q", "--out", str(tmp_path / "o1"), "--checkpoint-dir", ck, "--workers", threads[0],
+                "--time-budget", "1")
+    assert first.returncode == 3 and "time budget" in first.stdout, first.stdout + first.stderr
+    manifest = json.loads((tmp_path / "ck" / "manifest.json").read_text())
+    assert manifest["position"] > 0 and 0 < manifest["states"] < uninterrupted[0]
+    r = cli("check", *CONFIG, "-q", "--out", str(tmp_path / "o2"), "--checkpoint-dir", ck, "--workers", threads[1],
+            "--resume")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"resuming from {ck}: {manifest['states']:,} states" in r.stdout
+    assert _counts(_summary(tmp_path / "o2")) == uninterrupted
+
+
+def test_a_checkpoint_of_the_python_search_is_refused_in_one_line(cli, tmp_path):
+    """Checkpoints written before the kernel was the one search (version 3) name states by
+    another codec: refused, with and without --resume, and left as they were."""
+    ck = tmp_path / "ck"
+    ck.mkdir()
+    manifest = json.dumps({"kind": "check", "version": 3, "identity": {"what": "kafka"}, "states": 1, "depth": 0})
+    (ck / "manifest.json").write_text(manifest)
+    for resume in ([], ["--resume"]):
+        r = cli("check", *SMALL, "-q", "--out", str(tmp_path / "o"), "--checkpoint-dir", str(ck), *resume)
+        assert r.returncode == 2, r.stdout + r.stderr
+        (line,) = r.stderr.strip().splitlines()
+        assert "a checkpoint of the Python search" in line and "cannot be resumed" in line
+    assert (ck / "manifest.json").read_text() == manifest
 
 
 def _torn(data: bytes) -> bytes:

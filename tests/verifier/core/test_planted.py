@@ -25,10 +25,13 @@ PLANTS = {
     "a pickle as the columns": ("search.bin", pickle.dumps(Payload())),
     "a pickle as the head": ("search.json", pickle.dumps(Payload())),
     "a YAML object tag": ("search.json", b"!!python/object/apply:os.system ['touch " + MARK.encode() + b"']"),
-    "a JSON naming a callable": ("search.json", json.dumps({"format": "kraft-verify check search", "version": 3,
-                                                           "@": "os.system", "v": [f"touch {MARK}"]}).encode()),
+    "a JSON naming a callable": ("search.json", json.dumps({"format": "kraft-verify check kernel search",
+                                                           "version": 4, "@": "os.system",
+                                                           "v": [f"touch {MARK}"]}).encode()),
     "an emptied frontier": None,                      # made below from the real data
-    "started false": None,            # issue 37: a key holder's "started": false made the resume seed its roots again
+    "the roots counted again": None,      # issue 37: a key holder's edit made a resume seed its roots again
+    "a row's controller out of range": None,
+    "an event's outcome forged": None,
 }
 
 
@@ -43,20 +46,75 @@ def _plant(ck, name: str, content: bytes, sign: bool) -> None:
     (ck / "manifest.json").write_text(json.dumps(manifest))
 
 
+def _head(ck) -> dict:
+    return json.loads((ck / "search.json").read_text())
+
+
+def _column(ck, name: str):
+    """(the whole of search.bin as int8s, the slice of it that is column `name`, its dtype)."""
+    import numpy as np
+
+    from verifier.engines.kernel.checkpoint import COLUMNS
+    head, raw = _head(ck), np.fromfile(ck / "search.bin", dtype=np.uint8)
+    widths = {"row": head["width"], "key": None}
+    at = 0
+    for col, dtype, w in COLUMNS:
+        n = head["columns"][col]
+        row = 1 if w == 0 else widths.get(w, w)
+        if row is None:          # the event key's width: what is left of the file decides it
+            rest = len(raw) - at - n * 5 * 8
+            row = rest // (n * 8)
+        size = n * row * np.dtype(dtype).itemsize
+        if col == name:
+            return raw, slice(at, at + size), dtype, row
+        at += size
+    raise KeyError(name)
+
+
 def _emptied_frontier(ck) -> bytes:
-    head = json.loads((ck / "search.json").read_text())
-    head["columns"]["frontier_index"] = head["columns"]["frontier_flat"] = 0
+    head = _head(ck)
+    head["columns"]["frontier"] = head["columns"]["frontier_fp"] = 0
     return json.dumps(head).encode()
 
 
-def _not_started(ck) -> bytes:
-    head = json.loads((ck / "search.json").read_text())
-    assert head["started"] is True
-    head["started"] = False
+def _roots_again(ck) -> bytes:
+    head = _head(ck)
+    head["states_per_level"][0] += 1
+    head["level_base"] += 1
     return json.dumps(head).encode()
 
 
-EDITS = {"an emptied frontier": _emptied_frontier, "started false": _not_started}
+def _bin_edit(ck, name: str, edit) -> bytes:
+    import numpy as np
+    raw, where, dtype, row = _column(ck, name)
+    col = raw[where].view(dtype).reshape(-1, row).copy()
+    edit(col)
+    out = raw.copy()
+    out[where] = col.reshape(-1).view(np.uint8)
+    return out.tobytes()
+
+
+def _controller_out_of_range(ck) -> bytes:
+    from specs import make_config
+    from specs.kernel.layout import Layout
+    assert SMALL == ("--bound", "lossy_crashes=0")
+    ctrl = Layout(make_config(bounds={"lossy_crashes": 0})).ctrl
+
+    def edit(rows):
+        rows[0, ctrl] = 1 << 20
+    return _bin_edit(ck, "frontier", edit)
+
+
+def _event_forged(ck) -> bytes:
+    def edit(vals):                  # the first event is always among those run again
+        vals[0, 0] = 0 if vals[0, 0] else 1
+    return _bin_edit(ck, "event_vals", edit)
+
+
+EDITS = {"an emptied frontier": ("search.json", _emptied_frontier),
+         "the roots counted again": ("search.json", _roots_again),
+         "a row's controller out of range": ("search.bin", _controller_out_of_range),
+         "an event's outcome forged": ("search.bin", _event_forged)}
 
 
 # Every plant with the user's key (the cross-checks catch it), two without (the signature does).
@@ -70,7 +128,11 @@ def test_a_planted_checkpoint_runs_nothing_and_is_recomputed(cli, tmp_path, unin
     if os.path.exists(MARK):
         os.remove(MARK)
     _stopped_run(tmp_path / "ck", tmp_path / "out1")
-    name, content = PLANTS[plant] or ("search.json", EDITS[plant](tmp_path / "ck"))
+    if PLANTS[plant]:
+        name, content = PLANTS[plant]
+    else:
+        name, edit = EDITS[plant]
+        content = edit(tmp_path / "ck")
     _plant(tmp_path / "ck", name, content, sign)
     r = cli("check", *SMALL, "-q", "--out", str(tmp_path / "out2"), "--checkpoint-dir", str(tmp_path / "ck"),
             "--resume")

@@ -52,8 +52,11 @@ def test_the_cli_runs_on_every_core_by_default_and_says_so(cli, tmp_path):
     assert "workers: 2" in r.stdout
     r = cli("check", "--bound", "isr_shrinks=0", "-q", "--out", str(tmp_path), "--workers", "2")
     assert r.returncode == 0 and "engine: kernel (the model compiled), 2 threads" in r.stdout, r.stdout
-    bad = cli("check", "--workers", "2", "--checkpoint-dir", str(tmp_path / "ck"), "--out", str(tmp_path))
+    bad = cli("check", "--workers", "2", "--dump-graph", str(tmp_path / "g.dot"), "--out", str(tmp_path))
     assert bad.returncode == 2 and "--workers 1" in bad.stderr
+    bad = cli("check", "--workers", "2", "--engine", "python", "--checkpoint-dir", str(tmp_path / "ck"),
+              "--out", str(tmp_path))
+    assert bad.returncode == 2 and "--checkpoint-dir on the Python search needs --workers 1" in bad.stderr
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])

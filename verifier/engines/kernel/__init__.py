@@ -8,14 +8,17 @@ labels (`levels.rebuild`, which checks them again). Same config, same counts, le
 shortest counterexamples as `bfs` (tests/verifier/engines/test_kernel_engine.py,
 bench/kernel_bench.py).
 
+A checkpoint (checkpoint.py here: data, never a pickle) carries the search between processes,
+and a resumed run ends with exactly the counts of an uninterrupted one.
+
 What it does not do yet, refused before a run with one line (exit 2): symmetry reduction,
-checkpoints and resume, --dump-graph, and a property without a row form (specs/kernel/properties.py).
+--dump-graph, and a property without a row form (specs/kernel/properties.py).
 """
 from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -42,6 +45,8 @@ class Knobs(knobs.Knobs):
     """The compiled search's own: how many threads expand each level (the same counts,
     levels and counterexamples for any number)."""
     threads: int = knob(1, least=1)
+    checkpoint: Any = None     # a checkpoint.Checkpointer, or None
+    resume_from: Any = None    # the checkpoint.Saved search to go on from, or None
 
 
 def refuse(model, properties, settings: Settings) -> None:
@@ -65,6 +70,7 @@ def run(model, properties, settings: Settings = Settings(),
     own = Knobs.of(settings)
     refuse(model, properties, settings)
     search = Search(model, properties, settings, progress, own.threads)
+    search.checkpoint, search.resume_from = own.checkpoint, own.resume_from
     say = (lambda text: progress(Progress(0, 0, 0, 0, 0.0, note=text))) if progress else None
     try:
         with Compiling(say, config_label(model.cfg), CACHE) as search.compiling:
@@ -110,6 +116,8 @@ class Search(Rounds):
         self.depth = 0
         self.start = time.monotonic()
         self.compiling = None             # compiling.Compiling: the seconds numba compiled, not searched
+        self.before = 0.0                 # the search's seconds in the processes before (a resumed run)
+        self.checkpoint = self.resume_from = None
         self.none = np.full(5, -1, dtype=np.int64)
         self.fps = np.zeros((self.k.max_successors, 2), dtype=np.uint64)
         self.threads = threads
@@ -137,16 +145,23 @@ class Search(Rounds):
         from verifier.engines.kernel import search as K
         opts = np.array([int(self.options.keep_going), int(self.options.check_deadlock),
                          -1 if self.limits.max_states is None else self.limits.max_states], dtype=np.int64)
-        frontier = self._roots()
+        start = (0, 0)              # where the first level's expansion starts: (pos, n_next)
+        if self.resume_from is not None:
+            from verifier.engines.kernel.checkpoint import restore
+            restore(self, self.resume_from)
+            frontier, start = self._levels[0][0].array[:len(self._frontier_fp)], self._resumed_at()
+        else:
+            frontier = self._roots()
         if frontier is None:
             return self._finish(VIOLATION)
         next_report = time.monotonic() + 0.5
         while len(frontier):
             reason = levels.depth_reached(self.limits, self.depth, len(frontier))
             if reason:
+                self._save(0, 0)
                 return self._finish(STOPPED, reason)
             base = self._level_base
-            pos, n_next = 0, 0
+            (pos, n_next), start = start, (0, 0)
             while pos < len(frontier):
                 try:
                     status, pos, n_next = self._stretch(frontier, pos, base, n_next, opts)
@@ -159,16 +174,20 @@ class Search(Rounds):
                 elif status == K.MAX_STATES:
                     return self._finish(STOPPED, f"max states {self.limits.max_states} reached", cut=n_next)
                 if stop.requested():
+                    self._save(pos, n_next)
                     return self._finish(STOPPED, stop.reason(), cut=n_next)
                 now = time.monotonic()
                 if now >= next_report:
                     next_report = now + 0.5
                     if self.limits.time_budget is not None and self._elapsed() > self.limits.time_budget:
+                        self._save(pos, n_next)
                         return self._finish(STOPPED, f"time budget {self.limits.time_budget:g}s spent", cut=n_next)
                     if self.progress:
                         self.progress(levels.progress(int(self.ctr[K.C_TRANSITIONS]), self.states_per_level,
                                                       self.depth, n_next, self._elapsed(), level=len(frontier),
                                                       level_done=pos, done=self.n_store))
+            if not n_next:                  # the last level: a resume answers at once
+                self._save(len(frontier), 0)
             self._level_base = base + len(frontier)
             # the next level is read where it was written; the old frontier's buffers take the one after
             self._levels.reverse()
@@ -176,7 +195,20 @@ class Search(Rounds):
             if n_next:
                 self.depth += 1
                 self.states_per_level.append(n_next)
+                if self.checkpoint is not None and self.checkpoint.due():
+                    self._save(0, 0)
         return self._finish(COMPLETE)
+
+    def _save(self, pos: int, n_next: int) -> None:
+        """A checkpoint at a consistent point: frontier[pos:] not expanded, n_next rows of the
+        next level written."""
+        if self.checkpoint is not None:
+            self.checkpoint.save(self, pos, n_next, self._elapsed())
+
+    def _resumed_at(self) -> tuple:
+        h = self.resume_from.head
+        self.resume_from = None            # its columns are in the search's own arrays now
+        return h["pos"], h["n_next"]
 
     def _stretch(self, frontier, pos: int, base: int, n_next: int, opts) -> tuple:
         """Expand on from frontier[pos] (a stretch, or a round of the threads): (status, pos,
@@ -310,7 +342,8 @@ class Search(Rounds):
 
     def _elapsed(self) -> float:
         """The search's own seconds: numba's compiles on the way are not the search's."""
-        return time.monotonic() - self.start - (self.compiling.seconds if self.compiling is not None else 0.0)
+        return (self.before + time.monotonic() - self.start
+                - (self.compiling.seconds if self.compiling is not None else 0.0))
 
     # ---------------------------------------------------------------- the result
     def _path(self, index: int) -> tuple[int, list]:
