@@ -108,6 +108,15 @@ class Kernel:
         self._rows[id(s)] = (s, row.copy())       # the state is held, so its id is not reused
         return s
 
+    def view(self, row) -> "Lazy":
+        """The state of `row` as a property reads it, unpacked only when it reads past the
+        controller value (Lazy); facts of it (`fact`) read the row itself."""
+        v = Lazy(self, row)
+        if len(self._rows) >= 4096:
+            self._rows.clear()
+        self._rows[id(v)] = (v, v._row)
+        return v
+
     def label(self, code) -> tuple:
         """The model's label of a kernel label (five ints)."""
         action, p0, p1, p2, prefer = (int(v) for v in code)
@@ -212,6 +221,30 @@ class Kernel:
         refusal = int(self.work[-1])
         error = None if refusal == 0 else ERRORS[refusal] if refusal > 0 else self.tables.errors[-refusal - 1]
         return self.unpack(t), error
+
+
+class Lazy:
+    """A state read from its row only as far as it is read: its controller value (`ctrl`) is
+    the table's, and any other field unpacks the row once. Why: most liveness premises and
+    goals read only the partition, and unpacking a row is most of a state's cost in Python.
+    `unpacked` says whether a read went past the controller: a pure function of the state that
+    never did is a function of the controller value alone."""
+    __slots__ = ("ctrl", "_k", "_row", "_s", "__weakref__")
+
+    def __init__(self, k: Kernel, row):
+        self._k, self._row, self._s = k, np.array(row), None
+        self.ctrl = k.tables.ctrls[int(row[k.layout.ctrl])]
+
+    @property
+    def unpacked(self) -> bool:
+        return self._s is not None
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if self._s is None:
+            self._s = self._k.layout.unpack(self._row, self.ctrl)
+        return getattr(self._s, name)
 
 
 def unsupported(model, properties) -> Optional[str]:

@@ -30,7 +30,6 @@ import numpy as np
 
 from specs import Trace
 from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
-from verifier.core.fingerprint import Fingerprinter
 from verifier.core.result import (COMPLETE, EXCEPTED, HOLDS, INCONCLUSIVE, STOPPED, VIOLATED, VIOLATION, Progress,
                                   Result, Verdict)
 from verifier.core.settings import Settings
@@ -54,31 +53,36 @@ class LivenessResult(Result):
 
 
 class _Graph:
-    """The explored graph: per state its fingerprint, BFS parent, which premises and goals
-    hold, and (for states where some goal fails) the fair actions enabled with and without
-    bounds; edges are kept only from such states."""
+    """The explored graph: per state its key (`key_of(state)`: the kernel's row bytes, or a
+    fingerprint), BFS parent, which premises and goals hold, and (for states where some goal
+    fails) the fair actions enabled with and without bounds; edges are kept only from such
+    states."""
 
-    def __init__(self, model, props, fair: tuple[str, ...]):
-        self.model, self.props, self.fair = model, props, fair
+    def __init__(self, model, props, fair: tuple[str, ...], key_of: Callable):
+        self.model, self.props, self.fair, self.key_of = model, props, fair, key_of
         self.fair_bit = {a: 1 << i for i, a in enumerate(fair)}
         self.action_index = {a: i for i, a in enumerate(model.action_names)}
-        self.ids: dict[int, int] = {}
-        self.fps: list[int] = []
+        self.ids: dict = {}
+        self.keys: list = []
         self.parent = array("i")
         self.flags = array("B")            # bit 2k: premise k, bit 2k+1: goal k
         self.enabled: dict[int, tuple[int, int]] = {}       # id -> (bounded mask, unbounded mask)
         self.out: dict[int, list[tuple[int, int]]] = {}     # id -> [(dst, action index)]
 
-    def add(self, fp: int, parent: int, state) -> int:
-        i = len(self.fps)
-        self.ids[fp] = i
-        self.fps.append(fp)
+    def add(self, key, parent: int, state, bits: Optional[int] = None) -> int:
+        """The new state's id; `bits` its premises and goals if the caller knows them."""
+        i = len(self.keys)
+        self.ids[key] = i
+        self.keys.append(key)
         self.parent.append(parent)
+        self.flags.append(self.judge(state) if bits is None else bits)
+        return i
+
+    def judge(self, state) -> int:
         cfg, bits = self.model.cfg, 0
         for k, p in enumerate(self.props):
             bits |= (p.premise(cfg, state) << (2 * k)) | (p.goal(cfg, state) << (2 * k + 1))
-        self.flags.append(bits)
-        return i
+        return bits
 
     def goal(self, i: int, k: int) -> bool:
         return bool(self.flags[i] >> (2 * k + 1) & 1)
@@ -115,59 +119,87 @@ class Pace:
 def explore(model, props, fair, max_states: Optional[int], time_budget: Optional[float],
             progress: Optional[Callable[[Progress], None]] = None) -> tuple[_Graph, bool, str, int]:
     """Breadth-first search of the whole graph on the compiled kernel; (graph, complete?, stop
-    reason, edges). Successors come as rows, told apart by their bytes; only a new state is
-    unpacked (its premises and goals are the properties' Python functions) and only a state
-    where a goal fails asks for its unbounded successors (the fair actions a bound blocks). The
-    graph, its order and its ids are those of the model's own successors, state by state
+    reason, edges). The kernel numbers the states and keeps every edge (verifier/engines/
+    kernel/graph.py); then each state's premises and goals are the properties' Python
+    functions of a lazy view of its row (specs/kernel, Lazy), judged once per controller value
+    where they read nothing else, and only the states where a goal fails ask for their
+    unbounded successors (the fair actions a bound blocks). The graph, its order and its ids
+    are those of the model's own successors, state by state
     (tests/verifier/engines/liveness_reference.py is the interpreted search it is held to)."""
-    from specs.kernel import BOUNDED, UNBOUNDED, kernel_of
+    from specs.kernel import kernel_of
+    from verifier.engines.kernel.graph import DONE, MAXED, Graph
     k = kernel_of(model.cfg)
-    g = _Graph(model, props, fair)
-    fpr = Fingerprinter()
-    # a kernel label's action id is its index in model.action_names (specs/kernel checks the order)
-    fair_of = [g.fair_bit.get(name, 0) for name in model.action_names]
+    built = Graph(k, [k.pack(s) for s in model.init_states()])
     pace = Pace(max_states, time_budget, progress)
-    seen: dict[bytes, int] = {}
-    rows: list[bytes] = []
+    why = ""
+    while True:
+        status = built.expand(max_states)
+        if status == MAXED:
+            why = f"state limit {max_states:,} reached"
+        elif status != DONE:
+            why = pace.stop(built.n_rows, built.n_edges, built.n_rows - built.head)
+            if not why:
+                continue
+        return _graph_of(model, props, fair, k, built), not why, why, built.n_edges
 
-    def add(row: np.ndarray, parent: int) -> int:
-        """The state's id, numbered in the order states are first met."""
-        key = row.tobytes()
-        i = seen.get(key)
-        if i is None:
-            s = k.unpack(row)
-            i = seen[key] = g.add(fpr(s), parent, s)
-            rows.append(key)
-        return i
-    for s in model.init_states():
-        add(k.pack(s), -1)
-    edges, head = 0, 0
-    while head < len(rows):
-        i, row = head, np.frombuffer(rows[head], dtype=np.int32)
-        head += 1
-        n = k.successor_rows(row, BOUNDED)
-        acts = k.labels[:n, 0].tolist()
-        keep = any(not g.goal(i, p) for p in range(len(props)))
-        out = []
-        for j in range(n):
-            t = add(k.out[j], i)
-            if keep and t != i:
-                out.append((t, acts[j]))
-        edges += n
-        if keep:
-            bounded = 0
-            for a in set(acts):
-                bounded |= fair_of[a]
-            m = k.successor_rows(row, UNBOUNDED)
-            unbounded = 0
-            for a in set(k.labels[:m, 0].tolist()):
-                unbounded |= fair_of[a]
-            g.enabled[i] = (bounded, unbounded)
-            g.out[i] = out
-        why = pace.stop(len(g.fps), edges, len(rows) - head)
-        if why:
-            return g, False, why, edges
-    return g, True, "", edges
+
+class _RowKeys:
+    """The kernel graph's keys: state i's row bytes, made when asked."""
+
+    def __init__(self, rows: np.ndarray, n: int):
+        self.rows, self.n = rows, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> bytes:
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        return self.rows[i].tobytes()
+
+    def __iter__(self):
+        return (self.rows[i].tobytes() for i in range(self.n))
+
+
+def _graph_of(model, props, fair, k, built) -> _Graph:
+    """The _Graph of the kernel's arrays: flags of every state, edges and enabled fair actions
+    of the expanded states where a goal fails."""
+    n, head = built.n_rows, built.head
+    g = _Graph(model, props, fair, lambda s: k.pack(s).tobytes())
+    g.keys = _RowKeys(built.rows, n)
+    g.parent = array("i", built.parents[:n].astype(np.int32).tobytes())
+    flags = _flags(g, k, built.rows[:n])
+    g.flags = array("B", flags.tobytes())
+    goals = sum(1 << (2 * p + 1) for p in range(len(props)))
+    keep = np.flatnonzero((flags[:head] & goals) != goals)
+    fair_of = np.array([g.fair_bit.get(name, 0) for name in model.action_names], dtype=np.int64)
+    unbounded = built.unbounded(keep.astype(np.int64), fair_of).tolist()
+    first, fair_list = built.first, fair_of.tolist()
+    for w, i in enumerate(keep.tolist()):
+        dst = built.dst[first[i]:first[i + 1]].tolist()
+        act = built.act[first[i]:first[i + 1]].tolist()
+        bounded = 0
+        for a in set(act):
+            bounded |= fair_list[a]
+        g.enabled[i] = (bounded, unbounded[w])
+        g.out[i] = [(t, a) for t, a in zip(dst, act) if t != i]
+    return g
+
+
+def _flags(g: _Graph, k, rows: np.ndarray) -> np.ndarray:
+    """Each row's premises and goals (_Graph.flags' bits): once per controller value where the
+    properties read only it, else row by row."""
+    ids, first, inverse = np.unique(rows[:, k.layout.ctrl], return_index=True, return_inverse=True)
+    by_ctrl = np.full(len(ids), -1, dtype=np.int64)
+    for u, i in enumerate(first.tolist()):
+        view = k.view(rows[i])
+        bits = g.judge(view)
+        if not view.unpacked:
+            by_ctrl[u] = bits
+    out = by_ctrl[inverse]
+    for i in np.flatnonzero(out < 0).tolist():
+        out[i] = g.judge(k.view(rows[i]))
+    return out.astype(np.uint8)
 
 
 def _sccs(nodes: set[int], succ: Callable[[int], list[int]]) -> list[list[int]]:
@@ -280,7 +312,7 @@ def check(model, properties, max_states: Optional[int] = None, time_budget: Opti
                                  detail="documented exception: " + lasso.reason if lasso.reason else ""))
     statuses = [v.status for v in verdicts]
     code = EXIT_VIOLATION if VIOLATED in statuses else (EXIT_STOPPED if INCONCLUSIVE in statuses else EXIT_OK)
-    result = LivenessResult(complete, len(g.fps), edges, seconds=time.monotonic() - start - compiled,
+    result = LivenessResult(complete, len(g.keys), edges, seconds=time.monotonic() - start - compiled,
                             status={EXIT_OK: COMPLETE, EXIT_VIOLATION: VIOLATION}.get(code, STOPPED),
                             stop_reason=reason or ("" if code != EXIT_STOPPED else
                                                    "a bound kept a fair action from a cycle"),
@@ -392,12 +424,12 @@ def _cycle(g: _Graph, at: int, members: set[int]) -> list[int]:
 
 
 def _rebuild(g: _Graph, ids: list[int]) -> Trace:
-    """The concrete run through `ids`, re-stepped from the initial state by matching fingerprints."""
-    model, fpr = g.model, Fingerprinter()
-    root = next(s for s in model.init_states() if fpr(s) == g.fps[ids[0]])
+    """The concrete run through `ids`, re-stepped from the initial state by matching keys."""
+    model, key = g.model, g.key_of
+    root = next(s for s in model.init_states() if key(s) == g.keys[ids[0]])
     steps, s = [], root
     for j in ids[1:]:
-        label, t = next((label, t) for label, t in model.successors(s) if fpr(t) == g.fps[j])
+        label, t = next((label, t) for label, t in model.successors(s) if key(t) == g.keys[j])
         steps.append((label, t))
         s = t
     return Trace(model, root, steps, engine="liveness")

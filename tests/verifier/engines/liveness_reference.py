@@ -14,8 +14,8 @@ from verifier.engines.liveness import Pace, _Graph
 def explore(model, props, fair, max_states: Optional[int], time_budget: Optional[float],
             progress: Optional[Callable[[Progress], None]] = None) -> tuple[_Graph, bool, str, int]:
     """Breadth-first search of the whole graph; (graph, complete?, stop reason, edges)."""
-    g = _Graph(model, props, fair)
     fpr = Fingerprinter()
+    g = _Graph(model, props, fair, fpr)
     pace = Pace(max_states, time_budget, progress)
     frontier = deque()
     for s in model.init_states():
@@ -40,7 +40,7 @@ def explore(model, props, fair, max_states: Optional[int], time_budget: Optional
                 frontier.append((j, t))
             if keep and j != i:
                 g.out[i].append((j, g.action_index[label[0]]))
-        why = pace.stop(len(g.fps), edges, len(frontier))
+        why = pace.stop(len(g.keys), edges, len(frontier))
         if why:
             return g, False, why, edges
     return g, True, "", edges

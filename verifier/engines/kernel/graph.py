@@ -1,0 +1,165 @@
+"""The whole state graph on the compiled kernel, for the liveness engine (verifier/engines/
+liveness.py): every state's row, BFS parent and bounded successors as edges (target id and
+action), numbered in the order states are first met, as the model's own breadth-first search
+numbers them.
+
+Why compiled: liveness needs every edge of the graph, not only the new states, and a loop in
+Python over a million edges cost five times the safety check's whole search. Here Python only
+fills the controller table when the kernel meets an event it lacks, grows the arrays, and asks
+the caller between stretches (progress, budgets). A state's id is found by its 128-bit
+fingerprint in an open-addressing table whose slots also hold the id.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from specs.kernel.events import MISS
+from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
+from verifier.engines.kernel.visited import EMPTY, child_hash, row_hash
+
+DONE, NEED_EVENT, GROW, MAXED, MORE = range(5)
+STRETCH = 20_000          # states per call into the compiled loop
+
+
+@njit(cache=True, _nrt=False)
+def _id_of(table, a, b, new_id):
+    """The id stored with fingerprint (a, b), or -1 after storing it with `new_id`."""
+    a |= np.uint64(1)
+    mask = np.int64(len(table) - 1)
+    slot = np.int64(b >> np.uint64(1)) & mask
+    while True:
+        if table[slot, 0] == EMPTY:
+            table[slot, 0], table[slot, 1], table[slot, 2] = a, b, np.uint64(new_id)
+            return -1
+        if table[slot, 0] == a and table[slot, 1] == b:
+            return np.int64(table[slot, 2])
+        slot = (slot + 1) & mask
+
+
+@njit(cache=True, _nrt=False)
+def _rehash(table, grown):
+    for slot in range(len(table)):
+        if table[slot, 0] != EMPTY:
+            _id_of(grown, table[slot, 0], table[slot, 1], np.int64(table[slot, 2]))
+
+
+@njit(cache=True, _nrt=False)
+def _explore(rows, fps, parents, first, dst, act, head, end, n_rows, n_edges, max_states, table,
+             lay, cv, plan, tables, out, labels, key, work, params):
+    """Expand rows[head:end]: each successor's id into dst, its action into act, a new state's
+    row, fingerprint and parent kept; first[i + 1] is where state i's edges end. Returns (what
+    stopped it, head, n_rows, n_edges)."""
+    while head < end:
+        row = rows[head]
+        n = successors(row, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
+        if n == MISS:
+            return NEED_EVENT, head, n_rows, n_edges
+        if n_rows + n > len(rows) or n_edges + n > len(dst) or 2 * (n_rows + n) > len(table):
+            return GROW, head, n_rows, n_edges
+        fa, fb = fps[head, 0], fps[head, 1]
+        for k in range(n):
+            a, b = child_hash(row, fa, fb, out[k])
+            j = _id_of(table, a, b, n_rows)
+            if j < 0:
+                j = n_rows
+                for c in range(rows.shape[1]):
+                    rows[j, c] = out[k, c]
+                fps[j, 0], fps[j, 1] = a, b
+                parents[j] = head
+                n_rows += 1
+            dst[n_edges] = j
+            act[n_edges] = labels[k, 0]
+            n_edges += 1
+        head += 1
+        first[head] = n_edges
+        if max_states >= 0 and n_rows >= max_states:
+            return MAXED, head, n_rows, n_edges
+    return DONE, head, n_rows, n_edges
+
+
+@njit(cache=True, _nrt=False)
+def _unbounded(rows, which, fair_of, masks, start, lay, cv, plan, tables, out, labels, key, work, params):
+    """masks[w] := the fair actions enabled without bounds in rows[which[w]], from w = start:
+    the first w still to do (len(which) when done; earlier, its event is missing)."""
+    for w in range(start, len(which)):
+        n = successors(rows[which[w]], lay, cv, plan, tables, UNBOUNDED, -1, out, labels, key, work, params)
+        if n == MISS:
+            return w
+        m = 0
+        for k in range(n):
+            m |= fair_of[labels[k, 0]]
+        masks[w] = m
+    return len(which)
+
+
+class Graph:
+    """The graph's arrays as they grow: rows, fingerprints, parents; edges (dst, act) with
+    first[i]:first[i + 1] state i's."""
+
+    def __init__(self, k, roots: list):
+        self.k = k
+        width = k.layout.width
+        self.rows = np.zeros((1 << 12, width), dtype=np.int32)
+        self.fps = np.zeros((1 << 12, 2), dtype=np.uint64)
+        self.parents = np.full(1 << 12, -1, dtype=np.int32)
+        self.first = np.zeros((1 << 12) + 1, dtype=np.int64)
+        self.dst = np.zeros(1 << 14, dtype=np.int32)
+        self.act = np.zeros(1 << 14, dtype=np.int8)
+        self.table = np.zeros((1 << 13, 3), dtype=np.uint64)
+        self.n_rows = self.n_edges = self.head = 0
+        for row in roots:
+            a, b = row_hash(row)
+            if _id_of(self.table, a, b, self.n_rows) < 0:
+                self.rows[self.n_rows], self.fps[self.n_rows] = row, (a, b)
+                self.n_rows += 1
+
+    def expand(self, max_states) -> int:
+        """One stretch: DONE (all expanded), MAXED, or MORE (to be called again)."""
+        k = self.k
+        end = min(self.head + STRETCH, self.n_rows)
+        status, self.head, self.n_rows, self.n_edges = _explore(
+            self.rows, self.fps, self.parents, self.first, self.dst, self.act, self.head, end, self.n_rows,
+            self.n_edges, -1 if max_states is None else max_states, self.table, k.layout.lay, k.cv, k.plan,
+            k.table_args(), k.out, k.labels, k.key, k.work, k.params)
+        if status == NEED_EVENT:
+            k.tables.fill(k.key)
+        elif status == GROW:
+            self._grow(k.max_successors)
+        if status == MAXED:
+            return MAXED
+        return DONE if self.head >= self.n_rows else MORE
+
+    def _grow(self, more: int) -> None:
+        def bigger(a, need):
+            n = len(a)
+            while n < need:
+                n *= 2
+            if n == len(a):
+                return a
+            out = np.zeros((n,) + a.shape[1:], dtype=a.dtype)
+            out[:len(a)] = a
+            return out
+        self.rows = bigger(self.rows, self.n_rows + more)
+        self.fps = bigger(self.fps, self.n_rows + more)
+        self.parents = bigger(self.parents, self.n_rows + more)
+        self.first = bigger(self.first, len(self.rows) + 1)
+        self.dst = bigger(self.dst, self.n_edges + more)
+        self.act = bigger(self.act, self.n_edges + more)
+        n = len(self.table)
+        while 2 * (self.n_rows + more) > n:
+            n *= 2
+        if n > len(self.table):
+            grown = np.zeros((n, 3), dtype=np.uint64)
+            _rehash(self.table, grown)
+            self.table = grown
+
+    def unbounded(self, which: np.ndarray, fair_of: np.ndarray) -> np.ndarray:
+        """The fair actions each of rows[which] enables without bounds, as bit masks."""
+        k, masks, w = self.k, np.zeros(len(which), dtype=np.int64), 0
+        while w < len(which):
+            w = _unbounded(self.rows, which, fair_of, masks, w, k.layout.lay, k.cv, k.plan, k.table_args(), k.out,
+                           k.labels, k.key, k.work, k.params)
+            if w < len(which):
+                k.tables.fill(k.key)
+        return masks
