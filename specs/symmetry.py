@@ -19,7 +19,7 @@ from math import factorial
 from typing import Callable, Mapping, Optional
 
 from specs.config import Config
-from specs.state import NO_EPOCH, NO_LEADER, State
+from specs.state import NO_EPOCH, NO_LEADER, Controller, State
 
 
 def applicability(cfg: Config) -> Optional[str]:
@@ -48,8 +48,9 @@ def _gen(e: int, b: int) -> int:
     return -1 if e == NO_EPOCH else (e - 100 - b) // 1000
 
 
-def permute(cfg: Config, s: State, to: Mapping[int, int]) -> State:
-    """The state with every broker b renamed to[b] (brokers not in `to` keep their id)."""
+def permute_controller(cfg: Config, ctrl: Controller, to: Mapping[int, int]) -> Controller:
+    """The controller value with every broker b renamed to[b] (brokers not in `to` keep their
+    id); the compiled search asks it of the table (specs/kernel/tables.py, E_RENAME)."""
     def m(b: int) -> int:
         return to.get(b, b)
 
@@ -57,7 +58,6 @@ def permute(cfg: Config, s: State, to: Mapping[int, int]) -> State:
         return tuple(sorted(m(x) for x in xs))
 
     ordered = not cfg.rules.any_candidate_elections
-    ctrl = s.ctrl
     p = ctrl.partition
     p = p._replace(
         replicas=tuple(m(r) for r in p.replicas) if ordered else ids(p.replicas),
@@ -68,8 +68,17 @@ def permute(cfg: Config, s: State, to: Mapping[int, int]) -> State:
         adding_replicas=ids(p.adding_replicas), removing_replicas=ids(p.removing_replicas),
         last_known_leader=m(p.last_known_leader) if p.last_known_leader != NO_LEADER else NO_LEADER)
     reg = sorted((m(b), _epoch(e, b, m(b))) for b, e in zip(ctrl.registered, ctrl.broker_epochs))
-    ctrl = ctrl._replace(partition=p, registered=tuple(b for b, _ in reg), broker_epochs=tuple(e for _, e in reg),
+    return ctrl._replace(partition=p, registered=tuple(b for b, _ in reg), broker_epochs=tuple(e for _, e in reg),
                          fenced=ids(ctrl.fenced), shutting_down=ids(ctrl.shutting_down))
+
+
+def permute(cfg: Config, s: State, to: Mapping[int, int]) -> State:
+    """The state with every broker b renamed to[b] (brokers not in `to` keep their id)."""
+    def m(b: int) -> int:
+        return to.get(b, b)
+
+    ordered = not cfg.rules.any_candidate_elections
+    ctrl = permute_controller(cfg, s.ctrl, to)
     brokers = cfg.brokers
     position = {m(b): i for i, b in enumerate(brokers)}
     order = [position[c] for c in brokers]                 # new slot j holds old slot order[j]

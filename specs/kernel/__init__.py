@@ -68,17 +68,23 @@ class _Index:
 class Kernel:
     """One config's kernel: its layout, tables and buffers."""
 
-    def __init__(self, cfg: Config, cap: int = 0):
-        self.cfg = cfg
+    def __init__(self, cfg: Config, cap: int = 0, symmetric: bool = False):
+        """`symmetric`: successors come as their orbits' canonical members (specs/kernel/
+        symmetry.py), for a Model with symmetry reduction."""
+        from specs.kernel.mechanics import CV_SYMMETRIC
+        from specs.kernel.symmetry import scratch
+        self.cfg, self.symmetric = cfg, symmetric
         self.layout = Layout(cfg, cap)
         self.tables = Tables(cfg, self.layout)
         self.cv = config_vector(cfg)
+        self.cv[CV_SYMMETRIC] = int(symmetric)
         self.plan = PLAN
         self.max_successors = self._max_successors()
         self.out = np.zeros((self.max_successors, self.layout.width), dtype=np.int32)
         self.labels = np.zeros((self.max_successors, LABEL), dtype=np.int64)
         self.key = np.zeros(self.layout.key, dtype=np.int64)
-        self.work = np.zeros(2 * self.layout.nb + 1, dtype=np.int64)     # scratch; the last: a refusal
+        # scratch: the guards' 2 * nb, canonical's, and the last: a refusal
+        self.work = np.zeros(2 * self.layout.nb + scratch(self.layout.nb, self.layout.width) + 1, dtype=np.int64)
         self._rows: dict[int, tuple] = {}           # id(state) -> (state, row) of states unpacked lately
         self.verdicts: list = [None, 0]             # the last state the properties judged, its mask
         self.step_verdicts: list = [None, None, None, 0]
@@ -247,13 +253,14 @@ class Lazy:
         return getattr(self._s, name)
 
 
-def unsupported(model, properties) -> Optional[str]:
+def unsupported(model, properties, symmetry: bool = False) -> Optional[str]:
     """Why the kernel cannot search `model` for `properties` (None: it can); every engine that
-    runs the kernel asks this before it starts (the kernel engine, spark-check)."""
+    runs the kernel asks this before it starts (the kernel engine, spark-check). `symmetry`:
+    the engine reduces by symmetry on the kernel (a Kernel made `symmetric`)."""
     from specs.kernel.layout import MAX_RECORDS
     from specs.kernel.properties import STATE, STEP
-    if model.symmetric:
-        return "the kernel has no symmetry reduction yet"
+    if model.symmetric and not symmetry:
+        return "this engine has no symmetry reduction on the kernel"
     for p in properties:
         if p.name not in STATE + STEP:
             return f"property {p.name} has no row form in specs/kernel/properties.py: the kernel cannot check it"

@@ -38,11 +38,13 @@ from specs.state import NO_LEADER, AlterPartitionRequest, Controller
 # facts columns; then REPLICAS, ISR (indices, in order) and BROKER_EPOCHS (by index), nb each
 (F_LEADER, F_LEADER_EPOCH, F_PARTITION_EPOCH, F_RECOVERY, F_MIN_ISR, F_EFFECTIVE_MIN_ISR, F_UNCLEAN,
  F_REASSIGNING, F_N_REPLICAS, F_N_ISR, F_ISR_MASK, F_ELR_MASK, F_REGISTERED, F_FENCED, F_SHUTTING_DOWN,
- F_REPLICA_MASK, F_REPLICAS) = range(17)
+ F_REPLICA_MASK, F_LAST_KNOWN_ELR_MASK, F_LAST_KNOWN_LEADER, F_REPLICAS) = range(19)
 
 # events
 (E_FENCE, E_UNFENCE, E_CONTROLLED_SHUTDOWN, E_REGISTER, E_ALTER_PARTITION, E_ELECT, E_SET_MIN_ISR,
- E_SET_UNCLEAN, E_PERIODIC_UNCLEAN, E_REASSIGN, E_UNCLEAN_RECOVERY) = range(11)
+ E_SET_UNCLEAN, E_PERIODIC_UNCLEAN, E_REASSIGN, E_UNCLEAN_RECOVERY, E_RENAME) = range(12)
+# E_RENAME is no event of Kafka's: the controller value with the replicas renamed (symmetry
+# reduction, specs/kernel/symmetry.py), kept in the same table so that it is filled the same way
 # outcome columns
 O_CTRL, O_REFUSED, O_UNCLEAN_ELECTION, O_OPERATOR_UNCLEAN, O_UNCLEAN_SHUTDOWN = range(5)   # O_REFUSED: error + 1
 ELECT_TYPES = ("preferred", "unclean", "designated")
@@ -147,6 +149,8 @@ class Tables:
         row[F_ISR_MASK], row[F_ELR_MASK] = mask(p.isr), mask(p.elr)
         row[F_REGISTERED], row[F_FENCED] = mask(ctrl.registered), mask(ctrl.fenced)
         row[F_SHUTTING_DOWN], row[F_REPLICA_MASK] = mask(ctrl.shutting_down), mask(p.replicas)
+        row[F_LAST_KNOWN_ELR_MASK] = mask(b for b in p.last_known_elr if b != NO_LEADER)
+        row[F_LAST_KNOWN_LEADER] = NO_LEADER if p.last_known_leader == NO_LEADER else idx(p.last_known_leader)
         for k, b in enumerate(p.replicas):
             row[F_REPLICAS + k] = idx(b)
         for k, b in enumerate(p.isr):
@@ -225,6 +229,10 @@ class Tables:
             return run_event(cfg, C.periodic_unclean_election, ctrl, **kw)
         if kind == E_REASSIGN:
             return run_event(cfg, C.reassign, ctrl, decode_brokers(ids, a))
+        if kind == E_RENAME:
+            from specs.symmetry import permute_controller
+            to = {ids[i]: ids[new] for i, new in enumerate(decode_brokers(list(range(lay.nb)), a)) if i != new}
+            return C.Outcome(permute_controller(cfg, ctrl, to))
         if kind == E_UNCLEAN_RECOVERY:
             info = tuple((ids[i], (extra[3 * i + 1], extra[3 * i + 2])) for i in range(lay.nb) if extra[3 * i])
             return run_event(cfg, C.unclean_recovery, ctrl, RECOVERY_STRATEGIES[a], info)

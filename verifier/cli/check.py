@@ -81,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
     if args.compare_symmetry and kind == "bfs" and model.symmetric:
         from verifier.studies.symmetry import compare
         out.print("comparing: the same check without symmetry", markup=False)
-        comparison = compare(engine_named("bfs"), result, Model(cfg, symmetry=False), invs,
+        comparison = compare(engine_named("kernel" if name == "kernel" else "bfs"), result,
+                             Model(cfg, symmetry=False), invs,
                              Settings(limits=limits, options=Options(check_deadlock=inputs.deadlock,
                                                                      keep_going=keep_going)))
         out.print(f"symmetry saved {comparison['states_saved']:,} of {comparison['states_without_symmetry']:,} "
@@ -278,7 +279,7 @@ def _checkpoint(args, model, invs, options, out, on_kernel: bool):
     if on_kernel:
         from specs.kernel import Kernel
         from verifier.engines.kernel.checkpoint import open_checkpoint
-        made = Kernel(model.cfg)
+        made = Kernel(model.cfg, symmetric=model.symmetric)
     else:
         from verifier.engines.bfs import Search as made
         from verifier.engines.bfs.checkpoint import open_checkpoint
@@ -308,8 +309,8 @@ def run_mutants(args: argparse.Namespace) -> int:
     settings = Settings(limits=Limits(time_budget=args.time_budget))
 
     def run_one(cfg) -> dict:
-        # no symmetry: the kernel has none, and a mutant's verdict and shortest counterexample
-        # are the same without it (its counts are the unreduced space's)
+        # no symmetry: a mutant's verdict and shortest counterexample are the same without it
+        # (its counts are the unreduced space's), and a symmetric mutant would be reduced alone
         model = Model(cfg, symmetry=False)
         name = search_engine(args, model, properties(), settings)
         result = engine_named("kernel" if name == "kernel" else "bfs")(model, properties(), settings)

@@ -122,7 +122,7 @@ def run_row(row: Row, cfg, budget: float, out_dir: Path, command: str, engines: 
     A search cut short is followed by fuzz rounds of `fuzz_examples` each (the row budget bounds
     the search only: a fuzz round is bounded by its examples, so its verdicts do not depend on
     the machine's speed)."""
-    model = Model(cfg, symmetry=False)      # the kernel has no symmetry reduction; no matrix row is symmetric
+    model = Model(cfg, symmetry=False)      # no matrix row is symmetric (every preset elects in replica order)
     invs = engines.properties
     result = engines.search(model, invs, Settings(limits=Limits(time_budget=budget), options=Options(keep_going=True)))
     where = out_dir / row.id.replace("@", "_")

@@ -183,8 +183,8 @@ def test_every_mutant_is_killed_at_the_default_bounds(cli, tmp_path, names):
 
 @pytest.mark.parametrize("argv", [("mutants", "--no-symmetry"), ("check", "--mutants", "--no-symmetry")])
 def test_the_gate_has_no_symmetry_to_switch_off(cli, tmp_path, argv):
-    """The gate runs the kernel, which has no symmetry: --no-symmetry would be ignored, so it is
-    refused in one line."""
+    """The gate runs without symmetry (a mutant's verdict and shortest counterexample are the
+    same without it): --no-symmetry would be ignored, so it is refused in one line."""
     r = cli(*argv, "--only", "elr-not-cleared", "--out", str(tmp_path))
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "--no-symmetry" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -102,11 +102,7 @@ def test_fills_beside_running_threads_and_fills_that_wait_for_them_change_nothin
     assert True in answers and False in answers, "one of the two paths was not taken"
 
 
-def test_the_kernel_refuses_symmetry_and_graphs_in_one_line():
-    model = Model(make_config(flags={"any_candidate_elections": True}), symmetry=True)
-    assert model.symmetric
-    with pytest.raises(InputError, match="no symmetry reduction"):
-        _run("kernel", model)
+def test_the_kernel_refuses_graphs_in_one_line():
     with pytest.raises(InputError, match="dump-graph"):
         binding.refuse("kernel", Model(make_config(), symmetry=False), binding.properties(),
                        Settings(options=Options(graph=True)))
@@ -115,8 +111,11 @@ def test_the_kernel_refuses_symmetry_and_graphs_in_one_line():
 def test_check_says_which_engine_and_refuses_a_kernel_it_cannot_run(cli, tmp_path):
     r = cli("check", "--bound", "isr_shrinks=0", "-q", "--out", str(tmp_path), "--workers", "1")
     assert r.returncode == 0 and "engine: kernel (the model compiled), 1 thread" in r.stdout, r.stdout
-    bad = cli("check", "--engine", "kernel", "--flag", "any_candidate_elections=true", "--out", str(tmp_path))
-    assert bad.returncode == 2 and "no symmetry reduction" in bad.stderr and "Traceback" not in bad.stderr
+    sym = cli("check", "--flag", "any_candidate_elections=true", "--bound", "isr_shrinks=0", "-q", "--out",
+              str(tmp_path))
+    assert sym.returncode == 0 and "symmetry: on" in sym.stdout and "engine: kernel" in sym.stdout, sym.stdout
+    bad = cli("check", "--engine", "kernel", "--dump-graph", str(tmp_path / "g.dot"), "--out", str(tmp_path))
+    assert bad.returncode == 2 and "dump-graph" in bad.stderr and "Traceback" not in bad.stderr
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -11,8 +11,9 @@ bench/kernel_bench.py).
 A checkpoint (checkpoint.py here: data, never a pickle) carries the search between processes,
 and a resumed run ends with exactly the counts of an uninterrupted one.
 
-What it does not do yet, refused before a run with one line (exit 2): symmetry reduction,
---dump-graph, and a property without a row form (specs/kernel/properties.py).
+Symmetry reduction is the kernel's own (specs/kernel/symmetry.py: successors come as their
+orbits' canonical members). What it does not do yet, refused before a run with one line (exit
+2): --dump-graph, and a property without a row form (specs/kernel/properties.py).
 """
 from __future__ import annotations
 
@@ -52,11 +53,9 @@ class Knobs(knobs.Knobs):
 def refuse(model, properties, settings: Settings) -> None:
     """What the kernel cannot do yet, before anything runs (InputError: one line, exit 2)."""
     from specs.kernel import unsupported
-    if model.symmetric:
-        raise InputError("the kernel engine has no symmetry reduction yet: add --no-symmetry, or use the bfs engine")
     if settings.options.graph:
         raise InputError("--dump-graph needs the bfs engine (the kernel keeps no edges)")
-    why = unsupported(model, properties)
+    why = unsupported(model, properties, symmetry=True)
     if why:
         raise InputError(why)
 
@@ -87,7 +86,7 @@ class Search(Rounds):
         from specs.kernel import Kernel
         self.model, self.properties = model, tuple(properties)
         self.limits, self.options, self.progress = settings.limits, settings.options, progress
-        self.k = Kernel(model.cfg)
+        self.k = Kernel(model.cfg, symmetric=model.symmetric)
         state_invs, step_invs = split(self.properties)
         self.state_check = sum(1 << STATE.index(p.name) for p in state_invs)
         self.step_check = sum(1 << STEP.index(p.name) for p in step_invs)
