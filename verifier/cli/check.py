@@ -16,7 +16,7 @@ from verifier.cli.search import report_search, search_inputs
 from verifier.core import stop
 from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED
 from verifier.core.settings import Limits, Options, Settings
-from verifier.engines.bfs import GRAPH_LIMIT
+from verifier.core.levels import GRAPH_LIMIT
 from verifier.studies import gate
 
 
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     elif kind == "bfs":
         name = "bfs" if workers == 1 else "parallel"
         out.print(f"engine: {name}, the interpreted Python search (not the kernel: {args.engine_why})", markup=False)
-        out.print(f"workers: {workers}" + (" (--dump-graph uses the one-process search)"
+        out.print(f"workers: {workers}" + (" (--dump-graph and checkpoints use its one-process form)"
                                            if workers == 1 and args.workers is None and os.cpu_count() != 1
                                            else ""), markup=False)
     if kind == "simulate":
@@ -194,10 +194,10 @@ def run_estimate(args: argparse.Namespace) -> int:
 
 
 def _workers(args, on_kernel: bool = True) -> int:
-    """--workers, or every core; the one-process search where only it can do what was asked
-    (--dump-graph; a checkpoint of the Python search)."""
-    one = "--dump-graph" if args.dump_graph else "--checkpoint-dir on the Python search" if (
-        args.checkpoint_dir and not on_kernel) else ""
+    """--workers, or every core; on the Python search, its one-process form where only it can
+    do what was asked (--dump-graph, checkpoints)."""
+    one = "" if on_kernel else "--dump-graph on the Python search" if args.dump_graph else (
+        "--checkpoint-dir on the Python search" if args.checkpoint_dir else "")
     if args.workers is not None:
         if not 1 <= args.workers <= 64:
             raise UsageError(f"--workers must be between 1 and 64, got {args.workers}")

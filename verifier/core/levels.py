@@ -15,6 +15,8 @@ from verifier.core.fingerprint import Fingerprinter
 from verifier.core.result import DEADLOCK, STOPPED, Progress
 from verifier.core.settings import Limits
 
+GRAPH_LIMIT = 50_000       # --dump-graph is for small runs
+
 
 def roots(model) -> dict[int, tuple]:
     """fingerprint -> (initial state, its canonical form), the first of each orbit kept, in

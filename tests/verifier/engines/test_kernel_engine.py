@@ -8,7 +8,6 @@ import pytest
 from specs import Model
 from specs.config import make_config
 from verifier.cli import binding
-from verifier.core.exitcodes import InputError
 from verifier.core.settings import Limits, Options, Settings
 
 
@@ -102,10 +101,24 @@ def test_fills_beside_running_threads_and_fills_that_wait_for_them_change_nothin
     assert True in answers and False in answers, "one of the two paths was not taken"
 
 
-def test_the_kernel_refuses_graphs_in_one_line():
-    with pytest.raises(InputError, match="dump-graph"):
-        binding.refuse("kernel", Model(make_config(), symmetry=False), binding.properties(),
-                       Settings(options=Options(graph=True)))
+@pytest.mark.parametrize("mutant, flags, limits, keep_going", [
+    ("hwm-ignores-min-isr", {}, Limits(), False),         # stopped at the first violation, inside a state
+    ("hwm-ignores-min-isr", {}, Limits(), True),
+    (None, {}, Limits(max_states=777), True),
+    (None, {"any_candidate_elections": True}, Limits(), True)])      # symmetric
+def test_the_kernels_state_graph_is_the_python_searchs(mutant, flags, limits, keep_going):
+    """--dump-graph on the kernel: the graph builder finds the search's transitions again, node
+    for node (named by the step that first reached it) and edge for edge, in order."""
+    model = Model(make_config(mutant=mutant, flags=flags, bounds={"isr_shrinks": 0}))
+
+    def graph(name, **knobs):
+        settings = Settings(limits=limits, options=Options(keep_going=keep_going, graph=True),
+                            knobs=binding.knobs(name, **knobs) if knobs else None)
+        return binding.engine(name)(model, binding.properties(), settings).graph
+    python = graph("bfs")
+    assert len(python[1]) > 1000 and any(n[1]["violation"] == "true" for n in python[0]) == bool(mutant)
+    for threads in (1, 2):
+        assert graph("kernel", threads=threads) == python
 
 
 def test_check_says_which_engine_and_refuses_a_kernel_it_cannot_run(cli, tmp_path):
@@ -114,8 +127,8 @@ def test_check_says_which_engine_and_refuses_a_kernel_it_cannot_run(cli, tmp_pat
     sym = cli("check", "--flag", "any_candidate_elections=true", "--bound", "isr_shrinks=0", "-q", "--out",
               str(tmp_path))
     assert sym.returncode == 0 and "symmetry: on" in sym.stdout and "engine: kernel" in sym.stdout, sym.stdout
-    bad = cli("check", "--engine", "kernel", "--dump-graph", str(tmp_path / "g.dot"), "--out", str(tmp_path))
-    assert bad.returncode == 2 and "dump-graph" in bad.stderr and "Traceback" not in bad.stderr
+    bad = cli("check", "--engine", "kernel", "--bound", "records=31", "--out", str(tmp_path))
+    assert bad.returncode == 2 and "at most 30 records" in bad.stderr and "Traceback" not in bad.stderr
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -15,6 +15,7 @@ from collections import Counter
 from typing import Any, Callable, Optional
 
 from verifier.core import knobs, levels, stop
+from verifier.core.levels import GRAPH_LIMIT
 from verifier.core.codec import Codec, Level
 from verifier.core.fingerprint import collision_probability
 from verifier.core.properties import split
@@ -22,7 +23,6 @@ from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progres
 from verifier.core.settings import Limits, Options, Settings
 from verifier.core.store import Store
 
-GRAPH_LIMIT = 50_000       # --dump-graph is for small runs
 
 
 class Search:

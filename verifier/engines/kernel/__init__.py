@@ -12,8 +12,9 @@ A checkpoint (checkpoint.py here: data, never a pickle) carries the search betwe
 and a resumed run ends with exactly the counts of an uninterrupted one.
 
 Symmetry reduction is the kernel's own (specs/kernel/symmetry.py: successors come as their
-orbits' canonical members). What it does not do yet, refused before a run with one line (exit
-2): --dump-graph, and a property without a row form (specs/kernel/properties.py).
+orbits' canonical members); --dump-graph's edges are found again by the graph builder
+(graph.py) over the states the search numbered. What it does not do, refused before a run with
+one line (exit 2): a property without a row form (specs/kernel/properties.py).
 """
 from __future__ import annotations
 
@@ -53,8 +54,6 @@ class Knobs(knobs.Knobs):
 def refuse(model, properties, settings: Settings) -> None:
     """What the kernel cannot do yet, before anything runs (InputError: one line, exit 2)."""
     from specs.kernel import unsupported
-    if settings.options.graph:
-        raise InputError("--dump-graph needs the bfs engine (the kernel keeps no edges)")
     why = unsupported(model, properties, symmetry=True)
     if why:
         raise InputError(why)
@@ -373,6 +372,12 @@ class Search(Rounds):
         levels.attach_traces(res, found, self._path, self.roots, self.model, self.properties, "kernel",
                              self.options.keep_going)
         res.store_bytes = int(self.parents.nbytes + self.labels.nbytes + self.visited.nbytes)
+        if self.options.graph:             # the search keeps no edges: the graph builder finds them again
+            if self.n_store <= levels.GRAPH_LIMIT:
+                from verifier.engines.kernel.graph import dump
+                res.graph = dump(self.model, self.n_store, transitions, self.roots, {v[0] for v in found.values()})
+            else:
+                res.graph_note = f"graph not written: {self.n_store} states > {levels.GRAPH_LIMIT}"
         res.collision_probability = collision_probability(self.n_store, transitions + len(self.roots))
         return res.judge(self.properties)
 

@@ -45,17 +45,19 @@ def _rehash(table, grown):
 
 
 @njit(cache=True, _nrt=False)
-def _explore(rows, fps, parents, first, dst, act, head, end, n_rows, n_edges, max_states, table,
+def _explore(rows, fps, parents, first, dst, act, labs, via, head, end, n_rows, n_edges, max_states, table,
              lay, cv, plan, tables, out, labels, key, work, params):
-    """Expand rows[head:end]: each successor's id into dst, its action into act, a new state's
-    row, fingerprint and parent kept; first[i + 1] is where state i's edges end. Returns (what
-    stopped it, head, n_rows, n_edges)."""
+    """Expand rows[head:end]: each successor's id into dst, its action into act (and its whole
+    label into labs, if it has rows), a new state's row, fingerprint, parent (and the label it
+    was first reached by, into via) kept; first[i + 1] is where state i's edges end. Returns
+    (what stopped it, head, n_rows, n_edges)."""
     while head < end:
         row = rows[head]
         n = successors(row, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
         if n == MISS:
             return NEED_EVENT, head, n_rows, n_edges
-        if n_rows + n > len(rows) or n_edges + n > len(dst) or 2 * (n_rows + n) > len(table):
+        if (n_rows + n > len(rows) or n_edges + n > len(dst) or 2 * (n_rows + n) > len(table)
+                or (len(labs) and (n_edges + n > len(labs) or n_rows + n > len(via)))):
             return GROW, head, n_rows, n_edges
         fa, fb = fps[head, 0], fps[head, 1]
         for k in range(n):
@@ -67,9 +69,15 @@ def _explore(rows, fps, parents, first, dst, act, head, end, n_rows, n_edges, ma
                     rows[j, c] = out[k, c]
                 fps[j, 0], fps[j, 1] = a, b
                 parents[j] = head
+                if len(via):
+                    for c in range(5):
+                        via[j, c] = labels[k, c]
                 n_rows += 1
             dst[n_edges] = j
             act[n_edges] = labels[k, 0]
+            if len(labs):
+                for c in range(5):
+                    labs[n_edges, c] = labels[k, c]
             n_edges += 1
         head += 1
         first[head] = n_edges
@@ -97,8 +105,12 @@ class Graph:
     """The graph's arrays as they grow: rows, fingerprints, parents; edges (dst, act) with
     first[i]:first[i + 1] state i's."""
 
-    def __init__(self, k, roots: list):
+    def __init__(self, k, roots: list, labels: bool = False):
+        """`labels`: keep every edge's whole label, and the label each state was first reached
+        by (--dump-graph writes them), not only the actions (liveness)."""
         self.k = k
+        self.labs = np.zeros((1 << 14 if labels else 0, 5), dtype=np.int32)
+        self.via = np.full((1 << 12 if labels else 0, 5), -1, dtype=np.int32)
         width = k.layout.width
         self.rows = np.zeros((1 << 12, width), dtype=np.int32)
         self.fps = np.zeros((1 << 12, 2), dtype=np.uint64)
@@ -119,7 +131,8 @@ class Graph:
         k = self.k
         end = min(self.head + STRETCH, self.n_rows)
         status, self.head, self.n_rows, self.n_edges = _explore(
-            self.rows, self.fps, self.parents, self.first, self.dst, self.act, self.head, end, self.n_rows,
+            self.rows, self.fps, self.parents, self.first, self.dst, self.act, self.labs, self.via, self.head, end,
+            self.n_rows,
             self.n_edges, -1 if max_states is None else max_states, self.table, k.layout.lay, k.cv, k.plan,
             k.table_args(), k.out, k.labels, k.key, k.work, k.params)
         if status == NEED_EVENT:
@@ -146,6 +159,9 @@ class Graph:
         self.first = bigger(self.first, len(self.rows) + 1)
         self.dst = bigger(self.dst, self.n_edges + more)
         self.act = bigger(self.act, self.n_edges + more)
+        if len(self.labs):
+            self.labs = bigger(self.labs, self.n_edges + more)
+            self.via = bigger(self.via, self.n_rows + more)
         n = len(self.table)
         while 2 * (self.n_rows + more) > n:
             n *= 2
@@ -163,3 +179,28 @@ class Graph:
             if w < len(which):
                 k.tables.fill(k.key)
         return masks
+
+
+def dump(model, n: int, transitions: int, roots: dict, bad: set) -> tuple[list, list]:
+    """(nodes, edges) of --dump-graph: the states a check numbered 0..n-1 and the first
+    `transitions` transitions it took (this graph numbers states and orders transitions as the
+    kernel's breadth-first search does), each node named by the step that first reached it;
+    `roots` the initial states' numbers, `bad` those of the states a violation was found at."""
+    from specs.kernel import Kernel
+    from verifier.core import levels
+    k = Kernel(model.cfg, symmetric=model.symmetric)
+    g = Graph(k, [k.pack(c) for _, c in levels.roots(model).values()], labels=True)
+    while g.n_edges < transitions and g.expand(None) != DONE:
+        pass
+    label = {}
+
+    def said(code) -> str:
+        key = tuple(int(v) for v in code)
+        if key not in label:
+            label[key] = model.describe(k.label(code))
+        return label[key]
+    nodes = [(i, {"label": f"s{i}" + ("" if g.parents[i] < 0 else f" via {said(g.via[i])}"),
+                  "init": str(i in roots).lower(), "violation": str(i in bad).lower()}) for i in range(n)]
+    src = np.repeat(np.arange(g.head), np.diff(g.first[:g.head + 1]))
+    edges = [(int(src[e]), int(g.dst[e]), said(g.labs[e])) for e in range(transitions)]
+    return nodes, edges
