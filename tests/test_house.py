@@ -178,8 +178,7 @@ def test_the_command_line_reaches_spark_only_through_the_binding():
 # Modules outside verifier/reports that write files of their own that are not a run's reports:
 # a checkpoint, a broker's configuration, a build stamp, a divergence's debug dump, the test
 # cluster's configuration and the packed project.
-OWN_FILES = {"verifier.engines.bfs.checkpoint": "the checkpoint (resume data)",
-             "verifier.engines.kernel.checkpoint": "the compiled search's checkpoint (resume data)",
+OWN_FILES = {"verifier.engines.kernel.checkpoint": "the compiled search's checkpoint (resume data)",
              "verifier.engines.cluster.cluster": "a broker's server.properties and log4j files",
              "verifier.engines.cluster.dist": "the distribution's build stamp",
              "verifier.engines.conform.oracle": "the oracle's build stamp",

@@ -32,6 +32,7 @@ from specs.config import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted([*(ROOT / "specs" / "kernel").glob("*.py"), *(ROOT / "verifier" / "engines" / "kernel").glob("*.py"),
+                  ROOT / "verifier" / "core" / "rowhash.py", ROOT / "verifier" / "core" / "rowgraph.py",
                   ROOT / "specs" / "state.py", ROOT / "specs" / "config.py"])
 MAGIC = b"kraft-verify sealed 1\n"
 TAG = 32                                  # bytes of HMAC-SHA256

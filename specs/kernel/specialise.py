@@ -11,7 +11,7 @@ left as numba types them.
 """
 from __future__ import annotations
 
-KERNEL_MODULES = ("specs.kernel", "verifier.engines.kernel", "spark.")
+KERNEL_MODULES = ("specs.kernel", "verifier.engines.kernel", "verifier.core.rowhash", "verifier.core.rowgraph", "spark.")
 
 
 def install() -> None:

@@ -23,7 +23,7 @@ def digest(cfg, limit: int) -> list:
     from specs.kernel.properties import STATE, STEP, state_violations, step_violations
     from specs import actions as A
     from specs.kernel import kernel_of
-    from verifier.engines.kernel.visited import child_hash, row_hash
+    from verifier.core.rowhash import child_hash, row_hash
     k = kernel_of(cfg)
     lay = k.layout.lay
     names = {p.name for p in REGISTRY}

@@ -20,7 +20,7 @@ ANY = {"any_candidate_elections": True}
 def _reached(cfg, every: int) -> list:
     """Every `every`-th state the unreduced search reaches (the kernel's graph, unpacked)."""
     from specs.kernel import kernel_of
-    from verifier.engines.kernel.graph import DONE, Graph
+    from verifier.core.rowgraph import DONE, Graph
     k = kernel_of(cfg)
     g = Graph(k, [k.pack(s) for s in Model(cfg, symmetry=False).init_states()])
     while g.expand(None) != DONE:

@@ -10,7 +10,7 @@ from specs import unknown
 
 # Engine name -> the module whose run(model, properties, settings, progress=None) it is.
 ENGINES = {
-    "bfs": "verifier.engines.bfs", "kernel": "verifier.engines.kernel", "parallel": "verifier.engines.parallel", "simulate": "verifier.engines.simulate",
+    "bfs": "verifier.engines.bfs", "kernel": "verifier.engines.kernel", "simulate": "verifier.engines.simulate",
     "fuzz": "verifier.engines.fuzz", "liveness": "verifier.engines.liveness", "prove": "verifier.engines.prove",
     "replay": "verifier.engines.replay", "conform": "verifier.engines.conform.run", "spark": "spark.engine",
     "cluster-conform": "verifier.engines.cluster.run", "kernel-simulate": "verifier.engines.kernel.walks",

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     options = Options(check_deadlock=inputs.deadlock, keep_going=keep_going, graph=bool(args.dump_graph))
     steps = search_engine(args, model, invs, Settings(limits, options))
     workers = args.workers_used = _workers(args, steps == "kernel")
-    saver, resume_from = _checkpoint(args, model, invs, options, out, steps == "kernel" and kind == "bfs")
+    saver, resume_from = _checkpoint(args, model, invs, options, out, steps == "kernel")
     name = ("kernel-simulate" if steps == "kernel" else "simulate") if kind == "simulate" else steps
     if kind == "simulate":
         how = "the model compiled; the same walks as --engine python" if steps == "kernel" else "the Python model"
@@ -61,19 +61,15 @@ def run(args: argparse.Namespace) -> int:
     elif name == "kernel":
         out.print(f"engine: kernel (the model compiled), {workers} thread{'s' if workers > 1 else ''}", markup=False)
     elif kind == "bfs":
-        name = "bfs" if workers == 1 else "parallel"
-        out.print(f"engine: {name}, the interpreted Python search (not the kernel: {args.engine_why})", markup=False)
-        out.print(f"workers: {workers}" + (" (--dump-graph and checkpoints use its one-process form)"
-                                           if workers == 1 and args.workers is None and os.cpu_count() != 1
-                                           else ""), markup=False)
+        name = "bfs"
+        out.print(f"engine: bfs, the interpreted Python search, one process (not the kernel: {args.engine_why})",
+                  markup=False)
     if kind == "simulate":
         own = knobs(name, walks=args.simulate, depth=args.depth, seed=args.seed)
     elif name == "kernel":
         own = knobs(name, threads=workers, checkpoint=saver, resume_from=resume_from)
-    elif name == "bfs":
-        own = knobs(name, checkpoint=saver, resume_from=resume_from)
     else:
-        own = knobs(name, workers=workers)
+        own = None
     settings = Settings(limits=limits, options=options, knobs=own)
     with ProgressLine(out, not args.quiet, walks=kind == "simulate") as progress, stop.polled():
         result = engine_named(name)(model, invs, settings, progress)
@@ -154,20 +150,19 @@ def run_estimate(args: argparse.Namespace) -> int:
         raise UsageError("--estimate writes a forecast (estimate.json), not a verdict: drop --junit")
     inputs = search_inputs(args)
     model = Model(inputs.cfg, symmetry=inputs.symmetry)
-    workers = _workers(args)
+    options = Options(check_deadlock=inputs.deadlock)
+    # sampled on the engine the check itself would run, so the time forecast is that engine's
+    on_kernel = search_engine(args, model, inputs.invariants, Settings(options=options)) == "kernel"
+    workers = _workers(args, on_kernel)
     run_id, out_dir = run_dir(args.out, "estimate", inputs.cfg)     # an unwritable --out before the sample
     out = console()
     out.print(header_line("check --estimate", inputs.cfg, f"workers={workers}"), markup=False)
-    options = Options(check_deadlock=inputs.deadlock)
-    # sampled on the engine the check itself would run, so the time forecast is that engine's
-    if search_engine(args, model, inputs.invariants, Settings(options=options)) == "kernel":
-        name, own, cut_inside_level = "kernel", knobs("kernel", threads=workers), True
+    if on_kernel:
+        name, own = "kernel", knobs("kernel", threads=workers)
     else:
-        name = "bfs" if workers == 1 else "parallel"
-        own, cut_inside_level = knobs(name, workers=workers) if workers > 1 else None, workers == 1
+        name, own = "bfs", None
     out.print(f"sampled on: {name}", markup=False)
-    found = sample(engine_named(name), model, inputs.invariants, Settings(options=options, knobs=own), args.estimate,
-                   cut_inside_level)
+    found = sample(engine_named(name), model, inputs.invariants, Settings(options=options, knobs=own), args.estimate)
     report = {"config": config_label(inputs.cfg), "workers": workers, "engine": name,
               **{k: v for k, v in found.items() if k not in ("finished_levels", "forecast")}}
     if found.get("exact"):
@@ -194,17 +189,16 @@ def run_estimate(args: argparse.Namespace) -> int:
 
 
 def _workers(args, on_kernel: bool = True) -> int:
-    """--workers, or every core; on the Python search, its one-process form where only it can
-    do what was asked (--dump-graph, checkpoints)."""
-    one = "" if on_kernel else "--dump-graph on the Python search" if args.dump_graph else (
-        "--checkpoint-dir on the Python search" if args.checkpoint_dir else "")
+    """--workers threads, or every core, for the kernel; the interpreted search (and the
+    --simulate walks) run in one process."""
     if args.workers is not None:
         if not 1 <= args.workers <= 64:
             raise UsageError(f"--workers must be between 1 and 64, got {args.workers}")
-        if args.workers > 1 and one:
-            raise UsageError(f"{one} needs --workers 1 (the one-process search)")
+        if args.workers > 1 and not on_kernel and args.simulate is None:
+            raise UsageError(f"--workers {args.workers}: the interpreted Python search runs in one process "
+                             f"(it runs here because {args.engine_why}); drop --workers")
         return args.workers
-    if one or args.simulate is not None:
+    if not on_kernel or args.simulate is not None:
         return 1
     return max(os.cpu_count() or 1, 1)
 
@@ -265,27 +259,25 @@ def _early_checks(args) -> None:
 
 
 def _checkpoint(args, model, invs, options, out, on_kernel: bool):
-    """(checkpointer, search to resume) for --checkpoint-dir, after the directory rules: the
-    kernel's (verifier/engines/kernel/checkpoint.py), or the Python search's where it runs."""
+    """(checkpointer, saved search to resume) for --checkpoint-dir, after the directory rules
+    (verifier/engines/kernel/checkpoint.py): checkpoints are the compiled search's."""
     if args.resume and not args.checkpoint_dir:
         raise UsageError("--resume needs --checkpoint-dir")
     if not args.checkpoint_dir:
         return None, None
-    if args.simulate is not None or args.dump_graph:
-        raise UsageError("--checkpoint-dir goes with the exhaustive search, without --dump-graph")
+    if args.simulate is not None:
+        raise UsageError("--checkpoint-dir goes with the exhaustive search")
+    if not on_kernel:
+        raise UsageError(f"--checkpoint-dir: checkpoints are the compiled search's, and this check runs the "
+                         f"interpreted one ({args.engine_why})")
     if not args.checkpoint_every > 0:
         raise UsageError("--checkpoint-every must be a positive number of seconds")
+    from specs.kernel import Kernel
     from verifier.core.checkpoint import CheckpointError, identity_of
-    if on_kernel:
-        from specs.kernel import Kernel
-        from verifier.engines.kernel.checkpoint import open_checkpoint
-        made = Kernel(model.cfg, symmetric=model.symmetric)
-    else:
-        from verifier.engines.bfs import Search as made
-        from verifier.engines.bfs.checkpoint import open_checkpoint
+    from verifier.engines.kernel.checkpoint import open_checkpoint
     try:
         saver, search, note = open_checkpoint(args.checkpoint_dir, identity_of(model, invs, options), args.resume,
-                                              args.checkpoint_every, model, made)
+                                              args.checkpoint_every, model, Kernel(model.cfg, symmetric=model.symmetric))
     except CheckpointError as exc:
         raise UsageError(str(exc)) from None
     if note:

@@ -10,7 +10,7 @@ from verifier.core.estimate import predict
 from verifier.core.settings import Limits
 
 
-def sample(engine_run, model, properties, settings, seconds: float, one_process: bool) -> dict:
+def sample(engine_run, model, properties, settings, seconds: float) -> dict:
     """The sample's figures and the forecast (`exact` when the sample covered everything;
     `forecast` None when too few levels finished)."""
     result = engine_run(model, properties, settings.but(limits=Limits(time_budget=seconds),
@@ -22,9 +22,9 @@ def sample(engine_run, model, properties, settings, seconds: float, one_process:
     if result.explored_all:
         report.update(exact=True, states=result.distinct_states, depth=result.depth)
         return report
-    # the one-process search stops inside a level (its last size is partial); the parallel one between levels
-    finished = levels[:-1] if one_process and result.stop_reason.startswith("time") else levels
-    while finished and finished[-1] == 0:      # the parallel search's level begun but dropped at the stop
+    # the search stops inside a level: its last size is partial
+    finished = levels[:-1] if result.stop_reason.startswith("time") else levels
+    while finished and finished[-1] == 0:
         finished = finished[:-1]
     report["finished_levels"] = len(finished)
     forecast: Optional[object] = predict(finished)

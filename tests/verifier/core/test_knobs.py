@@ -7,7 +7,7 @@ import pytest
 from specs import Model, make_config, with_bounds
 from verifier.core.knobs import KnobError
 from verifier.core.settings import Settings
-from verifier.engines import bfs, fuzz, parallel, simulate
+from verifier.engines import bfs, fuzz, simulate
 
 
 @pytest.mark.parametrize("make, message", [
@@ -18,7 +18,6 @@ from verifier.engines import bfs, fuzz, parallel, simulate
     (lambda: fuzz.Knobs(profile="weekly"), "fuzz knob profile: 'weekly' is not one of ci, nightly"),
     (lambda: fuzz.Knobs(examples=0), "fuzz knob examples: 0 is below 1"),
     (lambda: fuzz.Knobs(examples=2.5), "fuzz knob examples: 2.5 is not a int or None"),
-    (lambda: parallel.Knobs(workers=1), "parallel knob workers: 1 is below 2"),
 ])
 def test_a_wrong_knob_is_refused_when_made_in_one_line(make, message):
     with pytest.raises(KnobError) as info:

@@ -1,18 +1,16 @@
-"""Exhaustive explicit-state breadth-first search over a `Model`, on one core.
+"""Exhaustive explicit-state breadth-first search over a `Model`, interpreted, on one core: the
+reference the compiled search (verifier/engines/kernel) is held to by the tests, and what
+`check --engine python` runs (or a check the kernel cannot hold, which check says).
 
 Level by level, so the first violation found is a shortest one. The visited set holds
 128-bit fingerprints of canonical states (verifier/core/store.py); a counterexample is rebuilt by
-re-running the model along the parent links. Everything the search has learnt is one
-`Search` value, so a checkpoint (checkpoint.py here: data, never a pickle) can carry it and `--resume` go on
-from the state it was in: between two levels, or, every few minutes, inside a long one. A
-resumed run ends with exactly the counts of an uninterrupted one. This module knows nothing
-of Kafka.
+re-running the model along the parent links. This module knows nothing of Kafka.
 """
 from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from verifier.core import knobs, levels, stop
 from verifier.core.levels import GRAPH_LIMIT
@@ -36,41 +34,35 @@ class Search:
         self.frontier = Level()           # the canonical states of the level being expanded
         self.pos = 0                      # how many of them are expanded
         self.nxt = Level()                # the next level so far
-        self.started = False
         self.transitions = self.terminal = self.depth = 0
         self.enabled: Counter = Counter()
         self.taken: Counter = Counter()
         self.states_per_level: list[int] = []
         self.found: dict[str, tuple] = {}     # invariant -> (index, names, final label), in order found
-        self.seconds = 0.0                    # spent before this process (a resumed run)
 
 
 @knobs.declare("bfs")
 class Knobs(knobs.Knobs):
-    """The one-process search's own: where its checkpoints go and the search it resumes."""
-    checkpoint: Any = None  # a Checkpointer (checkpoint.py), or None
-    resume_from: Optional[Search] = None  # the Search a checkpoint held
+    """None: the interpreted search has no knobs of its own (another engine's are refused)."""
 
 
 def run(model, properties, settings: Settings = Settings(),
         progress: Optional[Callable[[Progress], None]] = None) -> SearchResult:
-    """The engine interface: BFS of `model` checking `properties` under `settings` (its limits,
-    options and `Knobs`)."""
-    own = Knobs.of(settings)
-    return explore(model, properties, settings.limits, settings.options, progress,
-                   checkpoint=own.checkpoint, resume_from=own.resume_from)
+    """The engine interface: BFS of `model` checking `properties` under `settings` (its limits
+    and options)."""
+    Knobs.of(settings)
+    return explore(model, properties, settings.limits, settings.options, progress)
 
 
 def explore(model, invariants, limits: Limits = Limits(), options: Options = Options(),
-            progress: Optional[Callable[[Progress], None]] = None, progress_every: float = 0.5,
-            checkpoint=None, resume_from: Optional[Search] = None) -> SearchResult:
+            progress: Optional[Callable[[Progress], None]] = None, progress_every: float = 0.5) -> SearchResult:
     """BFS from the model's initial states. Stops at the first violation unless keep_going."""
     cfg = model.cfg
     state_invs, step_invs = split(invariants)
     canonical = model.canonical
-    run = resume_from or Search(options.graph)
+    run = Search(options.graph)
     store, found, codec = run.store, run.found, run.codec
-    start = time.monotonic() - run.seconds
+    start = time.monotonic()
     next_report = time.monotonic() + progress_every
 
     def elapsed() -> float:
@@ -102,85 +94,72 @@ def explore(model, invariants, limits: Limits = Limits(), options: Options = Opt
                 res.graph_note = f"graph not written: {len(store)} states > {GRAPH_LIMIT}"
         return res.judge(invariants)
 
-    if not run.started:
-        run.started = True
-        for fp, (s, c) in levels.roots(model).items():
-            ids = codec.encode(c)
-            index = store.add(fp, -1, None)
-            run.roots[index] = s
-            run.frontier.append(index, ids)
-            bad = [inv.name for inv in state_invs if inv.name not in found and not inv.check(cfg, c)]
-            if bad and record(index, bad):
-                run.states_per_level = [len(run.frontier)]
-                return finish(VIOLATION)
-        run.states_per_level = [len(run.frontier)]
+    for fp, (s, c) in levels.roots(model).items():
+        ids = codec.encode(c)
+        index = store.add(fp, -1, None)
+        run.roots[index] = s
+        run.frontier.append(index, ids)
+        bad = [inv.name for inv in state_invs if inv.name not in found and not inv.check(cfg, c)]
+        if bad and record(index, bad):
+            run.states_per_level = [len(run.frontier)]
+            return finish(VIOLATION)
+    run.states_per_level = [len(run.frontier)]
     seen = store.seen
-    try:
-        while run.frontier:
-            if run.pos == 0 and levels.depth_reached(limits, run.depth, len(run.frontier)):
-                return finish(STOPPED, levels.depth_reached(limits, run.depth, len(run.frontier)))
-            frontier, nxt = run.frontier, run.nxt
-            while run.pos < len(frontier):
-                i, known = frontier[run.pos]
-                s = codec.decode(known)
-                pfp = codec.fingerprint(known)
-                run.pos += 1
-                n_succ = 0
-                for label, t in model.successors(s):
-                    n_succ += 1
-                    run.transitions += 1
-                    name = label[0]
-                    run.enabled[name] += 1
-                    if step_invs:
-                        bad = [inv.name for inv in step_invs
-                               if inv.name not in found and not inv.check(cfg, s, label, t)]
-                        if bad and record(i, bad, label):
-                            return finish(VIOLATION, cut=True)
-                    c = canonical(t) if canonical else t
-                    ids, fp = codec.child(c, s, known, pfp)
-                    if fp in seen:
-                        if store.edges is not None:
-                            store.edges.append((i, seen[fp], model.describe(label)))
-                        continue
-                    run.taken[name] += 1
-                    index = store.add(fp, i, label)
-                    if store.edges is not None:
-                        store.edges.append((i, index, model.describe(label)))
-                    nxt.append(index, ids)
-                    bad = [inv.name for inv in state_invs if inv.name not in found and not inv.check(cfg, c)]
-                    if bad and record(index, bad):
+    while run.frontier:
+        if run.pos == 0 and levels.depth_reached(limits, run.depth, len(run.frontier)):
+            return finish(STOPPED, levels.depth_reached(limits, run.depth, len(run.frontier)))
+        frontier, nxt = run.frontier, run.nxt
+        while run.pos < len(frontier):
+            i, known = frontier[run.pos]
+            s = codec.decode(known)
+            pfp = codec.fingerprint(known)
+            run.pos += 1
+            n_succ = 0
+            for label, t in model.successors(s):
+                n_succ += 1
+                run.transitions += 1
+                name = label[0]
+                run.enabled[name] += 1
+                if step_invs:
+                    bad = [inv.name for inv in step_invs
+                           if inv.name not in found and not inv.check(cfg, s, label, t)]
+                    if bad and record(i, bad, label):
                         return finish(VIOLATION, cut=True)
-                    if limits.max_states is not None and len(store) >= limits.max_states:
-                        return finish(STOPPED, f"max states {limits.max_states} reached", cut=True)
-                if n_succ == 0:
-                    run.terminal += 1
-                    if options.check_deadlock and DEADLOCK not in found and model.stuck(s):
-                        run.terminal -= 1
-                        if record(i, [DEADLOCK]):
-                            return finish(VIOLATION)
-                if stop.requested():
-                    if checkpoint is not None:
-                        checkpoint.save(run, elapsed())
-                    return finish(STOPPED, stop.reason(), cut=True)
-                now = time.monotonic()
-                if now >= next_report:
-                    next_report = now + progress_every
-                    if limits.time_budget is not None and elapsed() > limits.time_budget:
-                        return finish(STOPPED, f"time budget {limits.time_budget:g}s spent", cut=True)
-                    if checkpoint is not None and checkpoint.due():
-                        checkpoint.save(run, elapsed())
-                    if progress:
-                        progress(_progress(run, elapsed()))
-            run.frontier, run.nxt, run.pos = nxt, Level(), 0
-            if nxt:
-                run.depth += 1
-                run.states_per_level.append(len(nxt))
-                if checkpoint is not None:
-                    checkpoint.save(run, elapsed())
-    except KeyboardInterrupt:
-        if checkpoint is not None:          # between two states: a consistent point to resume from
-            checkpoint.save(run, elapsed())
-        raise
+                c = canonical(t) if canonical else t
+                ids, fp = codec.child(c, s, known, pfp)
+                if fp in seen:
+                    if store.edges is not None:
+                        store.edges.append((i, seen[fp], model.describe(label)))
+                    continue
+                run.taken[name] += 1
+                index = store.add(fp, i, label)
+                if store.edges is not None:
+                    store.edges.append((i, index, model.describe(label)))
+                nxt.append(index, ids)
+                bad = [inv.name for inv in state_invs if inv.name not in found and not inv.check(cfg, c)]
+                if bad and record(index, bad):
+                    return finish(VIOLATION, cut=True)
+                if limits.max_states is not None and len(store) >= limits.max_states:
+                    return finish(STOPPED, f"max states {limits.max_states} reached", cut=True)
+            if n_succ == 0:
+                run.terminal += 1
+                if options.check_deadlock and DEADLOCK not in found and model.stuck(s):
+                    run.terminal -= 1
+                    if record(i, [DEADLOCK]):
+                        return finish(VIOLATION)
+            if stop.requested():
+                return finish(STOPPED, stop.reason(), cut=True)
+            now = time.monotonic()
+            if now >= next_report:
+                next_report = now + progress_every
+                if limits.time_budget is not None and elapsed() > limits.time_budget:
+                    return finish(STOPPED, f"time budget {limits.time_budget:g}s spent", cut=True)
+                if progress:
+                    progress(_progress(run, elapsed()))
+        run.frontier, run.nxt, run.pos = nxt, Level(), 0
+        if nxt:
+            run.depth += 1
+            run.states_per_level.append(len(nxt))
     return finish(COMPLETE)
 
 

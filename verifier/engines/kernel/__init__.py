@@ -13,7 +13,7 @@ and a resumed run ends with exactly the counts of an uninterrupted one.
 
 Symmetry reduction is the kernel's own (specs/kernel/symmetry.py: successors come as their
 orbits' canonical members); --dump-graph's edges are found again by the graph builder
-(graph.py) over the states the search numbered. What it does not do, refused before a run with
+(verifier/core/rowgraph.py) over the states the search numbered. What it does not do, refused before a run with
 one line (exit 2): a property without a row form (specs/kernel/properties.py).
 """
 from __future__ import annotations
@@ -33,7 +33,8 @@ from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progres
 from verifier.core.settings import Settings
 from verifier.engines.kernel.memory import Budget, Buffer, Collector, MemoryBudget
 from verifier.engines.kernel.parallel import Rounds
-from verifier.engines.kernel.visited import Visited, row_hash
+from verifier.core.rowhash import row_hash
+from verifier.engines.kernel.visited import Visited
 
 STRETCH = 20_000          # states per call into the compiled loop (progress, stop requests, budgets)
 P_STATES = 32_768         # states per thread and round (parallel.py; 8,192 cost two threads 10%)
@@ -374,8 +375,8 @@ class Search(Rounds):
         res.store_bytes = int(self.parents.nbytes + self.labels.nbytes + self.visited.nbytes)
         if self.options.graph:             # the search keeps no edges: the graph builder finds them again
             if self.n_store <= levels.GRAPH_LIMIT:
-                from verifier.engines.kernel.graph import dump
-                res.graph = dump(self.model, self.n_store, transitions, self.roots, {v[0] for v in found.values()})
+                from verifier.core.rowgraph import state_graph
+                res.graph = state_graph(self.model, self.n_store, transitions, self.roots, {v[0] for v in found.values()})
             else:
                 res.graph_note = f"graph not written: {self.n_store} states > {levels.GRAPH_LIMIT}"
         res.collision_probability = collision_probability(self.n_store, transitions + len(self.roots))

@@ -44,7 +44,8 @@ from verifier.core.checkpoint import MANIFEST, CheckpointDir, CheckpointError, U
 from verifier.core.files import WriteError, write_atomic
 from verifier.core.values import BadData, from_data, to_data
 from verifier.engines.kernel.search import SLOTS
-from verifier.engines.kernel.visited import EMPTY, owner, row_hash, visit
+from verifier.core.rowhash import EMPTY, row_hash
+from verifier.engines.kernel.visited import owner, visit
 
 VERSION = 4
 FORMAT = "kraft-verify check kernel search"

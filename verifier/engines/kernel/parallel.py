@@ -33,7 +33,8 @@ from specs.kernel.events import MISS
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
 from verifier.engines.kernel.search import (C_TERMINAL, C_TRANSITIONS, C_VISITED, DEADLOCK_SLOT, DONE,
                                             MAX_STATES, STEP_SLOT, STOP, STOP_NO_CUT, _found_mask, _record, keep)
-from verifier.engines.kernel.visited import child_hash, claim, owner, prefetch, unclaim
+from verifier.core.rowhash import child_hash
+from verifier.engines.kernel.visited import claim, owner, prefetch, unclaim
 
 FULL = 6          # a stretch's buffers ran out: the round is undone and taken again with fewer states
 CROWDED = 7       # a stretch's share of a visited table ran out: undone, and taken again with more room

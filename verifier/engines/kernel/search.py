@@ -16,7 +16,8 @@ from numba import njit
 from specs.kernel.properties import state_violations, step_violations
 from specs.kernel.events import MISS
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
-from verifier.engines.kernel.visited import child_hash, prefetch, visit
+from verifier.core.rowhash import child_hash
+from verifier.engines.kernel.visited import prefetch, visit
 
 # what a stretch ended with
 DONE, NEED_EVENT, GROW, STOP, STOP_NO_CUT, MAX_STATES = range(6)

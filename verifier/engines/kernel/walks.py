@@ -33,7 +33,8 @@ from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progres
 from verifier.core.settings import Settings
 from verifier.core.walks import Pace, WalkKnobs, ended, found
 from verifier.engines.kernel.memory import Budget, Collector, MemoryBudget
-from verifier.engines.kernel.visited import Visited, child_hash, row_hash, visit
+from verifier.core.rowhash import child_hash, row_hash
+from verifier.engines.kernel.visited import Visited, visit
 
 BATCH = 50_000            # steps per call into the compiled loop
 PATH = 1024               # a walk's labels the first array holds (it doubles as a walk needs)

@@ -1,5 +1,5 @@
 """The whole state graph on the compiled kernel, for the liveness engine (verifier/engines/
-liveness.py): every state's row, BFS parent and bounded successors as edges (target id and
+liveness/) and the compiled search's --dump-graph (verifier/engines/kernel): every state's row, BFS parent and bounded successors as edges (target id and
 action), numbered in the order states are first met, as the model's own breadth-first search
 numbers them.
 
@@ -16,7 +16,7 @@ from numba import njit
 
 from specs.kernel.events import MISS
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
-from verifier.engines.kernel.visited import EMPTY, child_hash, row_hash
+from verifier.core.rowhash import EMPTY, child_hash, row_hash
 
 DONE, NEED_EVENT, GROW, MAXED, MORE = range(5)
 STRETCH = 20_000          # states per call into the compiled loop
@@ -181,7 +181,7 @@ class Graph:
         return masks
 
 
-def dump(model, n: int, transitions: int, roots: dict, bad: set) -> tuple[list, list]:
+def state_graph(model, n: int, transitions: int, roots: dict, bad: set) -> tuple[list, list]:
     """(nodes, edges) of --dump-graph: the states a check numbered 0..n-1 and the first
     `transitions` transitions it took (this graph numbers states and orders transitions as the
     kernel's breadth-first search does), each node named by the step that first reached it;
