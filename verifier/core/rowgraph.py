@@ -121,8 +121,8 @@ class Graph:
         self.table = np.zeros((1 << 13, 3), dtype=np.uint64)
         self.n_rows = self.n_edges = self.head = 0
         for row in roots:
-            a, b = row_hash(row)
-            if _id_of(self.table, a, b, self.n_rows) < 0:
+            a, b = (np.uint64(h) for h in row_hash(row))       # (a Python int below 2**63 would be typed int64)
+            if _id_of(self.table, a, b, np.int64(self.n_rows)) < 0:
                 self.rows[self.n_rows], self.fps[self.n_rows] = row, (a, b)
                 self.n_rows += 1
 
