@@ -30,6 +30,7 @@ in one line, not resumed: its states are numbered by another codec.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -40,7 +41,7 @@ from typing import Optional
 import numpy as np
 from numba import njit
 
-from verifier.core.checkpoint import MANIFEST, CheckpointDir, CheckpointError, Unsigned, digest
+from verifier.core.checkpoint import MANIFEST, CheckpointDir, CheckpointError, Unsigned
 from verifier.core.files import WriteError, write_atomic
 from verifier.core.values import BadData, from_data, to_data
 from verifier.engines.kernel.search import SLOTS
@@ -67,6 +68,16 @@ class Damaged(Exception):
 def _hashes(rows, out):
     for k in range(len(rows)):
         out[k, 0], out[k, 1] = row_hash(rows[k])
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _compact(table, out, at) -> int:
+    """The fingerprints of `table` into out[at:], in slot order: where the next goes."""
+    for slot in range(len(table)):
+        if table[slot, 0] != EMPTY:
+            out[at, 0], out[at, 1] = table[slot, 0], table[slot, 1]
+            at += 1
+    return at
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -110,7 +121,12 @@ class Saved:
 def dump(search, pos: int, n_next: int, seconds: float) -> tuple[bytes, list]:
     """(search.json, the columns of search.bin in order) of a kernel Search at a consistent point."""
     n_frontier = len(search._frontier_fp)
-    visited = np.concatenate([t[t[:, 0] != EMPTY][:, :2] for t in search.visited.tables])
+    visited = np.zeros((search.n_store, 2), dtype=np.uint64)     # every state numbered is in the set once
+    at = 0
+    for t in search.visited.tables:
+        at = _compact(t, visited, at)
+    if at != len(visited):
+        raise AssertionError(f"the visited set holds {at} fingerprints for {search.n_store} states")
     tables = search.k.tables
     columns = {"event_keys": tables.keys[tables.used != 0], "event_vals": tables.vals[tables.used != 0],
                "visited": visited, "parents": search.parents[:search.n_store],
@@ -131,24 +147,34 @@ def dump(search, pos: int, n_next: int, seconds: float) -> tuple[bytes, list]:
             [np.ascontiguousarray(columns[name], dtype=dtype) for name, dtype, _ in COLUMNS])
 
 
-def load(raw_json: bytes, path: Path, model, kernel) -> Saved:
+def _read(path: Path) -> bytearray:
+    """A file's bytes, writable (a read-only array would make numba compile its functions again)."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        buf = bytearray(size)
+        if fh.readinto(buf) != size:
+            raise Damaged("a file shorter than it was a moment ago")
+    return buf
+
+
+def load(raw_json: bytes, raw_bin: bytearray, model, kernel) -> Saved:
     """The Saved these parts hold, checked against a fresh `kernel` of the model (which it
     fills with the saved brokers and controller values); Damaged if they do not hold together."""
     try:
         head = json.loads(raw_json)
         if not isinstance(head, dict) or head.get("format") != FORMAT or head.get("version") != VERSION:
             raise Damaged("not a kernel search of this version")
-        return _check(head, _columns(head, path, kernel.layout), model, kernel)
+        return _check(head, _columns(head, raw_bin, kernel.layout), model, kernel)
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, BadData, RecursionError,
             OverflowError) as exc:
         raise Damaged(f"{type(exc).__name__}: {str(exc)[:200]}") from None
 
 
-def _columns(head: dict, path: Path, lay) -> dict:
+def _columns(head: dict, raw_bin: bytearray, lay) -> dict:
     if head["width"] != lay.width:
         raise Damaged(f"rows {head['width']} wide, not this config's {lay.width}")
     widths = {"row": lay.width, "key": lay.key}
-    out, at, raw = {}, 0, np.fromfile(path, dtype=np.uint8)
+    out, at, raw = {}, 0, np.frombuffer(raw_bin, dtype=np.uint8)
     for name, dtype, w in COLUMNS:
         n = head["columns"][name]
         if type(n) is not int or n < 0:
@@ -157,7 +183,7 @@ def _columns(head: dict, path: Path, lay) -> dict:
         size = int(np.prod(shape)) * np.dtype(dtype).itemsize
         if at + size > len(raw):
             raise Damaged(f"column {name} is cut short")
-        out[name] = raw[at:at + size].view(dtype).reshape(shape).astype(dtype[1:], copy=True)
+        out[name] = raw[at:at + size].view(dtype).reshape(shape).astype(dtype[1:], copy=False)
         at += size
     if at != len(raw):
         raise Damaged("search.bin is longer than its columns")
@@ -325,10 +351,9 @@ class Checkpointer:
 
     def save(self, search, pos: int, n_next: int, seconds: float) -> None:
         head, columns = dump(search, pos, n_next, seconds)
-        _write_columns(self.dir.root / BIN_PART, columns)
+        sha = _write_columns(self.dir.root / BIN_PART, columns)
         write_atomic(self.dir.root / JSON_PART, head)
-        self.dir.save({"data": {JSON_PART: digest(self.dir.root / JSON_PART),
-                                BIN_PART: digest(self.dir.root / BIN_PART)},
+        self.dir.save({"data": {JSON_PART: hashlib.sha256(head).hexdigest(), BIN_PART: sha},
                        "states": search.n_store, "depth": search.depth, "position": pos,
                        "seconds": round(seconds, 3)})
         self.last = time.monotonic()
@@ -338,12 +363,16 @@ class Checkpointer:
         files = manifest.get("data")
         if not isinstance(files, dict) or set(files) != {JSON_PART, BIN_PART}:
             return None, "its manifest names no data"
-        for name, sha in files.items():
-            path = self.dir.root / name
-            if not path.is_file() or digest(path) != sha:       # a FIFO, a directory, a torn or altered file
-                return None, f"{name} is torn or altered"
+        data = {}
         try:
-            saved = load((self.dir.root / JSON_PART).read_bytes(), self.dir.root / BIN_PART, model, kernel)
+            for name, sha in files.items():
+                path = self.dir.root / name
+                if not path.is_file():                # a FIFO, a directory
+                    return None, f"{name} is torn or altered"
+                data[name] = _read(path)              # read once: hashed, then taken apart
+                if hashlib.sha256(data[name]).hexdigest() != sha:
+                    return None, f"{name} is torn or altered"
+            saved = load(bytes(data[JSON_PART]), data[BIN_PART], model, kernel)
         except Damaged as exc:
             return None, f"its data does not hold together ({exc})"
         except OSError as exc:
@@ -353,16 +382,20 @@ class Checkpointer:
         return saved, ""
 
 
-def _write_columns(path: Path, columns: list) -> None:
+def _write_columns(path: Path, columns: list) -> str:
     """The columns one after another into `path`, atomically (a write the disk refused is
-    WriteError, and leaves the old file)."""
+    WriteError, and leaves the old file): the sha256 of what was written, hashed on the way
+    (reading 300 MB back cost a checkpoint of brokers 4 half a second)."""
+    h = hashlib.sha256()
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "wb") as fh:
             for col in columns:
                 if col.size:
-                    fh.write(memoryview(col.reshape(-1)).cast("B"))
+                    view = memoryview(col.reshape(-1)).cast("B")
+                    h.update(view)
+                    fh.write(view)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -370,6 +403,7 @@ def _write_columns(path: Path, columns: list) -> None:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
         raise WriteError(path, exc) from None
+    return h.hexdigest()
 
 
 OLDER = {3: "a checkpoint of the Python search, before the kernel was the one search: it cannot be resumed "
