@@ -36,6 +36,13 @@ COMMANDS = {
     "prove": ["prove"],
     "availability": ["availability", "--runs", "2000"],
 }
+# The commands that start a JVM (Kafka's controller classes; a real cluster): stopped with
+# SIGTERM, as a user's Ctrl-C would, so that they close what they started, which is then checked.
+FINDING = ROOT / "specs" / "scenarios" / "findings" / "last-replica-standing-loses-an-acknowledged-record.json"
+JVM_COMMANDS = {
+    "conform": (["conform", "--kafka", "4.4", "--walks", "5000"], "KraftVerifyOracle"),
+    "cluster-conform": (["cluster-conform", "--kafka", "4.4.0", str(FINDING)], "kafka.Kafka"),
+}
 
 
 def _segments(raw: bytes) -> list[str]:
@@ -58,8 +65,9 @@ def _spawn(args, tmp_path, terminal: bool):
     return proc, master
 
 
-def _first_progress(args, tmp_path, terminal: bool, wait: float = 90.0):
-    """(seconds from the command's first line to its first progress line, every segment drawn)."""
+def _first_progress(args, tmp_path, terminal: bool, wait: float = 90.0, stop=None):
+    """(seconds from the command's first line to its first progress line, every segment drawn).
+    `stop`: the signal that ends the command (it may close what it started), else SIGKILL."""
     proc, fd = _spawn(args, tmp_path, terminal)
     raw, first, spoke = b"", None, None
     try:
@@ -94,6 +102,17 @@ def _first_progress(args, tmp_path, terminal: bool, wait: float = 90.0):
         except OSError:
             pass
     finally:
+        if stop is not None and proc.poll() is None:
+            proc.send_signal(stop)
+            try:
+                while select.select([fd], [], [], 1)[0] and os.read(fd, 65536):
+                    pass                         # drained, or the pty would block its last lines
+            except OSError:
+                pass
+            try:
+                proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                pass
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -114,6 +133,21 @@ def test_a_long_command_speaks_within_2_s_and_fits_80_columns(name, tmp_path):
     assert after <= 2.0, f"{name}: the first progress line came {after:.1f}s after the first line"
     wide = [s for s in segments if len(s) > COLUMNS]
     assert not wide, f"{name}: lines wider than {COLUMNS} columns: {wide[:3]}"
+
+
+@pytest.mark.deps
+@pytest.mark.parametrize("name", [pytest.param("conform"),
+                                  pytest.param("cluster-conform", marks=pytest.mark.xdist_group("kafka-cluster"))])
+def test_a_command_with_a_jvm_speaks_within_2_s_fits_80_columns_and_leaves_nothing(name, tmp_path):
+    args, process = JVM_COMMANDS[name]
+    after, segments = _first_progress(args, tmp_path, terminal=True, wait=300.0, stop=signal.SIGTERM)
+    assert after <= 2.0, f"{name}: the first progress line came {after:.1f}s after the first line"
+    wide = [s for s in segments if len(s) > COLUMNS]
+    assert not wide, f"{name}: lines wider than {COLUMNS} columns: {wide[:3]}"
+    deadline = time.monotonic() + 30
+    while subprocess.run(["pgrep", "-f", process], capture_output=True).returncode == 0:
+        assert time.monotonic() < deadline, f"{name}: a {process} JVM outlived the command"
+        time.sleep(0.5)
 
 
 @pytest.mark.parametrize("name", ["mutants", "prove"])
