@@ -146,7 +146,7 @@ class Search(Rounds):
                          -1 if self.limits.max_states is None else self.limits.max_states], dtype=np.int64)
         start = (0, 0)              # where the first level's expansion starts: (pos, n_next)
         if self.resume_from is not None:
-            from verifier.engines.kernel.checkpoint import restore
+            from verifier.engines.kernel.restore import restore
             restore(self, self.resume_from)
             frontier, start = self._levels[0][0].array[:len(self._frontier_fp)], self._resumed_at()
         else:
