@@ -94,9 +94,10 @@ def run(args: argparse.Namespace) -> int:
 
 def search_engine(args, model, properties, settings) -> str:
     """"kernel" or "python" for the exhaustive search, and for --simulate's steps: --engine,
-    where auto takes the kernel (--workers threads) unless the check asks for what only the
-    Python search does (symmetry, --dump-graph, a property without a row form). --engine
-    kernel on such a check is refused with the kernel's reason (exit 2)."""
+    where auto takes the kernel (--workers threads) unless the check needs what the kernel
+    cannot hold (a property without a row form, over 30 records or 15 brokers): then the
+    interpreted search runs, and check says why. --engine kernel on such a check is refused
+    with the kernel's reason (exit 2)."""
     from verifier.cli.binding import refuse
     from verifier.core.exitcodes import InputError
     choice = getattr(args, "engine", "python") or "auto"
