@@ -69,15 +69,16 @@ class Kernel:
     """One config's kernel: its layout, tables and buffers."""
 
     def __init__(self, cfg: Config, cap: int = 0, symmetric: bool = False):
-        """`symmetric`: successors come as their orbits' canonical members (specs/kernel/
-        symmetry.py), for a Model with symmetry reduction."""
-        from specs.kernel.mechanics import CV_SYMMETRIC
-        from specs.kernel.symmetry import scratch
+        """`symmetric`: a search's successors come as their orbits' canonical members
+        (specs/kernel/symmetry.py, `canon`), for a Model with symmetry reduction."""
+        from specs.kernel.symmetry import as_they_are, canonical_all, scratch
         self.cfg, self.symmetric = cfg, symmetric
+        # what a search's compiled loop does to a state's successors (an argument, so that a
+        # search without symmetry never compiles the reduction)
+        self.canon = canonical_all if symmetric else as_they_are
         self.layout = Layout(cfg, cap)
         self.tables = Tables(cfg, self.layout)
         self.cv = config_vector(cfg)
-        self.cv[CV_SYMMETRIC] = int(symmetric)
         self.plan = PLAN
         self.max_successors = self._max_successors()
         self.out = np.zeros((self.max_successors, self.layout.width), dtype=np.int32)

@@ -28,7 +28,6 @@ from specs.state import NO_EPOCH
 (R_BROKER_EPOCH_CHECK, R_EXPAND_REQUIRES_CATCH_UP, R_FOLLOWER_TRUNCATES, R_HWM_GATE_COUNTS_MAXIMAL_ISR,
  R_HWM_REQUIRES_MIN_ISR, R_HWM_WAITS_FOR_ISR, R_LEADER_PROPOSES_SORTED_ISR, R_RESTART_BEFORE_FENCE,
  R_DESIGNATED_ELECTIONS, R_ANY_CANDIDATE_ELECTIONS, R_RECOVERY_STRATEGY) = range(11)
-CV_SYMMETRIC = 11                         # successors are canonical (specs/kernel/symmetry.py)
 CV_REPLICAS = 12                          # the replicas' slots, as a bit mask (what symmetry renames)
 CV_BOUNDS = 16                            # one per budget, in BUDGETS order
 CV_MAX_LEADER_EPOCH = CV_BOUNDS + len(BUDGETS)

@@ -20,9 +20,8 @@ from specs.kernel import control as C
 from specs.kernel import data as D
 from specs.kernel.events import MISS
 from specs.kernel.layout import H_VISIBLE, L_CAP, L_HIST, L_NB
-from specs.kernel.mechanics import (CV_BOUNDS, CV_MAX_LEADER_EPOCH, CV_MAX_PARTITION_EPOCH, CV_SYMMETRIC,
+from specs.kernel.mechanics import (CV_BOUNDS, CV_MAX_LEADER_EPOCH, CV_MAX_PARTITION_EPOCH,
                                     R_ANY_CANDIDATE_ELECTIONS, alive, facts_of, keep_promises, log_len)
-from specs.kernel.symmetry import canonical
 from specs.kernel.tables import F_LEADER, F_LEADER_EPOCH, F_PARTITION_EPOCH
 
 # Action ids, in the declarations' order (specs/kernel/__init__.py checks it against ACTION_NAMES).
@@ -222,8 +221,4 @@ def successors(r, lay, cv, plan, tables, mode, only, out, labels, key, work, par
                           params[j, 0], params[j, 1], params[j, 2])
                 if n == MISS:
                     return MISS
-    if cv[CV_SYMMETRIC] and mode == BOUNDED:
-        for k in range(n):
-            if canonical(out[k], lay, cv, tables, key, work) == MISS:
-                return MISS
     return n

@@ -45,7 +45,7 @@ ROOM = 2          # a round has room for this many times its last round's new st
 @njit(cache=True, nogil=True, _nrt=False)
 def expand_claim(frontier, frontier_fp, lo, hi, retry, used, ncand, lay, cv, plan, tables, out, labels, key, work,
                  params, visited, quota, claimed, slots, first_key, stride, base, lost, rows, labs, fp, cand,
-                 step_bad, state_bad, counts, first, stuck, misses, fps, step_check, state_check, deadlocks):
+                 step_bad, state_bad, counts, first, stuck, misses, fps, step_check, state_check, deadlocks, canon):
     """Expand frontier[lo:hi] (with `retry`, only its DEFERRED states) after the `used`
     successors and `ncand` candidates already in the stretch: (what ended it, the state it
     stopped at, successors, candidates, states deferred). State lo+i's successors are
@@ -61,6 +61,7 @@ def expand_claim(frontier, frontier_fp, lo, hi, retry, used, ncand, lay, cv, pla
         row = frontier[p]
         fa, fb = frontier_fp[p, 0], frontier_fp[p, 1]
         n = successors(row, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
+        n = n if n == MISS else canon(out, n, lay, cv, tables, key, work)      # symmetry, if any
         if n != MISS:
             if used + n > len(labs) or ncand + n > len(rows):
                 return FULL, p, used, ncand, deferred
@@ -219,8 +220,7 @@ def merge(lo, hi, base, labs, is_new, where, step_bad, state_bad, counts, first,
 
 @njit(cache=True, nogil=True, _nrt=False)
 def copy_rows(rows, fp, cand, where, upto, nxt, nxt_fp):
-    """Each new row of a stretch that `merge` numbered, and its fingerprint, to its place in
-    the next level."""
+    """Each new row of a stretch that `merge` numbered, and its fingerprint, to the next level."""
     for k in range(upto):
         if where[k] >= 0:
             put(rows, fp, cand[k], nxt, nxt_fp, where[k])
@@ -278,8 +278,8 @@ class Stretch:
                                    k.table_args(), self.out, self.labels, self.key, self.work, self.params,
                                    visited, quota, self.claimed, self.slots, first_key, stride, base, lost,
                                    self.rows, self.labs, self.fp, self.cand, self.step_bad, self.state_bad,
-                                   self.counts, self.first, self.stuck, self.misses, self.fps, step_check,
-                                   state_check, deadlocks)
+                                   self.counts, self.first, self.stuck, self.misses, self.fps, step_check, state_check,
+                                   deadlocks, k.canon)
 
 
 class Rounds:
