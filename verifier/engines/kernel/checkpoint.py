@@ -75,8 +75,9 @@ def _compact(table, out, at) -> int:
 class Saved:
     """A checkpoint read back and checked: the head's counters and the columns as arrays."""
 
-    def __init__(self, head: dict, columns: dict, ctrls: list):
-        self.head, self.columns, self.ctrls = head, columns, ctrls
+    def __init__(self, head: dict, columns: dict, ctrls: list, events):
+        """`events`: the checked kernel's Tables, whose event arrays the search takes over."""
+        self.head, self.columns, self.ctrls, self.events = head, columns, ctrls, events
 
     def __getattr__(self, name):
         if name in self.__dict__.get("columns", {}):

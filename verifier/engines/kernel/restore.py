@@ -147,7 +147,7 @@ def _check(head: dict, cols: dict, model, kernel) -> Saved:
         _hashes(rows, again)
         if not np.array_equal(again, fps):
             raise Damaged("a row is not the state its fingerprint names")
-    return Saved(head, cols, ctrls)
+    return Saved(head, cols, ctrls, kernel.tables)
 
 
 def _controllers(values: list, model, kernel) -> list:
@@ -210,7 +210,9 @@ def restore(search, saved: Saved) -> None:
     for k, ctrl in enumerate(saved.ctrls):
         if tables.ctrl_id(ctrl) != k:
             raise Damaged("the controller values are not numbered as they were")
-    _events(saved.head, saved.columns, search.k)
+    checked = saved.events                 # the outcomes _check ran again, under the same ids
+    tables.keys, tables.vals, tables.used = checked.keys, checked.vals, checked.used
+    tables.count, tables.errors = checked.count, list(checked.errors)
     h, cols = saved.head, saved.columns
     v = search.visited
     v.room(len(cols["visited"]))
