@@ -1,7 +1,7 @@
 """The whole state graph on the compiled kernel, for the liveness engine (verifier/engines/
-liveness/) and the compiled search's --dump-graph (verifier/engines/kernel): every state's row, BFS parent and bounded successors as edges (target id and
-action), numbered in the order states are first met, as the model's own breadth-first search
-numbers them.
+liveness/) and the compiled search's --dump-graph (verifier/engines/kernel): every state's
+row, BFS parent and bounded successors as edges (target id and action), numbered in the order
+states are first met, as the model's own breadth-first search numbers them.
 
 Why compiled: liveness needs every edge of the graph, not only the new states, and a loop in
 Python over a million edges cost five times the safety check's whole search. Here Python only

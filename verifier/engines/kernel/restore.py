@@ -114,7 +114,8 @@ def _check(head: dict, cols: dict, model, kernel) -> Saved:
         (pos <= len(cols["frontier"]) and len(cols["next"]) == n_next == len(cols["next_fp"]),
          "the position is outside the level"),
         (all(type(v) is int and v >= 0 for v in counters + enabled + taken) and len(counters) == 4
-         and len(enabled) == len(taken) and len(enabled) >= n_actions and not any(enabled[n_actions:] + taken[n_actions:]),
+         and len(enabled) == len(taken) and len(enabled) >= n_actions
+         and not any(enabled[n_actions:] + taken[n_actions:]),
          "the action counts are not counts"),
         (counters[0] == sum(enabled), "the transitions are not the actions' transitions"),
         (sum(taken) == n - roots and counters[3] == n, "the new states are not the actions' new states"),
