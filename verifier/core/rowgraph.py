@@ -183,14 +183,13 @@ class Graph:
         return masks
 
 
-def state_graph(model, n: int, transitions: int, roots: dict, bad: set) -> tuple[list, list]:
+def state_graph(k, model, n: int, transitions: int, roots: dict, bad: set) -> tuple[list, list]:
     """(nodes, edges) of --dump-graph: the states a check numbered 0..n-1 and the first
     `transitions` transitions it took (this graph numbers states and orders transitions as the
     kernel's breadth-first search does), each node named by the step that first reached it;
-    `roots` the initial states' numbers, `bad` those of the states a violation was found at."""
-    from specs.kernel import Kernel
+    `roots` the initial states' numbers, `bad` those of the states a violation was found at;
+    `k` the search's kernel, whose tables hold every event the search met already."""
     from verifier.core import levels
-    k = Kernel(model.cfg, symmetric=model.symmetric)
     g = Graph(k, [k.pack(c) for _, c in levels.roots(model).values()], labels=True)
     while g.n_edges < transitions and g.expand(None) != DONE:
         pass

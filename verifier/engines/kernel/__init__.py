@@ -13,8 +13,8 @@ and a resumed run ends with exactly the counts of an uninterrupted one.
 
 Symmetry reduction is the kernel's own (specs/kernel/symmetry.py: successors come as their
 orbits' canonical members); --dump-graph's edges are found again by the graph builder
-(verifier/core/rowgraph.py) over the states the search numbered. What it does not do, refused before a run with
-one line (exit 2): a property without a row form (specs/kernel/properties.py).
+(verifier/core/rowgraph.py) over the states the search numbered. What it does not do, refused
+before a run with one line (exit 2): a property without a row form (specs/kernel/properties.py).
 """
 from __future__ import annotations
 
@@ -376,7 +376,8 @@ class Search(Rounds):
         if self.options.graph:             # the search keeps no edges: the graph builder finds them again
             if self.n_store <= levels.GRAPH_LIMIT:
                 from verifier.core.rowgraph import state_graph
-                res.graph = state_graph(self.model, self.n_store, transitions, self.roots, {v[0] for v in found.values()})
+                res.graph = state_graph(self.k, self.model, self.n_store, transitions, self.roots,
+                                        {v[0] for v in found.values()})
             else:
                 res.graph_note = f"graph not written: {self.n_store} states > {levels.GRAPH_LIMIT}"
         res.collision_probability = collision_probability(self.n_store, transitions + len(self.roots))

@@ -30,13 +30,14 @@ class _Graph:
         self.enabled: dict[int, tuple[int, int]] = {}       # id -> (bounded mask, unbounded mask)
         self.out: dict[int, list[tuple[int, int]]] = {}     # id -> [(dst, action index)]
 
-    def add(self, key, parent: int, state, bits: Optional[int] = None) -> int:
-        """The new state's id; `bits` its premises and goals if the caller knows them."""
+    def add(self, key, parent: int, state) -> int:
+        """The new state's id (the interpreted reference's way to grow a graph; the kernel's
+        graph is made whole, `_graph_of`)."""
         i = len(self.keys)
         self.ids[key] = i
         self.keys.append(key)
         self.parent.append(parent)
-        self.flags.append(self.judge(state) if bits is None else bits)
+        self.flags.append(self.judge(state))
         return i
 
     def judge(self, state) -> int:
