@@ -70,12 +70,12 @@ class Kernel:
 
     def __init__(self, cfg: Config, cap: int = 0, symmetric: bool = False):
         """`symmetric`: a search's successors come as their orbits' canonical members
-        (specs/kernel/symmetry.py, `canon`), for a Model with symmetry reduction."""
-        from specs.kernel.symmetry import as_they_are, canonical_all, scratch
+        (specs/kernel/symmetry.py, canonical_all), for a Model with symmetry reduction."""
+        from specs.kernel.symmetry import scratch
         self.cfg, self.symmetric = cfg, symmetric
-        # what a search's compiled loop does to a state's successors (an argument, so that a
-        # search without symmetry never compiles the reduction)
-        self.canon = canonical_all if symmetric else as_they_are
+        # what a search's compiled loop is told: None has numba prune the reduction away, so a
+        # search without symmetry never compiles it (canonical_all's docstring)
+        self.reduce = True if symmetric else None
         self.layout = Layout(cfg, cap)
         self.tables = Tables(cfg, self.layout)
         self.cv = config_vector(cfg)

@@ -205,18 +205,16 @@ def canonical(t, lay, cv, tables, key, work):
 
 @njit(cache=True, _nrt=False)
 def canonical_all(out, n, lay, cv, tables, key, work):
-    """out[:n] rewritten as their orbits' canonical rows: n, or MISS. A search with symmetry
-    passes it to its compiled loop as an argument (`as_they_are` without), so that numba
-    compiles it only for the searches that reduce: 2 s of every cold compile otherwise."""
+    """out[:n] rewritten as their orbits' canonical rows: n, or MISS. The compiled search loops
+    call it under `if symmetric is not None`, and a search without symmetry passes None: numba
+    prunes a branch on a None argument before typing, so only the searches that reduce compile
+    it (2 s of every cold compile otherwise). A flag, not the function as an argument: a
+    dispatcher in a signature never matches the cache's entry in a later process (its pickle
+    names a per-process id), so every run compiled the loop again (1.3 s) and the cache's
+    index grew by an entry a run."""
     for k in range(n):
         if canonical(out[k], lay, cv, tables, key, work) == MISS:
             return MISS
-    return n
-
-
-@njit(cache=True, _nrt=False)
-def as_they_are(out, n, lay, cv, tables, key, work):
-    """No reduction: out[:n] as the successors left them."""
     return n
 
 

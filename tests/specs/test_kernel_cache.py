@@ -166,3 +166,21 @@ def test_an_edit_of_any_kernel_source_names_another_directory(tmp_path, monkeypa
     before = cache.source_hash()
     copies[len(copies) // 2].write_text(copies[len(copies) // 2].read_text() + "\n# an edit\n")
     assert cache.source_hash() != before
+
+
+@pytest.mark.parametrize("flags", [[], ["--flag", "any_candidate_elections"]], ids=["plain", "symmetric"])
+def test_a_second_run_of_a_config_compiles_nothing(tmp_path, flags):
+    """The search loops once took the symmetry reduction as a function argument: a dispatcher in
+    a signature never matches the cache's entry in a later process, so every run compiled the
+    loop again (1.3 s) and added an entry to the index. The second of two runs of a config
+    loads everything: no compile second, no compiling line, and no cache file written."""
+    def run(out):
+        r = run_cli("check", *flags, "--out", str(tmp_path / out))
+        assert r.returncode == 0, r.stdout + r.stderr
+        summary = json.loads(next((tmp_path / out).rglob("summary.json")).read_text())
+        return r.stdout, summary["counts"]["compile_seconds"]
+    run("first")
+    files = {p: p.stat().st_mtime_ns for p in cache.cache_dir().rglob("*") if p.is_file()}
+    stdout, seconds = run("second")
+    assert seconds == 0 and "compiling the kernel" not in stdout, stdout
+    assert {p: p.stat().st_mtime_ns for p in cache.cache_dir().rglob("*") if p.is_file()} == files

@@ -16,6 +16,7 @@ from numba import njit
 
 from specs.kernel.events import MISS
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
+from specs.kernel.symmetry import canonical_all
 from verifier.core.rowhash import EMPTY, child_hash, row_hash
 
 DONE, NEED_EVENT, GROW, MAXED, MORE = range(5)
@@ -46,7 +47,7 @@ def _rehash(table, grown):
 
 @njit(cache=True, _nrt=False)
 def _explore(rows, fps, parents, first, dst, act, labs, via, head, end, n_rows, n_edges, max_states, table,
-             lay, cv, plan, tables, out, labels, key, work, params, canon):
+             lay, cv, plan, tables, out, labels, key, work, params, symmetric):
     """Expand rows[head:end]: each successor's id into dst, its action into act (and its whole
     label into labs, if it has rows), a new state's row, fingerprint, parent (and the label it
     was first reached by, into via) kept; first[i + 1] is where state i's edges end. Returns
@@ -54,8 +55,8 @@ def _explore(rows, fps, parents, first, dst, act, labs, via, head, end, n_rows, 
     while head < end:
         row = rows[head]
         n = successors(row, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
-        if n != MISS:
-            n = canon(out, n, lay, cv, tables, key, work)
+        if n != MISS and symmetric is not None:
+            n = canonical_all(out, n, lay, cv, tables, key, work)
         if n == MISS:
             return NEED_EVENT, head, n_rows, n_edges
         if (n_rows + n > len(rows) or n_edges + n > len(dst) or 2 * (n_rows + n) > len(table)
@@ -136,7 +137,7 @@ class Graph:
             self.rows, self.fps, self.parents, self.first, self.dst, self.act, self.labs, self.via, self.head, end,
             self.n_rows,
             self.n_edges, -1 if max_states is None else max_states, self.table, k.layout.lay, k.cv, k.plan,
-            k.table_args(), k.out, k.labels, k.key, k.work, k.params, k.canon)
+            k.table_args(), k.out, k.labels, k.key, k.work, k.params, k.reduce)
         if status == NEED_EVENT:
             k.tables.fill(k.key)
         elif status == GROW:

@@ -31,6 +31,7 @@ from numba import njit
 from specs.kernel.properties import state_violations, step_violations
 from specs.kernel.events import MISS
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
+from specs.kernel.symmetry import canonical_all
 from verifier.engines.kernel.search import (C_TERMINAL, C_TRANSITIONS, C_VISITED, DEADLOCK_SLOT, DONE,
                                             MAX_STATES, STEP_SLOT, STOP, STOP_NO_CUT, _found_mask, _record, keep)
 from verifier.core.rowhash import child_hash
@@ -45,7 +46,7 @@ ROOM = 2          # a round has room for this many times its last round's new st
 @njit(cache=True, nogil=True, _nrt=False)
 def expand_claim(frontier, frontier_fp, lo, hi, retry, used, ncand, lay, cv, plan, tables, out, labels, key, work,
                  params, visited, quota, claimed, slots, first_key, stride, base, lost, rows, labs, fp, cand,
-                 step_bad, state_bad, counts, first, stuck, misses, fps, step_check, state_check, deadlocks, canon):
+                 step_bad, state_bad, counts, first, stuck, misses, fps, step_check, state_check, deadlocks, symmetric):
     """Expand frontier[lo:hi] (with `retry`, only its DEFERRED states) after the `used`
     successors and `ncand` candidates already in the stretch: (what ended it, the state it
     stopped at, successors, candidates, states deferred). State lo+i's successors are
@@ -61,7 +62,8 @@ def expand_claim(frontier, frontier_fp, lo, hi, retry, used, ncand, lay, cv, pla
         row = frontier[p]
         fa, fb = frontier_fp[p, 0], frontier_fp[p, 1]
         n = successors(row, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
-        n = n if n == MISS else canon(out, n, lay, cv, tables, key, work)      # symmetry, if any
+        if n != MISS and symmetric is not None:
+            n = canonical_all(out, n, lay, cv, tables, key, work)
         if n != MISS:
             if used + n > len(labs) or ncand + n > len(rows):
                 return FULL, p, used, ncand, deferred
@@ -279,7 +281,7 @@ class Stretch:
                                    visited, quota, self.claimed, self.slots, first_key, stride, base, lost,
                                    self.rows, self.labs, self.fp, self.cand, self.step_bad, self.state_bad,
                                    self.counts, self.first, self.stuck, self.misses, self.fps, step_check, state_check,
-                                   deadlocks, k.canon)
+                                   deadlocks, k.reduce)
 
 
 class Rounds:
