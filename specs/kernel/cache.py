@@ -182,4 +182,23 @@ def install() -> Path:
         sealed = _sealed_file_class(where.resolve(), key)
         sealed.kraft_verify_root = where
         caching.IndexDataCacheFile = sealed
+        caching.CacheImpl._locator_classes = [_module_locator_class(), *caching.CacheImpl._locator_classes]
     return where
+
+
+def _module_locator_class():
+    """numba's locator for $CACHE_DIR, but a kernel function is kept under its module's name
+    (specs.kernel.mechanics/...) where numba uses a hash of its file's absolute directory. The
+    cache directory's name already carries a hash of every kernel source, so two checkouts of
+    the same sources (a CI runner's new path, a copy of the tree) share one compile instead of
+    compiling 20 s each. Any other numba function is placed as numba places it."""
+    from numba.core import caching, config
+    from specs.kernel.specialise import KERNEL_MODULES
+
+    class ModuleLocator(caching.UserProvidedCacheLocator):
+        def __init__(self, py_func, py_file):
+            super().__init__(py_func, py_file)
+            module = getattr(py_func, "__module__", None) or ""
+            if module.startswith(KERNEL_MODULES):
+                self._cache_path = os.path.join(config.CACHE_DIR, module)
+    return ModuleLocator

@@ -184,3 +184,22 @@ def test_a_second_run_of_a_config_compiles_nothing(tmp_path, flags):
     stdout, seconds = run("second")
     assert seconds == 0 and "compiling the kernel" not in stdout, stdout
     assert {p: p.stat().st_mtime_ns for p in cache.cache_dir().rglob("*") if p.is_file()} == files
+
+
+def test_a_copy_of_the_tree_loads_the_kernel_the_original_compiled(tmp_path):
+    """numba keeps a function's cache under a hash of its file's absolute directory; the kernel's
+    are kept under their module's name (the directory's own name covers the sources), so a CI
+    runner's new checkout path or a copy of the tree loads the kernel instead of compiling it."""
+    import shutil
+    r = run_cli("check", "--out", str(tmp_path / "here"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    tree = tmp_path / "tree"
+    for top in ("specs", "invariants", "verifier", "spark"):
+        shutil.copytree(ROOT / top, tree / top, ignore=shutil.ignore_patterns("__pycache__"))
+    r = run_cli("check", "--out", str(tmp_path / "there"), cwd=tree, env={"PYTHONPATH": str(tree)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"{tree}/verifier" in subprocess.run(
+        [sys.executable, "-c", "import verifier; print(verifier.__file__)"], capture_output=True, text=True,
+        cwd=tree, env=dict(os.environ, PYTHONPATH=str(tree))).stdout     # the copy is what ran
+    summary = json.loads(next((tmp_path / "there").rglob("summary.json")).read_text())
+    assert summary["counts"]["compile_seconds"] == 0 and "compiling the kernel" not in r.stdout, r.stdout
