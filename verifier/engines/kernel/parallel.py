@@ -4,12 +4,11 @@ A level is taken in rounds of a few stretches a thread, in three parallel phases
 1. Expand (`expand_claim`, the GIL released): each successor is fingerprinted (from its
    parent's), its step properties checked, and it is inserted into the visited set every
    thread inserts into at once (visited.claim). A new state keeps the least discovery key it
-   was found under (its parent's number and its place among the parent's successors: the
-   order the one-thread loop meets it), whichever thread came first. A successor that took a
-   slot or a key is a candidate: its row is kept, its state properties checked. A state that
-   needs a controller event the table lacks is deferred; when its stretch ends the events are
-   filled (the algebra, in Python) while the threads expand other stretches, and it is
-   expanded again.
+   was found under (its parent's number and its place among its successors: the order the
+   one-thread loop meets it), whichever thread came first. A successor that took a slot or a
+   key is a candidate: its row kept, its state properties checked. A state that needs a
+   controller event the table lacks is deferred, and expanded again once its stretch's events
+   are filled (the algebra, in Python, while the threads expand other stretches).
 2. Settle (`settle`, one job a stretch): a candidate whose key no smaller one replaced is its
    state's discovery: new. Each stretch counts its new states, transitions, terminal states
    and actions, and says whether it holds something that must be taken in order: a violation
@@ -19,9 +18,8 @@ A level is taken in rounds of a few stretches a thread, in three parallel phases
    level. A round that holds something to take in order (at most one a property) is merged
    serially instead (`merge`, then `copy_rows`), exactly as verifier/engines/kernel/search.py's
    loop meets it.
-A round whose buffers or share of the visited set run out is undone (`unclaim`: the slots it
-took emptied, which leaves the table exactly as before it) and taken again, smaller or with
-more room.
+A round whose buffers or share of the visited set run out is undone (`unclaim` empties the
+slots it took: the table as before it) and taken again, smaller or with more room.
 """
 from __future__ import annotations
 
