@@ -108,12 +108,18 @@ def machine_for(model, invariants, recorder: Recorder) -> type[RuleBasedStateMac
             a race usually needs several faults on one broker, which spreading them never does."""
             self.initial = self.state = inits[index]
             self.targets = frozenset(faulty)
+            self._enabled = {}
 
         def enabled(self, name: str) -> list:
-            if name not in self._enabled:
-                steps = [(label, new) for label, new in model.action_successors(self.state, name)
-                         if model.fault_target(label) in (None, *self.targets)]
-                self._enabled[name] = steps
+            """The steps of action `name` this example may take. Every rule's precondition asks
+            at each step, so all of a state's successors come from one kernel call (the same
+            steps, in the same order, as asking each action: 15 calls a step were a third of a
+            run's time)."""
+            if not self._enabled:
+                self._enabled = {a: [] for a in model.action_names}
+                for label, new in model.successors(self.state):
+                    if model.fault_target(label) in (None, *self.targets):
+                        self._enabled[label[0]].append((label, new))
             return self._enabled[name]
 
         def apply(self, label, new) -> None:
