@@ -125,10 +125,11 @@ def test_a_row_the_search_cannot_finish_is_fuzzed_and_says_so(tmp_path):
 
     def short(model, invs, settings):
         return kernel(model, invs, replace(settings, limits=Limits(max_states=2_000)))
-    # 600 examples: the fuzzer's first 300 no longer reach pre-kip-966's 9- and 10-step losses
-    # since a lossy crash of any replica counts against the tolerance (issue 36)
+    # pre-kip-903 (no broker epochs): the fuzzer breaks two properties the first 2,000 states do
+    # not within 150 examples (8.9 s), where pre-kip-966's 9- and 10-step losses needed 600 and
+    # 65-80 s, most of it the last round fuzzing the properties that hold
     engines = M.Engines(short, binding.engine("fuzz"), binding.properties(), partial(binding.knobs, "fuzz"))
-    matrix = M.build([M.Row("pre-kip-966", "default")], tmp_path / "m", 300, "test", engines, fuzz_examples=600)
+    matrix = M.build([M.Row("pre-kip-903", "default")], tmp_path / "m", 300, "test", engines, fuzz_examples=150)
     row = matrix["rows"][0]
     assert not row["complete"] and "max states" in row["stop_reason"], row["stop_reason"]
     cells = row["cells"]
