@@ -28,6 +28,17 @@ def digest(cfg, limit: int) -> list:
     lay = k.layout.lay
     names = {p.name for p in REGISTRY}
     assert names == set(STATE) | set(STEP), "every registered property has a row form"
+    hashes = {}
+
+    def fingerprint(row):
+        # row_hash is a pure function of the row's values, so each distinct row is hashed once
+        # (interpreted, row_hash was three quarters of the run: a state's hash was made again for
+        # each of its steps, and most successors are reached from several states)
+        key = row.tobytes()
+        if key not in hashes:
+            hashes[key] = [int(v) for v in row_hash(row)]
+        return hashes[key]
+
     start = A.init_state(cfg)
     seen, queue, out = {start}, deque([start]), []
     while queue and len(out) < limit:
@@ -35,14 +46,15 @@ def digest(cfg, limit: int) -> list:
         row = k.pack(s)
         assert k.unpack(row) == s, f"unpack(pack(s)) != s for {s}"
         steps = list(A.successors(cfg, s))
-        entry = {"row": [int(v) for v in row], "fp": [int(v) for v in row_hash(row)],
+        own = fingerprint(row)
+        entry = {"row": [int(v) for v in row], "fp": own,
                  "state": int(state_violations(row, lay, k.tables.facts, (1 << len(STATE)) - 1)),
                  "guards": {a: [list(map(repr, p)) for p in k.enabled(s, a)] for a in A.ACTION_NAMES},
                  "steps": []}
         for label, t in steps:
             trow = k.pack(t)
-            fp = [int(v) for v in child_hash(row, *map(np.uint64, row_hash(row)), trow)]
-            assert fp == [int(v) for v in row_hash(trow)], "a successor's fingerprint from its parent's is its own"
+            fp = [int(v) for v in child_hash(row, *map(np.uint64, own), trow)]
+            assert fp == fingerprint(trow), "a successor's fingerprint from its parent's is its own"
             after, error = A.step(cfg, s, label)
             entry["steps"].append({
                 "label": repr(label), "row": [int(v) for v in trow], "fp": fp, "error": error, "same": after == t,
