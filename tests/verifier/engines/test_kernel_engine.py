@@ -3,6 +3,8 @@ counts, levels, coverage, verdicts and counterexamples, on one thread or several
 refuses, in one line, what it does not do yet."""
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from specs import Model
@@ -23,11 +25,23 @@ def _facts(r):
             dict(r.taken), {v.name: v.status for v in r.verdicts}, traces)
 
 
+@functools.lru_cache(maxsize=None)
+def _python(mutant):
+    """The Python search's answers on `mutant` with one ISR shrink, --continue: the interpreted
+    reference is most of this module's time, so it runs once per config and test process, and
+    the tests that compare with it are one xdist group (one process makes it)."""
+    return _facts(_run("bfs", Model(make_config(mutant=mutant, bounds={"isr_shrinks": 1}), symmetry=False)))
+
+
+SHARED = pytest.mark.xdist_group("kernel-engine-python")
+
+
+@SHARED
 @pytest.mark.parametrize("mutant", [None, "fenced-elr-elected", "hwm-ignores-min-isr"])
 def test_the_kernel_answers_as_the_python_search_on_any_number_of_threads(mutant):
     cfg = make_config(mutant=mutant, bounds={"isr_shrinks": 1})
     model = Model(cfg, symmetry=False)
-    python = _facts(_run("bfs", model))
+    python = _python(mutant)
     assert python[1] > 10_000
     for threads in (1, 2, 3):
         assert _facts(_run("kernel", model, threads=threads)) == python
@@ -51,6 +65,7 @@ def test_a_search_that_stops_mid_round_stops_where_one_thread_does(limits, mutan
         assert run("kernel", threads=threads) == python
 
 
+@SHARED
 def test_small_rounds_full_buffers_and_crowded_tables_change_nothing(monkeypatch):
     """Rounds of 256 states a stretch whose buffers fill up after 272 successors, and a visited
     set with room for one state's successors a round: rounds are undone and taken again smaller or with
@@ -61,7 +76,7 @@ def test_small_rounds_full_buffers_and_crowded_tables_change_nothing(monkeypatch
     from verifier.engines.kernel.parallel import CROWDED, FULL
     cfg = make_config(mutant="hwm-ignores-min-isr", bounds={"isr_shrinks": 1})
     model = Model(cfg, symmetry=False)
-    python = _facts(_run("bfs", model))
+    python = _python("hwm-ignores-min-isr")
     monkeypatch.setattr(engine, "P_STATES", 256 * engine.PIECES)
     monkeypatch.setattr(engine, "P_SUCCESSORS", 1)
     monkeypatch.setattr(engine, "Visited", lambda owners, most, shared: visited.Visited(owners, 16, most, shared))
@@ -80,6 +95,7 @@ def test_small_rounds_full_buffers_and_crowded_tables_change_nothing(monkeypatch
     assert FULL in undone and CROWDED in undone, f"a path was not taken: {set(undone)}"
 
 
+@SHARED
 def test_fills_beside_running_threads_and_fills_that_wait_for_them_change_nothing(monkeypatch):
     """The threads' controller events are filled while other threads still expand; once the
     table's facts could move (here after 16 controller values), a fill waits for every thread.
@@ -87,7 +103,7 @@ def test_fills_beside_running_threads_and_fills_that_wait_for_them_change_nothin
     from specs.kernel import tables
     cfg = make_config(mutant="fenced-elr-elected", bounds={"isr_shrinks": 1})
     model = Model(cfg, symmetry=False)
-    python = _facts(_run("bfs", model))
+    python = _python("fenced-elr-elected")
     monkeypatch.setattr(tables, "FACTS_RESERVED", 16)
     answers = []
     real = tables.Tables.fits
