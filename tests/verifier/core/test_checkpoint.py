@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -57,6 +58,22 @@ def _stopped_run(ck, out):
     frontier still to expand, made without racing a kill."""
     r = _check(*SMALL, "--out", str(out), "--checkpoint-dir", str(ck), "--max-depth", "10")
     assert r.returncode == 3 and "max depth 10 reached" in r.stdout, r.stdout + r.stderr
+    return json.loads((ck / "manifest.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def stopped_small(tmp_path_factory):
+    """One `_stopped_run` per test module: the tests that damage or plant a checkpoint each take
+    a copy of it (`_stopped_copy`). The run is deterministic and its checkpoint names no path,
+    so a copy holds what a stopped run of their own would leave, less a process each."""
+    where = tmp_path_factory.mktemp("stopped-small")
+    _stopped_run(where / "ck", where / "out")
+    return where / "ck"
+
+
+def _stopped_copy(stopped, ck):
+    """A copy of the stopped run's checkpoint at `ck` (the files' modes kept); its manifest."""
+    shutil.copytree(stopped, ck)
     return json.loads((ck / "manifest.json").read_text())
 
 
@@ -130,8 +147,8 @@ def _altered(data: bytes) -> bytes:
 
 
 @pytest.mark.parametrize("damage", [_torn, _altered], ids=["torn", "altered"])
-def test_a_damaged_checkpoint_is_recomputed_not_trusted(cli, tmp_path, uninterrupted_small, damage):
-    _stopped_run(tmp_path / "ck", tmp_path / "out1")
+def test_a_damaged_checkpoint_is_recomputed_not_trusted(cli, tmp_path, uninterrupted_small, stopped_small, damage):
+    _stopped_copy(stopped_small, tmp_path / "ck")
     data = tmp_path / "ck" / "search.bin"
     data.write_bytes(damage(data.read_bytes()))
     r = cli("check", *SMALL, "-q", "--out", str(tmp_path / "out2"), "--checkpoint-dir", str(tmp_path / "ck"),

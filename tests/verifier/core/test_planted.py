@@ -8,10 +8,13 @@ import hashlib
 import json
 import os
 import pickle
+import shutil
 
 import pytest
 
-from tests.verifier.core.test_checkpoint import SMALL, _counts, _stopped_run, _summary, uninterrupted_small  # noqa: F401
+from tests.conftest import run_cli
+from tests.verifier.core.test_checkpoint import (SMALL, _counts, _stopped_copy, _summary,  # noqa: F401
+                                                 stopped_small, uninterrupted_small)
 
 MARK = "/tmp/kraft-verify-planted-payload-ran"
 
@@ -123,11 +126,11 @@ CASES = [(plant, True) for plant in sorted(PLANTS)] + [("a pickle as the columns
 
 
 @pytest.mark.parametrize("plant,sign", CASES, ids=[f"{p} ({'with' if s else 'without'} the key)" for p, s in CASES])
-def test_a_planted_checkpoint_runs_nothing_and_is_recomputed(cli, tmp_path, uninterrupted_small, plant,  # noqa: F811
-                                                             sign):
+def test_a_planted_checkpoint_runs_nothing_and_is_recomputed(cli, tmp_path, uninterrupted_small,  # noqa: F811
+                                                             stopped_small, plant, sign):  # noqa: F811
     if os.path.exists(MARK):
         os.remove(MARK)
-    _stopped_run(tmp_path / "ck", tmp_path / "out1")
+    _stopped_copy(stopped_small, tmp_path / "ck")
     if PLANTS[plant]:
         name, content = PLANTS[plant]
     else:
@@ -146,11 +149,20 @@ def _matrix(cli, out):
     return cli("matrix", "--presets", "pre-kip-966", "--bound-sets", "default", "--brokers", "2", "--out", str(out))
 
 
+@pytest.fixture(scope="module")
+def matrix_made(tmp_path_factory):
+    """The matrix every forging test starts from, run once: each forges a copy of its out
+    directory (the rows name their files relative to it)."""
+    out = tmp_path_factory.mktemp("matrix") / "m"
+    assert _matrix(run_cli, out).returncode == 1
+    return out
+
+
 @pytest.mark.parametrize("edit", ["forged holds", "cells removed", "complete as a string", "a pickle as the file",
                                   "signed forged holds"])
-def test_a_forged_matrix_row_is_never_reused(cli, tmp_path, edit):
+def test_a_forged_matrix_row_is_never_reused(cli, tmp_path, matrix_made, edit):
     out = tmp_path / "m"
-    assert _matrix(cli, out).returncode == 1
+    shutil.copytree(matrix_made, out)
     cache = out / "matrix.json"
     data = json.loads(cache.read_text())
     row = data["rows"][0]
