@@ -1,5 +1,6 @@
 """The exhaustive checker over the model: shortest counterexamples, determinism, replay,
 budgets, deadlocks, --continue, coverage and the state graph."""
+import functools
 import json
 
 import pytest
@@ -12,9 +13,21 @@ from verifier.engines import bfs
 from verifier.core.fingerprint import Fingerprinter, fingerprint
 from tests.bind import run_scenario
 
+# one test process: the runs below that several tests read are made once (_shared)
+pytestmark = pytest.mark.xdist_group("bfs")
+
 
 def labels(trace):
     return [lab for lab, _ in trace.steps]
+
+
+@functools.lru_cache(maxsize=None)
+def _shared(preset: str, bounds: tuple, invariants: tuple, keep_going: bool):
+    """A run that more than one test reads, made once per test process (results are only read):
+    `invariants` are names, () for every property."""
+    props = [I.BY_NAME[n] for n in invariants] if invariants else I.REGISTRY
+    return bfs.run(Model(make_config(preset, bounds=dict(bounds))), props,
+                   Settings(options=Options(keep_going=keep_going)))
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +64,7 @@ def test_same_config_same_counts_and_same_counterexample(kafka_small):
     ("pre-kip-903", "NoLostReplicaInIsr", 9),
 ])
 def test_old_protocols_are_caught_and_the_counterexample_replays(preset, invariant, length):
-    cfg = make_config(preset)
-    first = bfs.run(Model(cfg), [I.BY_NAME[invariant]])
+    first = _shared(preset, (), (invariant,), False)
     assert first.status == VIOLATION and first.counterexample.violated == [invariant]
     assert len(first.counterexample) == length
     scenario = json.loads(json.dumps(first.counterexample.model.scenario(first.counterexample, "cx", "test")))
@@ -70,14 +82,14 @@ def test_the_shortest_counterexample_is_shortest():
     """No trace of fewer steps violates: the BFS stopped at the first level with a violation."""
     cfg = make_config("pre-kip-966")
     inv = I.BY_NAME["NoCommittedRecordLostGlobally"]
-    found = bfs.run(Model(cfg), [inv])
+    found = _shared("pre-kip-966", (), ("NoCommittedRecordLostGlobally",), False)     # also a case above
     shorter = bfs.run(Model(cfg), [inv], Settings(limits=Limits(max_depth=len(found.counterexample) - 1)))
     assert shorter.status == STOPPED and not shorter.counterexamples
 
 
 def test_continue_reports_the_shortest_trace_of_every_invariant():
     cfg = make_config("pre-kip-966", bounds={"isr_shrinks": 1})
-    every = bfs.run(Model(cfg), I.REGISTRY, Settings(options=Options(keep_going=True)))
+    every = _shared("pre-kip-966", (("isr_shrinks", 1),), (), True)        # the coverage test's run too
     assert every.status == VIOLATION and every.explored_all
     assert {"LeaderCandidateCompleteness", "ConsumerHwmNeverBackward", "LeaderCompleteness",
             "NoCommittedRecordLostGlobally"} <= set(every.counterexamples)
@@ -133,10 +145,10 @@ def test_a_state_where_nothing_can_happen_is_a_deadlock():
     assert quiet.status == COMPLETE and quiet.terminal_states == 1
 
 
-def test_a_state_stopped_only_by_a_budget_is_terminal_not_a_deadlock():
+def test_a_state_stopped_only_by_a_budget_is_terminal_not_a_deadlock(kafka_small):
     r = bfs.run(Chain(budget=1), [])
     assert r.status == COMPLETE and r.terminal_states == 1
-    kafka = bfs.run(Model(with_bounds(make_config("kafka"), isr_shrinks=0)), I.REGISTRY)
+    kafka = kafka_small         # kafka at isr_shrinks=0: budgets stop its runs in terminal states
     assert kafka.status == COMPLETE and kafka.terminal_states > 0 and not kafka.counterexamples
 
 
@@ -154,7 +166,7 @@ def test_graph_has_every_state_and_every_transition():
 def test_coverage_tells_off_from_never_taken():
     from verifier.reports.summary import coverage
     model = Model(make_config("pre-kip-966", bounds={"isr_shrinks": 1}))
-    r = bfs.run(model, I.REGISTRY, Settings(options=Options(keep_going=True)))
+    r = _shared("pre-kip-966", (("isr_shrinks", 1),), (), True)
     table, warnings = coverage(model, r)
     by_name = {row["action"]: row for row in table}
     assert by_name["reassign"]["status"] == "off by config"
