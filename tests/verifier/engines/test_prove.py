@@ -5,6 +5,7 @@ lacks within the same bound), and counterexamples to induction are real steps of
 model from unreachable states."""
 from __future__ import annotations
 
+import functools
 import io
 import json
 from pathlib import Path
@@ -14,7 +15,8 @@ import pytest
 from invariants.symbolic import BY_NAME, INVARIANTS, LEMMAS, MORE_INVARIANTS
 from specs.config import make_config, mutant_config
 from verifier.engines.prove import PROVED, REFUTED
-from tests.verifier.engines.fresh import check_size, cti_trace, witness_trace
+from tests.verifier.engines.fresh import check_size, cti_trace, in_fresh_process, witness_trace
+from verifier.engines.prove import check_size as check_size_here
 from verifier.engines.prove.gate import GATE_DEPTH, baseline, refute_beyond
 from tests.bind import run_scenario
 from specs.symbolic import concrete_violations
@@ -53,11 +55,17 @@ def _replays(trace, tmp_path: Path, name: str) -> None:
 STRUCTURAL = [i for i in DEFAULT if i.name != "LeaderCandidateCompleteness"]
 
 
+def _every_min_isr(n, **kw):
+    """check_size at min ISR 1..n one after another in this interpreter: called in a fresh one,
+    the first check starts from the state fresh.py promises and each later one from the same
+    state every time, for the cost of one interpreter instead of n (half a second each)."""
+    return [check_size_here(make_config("kafka"), n, m, lemmas=LEMMAS, **kw) for m in range(1, n + 1)]
+
+
 @pytest.mark.parametrize("n", [1, 2, 3, 4])
 def test_kafka_structural_elr_invariants_are_inductive_with_a_named_strengthening(n):
-    cfg = make_config("kafka")
-    for m in range(1, n + 1):
-        r = check_size(cfg, n, m, depth=3 if n < 4 else 2, invariants=STRUCTURAL)
+    results = in_fresh_process(_every_min_isr, n, depth=3 if n < 4 else 2, invariants=STRUCTURAL)
+    for m, r in enumerate(results, 1):
         assert r.verdict == PROVED, (n, m, r.dropped, r.violation)
         if m == 1 and n >= 2:
             # plain Inv is not inductive: the CTI's state breaks a lemma that is inductive
@@ -94,10 +102,18 @@ def test_a_cti_is_a_real_step_of_the_concrete_model_and_replays(tmp_path):
     _replays(trace, tmp_path, "cti")
 
 
+@functools.cache
 def _gate_baseline(m, depth=GATE_DEPTH):
+    """Kafka's own violation depths, found once per process (read, never changed): they are the
+    same for every mutant (the gate finds them once too), and each costs 4 s of BMC at depth 7."""
     return baseline(make_config("kafka"), 3, m, depth, ALL, LEMMAS)
 
 
+# The mutants and the baseline test share _gate_baseline's cache on one test worker.
+GATE = pytest.mark.xdist_group("prove-gate")
+
+
+@GATE
 @pytest.mark.parametrize("mutant", sorted(ELR_RULE_MUTANTS))
 def test_every_mutant_breaking_an_elr_rule_is_refuted_and_the_run_replays(mutant, tmp_path):
     """A kill is a violation kafka does not have within the same bound, at min ISR 2 or, for
@@ -114,6 +130,7 @@ def test_every_mutant_breaking_an_elr_rule_is_refuted_and_the_run_replays(mutant
     _replays(run.witness, tmp_path, mutant)
 
 
+@GATE
 def test_kafka_under_the_mutant_gate_settings_breaks_only_leader_candidate_completeness():
     """Kafka breaks one invariant, LeaderCandidateCompleteness (F6), at depth 7 on 3 brokers at
     min ISR 2 (the gate's depth; none within 6), and one unclean shutdown more puts it deeper
@@ -212,11 +229,18 @@ def test_prove_cli_exit_codes_and_reports(cli, tmp_path):
     (["--mutant", "follower-no-truncate"], "prove cannot check this config: rule follower_truncates=False"),
     (["--flag", "leader_epoch_bump_on_isr_shrink=true"], "rule leader_epoch_bump_on_isr_shrink=True"),
 ])
-def test_prove_cli_bad_input_is_one_line_and_exit_2(cli, args, needle):
-    run_cli = cli
-    out = run_cli("prove", *args)
-    assert out.returncode == 2
-    assert needle in out.stderr and len(out.stderr.strip().splitlines()) == 1
+def test_prove_cli_bad_input_is_one_line_and_exit_2(cli, args, needle, capsys):
+    """The first case as a real command; the rest through the same entry point in this
+    process (as tests/hostile/test_corpus.py does), which saves a 0.8 s interpreter each."""
+    if args[0] == "--max-brokers":
+        out = cli("prove", *args)
+        code, err = out.returncode, out.stderr
+    else:
+        from verifier.cli import main
+        code = main(["prove", *args])
+        err = capsys.readouterr().err
+    assert code == 2
+    assert needle in err and len(err.strip().splitlines()) == 1
 
 
 def test_prove_cli_time_budget_stops_with_exit_3(cli, tmp_path):
