@@ -141,23 +141,6 @@ def fit(levels: list[dict]) -> dict:
             "worst_residual_seconds": round(worst, 3)}
 
 
-def visited_cost(states: int = 1_000_000) -> dict:
-    """What an owner pays per visited state and level: drop from its candidates (here 200,000,
-    half of them visited) the fingerprints of an earlier level (spark/records.py drop_visited)."""
-    import random
-    from spark.records import drop_visited, visited_blob
-    rng = random.Random(1)
-    fps = [rng.getrandbits(128) for _ in range(states)]
-    blob = visited_blob(fps)
-    best = dict.fromkeys(fps[:100_000] + [rng.getrandbits(128) for _ in range(100_000)])
-    before = len(best)
-    t0 = time.perf_counter()
-    drop_visited(best, [blob])
-    seconds = time.perf_counter() - t0
-    return {"visited_states": states, "candidates": before, "visited_hits": before - len(best),
-            "seconds": round(seconds, 3), "ns_per_visited_state": round(seconds / states * 1e9, 1)}
-
-
 def spark(args: list[str], master: str, work: Path, partitions: int | None = None, checkpoint: bool = True,
           driver_memory: str | None = None) -> dict:
     ck = Path(tempfile.mkdtemp(dir=work, prefix="ck-"))
@@ -178,7 +161,7 @@ def spark(args: list[str], master: str, work: Path, partitions: int | None = Non
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json")
-    ap.add_argument("--only", choices=["overhead", "visited", "main", "large", "kernel"], action="append",
+    ap.add_argument("--only", choices=["overhead", "main", "large", "kernel"], action="append",
                     help="run only these parts (default: overhead, visited and main)")
     ap.add_argument("--large", default="--brokers 4",
                     help="the config of the 'large' part, as one argument (default '--brokers 4'), run by check "
@@ -186,7 +169,7 @@ def main() -> int:
                          "per-level time up to a larger visited set")
     args = ap.parse_args()
     large = args.large.split()
-    parts = args.only or ["overhead", "visited", "main"]
+    parts = args.only or ["overhead", "main"]
     results: dict = {"note": "one invocation", "parts": {}}
     parts_out = results["parts"]
 
@@ -203,9 +186,6 @@ def main() -> int:
             row["seconds_per_level"] = round(sum(r["seconds"] for r in levels) / len(levels), 3)
             keep("overhead", row)
             print(json.dumps({k: v for k, v in row.items() if k != "levels"}), flush=True)
-        if "visited" in parts:
-            keep("visited", visited_cost())
-            print(json.dumps(parts_out["visited"]["result"]), flush=True)
         if "main" in parts:
             runs = [("check --workers 1", lambda: cli("check", MAIN, work / "out", ["--workers", "1"])),
                     ("check --workers 2", lambda: cli("check", MAIN, work / "out", ["--workers", "2"])),

@@ -26,6 +26,7 @@ from spark.compiled import NEED_EVENT, T_FIRST_STUCK, T_STUCK, T_TERMINAL, T_TRA
 from specs.kernel.events import MISS
 from specs.kernel.properties import step_violations
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
+from specs.kernel.symmetry import canonical_all
 
 DONE, FULL, WIDEN, GROW = 0, 2, 3, 4     # emit_rows' other answers (NEED_EVENT is compiled.py's)
 SUCCESSORS = 1 << 17     # successors a task's open blocks hold in all (its owners' share each)
@@ -49,7 +50,7 @@ def _put(g, o, at, d):
 @njit(cache=True, _nrt=False)
 def emit_rows(rows, fps, pos, end, lay, cv, plan, tables, out, labels, key, work, params, ctrl_col, dig,
               step_check, deadlocks, found, parts, kind, lo, hi, slot, cols1, cols2, cols4, counts, e_fp, e_parent,
-              e_nth, e_label, g1, g2, g4, place, used, n_used, t_fp, t_owner, enabled, ctr, info):
+              e_nth, e_label, g1, g2, g4, place, used, n_used, t_fp, t_owner, enabled, ctr, info, symmetric):
     """Every successor of rows[pos:end] appended to its owner's open block: (what ended it,
     pos). Ends early with NEED_EVENT (fill the controller table, call again at pos), FULL (the
     block of owner info[0] may not take rows[pos]'s successors: close it), WIDEN (column
@@ -57,7 +58,8 @@ def emit_rows(rows, fps, pos, end, lay, cv, plan, tables, out, labels, key, work
     controller id). A state's successors are appended all at once or not at all. `lo`, `hi`:
     the values each column's width holds (the controller column's: any, its block indices are
     checked apart). found[s] := (position, n-th) of the first transition violating step
-    property s; ctr: compiled.T_*."""
+    property s; ctr: compiled.T_*. `symmetric`: True, the successors as their orbits'
+    canonical rows; None (a run without symmetry) has numba prune the reduction away."""
     facts = tables[3]
     cap = e_fp.shape[1]
     c1, c2, c4 = len(cols1), len(cols2), len(cols4)
@@ -65,6 +67,8 @@ def emit_rows(rows, fps, pos, end, lay, cv, plan, tables, out, labels, key, work
     while pos < end:
         row = rows[pos]
         n = successors(row, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
+        if n != MISS and symmetric is not None:
+            n = canonical_all(out, n, lay, cv, tables, key, work)
         if n == MISS:
             return NEED_EVENT, pos
         stuck = False

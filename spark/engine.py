@@ -1,6 +1,6 @@
 """The Spark engine: the exhaustive search of verifier/engines/bfs/ sharded over Spark
-executors (the level loop is spark/explore.py, the executors' work spark/kernel_tasks.py or
-spark/tasks.py, the level store spark/store.py). Called like every engine,
+executors (the level loop is spark/explore.py, the executors' work on the compiled kernel
+spark/kernel_tasks.py, the level store spark/store.py). Called like every engine,
 `run(model, properties, settings)`; what only
 Spark needs (its master, memory, partitions, the checkpoint location) is its `Knobs`, and
 `refuse` checks what can be checked before a JVM starts. The command line reaches this module
@@ -19,7 +19,6 @@ from spark.hadoopfs import HadoopFs
 from spark.local_files import FileLevels, Files
 from spark.session import Interrupts, SparkGone, SparkSetupError
 from spark.store import MAX_PARTITIONS, HadoopLevels, LevelStore, SparkLevels
-from spark.tasks import Job
 from verifier.core import knobs
 from verifier.core.checkpoint import CheckpointError, identity_of
 from verifier.core.exitcodes import InputError
@@ -27,7 +26,7 @@ from verifier.core.result import Progress, SearchResult
 from verifier.core.settings import Limits, Settings
 
 DRIVER_LEVELS = 5000      # levels smaller than this are expanded on the driver (see spark_explore)
-TASKS = ("auto", "kernel", "python")
+TASKS = ("auto", "kernel")
 EXCHANGES = ("auto", "shuffle")
 SIZE = re.compile(r"[1-9][0-9]*([kmgtp]b?|b)?", re.IGNORECASE)   # Spark's own (JavaUtils.byteStringAs)
 
@@ -45,7 +44,7 @@ class Knobs(knobs.Knobs):
     session: Any = None  # a SparkSession to use (None: made from master)
     store: Any = None  # a LevelStore already claimed (a session serving several runs), else checkpoint_dir's
     on_level: Optional[Callable] = None  # called with each level committed
-    tasks: str = "auto"  # what executors run: kernel, python, or auto (the kernel where it can)
+    tasks: str = "auto"  # what executors run: the compiled kernel (auto and kernel alike)
     exchange: str = "auto"  # how the kernel's blocks reach owners: shuffle, or auto (files on a local master)
 
     def __post_init__(self) -> None:
@@ -139,15 +138,14 @@ def run(model, properties, settings: Settings = Settings(), progress=None) -> Se
 
 
 def tasks_of(model, properties, asked: str) -> str:
-    """"kernel" or "python": what the executors run (auto: the kernel where it can run the
-    check asked for; InputError when --engine kernel is asked of what it cannot run)."""
-    if asked == "python":
-        return "python"
+    """"kernel": what the executors run (the compiled kernel, with symmetry reduction when the
+    model has it); InputError, one line, for what the kernel cannot check (since issue 57 no
+    interpreted executors stand behind it)."""
     from specs.kernel import unsupported
-    why = unsupported(model, tuple(properties))
-    if why and asked == "kernel":
-        raise InputError(f"--engine kernel: {why}")
-    return "python" if why else "kernel"
+    why = unsupported(model, tuple(properties), symmetry=True)
+    if why:
+        raise InputError(f"spark-check: {why}")
+    return "kernel"
 
 
 def identity(model, properties, options, tasks: str) -> dict:
@@ -200,8 +198,8 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
     if manifest:
         partitions = manifest["partitions"]
     partitions = partitions or spark.sparkContext.defaultParallelism
-    kernel = tasks_of(model, invariants, tasks) == "kernel"
-    shared = Exchange.open(spark.sparkContext) if kernel and exchange == "auto" else None
+    tasks_of(model, invariants, tasks)                 # InputError for what the kernel cannot check
+    shared = Exchange.open(spark.sparkContext) if exchange == "auto" else None
     files = Files(shared.root, partitions) if shared is not None else None
     run = levels = None
     try:
@@ -209,24 +207,20 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
             levels = HadoopLevels(spark, store.fs, partitions)
         else:
             levels = FileLevels(files) if files is not None else temporary_levels(spark, partitions)
-        if kernel:
-            from spark.kernel_tasks import KernelJob as Job_
-        else:
-            Job_ = Job
-        job = Job_(model, invariants, check_deadlock, partitions)
-        if kernel:
-            # A level kept in a store or in Spark is squeezed (spark/rows.py): it stays to the
-            # run's end, a checkpoint's size is what bounds a night's run on one disk. Kept as
-            # local files with no store, a level is read once more and then only by a trace
-            # walk: raw, since squeezing cost that fastest path about 5% (BENCHMARKS.md,
-            # "Squeezed rows"), and a run meant to be large keeps a checkpoint.
-            job.squeeze = store is not None or files is None
-            # A local master's levels are expanded from their owners' memory (spark/chain.py):
-            # afterwards a level serves only a trace's walk back and a resume's visited set, so
-            # its chunks are links; a store also keeps the chunks with their rows of its last two
-            # levels, the ones a resume can expand (spark/store.py).
-            job.links = files is not None
-            job.rows = store is not None and files is not None
+        from spark.kernel_tasks import KernelJob
+        job = KernelJob(model, invariants, check_deadlock, partitions)
+        # A level kept in a store or in Spark is squeezed (spark/rows.py): it stays to the
+        # run's end, a checkpoint's size is what bounds a night's run on one disk. Kept as
+        # local files with no store, a level is read once more and then only by a trace
+        # walk: raw, since squeezing cost that fastest path about 5% (BENCHMARKS.md,
+        # "Squeezed rows"), and a run meant to be large keeps a checkpoint.
+        job.squeeze = store is not None or files is None
+        # A local master's levels are expanded from their owners' memory (spark/chain.py):
+        # afterwards a level serves only a trace's walk back and a resume's visited set, so
+        # its chunks are links; a store also keeps the chunks with their rows of its last two
+        # levels, the ones a resume can expand (spark/store.py).
+        job.links = files is not None
+        job.rows = store is not None and files is not None
         with Interrupts(spark, note) as interrupts:
             run = _Run(spark, model, job, store, levels, progress, on_level, interrupts)
             run.driver_levels = driver_levels

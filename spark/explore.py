@@ -1,9 +1,9 @@
 """Level-synchronous BFS on Spark, the same search as verifier/engines/bfs/ (the engine's
 entry point is spark/engine.py; this is its level loop).
 
-Per level one Spark job (spark/kernel_tasks.py on the compiled kernel, or spark/tasks.py on
-per-state objects: the job's methods say which; on a local master one stage over files,
-spark/chain.py, elsewhere two through Spark's shuffle, spark/shuffled.py): executors expand
+Per level one Spark job (spark/kernel_tasks.py, the compiled kernel over chunks of rows; on a
+local master one stage over files, spark/chain.py, elsewhere two through Spark's shuffle,
+spark/shuffled.py): executors expand
 the level's chunks with the model and the invariants (the same rules the local checker
 runs), send deduplicated successors to their owners (`fingerprint mod P`) as large blocks of
 data, and each owner, with its visited fingerprints in the same partition, keeps the states
@@ -27,7 +27,8 @@ from typing import Optional
 from spark.session import Interrupts, collect_garbage, failure, unpersist
 from spark.shuffled import storage
 from spark.store import LevelStore
-from spark.tasks import Job, owner_of
+from spark.kernel_tasks import KernelJob as Job
+from spark.store import owner_of
 from verifier.core import levels as L
 from verifier.core.fingerprint import collision_probability
 from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, SearchResult

@@ -1,6 +1,7 @@
-"""spark-check's executors on the compiled kernel: the stages of spark/tasks.py (expand a
-level's chunks, spark/expand.py; own a part of the next, here), over whole chunks of
-fixed-width rows (spark/rows.py) instead of per-state Python objects. The model's steps and
+"""spark-check's executors on the compiled kernel, in two stages (expand a level's chunks,
+spark/expand.py; own a part of the next, here), over whole chunks of fixed-width rows
+(spark/rows.py). With symmetry reduction the successors are their orbits' canonical rows
+(specs/kernel/symmetry.py, as check's). The model's steps and
 properties run compiled (specs/kernel, the rules every kernel search runs; spark/compiled.py
 and spark/emit.py drive them).
 
@@ -9,7 +10,7 @@ meet new events, and a worker serves many tasks (Spark reuses its Python workers
 controller value crosses processes as its JSON text (spark/rows.py says why), each text parsed
 once per process.
 
-The same choices as spark/tasks.py, so the counts and the counterexamples' lengths are check's:
+The choices that make the counts and the counterexamples' lengths check's:
 the least (parent fingerprint, n-th successor) of each state is its parent, whatever the
 partitions, and a level's events are the least (fingerprint, n-th) of each property.
 """
@@ -95,7 +96,7 @@ class _Side:
 
     def __init__(self, job: KernelJob):
         from specs.kernel import Kernel
-        self.k = Kernel(job.cfg)
+        self.k = Kernel(job.cfg, symmetric=job.symmetry)
         self.types = job.model().value_types
         self.ctrl, self.width = self.k.layout.ctrl, self.k.layout.width
         self.ids: dict[str, int] = {}           # JSON text -> this process's controller id

@@ -20,7 +20,7 @@ class SparkSetupError(Exception):
 
 
 # The JVMs only schedule tasks and carry small results (the states never enter them: see
-# spark/tasks.py), so their own optimising compiler and parallel GC threads cost CPU that the
+# spark/kernel_tasks.py), so their own optimising compiler and parallel GC threads cost CPU that the
 # Python workers need, for no gain.
 JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 

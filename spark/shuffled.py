@@ -11,7 +11,7 @@ stay explore._Run's; this module is the job it runs and the runs it keeps.
 from __future__ import annotations
 
 from spark.session import unpersist
-from spark.tasks import owner_of
+from spark.store import owner_of
 
 
 def level(run, found: frozenset, level: int) -> list:

@@ -1,8 +1,8 @@
 """Where spark-check keeps its levels: in a store every executor reaches, never a local path.
 
 A level is a set of chunks, each one owner's states (owner = fingerprint mod P), at most
-CHUNK of them, in an order of the owner's that a retried task keeps (spark/records.py and
-spark/rows.py: data, never a pickle), keyed
+CHUNK of them, in an order of the owner's that a retried task keeps (spark/rows.py: data,
+never a pickle), keyed
 "OOOOO-CCCCCC" (owner, chunk). Two places hold them:
 
 - `HadoopLevels`: a directory on a Hadoop-compatible file system (`--checkpoint-dir`
@@ -41,7 +41,7 @@ import uuid
 from typing import Any, Optional
 
 from spark.hadoopfs import HadoopFs, StoreError
-from spark import records, rows
+from spark import rows
 from spark.seqfile import records as seq_records
 from spark.session import SparkGone, unpersist
 from verifier.core.checkpoint import MANIFEST, CheckpointDir, CheckpointError
@@ -62,6 +62,12 @@ def chunk_key(owner: int, chunk: int) -> str:
 
 def owner_of_key(key: str) -> int:
     return int(key[:5])
+
+
+def owner_of(key: int) -> int:
+    """The shuffle's partition function: keys are owners already (one object, so every RDD
+    partitioned by it has the same partitioner and a union of them stays aligned)."""
+    return key
 
 
 def level_dir(level: int, rows: bool = False) -> str:
@@ -164,9 +170,10 @@ class HadoopLevels:
 
 
 def chunk_measure(data: bytes) -> Optional[list]:
-    """[states, fingerprint sum (hex), sha256] of a chunk of either path; None if not whole."""
+    """[states, fingerprint sum (hex), sha256] of a chunk of the kernel's rows; None if not
+    whole, or not rows (the interpreted executors' chunks, gone with them in issue 57)."""
     data = bytes(data)
-    return (rows if data.startswith((rows.PART, rows.ZPART, rows.LINKS, rows.ZLINKS)) else records).chunk_measure(data)
+    return rows.chunk_measure(data) if data.startswith((rows.PART, rows.ZPART, rows.LINKS, rows.ZLINKS)) else None
 
 
 def _measure_file(path_data) -> list:

@@ -22,7 +22,6 @@ import spark.engine as SE
 from spark.hadoopfs import open_store
 from spark.store import LevelStore
 from verifier.core.settings import Limits, Options, Settings
-from verifier.engines import bfs
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = {"lossy_crashes": 1, "isr_shrinks": 1}
@@ -34,9 +33,10 @@ VARIANTS = [pytest.param(p, None, id=p) for p in ("kafka", "kip-966", "pre-kip-9
     [pytest.param("kafka", m, id=m, marks=() if m in CI_MUTANTS else pytest.mark.nightly) for m in MUTANTS]
 
 
-# Both executor paths: per-state Python objects (symmetry on: only they reduce it) and the
-# compiled kernel over chunks of rows (spark/kernel_tasks.py; symmetry off, against bfs off too)
-PATHS = [pytest.param(True, id="python"), pytest.param(False, id="kernel")]
+# The executors run the compiled kernel over chunks of rows (spark/kernel_tasks.py), with
+# symmetry reduction ("symmetric": the config lets any candidate be elected, so brokers are
+# interchangeable) and without; since issue 57 there are no interpreted executors.
+PATHS = [pytest.param(True, id="symmetric"), pytest.param(False, id="kernel")]
 # and the kernel's blocks through Spark's shuffle, as on a cluster (a local master sends them
 # by file: spark/exchange.py)
 EXCHANGES = PATHS + [pytest.param("shuffle", id="kernel-shuffle")]
@@ -46,18 +46,31 @@ def small(preset="kafka", mutant=None, rf=2, **bounds):
     return make_config(preset, mutant=mutant, replicas=list(range(1, rf + 1)), bounds={**SMALL, **bounds})
 
 
-def local(cfg, max_depth=None, symmetry=True):
-    return bfs.run(Model(cfg, symmetry=symmetry is True), I.REGISTRY, Settings(limits=Limits(max_depth=max_depth),
-                                                                       options=Options(keep_going=True)))
+def model_of(cfg, symmetry=False):
+    """cfg's model; with `symmetry` True, cfg with any_candidate_elections (a model whose
+    brokers are interchangeable, so symmetry reduction is on)."""
+    if symmetry is True:
+        from specs.config import BOUND_NAMES
+        cfg = make_config(cfg.preset, mutant=cfg.mutant, replicas=list(cfg.replicas), min_isr=cfg.min_isr,
+                          bounds={b: getattr(cfg.bounds, b) for b in BOUND_NAMES},
+                          flags={"any_candidate_elections": True})
+        assert Model(cfg).symmetric
+    return Model(cfg, symmetry=symmetry is True)
 
 
-def on_spark(session, cfg, limits=Limits(), symmetry=True, **knobs):
+def local(cfg, max_depth=None, symmetry=False):
+    """check's answer (the compiled kernel, itself held to the interpreted search by
+    tests/verifier/engines/test_kernel_engine.py and bench/equivalence.py)."""
+    from verifier.cli import binding
+    return binding.engine("kernel")(model_of(cfg, symmetry), I.REGISTRY,
+                                    Settings(limits=Limits(max_depth=max_depth), options=Options(keep_going=True)))
+
+
+def on_spark(session, cfg, limits=Limits(), symmetry=False, **knobs):
     """spark-check's engine as the command line runs it (every violation kept), on `session`:
-    with symmetry on the Python executors, off the kernel's ("shuffle": the kernel's, its
-    blocks through Spark's shuffle)."""
-    knobs = dict(knobs, tasks="python" if symmetry is True else "kernel",
-                 exchange="shuffle" if symmetry == "shuffle" else "auto")
-    return SE.run(Model(cfg, symmetry=symmetry is True), I.REGISTRY,
+    symmetric or not ("shuffle": not, its blocks through Spark's shuffle)."""
+    knobs = dict(knobs, exchange="shuffle" if symmetry == "shuffle" else "auto")
+    return SE.run(model_of(cfg, symmetry), I.REGISTRY,
                   Settings(limits=limits, options=Options(keep_going=True), knobs=SE.Knobs(session=session, **knobs)))
 
 
@@ -134,8 +147,8 @@ def part(path, level, owner):
     return path / "levels" / f"{level:05d}" / f"part-{owner:05d}"
 
 
-@pytest.mark.parametrize("symmetry", PATHS)
-def test_a_corrupted_or_partial_level_is_recomputed_not_trusted(spark_session, tmp_path, symmetry):
+def test_a_corrupted_or_partial_level_is_recomputed_not_trusted(spark_session, tmp_path, symmetry=False):
+    # (the store holds the kernel's levels alike with symmetry or without: one case)
     """A level that does not read back as the manifest has it is recomputed, with every level
     after it, from the level before it. The kernel's levels on a local master are links, only
     the last two keep their rows (spark/store.py): a torn level before them is recomputed
@@ -152,10 +165,8 @@ def test_a_corrupted_or_partial_level_is_recomputed_not_trusted(spark_session, t
     redone = []
     got = on_spark(spark_session, cfg, limits, symmetry, store=store, resume=True, partitions=2,
                    on_level=redone.append, driver_levels=0)
-    assert redone == ([5, 6, 7, 8, 9] if symmetry else list(range(1, 10)))
+    assert redone == list(range(1, 10))
     same(got, want)
-    if symmetry:
-        return
     assert sorted(os.listdir(tmp_path / "ck" / "rows")) == ["00008", "00009"]     # the last two levels' rows
     (tmp_path / "ck" / "rows" / "00009" / "part-00001").write_bytes(b"torn")
     store = checkpoint(spark_session, tmp_path / "ck", cfg, resume=True)
@@ -166,8 +177,8 @@ def test_a_corrupted_or_partial_level_is_recomputed_not_trusted(spark_session, t
     same(got, want)
 
 
-@pytest.mark.parametrize("symmetry", PATHS)
-def test_a_planted_pickle_as_a_level_runs_nothing_and_the_level_is_recomputed(spark_session, tmp_path, symmetry):
+def test_a_planted_pickle_as_a_level_runs_nothing_and_the_level_is_recomputed(spark_session, tmp_path, symmetry=False):
+    # (the store holds the kernel's levels alike with symmetry or without: one case)
     """A co-tenant's pickle in place of a level's part file (and its manifest entry re-signed
     with the user's key): read back as data, it is not a level; it is recomputed, nothing runs."""
     import pickle
@@ -197,7 +208,7 @@ def test_a_planted_pickle_as_a_level_runs_nothing_and_the_level_is_recomputed(sp
     got = on_spark(spark_session, cfg, limits, symmetry, store=store, resume=True, partitions=2,
                    on_level=redone.append, driver_levels=0)
     assert not (tmp_path / "ran").exists()
-    assert redone == ([5, 6, 7] if symmetry else list(range(1, 8)))     # the kernel's: links before level 6
+    assert redone == list(range(1, 8))     # links before level 6: from the start
     same(got, want)
 
 
@@ -422,7 +433,9 @@ def test_the_time_budget_cancels_the_running_level(spark_session):
     (["--partitions", "0"], "--partitions must be between 1 and 10000, got 0"),
     (["--partitions", "99999999999"], "--partitions must be between 1 and 10000"),
     (["--driver-levels", "-1"], "--driver-levels must be >= 0"),
-    (["--engine", "kernel", "--bound", "records=31"], "--engine kernel: records=31: the kernel holds at most 30"),
+    (["--engine", "kernel", "--bound", "records=31"], "spark-check: records=31: the kernel holds at most 30"),
+    (["--bound", "records=31"], "spark-check: records=31: the kernel holds at most 30"),     # no fallback
+    (["--engine", "python"], "invalid choice: 'python'"),                  # no interpreted executors
 ])
 def test_bad_master_or_options_are_one_line_exit_2(cli, args, needle):
     out = cli("spark-check", *args)

@@ -170,52 +170,6 @@ def confirm(model, properties, root, steps: list, violated: list[str]) -> None:
             refuse(f"{name} holds where the path ends")
 
 
-def expand_state(model, codec, s, held, fp: int, step_invs, enabled, events: dict, event_key) -> list:
-    """The successors of one held state (field ids `held`, fingerprint `fp`) as (n-th, label,
-    field ids, fingerprint), the expand step of the worker processes and of Spark's tasks. Each
-    action's transitions are counted in `enabled`; for each step invariant broken, `events`
-    keeps the smallest `event_key(fp, n-th, label)`, so the violation reported does not depend
-    on how the level was split."""
-    cfg, canonical = model.cfg, model.canonical
-    out = []
-    for label, t in model.successors(s):
-        nth = len(out) + 1             # the n-th successor of a state: the tie-break among its steps
-        enabled[label[0]] += 1
-        for inv in step_invs:
-            if not inv.check(cfg, s, label, t):
-                key = event_key(fp, nth, label)
-                if inv.name not in events or key < events[inv.name]:
-                    events[inv.name] = key
-        ids, fp2 = codec.child(canonical(t) if canonical else t, s, held, fp)
-        out.append((nth, label, ids, fp2))
-    return out
-
-
-def expand_states(model, codec, items, step_invs, skip_deadlock: bool, enabled, events: dict, keys,
-                  keep) -> tuple[int, int, int]:
-    """Expand held states `items` ((fingerprint, field ids) pairs): every successor goes to
-    `keep(parent fp, n-th, label, field ids, fp)`; a state without successors is terminal,
-    and stuck (a deadlock, its smallest `keys[1](fp)` kept in events) unless `skip_deadlock`.
-    `keys` = (step event key, deadlock event key). Returns (transitions, terminal, stuck)."""
-    step_key, deadlock_key = keys
-    transitions = terminal = stuck = 0
-    for fp, held in items:
-        s = codec.decode(held)
-        succ = expand_state(model, codec, s, held, fp, step_invs, enabled, events, step_key)
-        transitions += len(succ)
-        for nth, label, ids, fp2 in succ:
-            keep(fp, nth, label, ids, fp2)
-        if succ:
-            continue
-        terminal += 1
-        if not skip_deadlock and model.stuck(s):
-            stuck += 1
-            key = deadlock_key(fp)
-            if DEADLOCK not in events or key < events[DEADLOCK]:
-                events[DEADLOCK] = key
-    return transitions, terminal, stuck
-
-
 def random_step(model, state, rng, allowed=None) -> Optional[tuple]:
     """A step chosen uniformly among the enabled ones (those `allowed(state, label)` says may
     be taken, if given): (label, next state), or None if there is none. Random walks,
