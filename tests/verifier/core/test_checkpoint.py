@@ -19,6 +19,9 @@ CONFIG = ("--brokers", "4", "--bound", "isr_shrinks=1")     # 1,942,387 states, 
 # What a damaged or planted checkpoint is recomputed on: 15,232 states, 25 levels, about a
 # second; its checkpoint is the one --max-depth 10 leaves (level 10's 1,439 states unexpanded).
 SMALL = ("--bound", "lossy_crashes=0")
+# one test process: the module's fixtures (an uninterrupted run of CONFIG, of SMALL, and a stopped
+# run of SMALL) are made once, not once by each process that draws a test that takes them
+pytestmark = pytest.mark.xdist_group("checkpoint")
 
 
 def _summary(out):

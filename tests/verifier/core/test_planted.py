@@ -17,6 +17,8 @@ from tests.verifier.core.test_checkpoint import (SMALL, _counts, _stopped_copy, 
                                                  stopped_small, uninterrupted_small)
 
 MARK = "/tmp/kraft-verify-planted-payload-ran"
+# one test process: the module's fixtures (SMALL run whole and stopped, one matrix) are made once
+pytestmark = pytest.mark.xdist_group("planted")
 
 
 class Payload:
