@@ -18,8 +18,8 @@ from tests.specs.kernel_diff import configs
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = [name for name, _ in configs()]
-# one test process: the digests (a compiled and an interpreted run over every config, about a
-# minute) are made once, not once by each process that draws one of the cases
+# one test process: the digests (a compiled and an interpreted run over every config, about 35 s
+# of CPU) are made once, not once by each process that draws one of the cases
 pytestmark = pytest.mark.xdist_group("kernel-digests")
 
 
