@@ -132,13 +132,18 @@ def _compare_invariants(preset, mutant, walks: int = 12) -> set[str]:
 
 
 def _subst(sym, value):
+    """(variable, constant) for every field, each numeral by z3's own call: the very term
+    z3.BitVecVal makes, which first builds a sort object and a string (most of this
+    comparison's time)."""
     out = []
     for name, v in value._asdict().items():
         var = getattr(sym, name)
         if z3.is_bool(var):
             out.append((var, z3.BoolVal(v)))
         else:
-            out.append((var, z3.BitVecVal(v, var.size())))
+            ref = var.ctx.ref()
+            sort = z3.Z3_get_sort(ref, var.as_ast())
+            out.append((var, z3.BitVecNumRef(z3.Z3_mk_unsigned_int64(ref, v, sort), var.ctx)))
     return out
 
 
