@@ -1,4 +1,4 @@
-"""The Spark engine: the exhaustive search of verifier/engines/bfs/ sharded over Spark
+"""The Spark engine: check's exhaustive search (the compiled kernel's rules) sharded over Spark
 executors (the level loop is spark/explore.py, the executors' work on the compiled kernel
 spark/kernel_tasks.py, the level store spark/store.py). Called like every engine,
 `run(model, properties, settings)`; what only

@@ -1,4 +1,4 @@
-"""Level-synchronous BFS on Spark, the same search as verifier/engines/bfs/ (the engine's
+"""Level-synchronous BFS on Spark, the same search as check's (the engine's
 entry point is spark/engine.py; this is its level loop).
 
 Per level one Spark job (spark/kernel_tasks.py, the compiled kernel over chunks of rows; on a
