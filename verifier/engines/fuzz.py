@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -248,7 +249,8 @@ def fuzz(model, invariants, profile: str = "ci", examples: Optional[int] = None,
     start = time.monotonic()
     trace = None
     try:
-        test()
+        with _constants_of_no_module():
+            test()
     except Violation:
         initial, path, names = recorder.failure
         shrunk = shrink_steps(model, initial, path, names, invariants)
@@ -282,3 +284,24 @@ def _statistics(result: Result, model) -> None:
     result.sections = {
         "deadlock": {"checked": True, "found": DEADLOCK in result.counterexamples, "complete": True},
         "coverage": [{"action": a, "enabled": "-", "new_states": n} for a, n in sorted(rec.rule_runs.items())]}
+
+
+@contextmanager
+def _constants_of_no_module():
+    """Hypothesis (6.170, pinned) now and then draws a literal found in the source of the
+    non-library modules in sys.modules ("local constants"), so a derandomized run depended on
+    what the process had imported: the ci profile killed a mutant (the one without broker
+    epoch checks) after 1,437 examples alone, 1,667 after importing the prove engine, 2,057
+    after the CLI's bindings. A
+    fuzz run draws from no module's literals, the same examples whoever calls it (its private
+    hook; the cache of the pools it fills is set aside for the run)."""
+    from hypothesis.internal.conjecture import providers
+    from hypothesis.internal.cache import LRUCache
+    from hypothesis.internal.constants_ast import Constants
+    saved = providers._get_local_constants, providers.CONSTANTS_CACHE
+    none = Constants()
+    providers._get_local_constants, providers.CONSTANTS_CACHE = (lambda: none), LRUCache(1024)
+    try:
+        yield
+    finally:
+        providers._get_local_constants, providers.CONSTANTS_CACHE = saved

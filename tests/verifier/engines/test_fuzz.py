@@ -123,3 +123,30 @@ def test_the_recovery_profile_reaches_recovery_rounds_and_recovered_on_the_ci_pr
     assert result.status == COMPLETE, result.counterexample and result.counterexample.violated
     runs = result.facts.rule_runs
     assert runs["unclean_recovery"] > 0 and runs["expand_isr"] > 0 and runs["elect"] > 0
+
+
+_EXAMPLES_TO_FAILURE = """
+import sys
+if sys.argv[1] == "more":
+    import spark.engine, verifier.engines.prove, verifier.cli.binding  # more of the project's modules
+import invariants as I
+from specs import Model, deep_bounds, make_config
+from verifier.core.settings import Settings
+from verifier.engines import fuzz
+cfg = make_config("kafka", replicas=[1, 2, 3], bounds=deep_bounds(3), mutant="unclean-election-marked-clean")
+print(fuzz.run(Model(cfg), I.REGISTRY, Settings(knobs=fuzz.Knobs(shrink=False))).facts.examples)
+"""
+
+
+def test_the_ci_profile_draws_the_same_examples_whatever_the_process_imported():
+    """Hypothesis draws now and then a literal of the modules in sys.modules; a fuzz run draws
+    from none, so its examples do not depend on the command that runs it (this mutant fell
+    after 211 examples in a bare process and 485 after importing the prove and spark engines)."""
+    import os
+    import subprocess
+    import sys
+    from tests.conftest import ROOT
+    runs = [subprocess.run([sys.executable, "-c", _EXAMPLES_TO_FAILURE, imports], capture_output=True, text=True,
+                           cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT))) for imports in ("fewer", "more")]
+    assert all(r.returncode == 0 for r in runs), [r.stderr[-2000:] for r in runs]
+    assert runs[0].stdout == runs[1].stdout, (runs[0].stdout, runs[1].stdout)
