@@ -114,8 +114,8 @@ def machine_for(model, invariants, recorder: Recorder) -> type[RuleBasedStateMac
         def enabled(self, name: str) -> list:
             """The steps of action `name` this example may take. Every rule's precondition asks
             at each step, so all of a state's successors come from one kernel call (the same
-            steps, in the same order, as asking each action: 15 calls a step were a third of a
-            run's time)."""
+            steps, in the same order, as asking each action, which cost about a quarter of a
+            profiled run; the run is about 10% faster)."""
             if not self._enabled:
                 self._enabled = {a: [] for a in model.action_names}
                 for label, new in model.successors(self.state):
