@@ -24,9 +24,8 @@ from numba import njit
 from spark import rows as R
 from spark.compiled import NEED_EVENT, T_FIRST_STUCK, T_STUCK, T_TERMINAL, T_TRANSITIONS, child_fp
 from specs.kernel.events import MISS
-from specs.kernel.properties import step_violations
+from specs.kernel.properties import step_violations, steps_then_canonical
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
-from specs.kernel.symmetry import canonical_all
 
 DONE, FULL, WIDEN, GROW = 0, 2, 3, 4     # emit_rows' other answers (NEED_EVENT is compiled.py's)
 SUCCESSORS = 1 << 17     # successors a task's open blocks hold in all (its owners' share each)
@@ -50,7 +49,7 @@ def _put(g, o, at, d):
 @njit(cache=True, _nrt=False)
 def emit_rows(rows, fps, pos, end, lay, cv, plan, tables, out, labels, key, work, params, ctrl_col, dig,
               step_check, deadlocks, found, parts, kind, lo, hi, slot, cols1, cols2, cols4, counts, e_fp, e_parent,
-              e_nth, e_label, g1, g2, g4, place, used, n_used, t_fp, t_owner, enabled, ctr, info, symmetric):
+              e_nth, e_label, g1, g2, g4, place, used, n_used, t_fp, t_owner, enabled, ctr, info, step_bad, symmetric):
     """Every successor of rows[pos:end] appended to its owner's open block: (what ended it,
     pos). Ends early with NEED_EVENT (fill the controller table, call again at pos), FULL (the
     block of owner info[0] may not take rows[pos]'s successors: close it), WIDEN (column
@@ -67,8 +66,8 @@ def emit_rows(rows, fps, pos, end, lay, cv, plan, tables, out, labels, key, work
     while pos < end:
         row = rows[pos]
         n = successors(row, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
-        if n != MISS and symmetric is not None:
-            n = canonical_all(out, n, lay, cv, tables, key, work)
+        if n != MISS and symmetric is not None:      # each step judged before it is renamed
+            n = steps_then_canonical(row, out, labels, n, lay, cv, tables, key, work, step_check, step_bad, 0)
         if n == MISS:
             return NEED_EVENT, pos
         stuck = False
@@ -109,7 +108,10 @@ def emit_rows(rows, fps, pos, end, lay, cv, plan, tables, out, labels, key, work
             ctr[T_TRANSITIONS] += 1
             enabled[action] += 1
             if step_check:
-                bad_steps = step_violations(row, action, t, lay, facts, step_check)
+                if symmetric is not None:
+                    bad_steps = step_bad[k]
+                else:
+                    bad_steps = step_violations(row, action, t, lay, facts, step_check)
                 s = 0
                 while bad_steps:
                     if bad_steps & 1 and found[s, 0] < 0:

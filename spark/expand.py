@@ -73,7 +73,7 @@ def _expand(job: KernelJob, found: frozenset, pieces, files, start: float):
             status, pos = E.emit_rows(
                 rows, fps, pos, len(rows), lay, k.cv, k.plan, k.table_args(), k.out, k.labels, k.key, k.work, k.params,
                 side.ctrl, side.dig, step_check, deadlocks, first, *out.args(), enabled, ctr, out.info,
-                k.reduce)
+                k.step_bad, k.reduce)
             if status == X.NEED_EVENT:
                 k.tables.fill(k.key)
                 side.sync()

@@ -90,6 +90,7 @@ class Kernel:
         self.verdicts: list = [None, 0]             # the last state the properties judged, its mask
         self.step_verdicts: list = [None, None, None, 0]
         self.params = np.zeros((self.max_successors, 3), dtype=np.int64)
+        self.step_bad = np.zeros(self.max_successors, dtype=np.int64)     # a reducing search's step verdicts
 
     def _max_successors(self) -> int:
         nb, cap = self.layout.nb, self.layout.cap

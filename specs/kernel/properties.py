@@ -13,6 +13,7 @@ from numba import njit
 from specs.actions import ACTION_NAMES, OPERATOR_ELECTIONS
 from specs.kernel import on_kernel
 from specs.kernel.successors import DELIVER_ALTER_PARTITION, UNCLEAN_RECOVERY
+from specs.kernel.symmetry import canonical_all
 from specs.kernel.layout import FETCH_EPOCH, H_UNCLEAN_ELECTIONS, H_UNCLEAN_SHUTDOWNS, HWM, LEO, L_HIST, L_NB
 from specs.kernel.mechanics import (acceptable_leader, acked_mask, alive, at, broker_epoch, entry_epoch,
                                     entry_record, facts_of, has, holds_committed_log, least_min_isr, log_len,
@@ -152,6 +153,20 @@ def step_violations(prev, action, t, lay, facts, check):
                     bad |= 16
                     break
     return bad
+
+
+@njit(cache=True, _nrt=False)
+def steps_then_canonical(row, out, labels, n, lay, cv, tables, key, work, step_check, step_bad, at):
+    """step_bad[at + k] := the step properties in `step_check` that row -labels[k]-> out[k]
+    violates, then out[:n] rewritten as their orbits' canonical rows (canonical_all): n, or MISS.
+    A step property compares a state with its successor under one naming of the brokers; the
+    canonical row may rename them (b2 elected at b1's epoch reads as b1 again, and
+    OneLeaderPerEpoch held on a model that breaks it), so a search that reduces by symmetry
+    judges every step before it renames."""
+    facts = tables[3]
+    for k in range(n):
+        step_bad[at + k] = step_violations(row, labels[k, 0], out[k], lay, facts, step_check) if step_check else 0
+    return canonical_all(out, n, lay, cv, tables, key, work)
 
 
 # ---------------------------------------------------------------- the registry's checks

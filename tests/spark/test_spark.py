@@ -94,6 +94,17 @@ def test_spark_check_finds_what_check_finds(spark_session, preset, mutant, symme
             assert not inv.check(trace.config, trace.final)
 
 
+def test_a_reducing_executor_judges_a_step_before_it_renames_the_successor(spark_session):
+    """A step property compares a state with its successor under one naming: the executors,
+    like check's search, once renamed the successors first and held OneLeaderPerEpoch on a
+    model that breaks it in one step. The reduced run breaks what the unreduced one breaks."""
+    cfg = small("kafka", "leader-epoch-not-bumped")
+    got = on_spark(spark_session, cfg, Limits(max_depth=DEPTH), True, partitions=2, driver_levels=0)
+    want = local(cfg, DEPTH, False)
+    assert "OneLeaderPerEpoch" in got.counterexamples
+    assert {n: len(t) for n, t in got.counterexamples.items()} == {n: len(t) for n, t in want.counterexamples.items()}
+
+
 @pytest.mark.parametrize("symmetry", EXCHANGES)
 def test_a_complete_run_matches_to_the_last_level(spark_session, symmetry):
     """Levels of fewer than 40 states on the driver, the others on Spark: both in one run."""

@@ -15,13 +15,19 @@ from specs.model import Model
 from specs.catalogue import MUTANTS
 from verifier.core.properties import state_violations
 from verifier.core.settings import Options, Settings
-from verifier.engines import bfs
+from verifier.engines import kernel
 
 ANY = {"any_candidate_elections": True}
 SMALL = {"isr_shrinks": 0}
 # one test process: presets that are one model share their runs (_with_and_without)
 pytestmark = pytest.mark.xdist_group("symmetry")
 _RUNS: dict = {}
+
+
+def _search(cfg, symmetry: bool, settings=None):
+    """The exhaustive search `check` runs (the kernel; --symmetry reduces on it), reduced or not:
+    the kernel's canonical rows are the Python model's (tests/specs/test_kernel_symmetry.py)."""
+    return kernel.run(Model(cfg, symmetry=symmetry), I.REGISTRY, settings or Settings())
 
 
 def _with_and_without(cfg) -> list:
@@ -32,7 +38,7 @@ def _with_and_without(cfg) -> list:
     model = repr(sorted((k, v) for k, v in dataclasses.asdict(cfg).items() if k != "preset"))
     if model not in _RUNS:
         every = Settings(options=Options(keep_going=True))
-        _RUNS[model] = [bfs.run(Model(cfg, symmetry=sym), I.REGISTRY, every) for sym in (True, False)]
+        _RUNS[model] = [_search(cfg, sym, every) for sym in (True, False)]
     return _RUNS[model]
 
 
@@ -103,15 +109,31 @@ def test_presets_same_verdict_per_invariant_with_and_without_symmetry(preset):
 
 def test_last_replica_standing_same_shortest_story_with_and_without_symmetry():
     cfg = make_config("pre-kip-966", flags=ANY)
-    reduced, full = (bfs.run(Model(cfg, symmetry=sym), I.REGISTRY) for sym in (True, False))
+    reduced, full = (_search(cfg, sym) for sym in (True, False))
     assert reduced.counterexample.violated == full.counterexample.violated == ["LeaderCandidateCompleteness"]
     assert len(reduced.counterexample) == len(full.counterexample) == 6
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_step_is_judged_before_its_successor_is_renamed(threads):
+    """A step property compares a state with its successor under one naming. The kernel once
+    renamed the successors first: b2 elected at b1's leader epoch read as b1 again, and `check`
+    said OneLeaderPerEpoch holds (exit 0) on a model that breaks it in one step, on one thread
+    and on two (the mutant test below caught it once it ran on the kernel)."""
+    from verifier.cli import binding
+    cfg = make_config("kafka", flags=ANY, bounds=SMALL, mutant="leader-epoch-not-bumped")
+    every = Settings(options=Options(keep_going=True), knobs=binding.knobs("kernel", threads=threads))
+    reduced, full = (kernel.run(Model(cfg, symmetry=sym), I.REGISTRY, every) for sym in (True, False))
+    assert reduced.distinct_states < full.distinct_states
+    assert "OneLeaderPerEpoch" in reduced.counterexamples
+    assert {n: len(t) for n, t in reduced.counterexamples.items()} == \
+        {n: len(t) for n, t in full.counterexamples.items()}
 
 
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
 def test_mutants_same_verdict_with_and_without_symmetry(mutant):
     cfg = make_config("kafka", flags=ANY, bounds=SMALL, mutant=mutant)
-    reduced, full = (bfs.run(Model(cfg, symmetry=sym), I.REGISTRY) for sym in (True, False))
+    reduced, full = (_search(cfg, sym) for sym in (True, False))
     assert reduced.status == full.status
     if full.counterexample is not None:
         assert len(reduced.counterexample) == len(full.counterexample)

@@ -26,10 +26,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from specs.kernel.properties import state_violations, step_violations
+from specs.kernel.properties import state_violations, step_violations, steps_then_canonical
 from specs.kernel.events import MISS
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
-from specs.kernel.symmetry import canonical_all
 from verifier.engines.kernel.search import (C_TERMINAL, C_TRANSITIONS, C_VISITED, DEADLOCK_SLOT, DONE,
                                             MAX_STATES, STEP_SLOT, STOP, STOP_NO_CUT, _found_mask, _record, keep)
 from verifier.core.rowhash import child_hash
@@ -60,14 +59,14 @@ def expand_claim(frontier, frontier_fp, lo, hi, retry, used, ncand, lay, cv, pla
         row = frontier[p]
         fa, fb = frontier_fp[p, 0], frontier_fp[p, 1]
         n = successors(row, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
-        if n != MISS and symmetric is not None:
-            n = canonical_all(out, n, lay, cv, tables, key, work)
         if n != MISS:
             if used + n > len(labs) or ncand + n > len(rows):
                 return FULL, p, used, ncand, deferred
             for o in range(owners):
                 if claimed[o] + n > quota[o]:
                     return CROWDED, p, used, ncand, deferred
+            if symmetric is not None:               # each step judged before it is renamed
+                n = steps_then_canonical(row, out, labels, n, lay, cv, tables, key, work, step_check, step_bad, used)
         stuck[p - lo] = False
         if n == 0 and deadlocks:
             m = successors(row, lay, cv, plan, tables, UNBOUNDED, -1, out, labels, key, work, params)
@@ -90,7 +89,8 @@ def expand_claim(frontier, frontier_fp, lo, hi, retry, used, ncand, lay, cv, pla
             s = used + k
             for j in range(5):
                 labs[s, j] = labels[k, j]
-            step_bad[s] = step_violations(row, labels[k, 0], t, lay, facts, step_check) if step_check else 0
+            if symmetric is None:
+                step_bad[s] = step_violations(row, labels[k, 0], t, lay, facts, step_check) if step_check else 0
             a, b = fps[k, 0], fps[k, 1]
             o = owner(a, owners)
             got, slot = claim(visited[o], a, b, found + np.uint64(k), first_key, lost)

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from numba import njit
 
-from specs.kernel.properties import state_violations, step_violations
+from specs.kernel.properties import state_violations, step_violations, steps_then_canonical
 from specs.kernel.events import MISS
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
-from specs.kernel.symmetry import canonical_all
 from verifier.core.rowhash import child_hash
 from verifier.engines.kernel.visited import prefetch, visit
 
@@ -48,7 +47,7 @@ def _record(found_index, found_group, found_label, ctr, bits, first_slot, index,
 @njit(cache=True, _nrt=False)
 def expand(frontier, frontier_fp, pos, end, base, nxt, nxt_fp, n_next, parents, labels_of, n_store, table,
            lay, cv, plan, tables, out, labels, key, ctr, enabled, taken, state_check, step_check, found_index,
-           found_group, found_label, opts, work, params, none, fps, symmetric):
+           found_group, found_label, opts, work, params, none, fps, step_bad, symmetric):
     """Expand frontier[pos:end] (state numbers base+pos..., fingerprints frontier_fp) into nxt
 and nxt_fp: (what ended it, pos, n_next, n_store).
     `opts`: keep going after a violation, check deadlocks, max states (-1: none); `work`,
@@ -62,8 +61,8 @@ and nxt_fp: (what ended it, pos, n_next, n_store).
         fa, fb = frontier_fp[pos, 0], frontier_fp[pos, 1]
         me = base + pos
         n = successors(row, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
-        if n != MISS and symmetric is not None:
-            n = canonical_all(out, n, lay, cv, tables, key, work)
+        if n != MISS and symmetric is not None:      # each step judged before it is renamed
+            n = steps_then_canonical(row, out, labels, n, lay, cv, tables, key, work, step_check, step_bad, 0)
         if n == MISS:
             return NEED_EVENT, pos, n_next, n_store
         if n_next + n > len(nxt) or n_store + n > len(parents) or 2 * (ctr[C_VISITED] + n) > len(table):
@@ -86,7 +85,10 @@ and nxt_fp: (what ended it, pos, n_next, n_store).
             enabled[action] += 1
             open_steps = step_check & ~_found_mask(found_index, STEP_SLOT, 5)
             if open_steps:
-                bad = step_violations(row, action, t, lay, facts, open_steps)
+                if symmetric is not None:
+                    bad = step_bad[k] & open_steps
+                else:
+                    bad = step_violations(row, action, t, lay, facts, open_steps)
                 if bad:
                     _record(found_index, found_group, found_label, ctr, bad, STEP_SLOT, me, labels[k])
                     if not keep_going:
