@@ -40,11 +40,14 @@ TEST_WORKERS ?= 2
 test: $(STAMP) oracle cluster-dist hadoop
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=30
 
-# The tier a developer runs before a commit: every test that needs no JVM, Maven, Spark, Hadoop,
-# Chromium or root (tests/conftest.py marks the others `deps`), in a few minutes and with nothing
-# to build first. `make test` runs it too, with the rest.
+# The tier a developer runs before a commit, in under 5 minutes with nothing to build first:
+# every test that needs no JVM, Maven, Spark, Hadoop, Chromium or root (tests/conftest.py marks
+# the others `deps`), less the `slow` cases: the long equivalence runs and gate cases (an
+# interpreted reference, a Hypothesis or z3 gate on one more mutant or a larger cluster, a
+# SIGKILL-and-resume), each the heavier twin of a case the tier keeps or a sweep of the whole
+# model. `make test` (CI) runs every tier; tests/test_test_groups.py holds what this leaves out.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m 'not nightly and not deps' --durations=30
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m 'not nightly and not deps and not slow' --durations=30
 
 # The tests too slow for CI (the Spark cluster's fault cases: a worker killed mid-level, the
 # driver killed and resumed from HDFS, a DataNode restarted; the cluster runs with an HDFS

@@ -122,7 +122,7 @@ def _raises(cfg) -> dict:
     return on_kernel(cfg, search)
 
 
-@pytest.mark.parametrize("brokers,min_isr", [(2, 1), (2, 2), (3, 1), (3, 2)])
+@pytest.mark.parametrize("brokers,min_isr", [(2, 1), (2, 2), (3, 1), pytest.param(3, 2, marks=pytest.mark.slow)])
 def test_no_property_breaks_at_a_raise_of_min_isr(brokers, min_isr):
     """Exhaustively, on 2 and 3 brokers at min ISR 1 and 2 with one config change (3 brokers:
     one ISR shrink, as the matrix's config row), no property breaks at a step that raises min

@@ -54,6 +54,7 @@ def _catalogue_configs():
         yield make_config("kafka", extra_brokers=[4], bounds=roomy, mutant=m)
 
 
+@pytest.mark.slow
 def test_every_rule_is_read_by_the_concrete_model_and_by_z3_unless_declared_outside(monkeypatch):
     concrete, symbolic = set(), set()
     for i, cfg in enumerate(_catalogue_configs()):

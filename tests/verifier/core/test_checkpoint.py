@@ -96,6 +96,7 @@ def _killed_run(ck, out):
     return json.loads((ck / "manifest.json").read_text())
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume_gives_the_uninterrupted_counts(cli, tmp_path, uninterrupted):
     manifest = _killed_run(tmp_path / "ck", tmp_path / "out1")
     assert 0 < manifest["states"] < uninterrupted[0]
@@ -106,7 +107,8 @@ def test_sigkill_then_resume_gives_the_uninterrupted_counts(cli, tmp_path, unint
     assert _counts(_summary(tmp_path / "out2")) == uninterrupted
 
 
-@pytest.mark.parametrize("threads", [("1", "2"), ("2", "1")], ids=["1 thread then 2", "2 threads then 1"])
+@pytest.mark.parametrize("threads", [("1", "2"), pytest.param(("2", "1"), marks=pytest.mark.slow)],
+                         ids=["1 thread then 2", "2 threads then 1"])
 def test_a_run_stopped_inside_a_level_resumes_to_the_uninterrupted_counts(cli, tmp_path, uninterrupted, threads):
     """The time budget stops the run between two stretches of a level: the checkpoint then holds
     part of the level expanded and part of the next written, and the resumed run, on another

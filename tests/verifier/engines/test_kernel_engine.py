@@ -36,7 +36,17 @@ def _python(mutant):
 SHARED = pytest.mark.xdist_group("kernel-engine-python")
 
 
+@functools.lru_cache(maxsize=None)
+def _one_thread(mutant):
+    """The kernel's answers on `mutant` on one thread with its usual rounds, buffers and table:
+    the reference of the tests that squeeze those (the test below holds it to the Python search
+    in CI; `make test-fast` leaves that comparison out on these two mutants)."""
+    return _facts(_run("kernel", Model(make_config(mutant=mutant, bounds={"isr_shrinks": 1}), symmetry=False),
+                       threads=1))
+
+
 @SHARED
+@pytest.mark.slow       # `make test-fast` holds the kernel to the Python search in the state-graph test below
 @pytest.mark.parametrize("mutant", [None, "fenced-elr-elected", "hwm-ignores-min-isr"])
 def test_the_kernel_answers_as_the_python_search_on_any_number_of_threads(mutant):
     cfg = make_config(mutant=mutant, bounds={"isr_shrinks": 1})
@@ -70,13 +80,13 @@ def test_small_rounds_full_buffers_and_crowded_tables_change_nothing(monkeypatch
     """Rounds of 256 states a stretch whose buffers fill up after 272 successors, and a visited
     set with room for one state's successors a round: rounds are undone and taken again smaller or with
     more room, states wait for controller events and go on, over and over; the answers are
-    still the Python search's, on two and three threads."""
+    still those of one thread with room to spare (the Python search's), on two and three threads."""
     import verifier.engines.kernel as engine
     from verifier.engines.kernel import parallel, visited
     from verifier.engines.kernel.parallel import CROWDED, FULL
     cfg = make_config(mutant="hwm-ignores-min-isr", bounds={"isr_shrinks": 1})
     model = Model(cfg, symmetry=False)
-    python = _python("hwm-ignores-min-isr")
+    python = _one_thread("hwm-ignores-min-isr")
     monkeypatch.setattr(engine, "P_STATES", 256 * engine.PIECES)
     monkeypatch.setattr(engine, "P_SUCCESSORS", 1)
     monkeypatch.setattr(engine, "Visited", lambda owners, most, shared: visited.Visited(owners, 16, most, shared))
@@ -99,11 +109,12 @@ def test_small_rounds_full_buffers_and_crowded_tables_change_nothing(monkeypatch
 def test_fills_beside_running_threads_and_fills_that_wait_for_them_change_nothing(monkeypatch):
     """The threads' controller events are filled while other threads still expand; once the
     table's facts could move (here after 16 controller values), a fill waits for every thread.
-    Both give the Python search's answers, and both paths are taken."""
+    Both give the answers of one thread with room to spare (the Python search's), and both paths
+    are taken."""
     from specs.kernel import tables
     cfg = make_config(mutant="fenced-elr-elected", bounds={"isr_shrinks": 1})
     model = Model(cfg, symmetry=False)
-    python = _python("fenced-elr-elected")
+    python = _one_thread("fenced-elr-elected")
     monkeypatch.setattr(tables, "FACTS_RESERVED", 16)
     answers = []
     real = tables.Tables.fits

@@ -188,7 +188,7 @@ def test_liveness_property_fails_on_a_broken_rule_and_holds_on_kafkas(name):
 
 
 @pytest.mark.parametrize("preset, mutant, strategy, bounds", [
-    ("recovery", "recovery-never-elects", "aggressive", SMALL),          # 209,102 states
+    pytest.param("recovery", "recovery-never-elects", "aggressive", SMALL, marks=pytest.mark.slow),  # 209,102 states
     ("kafka", "unfence-skips-election", None, {"isr_shrinks": 1}),       # 110,503 states
 ])
 def test_the_kernels_graph_is_the_models_state_for_state(preset, mutant, strategy, bounds):

@@ -114,7 +114,8 @@ GATE = pytest.mark.xdist_group("prove-gate")
 
 
 @GATE
-@pytest.mark.parametrize("mutant", sorted(ELR_RULE_MUTANTS))
+@pytest.mark.parametrize("mutant", [pytest.param(m, marks=pytest.mark.slow) if m == "register-keeps-isr" else m
+                                    for m in sorted(ELR_RULE_MUTANTS)])
 def test_every_mutant_breaking_an_elr_rule_is_refuted_and_the_run_replays(mutant, tmp_path):
     """A kill is a violation kafka does not have within the same bound, at min ISR 2 or, for
     what survives it, 3 (the z3 gate's rule, verifier/engines/prove/gate.py)."""
@@ -160,6 +161,7 @@ def test_kip_966_text_min_isr_rule_breaks_elr_only_below_min_isr(tmp_path):
     _replays(r.witness, tmp_path, "kip-966")
 
 
+@pytest.mark.slow
 def test_same_command_same_results(cli, tmp_path):
     """Run after run, the same verdicts, strengthening and counterexample (z3 is deterministic
     for the same sequence of queries in a fresh process, which is what a command is)."""

@@ -114,6 +114,7 @@ def test_a_rule_edited_in_a_copy_of_the_tree_recomputes_the_row(tmp_path):
     assert after["states"] != before["states"]
 
 
+@pytest.mark.slow
 def test_a_row_the_search_cannot_finish_is_fuzzed_and_says_so(tmp_path):
     """A row whose search stops short (here at 2,000 states: the kernel exhausts this row within
     a second, so a time budget cannot be made to cut it reliably) is fuzzed for the properties
