@@ -79,5 +79,5 @@ def test_the_fast_tier_leaves_out_only_slow_cases_ci_runs_and_keeps_every_module
     assert not whole, f"every case of {whole} is slow: the fast tier would not touch it"
     make = (ROOT / "Makefile").read_text()
     assert "-m 'not nightly and not deps and not slow'" in make.split("\ntest-fast:")[1].split("\n\n")[0]
-    assert "pytest -n $(TEST_WORKERS) --dist loadgroup --durations" in make.split("\ntest:")[1].split("\n\n")[0], \
+    assert "pytest -n $(CI_WORKERS) --dist loadgroup --durations" in make.split("\ntest:")[1].split("\n\n")[0], \
         "make test must run every tier (no -m but pyproject's 'not nightly')"
