@@ -9,6 +9,7 @@ description, parameters, budget and category. `f` is the row's controller facts.
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from specs.kernel.events import MISS, NOT_ENOUGH_REPLICAS, NOT_LEADER_OR_FOLLOWER, event, refuse, request_event
@@ -225,7 +226,7 @@ def crash_params(r, lay, cv, f, tables, key, work, params):
 @njit(cache=True, _nrt=False)
 def crash_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
     """Unclean shutdown keeping the page cache: the log survives, the clean-shutdown file does not."""
-    crash(t, lay, p0, log_len(t, lay, p0))
+    crash(t, lay, p0, np.int64(log_len(t, lay, p0)))     # int64 at both calls: one compile of crash
     return 0
 
 
@@ -246,7 +247,7 @@ def crash_lossy_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
     """Unclean shutdown losing the unflushed suffix beyond p1 entries. Every replica's loss counts
     against KIP-966's tolerance, one outside ISR and ELR too (an AlterPartition sent before its
     crash can bring it back with its old broker epoch)."""
-    crash(t, lay, p0, max(p1, t[at(lay, p0, FLUSHED)]))
+    crash(t, lay, p0, np.int64(max(p1, t[at(lay, p0, FLUSHED)])))
     if has(f[F_REPLICA_MASK], p0):
         t[lay[L_HIST] + H_LOSSY] += 1
     return 0
@@ -268,7 +269,7 @@ def restart_params(r, lay, cv, f, tables, key, work, params):
 def restart_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
     """A new incarnation reads (then deletes) its clean-shutdown file and registers with that
     previous broker epoch; its new epoch is the registered one + 1000 (100 + id at first)."""
-    clean = t[at(lay, p0, CLEAN_FILE)]
+    clean = np.int64(t[at(lay, p0, CLEAN_FILE)])    # int64 like every other call's: one compile of event
     revive_replica(t, lay, p0)
     epoch = broker_epoch(f, p0)
     new_epoch = (100 + cv[CV_IDS + p0] if epoch == NONE else epoch) + 1000

@@ -8,6 +8,7 @@ to their bit in the masks `state_violations` and `step_violations` return.
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from specs.actions import ACTION_NAMES, OPERATOR_ELECTIONS
@@ -80,7 +81,7 @@ def state_violations(r, lay, facts, check):
     if check & 16 and leader >= 0:             # NoLostReplicaInIsr
         hwm = r[at(lay, leader, HWM)]
         for i in range(nb):
-            if has(f[F_ISR_MASK], i) and i != leader and alive(r, lay, i) and not same_prefix(r, lay, i, leader, hwm):
+            if has(f[F_ISR_MASK], i) and i != leader and alive(r, lay, i) and not same_prefix(r, lay, i, leader, np.int64(hwm)):
                 bad |= 16
                 break
     if check & 32 and leader >= 0:             # FollowerLogMatchesLeader
@@ -88,7 +89,7 @@ def state_violations(r, lay, facts, check):
             leo = r[at(lay, i, LEO)]
             if leo < 0 or not alive(r, lay, i) or i == leader or r[at(lay, i, FETCH_EPOCH)] != broker_epoch(f, i):
                 continue
-            if leo > log_len(r, lay, leader) or not same_prefix(r, lay, i, leader, leo):
+            if leo > log_len(r, lay, leader) or not same_prefix(r, lay, i, leader, np.int64(leo)):
                 bad |= 32
                 break
     if check & 64 and not log_matching(r, lay):
@@ -114,7 +115,7 @@ def log_matching(r, lay):
                 continue
             for k in range(min(log_len(r, lay, a), log_len(r, lay, b)) - 1, -1, -1):
                 if entry_epoch(r, lay, a, k) == entry_epoch(r, lay, b, k):
-                    if not same_prefix(r, lay, a, b, k + 1):
+                    if not same_prefix(r, lay, a, b, np.int64(k + 1)):     # int64 at every call: one compile
                         return False
                     break
     return True
