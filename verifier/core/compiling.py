@@ -20,7 +20,7 @@ from typing import Callable, Optional
 from numba.core import event
 
 LAST = "compile-seconds"       # the file beside the cache with the last compile's length
-GUESS = 25.0                   # the "about" before any compile was measured here (2 cores, cold: 19-29 s)
+GUESS = 20.0                   # the "about" before any compile was measured here (2 cores, cold: 19-22 s in stop 67)
 
 
 def last_seconds(cache: Path) -> Optional[float]:
