@@ -79,9 +79,9 @@ def state_violations(r, lay, facts, check):
     if check & 8 and leader >= 0 and tolerant and not holds_committed_log(r, lay, leader):
         bad |= 8                               # ConsumerHwmNeverBackward
     if check & 16 and leader >= 0:             # NoLostReplicaInIsr
-        hwm = r[at(lay, leader, HWM)]
+        hwm = np.int64(r[at(lay, leader, HWM)])       # int64 at every call of same_prefix: one compile
         for i in range(nb):
-            if has(f[F_ISR_MASK], i) and i != leader and alive(r, lay, i) and not same_prefix(r, lay, i, leader, np.int64(hwm)):
+            if has(f[F_ISR_MASK], i) and i != leader and alive(r, lay, i) and not same_prefix(r, lay, i, leader, hwm):
                 bad |= 16
                 break
     if check & 32 and leader >= 0:             # FollowerLogMatchesLeader
