@@ -9,6 +9,7 @@ step).
     python bench/equivalence.py compare before.json after.json      # a markdown table; exit 1 on a difference
     python bench/equivalence.py compare --common before.json a.json b.json   # parts of a run, finished cases only
     python bench/equivalence.py run --tree . --engine kernel --json kernel.json   # every case on the compiled kernel
+    python bench/equivalence.py run --tree . --no-rows --no-mutants --json sym.json   # the symmetric cases only
 
 A run stopped part-way keeps the cases it finished in its JSON file and goes on from there when
 started again with the same --json.
@@ -35,11 +36,20 @@ sys.path.insert(0, str(ROOT))
 FIELDS = ("result", "distinct_states", "transitions", "states_per_level", "terminal_states")
 
 
-def cases(rows: bool, mutants: bool) -> list[dict]:
-    """The matrix's rows and each mutant under the same bound sets, as config files' contents."""
-    from specs import MUTANTS, mutant_config
-    from verifier.studies.matrix import DEFAULT_SETS, RELEASES, Row, row_config
+def cases(rows: bool, mutants: bool, symmetric: bool = True) -> list[dict]:
+    """The matrix's rows and each mutant under the same bound sets, as config files' contents;
+    with `symmetric`, also kafka and each mutant at the default bounds with
+    any_candidate_elections, where symmetry reduction is on (`@default+symmetric`: stop 67's
+    bug, step properties judged on renamed successors, passed every case without them)."""
+    from specs import MUTANTS, Model, make_config, mutant_config
+    from verifier.studies.matrix import BOUND_SETS, DEFAULT_SETS, RELEASES, Row, row_config
     out = []
+    if symmetric:
+        base = make_config("kafka", bounds=dict(BOUND_SETS["default"]), flags={"any_candidate_elections": True})
+        for name in [None, *(m for m in MUTANTS if not MUTANTS[m].liveness)]:
+            cfg = base if name is None else mutant_config(base, name)
+            if Model(cfg).symmetric:
+                out.append({"id": f"{name or 'kafka'}@default+symmetric", "cfg": cfg, "workers": 2})
     for preset in RELEASES if rows else ():
         for bounds in DEFAULT_SETS:
             out.append({"id": f"{preset}@{bounds}", "cfg": row_config(Row(preset, bounds)), "workers": 1})
@@ -153,6 +163,7 @@ def main() -> int:
     r.add_argument("--python", default=sys.executable)
     r.add_argument("--no-rows", action="store_true")
     r.add_argument("--no-mutants", action="store_true")
+    r.add_argument("--no-symmetric", action="store_true", help="leave out the @default+symmetric cases")
     r.add_argument("--workers", type=int, help="every case with this many workers (any checkout)")
     r.add_argument("--engine", choices=("kernel", "python"),
                    help="pass --engine to check, every case with one worker (kernel: the compiled kernel; "
@@ -163,7 +174,7 @@ def main() -> int:
     c.add_argument("--common", action="store_true", help="only the cases both sides finished")
     args = ap.parse_args()
     if args.what == "run":
-        which = cases(not args.no_rows, not args.no_mutants)
+        which = cases(not args.no_rows, not args.no_mutants, not args.no_symmetric)
         run(args.tree.resolve(), which, args.python, Path(args.json), args.engine, args.workers)
         return 0
     after: dict = {}
