@@ -4,6 +4,7 @@ imports invariants/: engines and studies are handed the properties they check.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 
 from specs import unknown
@@ -18,8 +19,21 @@ ENGINES = {
 
 
 def engine(name: str):
-    """The engine's run function (imported on first use: a command pays only for its engine)."""
-    return importlib.import_module(ENGINES[name]).run
+    """The engine's run function (imported on first use: a command pays only for its engine),
+    which also notes on a search's result the run's peak resident set (the process's peak
+    started over before the run, where Linux allows it: summary.json's bytes a state)."""
+    run = importlib.import_module(ENGINES[name]).run
+
+    @functools.wraps(run)
+    def measured(*args, **kwargs):
+        from verifier.core.machine import peak_resident_bytes, reset_peak_resident
+        from verifier.core.result import SearchResult
+        own = reset_peak_resident()
+        result = run(*args, **kwargs)
+        if isinstance(result, SearchResult):
+            result.peak_resident_bytes, result.peak_resident_own = peak_resident_bytes(), own
+        return result
+    return measured
 
 
 def knobs(name: str, **values):

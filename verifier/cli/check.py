@@ -73,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings(limits=limits, options=options, knobs=own)
     with ProgressLine(out, not args.quiet, walks=kind == "simulate") as progress, stop.polled():
         result = engine_named(name)(model, invs, settings, progress)
+    if getattr(args, "checkpoint_dir", None):
+        from verifier.core.machine import tree_bytes
+        result.disk_bytes = tree_bytes(args.checkpoint_dir)
     comparison = None
     if args.compare_symmetry and kind == "bfs" and model.symmetric:
         from verifier.studies.symmetry import compare

@@ -95,6 +95,9 @@ def report_search(args, console, model, invs, result, run_id: str, out_dir,
                      if c.get("compile_seconds") else ""), markup=False)
     console.print(f"fingerprints: 128-bit, collision probability (optimistic, as TLC) "
                   f"{summary['fingerprint']['collision_probability']:.1e}", markup=False)
+    if summary["memory"]["peak_resident_bytes"]:
+        from verifier.reports.summary import memory_line
+        console.print(memory_line(summary["memory"]), markup=False)
     if not result.sampled:
         console.print("states per level: " + " ".join(str(n) for n in c["states_per_level"]), markup=False)
     for warning in summary["warnings"]:

@@ -26,3 +26,40 @@ def resident_bytes() -> int:
             return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return 0
+
+
+def reset_peak_resident() -> bool:
+    """Start this process's peak resident set over (Linux: "5" written to /proc/self/clear_refs),
+    so that the next peak_resident_bytes is one run's own, not an earlier run's in the same
+    process (matrix rows, mutants); False where it cannot, and the peak is the process's."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_resident_bytes() -> int:
+    """This process's peak resident set (VmHWM) since it started or since reset_peak_resident
+    (0 where /proc/self/status cannot be read)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return 0
+    return 0
+
+
+def tree_bytes(path) -> int:
+    """The bytes of every file under `path` (a checkpoint directory): 0 where it is gone."""
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.path.getsize(os.path.join(root, name))
+            except OSError:
+                pass
+    return total

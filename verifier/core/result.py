@@ -105,6 +105,9 @@ class SearchResult(Result):
     graph: Optional[tuple[list, list]] = None   # (nodes, edges) when asked and small enough
     graph_note: str = ""
     store_bytes: int = 0                        # the visited set and parent links, in bytes
+    peak_resident_bytes: int = 0                # the process's peak resident set at the run's end
+    peak_resident_own: bool = False             # ... started over at the run's start (else the process's)
+    disk_bytes: int = 0                         # what the run keeps on disk: its checkpoint's files
     extra: dict[str, Any] = field(default_factory=dict)
 
     def judge(self, properties) -> "SearchResult":

@@ -69,11 +69,25 @@ def _md_counts(summary: dict) -> list[str]:
             ("states/s", f"{c['states_per_second']:,.0f}" if "states_per_second" in c else "-"),
             *([("compiling the kernel (s, not in seconds or states/s)", f"{c['compile_seconds']:.1f}")]
               if "compile_seconds" in c else []),
+            *_md_memory(summary.get("memory") or {}),
             (f"fingerprint collision probability ({fp.get('bits', '?')}-bit)",
              f"{fp['collision_probability']:.3g}" if "collision_probability" in fp else "-"),
             ("symmetry", symmetry_text(summary.get("symmetry", {}))),
             ("deadlock", deadlock)]
     return ["## Counts", ""] + _md_table(["metric", "value"], body) + [""]
+
+
+def _md_memory(m: dict) -> list[tuple]:
+    """Bytes a state, resident at the peak and on disk (checkpoint), where the run measured them."""
+    if not m.get("peak_resident_bytes"):
+        return []
+    from verifier.reports.summary import WHOSE
+    rows = [("bytes a state, resident at the peak", f"{m['peak_resident_bytes_per_state']:,.0f} "
+             f"({m['peak_resident_bytes'] / 2**20:,.0f} MB, {WHOSE[m['peak_resident_of']]})")]
+    if m.get("disk_bytes"):
+        rows.append(("bytes a state on disk (checkpoint)", f"{m['disk_bytes_per_state']:,.1f} "
+                     f"({m['disk_bytes'] / 2**20:,.1f} MB)"))
+    return rows
 
 
 def _md_invariants(summary: dict) -> list[str]:

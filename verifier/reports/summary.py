@@ -111,7 +111,13 @@ def _search_sections(summary: dict, model, result: SearchResult) -> None:
                          "terminal_states": result.terminal_states, **result.counts}
     summary.update({
         "memory": {"visited_store_bytes": result.store_bytes,
-                   "visited_store_bytes_per_state": round(result.store_bytes / max(result.distinct_states, 1), 1)},
+                   "visited_store_bytes_per_state": round(result.store_bytes / max(result.distinct_states, 1), 1),
+                   "peak_resident_bytes": result.peak_resident_bytes,
+                   "peak_resident_bytes_per_state": round(result.peak_resident_bytes / max(result.distinct_states, 1), 1),
+                   "peak_resident_of": ("driver" if summary.get("engine") == "spark" else
+                                        "run" if result.peak_resident_own else "process"),
+                   "disk_bytes": result.disk_bytes,
+                   "disk_bytes_per_state": round(result.disk_bytes / max(result.distinct_states, 1), 1)},
         "deadlock": {"checked": result.deadlock_checked, "found": DEADLOCK in result.counterexamples,
                      "complete": result.explored_all or sampled},
         "symmetry": {"enabled": model.symmetric, "group_size": model.group_size,
@@ -120,3 +126,15 @@ def _search_sections(summary: dict, model, result: SearchResult) -> None:
         "fingerprint": {"bits": BITS, "collision_probability": result.collision_probability},
         "coverage": cov})
     summary["warnings"] = warnings + summary["warnings"]
+
+
+WHOSE = {"run": "this run's own", "process": "the process's since it started", "driver": "Spark's driver alone"}
+
+
+def memory_line(m: dict) -> str:
+    """Bytes a state: resident at the peak, and on disk (the checkpoint) where the run kept one."""
+    line = (f"memory: {m['peak_resident_bytes_per_state']:,.0f} B a state resident at the peak "
+            f"({m['peak_resident_bytes'] / 2**20:,.0f} MB, {WHOSE[m['peak_resident_of']]})")
+    if m["disk_bytes"]:
+        line += f"; {m['disk_bytes_per_state']:,.1f} B a state on disk ({m['disk_bytes'] / 2**20:,.1f} MB of checkpoint)"
+    return line
