@@ -7,16 +7,22 @@ import os
 from typing import Optional
 
 
-def machine_bytes() -> Optional[int]:
-    """MemTotal, or None where /proc/meminfo cannot be read."""
+def _kb_field(path: str, key: str) -> Optional[int]:
+    """The bytes of `path`'s "key: N kB" line (/proc/meminfo, /proc/self/status), or None
+    where the file or the line cannot be read."""
     try:
-        with open("/proc/meminfo") as fh:
+        with open(path) as fh:
             for line in fh:
-                if line.startswith("MemTotal:"):
+                if line.startswith(key + ":"):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         return None
     return None
+
+
+def machine_bytes() -> Optional[int]:
+    """MemTotal, or None where /proc/meminfo cannot be read."""
+    return _kb_field("/proc/meminfo", "MemTotal")
 
 
 def resident_bytes() -> int:
@@ -43,14 +49,7 @@ def reset_peak_resident() -> bool:
 def peak_resident_bytes() -> int:
     """This process's peak resident set (VmHWM) since it started or since reset_peak_resident
     (0 where /proc/self/status cannot be read)."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return 0
-    return 0
+    return _kb_field("/proc/self/status", "VmHWM") or 0
 
 
 def tree_bytes(path) -> int:
