@@ -26,23 +26,25 @@ def _facts(r):
 
 
 @functools.lru_cache(maxsize=None)
+def _answers(name, mutant, **knobs):
+    """An engine's answers on `mutant` with one ISR shrink, --continue, made once per config and
+    test process: the Python search's (`bfs`, the interpreted reference, most of this module's
+    time; the tests that compare with it are one xdist group, so one process makes it), or the
+    kernel's on one thread with its usual rounds, buffers and table (`kernel`, threads=1: the
+    reference of the tests that squeeze those; the test below holds it to the Python search,
+    in CI)."""
+    return _facts(_run(name, Model(make_config(mutant=mutant, bounds={"isr_shrinks": 1}), symmetry=False), **knobs))
+
+
 def _python(mutant):
-    """The Python search's answers on `mutant` with one ISR shrink, --continue: the interpreted
-    reference is most of this module's time, so it runs once per config and test process, and
-    the tests that compare with it are one xdist group (one process makes it)."""
-    return _facts(_run("bfs", Model(make_config(mutant=mutant, bounds={"isr_shrinks": 1}), symmetry=False)))
+    return _answers("bfs", mutant)
+
+
+def _one_thread(mutant):
+    return _answers("kernel", mutant, threads=1)
 
 
 SHARED = pytest.mark.xdist_group("kernel-engine-python")
-
-
-@functools.lru_cache(maxsize=None)
-def _one_thread(mutant):
-    """The kernel's answers on `mutant` on one thread with its usual rounds, buffers and table:
-    the reference of the tests that squeeze those (the test below holds it to the Python search
-    in CI; `make test-fast` leaves that comparison out on these two mutants)."""
-    return _facts(_run("kernel", Model(make_config(mutant=mutant, bounds={"isr_shrinks": 1}), symmetry=False),
-                       threads=1))
 
 
 @SHARED
