@@ -15,6 +15,7 @@ from numba import njit
 
 import specs.kernel  # noqa: F401  (the kernel's numba cache directory, before anything compiles)
 from specs.kernel.properties import state_violations
+from verifier.core.runs import drop_seen_sorted, merge_runs, sort_by_fp  # noqa: F401  (spark's tasks call them as X.*)
 
 NEED_EVENT = 1           # a compiled loop's answer: fill the controller table, call again
 # ctr: transitions, terminal (not stuck), stuck, the first stuck state's position (-1: none)
@@ -112,90 +113,6 @@ def narrow_into(rows, cols, out):
     for i in range(len(rows)):
         for j in range(len(cols)):
             out[i, j] = rows[i, cols[j]]
-
-
-@njit(cache=True, _nrt=False)
-def drop_seen_sorted(fp, order, keep, run):
-    """drop_seen for candidates visited in fingerprint order (`order`): each look-up starts
-    where the last ended, so the run is read front to back once."""
-    n = len(run)
-    lo = 0
-    for r in range(len(order)):
-        i = order[r]
-        if not keep[i]:
-            continue
-        a, b = fp[i, 0], fp[i, 1]
-        step = 1
-        hi = lo
-        while hi < n and (run[hi, 0] < a or (run[hi, 0] == a and run[hi, 1] < b)):
-            lo = hi + 1
-            hi = lo + step
-            step *= 2
-        if hi > n:
-            hi = n
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if run[mid, 0] < a or (run[mid, 0] == a and run[mid, 1] < b):
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < n and run[lo, 0] == a and run[lo, 1] == b:
-            keep[i] = False
-
-
-@njit(cache=True, _nrt=False)
-def merge_runs(x, y, out):
-    """out := the sorted runs x and y merged (fingerprints sorted by (a, b))."""
-    i = j = k = 0
-    while i < len(x) and j < len(y):
-        if x[i, 0] < y[j, 0] or (x[i, 0] == y[j, 0] and x[i, 1] <= y[j, 1]):
-            out[k, 0], out[k, 1] = x[i, 0], x[i, 1]
-            i += 1
-        else:
-            out[k, 0], out[k, 1] = y[j, 0], y[j, 1]
-            j += 1
-        k += 1
-    while i < len(x):
-        out[k, 0], out[k, 1] = x[i, 0], x[i, 1]
-        i += 1
-        k += 1
-    while j < len(y):
-        out[k, 0], out[k, 1] = y[j, 0], y[j, 1]
-        j += 1
-        k += 1
-
-
-@njit(cache=True, _nrt=False)
-def _less(fp, i, j):
-    return fp[i, 0] < fp[j, 0] or (fp[i, 0] == fp[j, 0] and fp[i, 1] < fp[j, 1])
-
-
-@njit(cache=True, _nrt=False)
-def sort_by_fp(fp, idx, out, counts, shift):
-    """out := idx in the order of fp[idx] (a, then b). Fingerprints are uniform, so a counting
-    sort on a's top bits (len(counts) - 1 == 2 ** (64 - shift) buckets, counts zeroed) leaves a
-    few per bucket, then insertion-sorted: linear, where a comparison sort of 128-bit keys was
-    most of an owner's time."""
-    sh = np.uint64(shift)
-    for r in range(len(idx)):
-        counts[np.int64(fp[idx[r], 0] >> sh) + 1] += 1
-    for k in range(1, len(counts)):
-        counts[k] += counts[k - 1]
-    for r in range(len(idx)):
-        k = np.int64(fp[idx[r], 0] >> sh)
-        out[counts[k]] = idx[r]
-        counts[k] += 1
-    start = 0
-    for k in range(len(counts) - 1):
-        end = counts[k]
-        for x in range(start + 1, end):
-            v = out[x]
-            y = x - 1
-            while y >= start and _less(fp, v, out[y]):
-                out[y + 1] = out[y]
-                y -= 1
-            out[y + 1] = v
-        start = end
 
 
 @njit(cache=True, _nrt=False)

@@ -59,15 +59,19 @@ def run(args: argparse.Namespace) -> int:
         how = "the model compiled; the same walks as --engine python" if steps == "kernel" else "the Python model"
         out.print(f"engine: {name} ({how})", markup=False)
     elif name == "kernel":
-        out.print(f"engine: kernel (the model compiled), {workers} thread{'s' if workers > 1 else ''}", markup=False)
+        out.print(f"engine: kernel (the model compiled), {workers} thread{'s' if workers > 1 else ''}"
+                  f"{', visited set and store on disk' if args.visited == 'disk' else ''}", markup=False)
     elif kind == "bfs":
+        if args.visited == "disk":
+            raise UsageError(f"--visited disk is the compiled search's, and this check runs the interpreted one "
+                             f"({args.engine_why}); drop --visited")
         name = "bfs"
         out.print(f"engine: bfs, the interpreted Python search, one process (not the kernel: {args.engine_why})",
                   markup=False)
     if kind == "simulate":
         own = knobs(name, walks=args.simulate, depth=args.depth, seed=args.seed)
     elif name == "kernel":
-        own = knobs(name, threads=workers, checkpoint=saver, resume_from=resume_from)
+        own = knobs(name, threads=workers, checkpoint=saver, resume_from=resume_from, visited=args.visited)
     else:
         own = None
     settings = Settings(limits=limits, options=options, knobs=own)
@@ -202,8 +206,8 @@ def _workers(args, on_kernel: bool = True) -> int:
             raise UsageError(f"--workers {args.workers}: the interpreted Python search runs in one process "
                              f"(it runs here because {args.engine_why}); drop --workers")
         return args.workers
-    if not on_kernel or args.simulate is not None:
-        return 1
+    if not on_kernel or args.simulate is not None or getattr(args, "visited", "memory") == "disk":
+        return 1               # --visited disk runs on one thread (for now)
     return max(os.cpu_count() or 1, 1)
 
 
@@ -212,15 +216,17 @@ GIVEN = {"--simulate": lambda a: a.simulate is not None, "--liveness": lambda a:
          "--estimate": lambda a: a.estimate is not None, "--max-depth": lambda a: a.max_depth is not None,
          "--max-states": lambda a: a.max_states is not None, "--time-budget": lambda a: a.time_budget is not None,
          "--invariant": lambda a: bool(a.invariant), "--workers": lambda a: a.workers not in (None, 1),
+         "--visited": lambda a: getattr(a, "visited", "memory") != "memory",
          "--checkpoint-dir": lambda a: bool(a.checkpoint_dir), "--dump-graph": lambda a: bool(a.dump_graph),
          "--compare-symmetry": lambda a: a.compare_symmetry, "--stop-at-first": lambda a: a.stop_at_first,
          "--no-symmetry": lambda a: a.no_symmetry}
 UNUSED = {"--mutants": ("--simulate", "--liveness", "--estimate", "--max-depth", "--max-states", "--invariant",
-                        "--workers", "--checkpoint-dir", "--dump-graph", "--compare-symmetry", "--no-symmetry"),
+                        "--workers", "--checkpoint-dir", "--dump-graph", "--compare-symmetry", "--no-symmetry",
+                        "--visited"),
           "--estimate": ("--simulate", "--liveness", "--max-depth", "--max-states", "--time-budget",
-                         "--checkpoint-dir", "--dump-graph", "--compare-symmetry"),
-          "--liveness": ("--max-depth", "--stop-at-first"),
-          "--simulate": ("--max-depth", "--max-states", "--dump-graph", "--workers")}
+                         "--checkpoint-dir", "--dump-graph", "--compare-symmetry", "--visited"),
+          "--liveness": ("--max-depth", "--stop-at-first", "--visited"),
+          "--simulate": ("--max-depth", "--max-states", "--dump-graph", "--workers", "--visited")}
 
 
 # The options a config file's [check] table can also give.

@@ -108,6 +108,7 @@ class SearchResult(Result):
     peak_resident_bytes: int = 0                # the process's peak resident set at the run's end
     peak_resident_own: bool = False             # ... started over at the run's start (else the process's)
     disk_bytes: int = 0                         # what the run keeps on disk: its checkpoint's files
+    disk_of: str = "checkpoint"                 # ... or "visited runs and links" (check --visited disk)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def judge(self, properties) -> "SearchResult":

@@ -85,7 +85,7 @@ def _md_memory(m: dict) -> list[tuple]:
     rows = [("bytes a state, resident at the peak", f"{m['peak_resident_bytes_per_state']:,.0f} "
              f"({m['peak_resident_bytes'] / 2**20:,.0f} MB, {WHOSE[m['peak_resident_of']]})")]
     if m.get("disk_bytes"):
-        rows.append(("bytes a state on disk (checkpoint)", f"{m['disk_bytes_per_state']:,.1f} "
+        rows.append((f"bytes a state on disk ({m.get('disk_of', 'checkpoint')})", f"{m['disk_bytes_per_state']:,.1f} "
                      f"({m['disk_bytes'] / 2**20:,.1f} MB)"))
     return rows
 

@@ -117,7 +117,8 @@ def _search_sections(summary: dict, model, result: SearchResult) -> None:
                    "peak_resident_of": ("driver" if summary.get("engine") == "spark" else
                                         "run" if result.peak_resident_own else "process"),
                    "disk_bytes": result.disk_bytes,
-                   "disk_bytes_per_state": round(result.disk_bytes / max(result.distinct_states, 1), 1)},
+                   "disk_bytes_per_state": round(result.disk_bytes / max(result.distinct_states, 1), 1),
+                   "disk_of": result.disk_of},
         "deadlock": {"checked": result.deadlock_checked, "found": DEADLOCK in result.counterexamples,
                      "complete": result.explored_all or sampled},
         "symmetry": {"enabled": model.symmetric, "group_size": model.group_size,
@@ -132,9 +133,10 @@ WHOSE = {"run": "this run's own", "process": "the process's since it started", "
 
 
 def memory_line(m: dict) -> str:
-    """Bytes a state: resident at the peak, and on disk (the checkpoint) where the run kept one."""
+    """Bytes a state: resident at the peak, and on disk (the checkpoint, or the visited runs and
+    links of --visited disk) where the run kept any."""
     line = (f"memory: {m['peak_resident_bytes_per_state']:,.0f} B a state resident at the peak "
             f"({m['peak_resident_bytes'] / 2**20:,.0f} MB, {WHOSE[m['peak_resident_of']]})")
     if m["disk_bytes"]:
-        line += f"; {m['disk_bytes_per_state']:,.1f} B a state on disk ({m['disk_bytes'] / 2**20:,.1f} MB of checkpoint)"
+        line += f"; {m['disk_bytes_per_state']:,.1f} B a state on disk ({m['disk_bytes'] / 2**20:,.1f} MB of {m.get('disk_of', 'checkpoint')})"
     return line

@@ -48,6 +48,7 @@ class Knobs(knobs.Knobs):
     """The compiled search's own: how many threads expand each level (the same counts,
     levels and counterexamples for any number)."""
     threads: int = knob(1, least=1)
+    visited: str = knob("memory", choices=("memory", "disk"))   # disk: external.py, memory bounded by a level
     checkpoint: Any = None     # a checkpoint.Checkpointer, or None
     resume_from: Any = None    # the checkpoint.Saved search to go on from, or None
 
@@ -68,7 +69,13 @@ def run(model, properties, settings: Settings = Settings(),
     from verifier.core.compiling import Compiling
     own = Knobs.of(settings)
     refuse(model, properties, settings)
-    search = Search(model, properties, settings, progress, own.threads)
+    if own.visited == "disk":
+        from verifier.engines.kernel.external import External, refused
+        if refused(own, settings):
+            raise InputError(refused(own, settings))
+        search = External(model, properties, settings, progress)
+    else:
+        search = Search(model, properties, settings, progress, own.threads)
     search.checkpoint, search.resume_from = own.checkpoint, own.resume_from
     say = (lambda text: progress(Progress(0, 0, 0, 0, 0.0, note=text))) if progress else None
     try:
@@ -118,6 +125,7 @@ class Search(Rounds):
         self.before = 0.0                 # the search's seconds in the processes before (a resumed run)
         self.checkpoint = self.resume_from = None
         self.none = np.full(5, -1, dtype=np.int64)
+        self.ks, self.taken_by = np.zeros(0, dtype=np.int32), self.taken   # external.py's differ
         self.fps = np.zeros((self.k.max_successors, 2), dtype=np.uint64)
         self.threads = threads
         if threads > 1:
@@ -217,13 +225,13 @@ class Search(Rounds):
         if self.threads > 1:
             return self._round(frontier, pos, base, n_next, opts)
         end = min(pos + STRETCH, len(frontier))
-        status, pos, n_next, self.n_store = K.expand(
+        status, pos, n_next, self.numbered = K.expand(
             frontier, self._frontier_fp, pos, end, base, self.nxt, self.nxt_fp, n_next, self.parents, self.labels,
-            self.n_store, self.visited.tables[0],
+            self.numbered, self.visited.tables[0],
             self.k.layout.lay, self.k.cv, self.k.plan, self.k.table_args(), self.k.out,
-            self.k.labels, self.k.key, self.ctr, self.enabled, self.taken, self.state_check,
+            self.k.labels, self.k.key, self.ctr, self.enabled, self.taken_by, self.state_check,
             self.step_check, self.found_index, self.found_group, self.found_label, opts, self.k.work,
-            self.k.params, self.none, self.fps, self.k.step_bad, self.k.reduce)
+            self.k.params, self.none, self.fps, self.k.step_bad, self.k.reduce, self.ks)
         self._cut = n_next
         if status == K.NEED_EVENT:
             self.k.tables.fill(self.k.key)
@@ -329,6 +337,15 @@ class Search(Rounds):
         moved = sum(b.spilled for b, _, _ in growth) > before
         self.spilled |= moved
         return moved
+
+    @property
+    def numbered(self) -> int:
+        """The states the store holds (external.py's: a level's candidates)."""
+        return self.n_store
+
+    @numbered.setter
+    def numbered(self, n: int) -> None:
+        self.n_store = n
 
     @property
     def nxt(self):

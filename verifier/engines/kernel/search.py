@@ -47,11 +47,13 @@ def _record(found_index, found_group, found_label, ctr, bits, first_slot, index,
 @njit(cache=True, _nrt=False)
 def expand(frontier, frontier_fp, pos, end, base, nxt, nxt_fp, n_next, parents, labels_of, n_store, table,
            lay, cv, plan, tables, out, labels, key, ctr, enabled, taken, state_check, step_check, found_index,
-           found_group, found_label, opts, work, params, none, fps, step_bad, symmetric):
+           found_group, found_label, opts, work, params, none, fps, step_bad, symmetric, ks):
     """Expand frontier[pos:end] (state numbers base+pos..., fingerprints frontier_fp) into nxt
 and nxt_fp: (what ended it, pos, n_next, n_store).
     `opts`: keep going after a violation, check deadlocks, max states (-1: none); `work`,
-    `params`: the successors' scratch; `none`: a label of -1s; `fps`: the successors' fingerprints.
+    `params`: the successors' scratch; `none`: a label of -1s; `fps`: the successors' fingerprints;
+    `ks`: empty, or where a kept state's place among its parent's successors goes (the search
+    with its store on disk keeps that, not the label: external.py).
     A state's successors are all fingerprinted and their slots asked for (prefetch) before the
     first is looked up, so that their cache misses overlap."""
     facts = tables[3]
@@ -97,6 +99,8 @@ and nxt_fp: (what ended it, pos, n_next, n_store).
             if not visit(table, a, b):
                 continue
             take(t, labels[k], me, nxt, n_next, parents, labels_of, n_store, ctr, taken)
+            if len(ks):
+                ks[n_store] = k
             nxt_fp[n_next, 0], nxt_fp[n_next, 1] = a, b
             n_next += 1
             n_store += 1

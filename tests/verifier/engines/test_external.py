@@ -1,0 +1,130 @@
+"""`check --visited disk` (verifier/engines/kernel/external.py) answers as the in-memory
+compiled search does: the same counts, levels, coverage, verdicts and counterexamples, on stops
+inside a level too; it keeps 22 bytes a state on disk and nothing after the run; a level's file
+that vanishes or changes size stops it in one line (exit 3), and what it does not do yet is
+refused in one line (exit 2)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from specs import Model
+from specs.config import make_config
+from verifier.cli import binding
+from verifier.core.result import STOPPED
+from verifier.core.settings import Limits, Options, Settings
+
+
+def _run(model, limits=Limits(), keep_going=True, **knobs):
+    settings = Settings(limits=limits, options=Options(keep_going=keep_going),
+                        knobs=binding.knobs("kernel", threads=1, **knobs))
+    return binding.engine("kernel")(model, binding.properties(), settings)
+
+
+def _facts(r):
+    traces = {n: [label for label, _ in t.steps] for n, t in r.counterexamples.items()}
+    return (r.status, r.stop_reason, r.distinct_states, r.transitions, r.states_per_level, r.terminal_states,
+            dict(r.enabled), dict(r.taken), {v.name: v.status for v in r.verdicts}, traces)
+
+
+SYMMETRIC = {"any_candidate_elections": True}
+CASES = {
+    "default": (dict(bounds={"isr_shrinks": 1}), False, Limits(), True),
+    "violations kept going": (dict(mutant="fenced-elr-elected", bounds={"isr_shrinks": 1}), False, Limits(), True),
+    "first violation, a step": (dict(mutant="fenced-elr-elected", bounds={"isr_shrinks": 1}), False, Limits(), False),
+    "first violation, a state": (dict(mutant="hwm-ignores-min-isr", bounds={"isr_shrinks": 1}), False, Limits(), False),
+    "max states, kept going": (dict(bounds={"isr_shrinks": 1}), False, Limits(max_states=4_321), True),
+    "max states, a wide level": (dict(bounds={"isr_shrinks": 1}), False, Limits(max_states=50_000), False),
+    "max depth": (dict(), False, Limits(max_depth=7), True),
+    "symmetric": (dict(flags=SYMMETRIC), True, Limits(), True),
+    "symmetric, a step renamed": (dict(mutant="leader-epoch-not-bumped", flags=SYMMETRIC, bounds={"isr_shrinks": 1}),
+                                  True, Limits(), True),
+    "pre-kip-903": (dict(preset="pre-kip-903"), False, Limits(), True),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_disk_answers_as_memory(case, tmp_path, monkeypatch):
+    monkeypatch.setenv("KRAFT_VERIFY_SPILL", str(tmp_path))
+    config, symmetric, limits, keep_going = CASES[case]
+    model = Model(make_config(**config), symmetry=symmetric)
+    memory = _run(model, limits, keep_going)
+    disk = _run(model, limits, keep_going, visited="disk")
+    assert memory.distinct_states > 100 or case.startswith("first")
+    assert _facts(disk) == _facts(memory)
+    # a run (16 bytes) and links (4 + 2) a state; the roots have no links
+    roots = memory.states_per_level[0]
+    assert disk.disk_bytes == 22 * disk.distinct_states - 6 * roots
+    assert disk.disk_of == "visited runs and links"
+    assert list(tmp_path.iterdir()) == []          # nothing left behind
+
+
+def test_a_vanished_level_file_stops_the_search_in_one_line(tmp_path, monkeypatch):
+    from verifier.engines.kernel import external
+    monkeypatch.setenv("KRAFT_VERIFY_SPILL", str(tmp_path))
+    real = external.External._filter
+
+    def lose_a_run(self, n):
+        if len(self.starts) == 5:
+            os.remove(self._file(2, "run"))
+        return real(self, n)
+    monkeypatch.setattr(external.External, "_filter", lose_a_run)
+    r = _run(Model(make_config(), symmetry=False), visited="disk")
+    assert r.status == STOPPED and not r.explored_all
+    assert "the visited run of level 2 cannot be read" in r.stop_reason and "\n" not in r.stop_reason
+    assert r.states_per_level == [1, 9, 45, 151, 401]       # the levels it finished, counted
+
+
+def test_a_run_of_another_size_stops_the_search(tmp_path, monkeypatch):
+    from verifier.engines.kernel import external
+    monkeypatch.setenv("KRAFT_VERIFY_SPILL", str(tmp_path))
+    real = external.External._filter
+
+    def cut_a_run(self, n):
+        if len(self.starts) == 6:
+            path = self._file(3, "run")
+            path.write_bytes(path.read_bytes()[:-16])
+        return real(self, n)
+    monkeypatch.setattr(external.External, "_filter", cut_a_run)
+    r = _run(Model(make_config(), symmetry=False), visited="disk")
+    assert r.status == STOPPED
+    assert "holds 150 fingerprints, not the 151 written" in r.stop_reason
+
+
+def _check(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "verifier.cli", "check", *args], capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+def test_check_visited_disk_reports_what_check_does(tmp_path):
+    env = dict(os.environ, KRAFT_VERIFY_SPILL=str(tmp_path / "spill"))
+    (tmp_path / "spill").mkdir()
+    runs = {}
+    for visited in ("memory", "disk"):
+        p = _check("--visited", visited, "--workers", "1", "-q", "--out", str(tmp_path / visited), env=env)
+        assert p.returncode == 0, p.stderr
+        summary = json.loads(next((tmp_path / visited).glob("*/summary.json")).read_text())
+        runs[visited] = summary
+    assert runs["disk"]["counts"]["distinct_states"] == runs["memory"]["counts"]["distinct_states"] == 324_861
+    assert runs["disk"]["counts"]["states_per_level"] == runs["memory"]["counts"]["states_per_level"]
+    assert runs["disk"]["memory"]["disk_of"] == "visited runs and links"
+    assert runs["disk"]["memory"]["disk_bytes_per_state"] == 22.0
+    assert not list((tmp_path / "spill").iterdir())
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--workers", "2"], "--visited disk does not take several threads yet"),
+    (["--checkpoint-dir", "CP"], "--visited disk does not take a checkpoint yet"),
+    (["--engine", "python"], "--visited disk is the compiled search's"),
+    (["--mutants"], "--mutants does not use --visited"),
+])
+def test_what_visited_disk_does_not_do_is_refused_in_one_line(args, says, tmp_path):
+    args = [str(tmp_path / "cp") if a == "CP" else a for a in args]
+    p = _check("--visited", "disk", *args, "--out", str(tmp_path))
+    assert p.returncode == 2
+    assert says in p.stderr and len(p.stderr.strip().splitlines()) == 1

@@ -1,0 +1,129 @@
+"""Sorted runs of fingerprints: the visited set's form on disk, for a search whose memory is
+bounded by a level rather than by every state it has seen (delayed duplicate detection, as in
+Stern and Dill's and Korf's external-memory searches).
+
+A run is a file of 128-bit fingerprints, two little-endian uint64 lanes (a, b) each, sorted by
+(a, b), with no fingerprint twice. A level's candidates are sorted once (`by_fp`) and each run
+is read front to back once against them (`drop_seen_sorted`), so the disk is read in long
+sequential stretches and never looked up at random. spark-check's owners keep their visited
+sets as the same runs (spark/local_files.py) and merge them the same way (`merge_runs`).
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from numba import njit
+
+import specs.kernel  # noqa: F401  (the kernel's numba cache directory, before anything compiles)
+
+FP = np.dtype("<u8")
+
+
+@njit(cache=True, _nrt=False)
+def drop_seen_sorted(fp, order, keep, run):
+    """drop_seen for candidates visited in fingerprint order (`order`): each look-up starts
+    where the last ended, so the run is read front to back once."""
+    n = len(run)
+    lo = 0
+    for r in range(len(order)):
+        i = order[r]
+        if not keep[i]:
+            continue
+        a, b = fp[i, 0], fp[i, 1]
+        step = 1
+        hi = lo
+        while hi < n and (run[hi, 0] < a or (run[hi, 0] == a and run[hi, 1] < b)):
+            lo = hi + 1
+            hi = lo + step
+            step *= 2
+        if hi > n:
+            hi = n
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if run[mid, 0] < a or (run[mid, 0] == a and run[mid, 1] < b):
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < n and run[lo, 0] == a and run[lo, 1] == b:
+            keep[i] = False
+
+
+@njit(cache=True, _nrt=False)
+def merge_runs(x, y, out):
+    """out := the sorted runs x and y merged (fingerprints sorted by (a, b))."""
+    i = j = k = 0
+    while i < len(x) and j < len(y):
+        if x[i, 0] < y[j, 0] or (x[i, 0] == y[j, 0] and x[i, 1] <= y[j, 1]):
+            out[k, 0], out[k, 1] = x[i, 0], x[i, 1]
+            i += 1
+        else:
+            out[k, 0], out[k, 1] = y[j, 0], y[j, 1]
+            j += 1
+        k += 1
+    while i < len(x):
+        out[k, 0], out[k, 1] = x[i, 0], x[i, 1]
+        i += 1
+        k += 1
+    while j < len(y):
+        out[k, 0], out[k, 1] = y[j, 0], y[j, 1]
+        j += 1
+        k += 1
+
+
+@njit(cache=True, _nrt=False)
+def _less(fp, i, j):
+    return fp[i, 0] < fp[j, 0] or (fp[i, 0] == fp[j, 0] and fp[i, 1] < fp[j, 1])
+
+
+@njit(cache=True, _nrt=False)
+def sort_by_fp(fp, idx, out, counts, shift):
+    """out := idx in the order of fp[idx] (a, then b). Fingerprints are uniform, so a counting
+    sort on a's top bits (len(counts) - 1 == 2 ** (64 - shift) buckets, counts zeroed) leaves a
+    few per bucket, then insertion-sorted: linear, where a comparison sort of 128-bit keys was
+    most of an owner's time."""
+    sh = np.uint64(shift)
+    for r in range(len(idx)):
+        counts[np.int64(fp[idx[r], 0] >> sh) + 1] += 1
+    for k in range(1, len(counts)):
+        counts[k] += counts[k - 1]
+    for r in range(len(idx)):
+        k = np.int64(fp[idx[r], 0] >> sh)
+        out[counts[k]] = idx[r]
+        counts[k] += 1
+    start = 0
+    for k in range(len(counts) - 1):
+        end = counts[k]
+        for x in range(start + 1, end):
+            v = out[x]
+            y = x - 1
+            while y >= start and _less(fp, v, out[y]):
+                out[y + 1] = out[y]
+                y -= 1
+            out[y + 1] = v
+        start = end
+
+
+
+def by_fp(fp) -> np.ndarray:
+    """The positions of fp's rows in the order of their fingerprints (a, then b)."""
+    n = len(fp)
+    bits = max(1, min(24, (n // 4).bit_length()))
+    out = np.empty(n, dtype=np.int64)
+    sort_by_fp(fp, np.arange(n, dtype=np.int64), out, np.zeros((1 << bits) + 1, dtype=np.int64), 64 - bits)
+    return out
+
+
+def write_run(path: str, fps: np.ndarray) -> None:
+    """Write sorted fingerprints as a run (flushed to the file, not yet to the disk)."""
+    with open(path, "wb") as f:
+        f.write(np.ascontiguousarray(fps, dtype=FP).tobytes())
+
+
+def read_run(path: str) -> np.ndarray:
+    """A run as an (n, 2) array read into memory (not mapped: a mapped file's pages would count
+    as the process's own memory while the run is read)."""
+    size = os.path.getsize(path)
+    if size % 16:
+        raise ValueError(f"{path}: {size} bytes is not a whole number of fingerprints")
+    return np.fromfile(path, dtype=FP).reshape(-1, 2)
