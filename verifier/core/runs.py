@@ -127,3 +127,102 @@ def read_run(path: str) -> np.ndarray:
     if size % 16:
         raise ValueError(f"{path}: {size} bytes is not a whole number of fingerprints")
     return np.fromfile(path, dtype=FP).reshape(-1, 2)
+
+
+CHUNK = 1 << 20           # fingerprints read or written at a time (16 MB)
+
+
+@njit(cache=True, _nrt=False)
+def drop_seen_some(fp, order, r, keep, run, last):
+    """drop_seen_sorted over one stretch of a run read in stretches, from candidate order[r]:
+    the candidates up to the stretch's last fingerprint (all of them if `last`, the run's last
+    stretch): where the next stretch goes on."""
+    n = len(run)
+    lo = 0
+    while r < len(order):
+        i = order[r]
+        a, b = fp[i, 0], fp[i, 1]
+        if not last and (a > run[n - 1, 0] or (a == run[n - 1, 0] and b > run[n - 1, 1])):
+            return r
+        r += 1
+        if not keep[i]:
+            continue
+        step = 1
+        hi = lo
+        while hi < n and (run[hi, 0] < a or (run[hi, 0] == a and run[hi, 1] < b)):
+            lo = hi + 1
+            hi = lo + step
+            step *= 2
+        if hi > n:
+            hi = n
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if run[mid, 0] < a or (run[mid, 0] == a and run[mid, 1] < b):
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < n and run[lo, 0] == a and run[lo, 1] == b:
+            keep[i] = False
+    return r
+
+
+@njit(cache=True, _nrt=False)
+def merge_some(x, i, y, j, out, k):
+    """Merge x[i:] and y[j:] into out[k:] until one of the three ends: (i, j, k)."""
+    while i < len(x) and j < len(y) and k < len(out):
+        if x[i, 0] < y[j, 0] or (x[i, 0] == y[j, 0] and x[i, 1] <= y[j, 1]):
+            out[k, 0], out[k, 1] = x[i, 0], x[i, 1]
+            i += 1
+        else:
+            out[k, 0], out[k, 1] = y[j, 0], y[j, 1]
+            j += 1
+        k += 1
+    return i, j, k
+
+
+def stretches(path: str, count: int, chunk: int = CHUNK):
+    """A run of `count` fingerprints read CHUNK at a time (ValueError if it holds fewer)."""
+    with open(path, "rb") as f:
+        done = 0
+        while done < count:
+            want = min(chunk, count - done)
+            part = np.fromfile(f, dtype=FP, count=2 * want)
+            if len(part) != 2 * want:
+                raise ValueError(f"{path} ends after {done + len(part) // 2} fingerprints")
+            done += want
+            yield part.reshape(-1, 2), done == count
+
+
+def drop_seen_file(fp, order, keep, path: str, count: int, chunk: int = CHUNK) -> None:
+    """keep[i] := False for each candidate the run at `path` holds, reading it in stretches."""
+    r = 0
+    for run, last in stretches(path, count, chunk):
+        r = drop_seen_some(fp, order, r, keep, run, last)
+
+
+def merge_files(older: tuple, newer: tuple, path: str, chunk: int = CHUNK) -> int:
+    """Merge two runs, each (path, count), into a run at `path`, CHUNK at a time: its count."""
+    xs, ys = stretches(*older, chunk), stretches(*newer, chunk)
+    x, y = next(xs, (np.zeros((0, 2), FP), True))[0], next(ys, (np.zeros((0, 2), FP), True))[0]
+    out = np.empty((chunk, 2), dtype=FP)
+    i = j = k = total = 0
+    with open(path, "wb") as f:
+        while True:
+            i, j, k = merge_some(x, i, y, j, out, k)
+            if k == len(out):
+                f.write(out.tobytes())
+                total, k = total + k, 0
+            if i == len(x):
+                x, i = next(xs, (None, True))[0], 0
+            if j == len(y):
+                y, j = next(ys, (None, True))[0], 0
+            if x is None or y is None:
+                break
+        f.write(out[:k].tobytes())
+        total += k
+        for rest, at, more in ((x, i, xs), (y, j, ys)):
+            while rest is not None:
+                f.write(rest[at:].tobytes())
+                total += len(rest) - at
+                rest, at = next(more, (None, True))[0], 0
+    return total

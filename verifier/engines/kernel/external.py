@@ -46,12 +46,13 @@ from verifier.core import levels, stop
 from verifier.core.exitcodes import InputError
 from verifier.core.machine import tree_bytes
 from verifier.core.result import COMPLETE, STOPPED, VIOLATION, SearchResult
-from verifier.core.runs import by_fp, drop_seen_sorted, read_run, write_run
+from verifier.core.runs import by_fp, drop_seen_file, merge_files, write_run
 from verifier.engines.kernel import Search
 from verifier.engines.kernel.memory import Buffer, MemoryBudget
 from verifier.engines.kernel.visited import visit
 
 STATE_SLOTS = 10          # search.py's found slots 0-9: the state properties
+MERGE = 4                 # the newest two runs are merged while the older is at most this times the newer
 
 
 class StoreLost(MemoryBudget):
@@ -100,7 +101,8 @@ class External(Search):
         self.m = 0
         self.dir = Path(tempfile.mkdtemp(prefix="kraft-verify-visited-", dir=self.budget.spill or None))
         self.starts: list[int] = []                      # each level's first state number
-        self.sizes: list[int] = []                       # each level's states (its run's fingerprints)
+        self.runs: list[tuple] = []                      # the visited runs: (path, fingerprints), oldest first
+        self.merges = 0
         self.root_rows: dict[int, np.ndarray] = {}
 
     def close(self) -> None:
@@ -232,22 +234,46 @@ class External(Search):
         fp = self.nxt_fp[:n]
         order = by_fp(fp)
         keep = np.ones(n, dtype=np.bool_)
-        for level in range(len(self.starts)):
-            drop_seen_sorted(fp, order, keep, self._run(level))
+        for path, count in self.runs:
+            self._check_run(path, count)
+            try:
+                drop_seen_file(fp, order, keep, str(path), count)
+            except (OSError, ValueError) as exc:
+                raise StoreLost(f"a visited run cannot be read ({exc}): the search cannot go on without it") from None
         return keep, order
 
-    def _run(self, level: int) -> np.ndarray:
-        """Level `level`'s run, checked to be as long as written (StoreLost if not)."""
-        path, want = self._file(level, "run"), self.sizes[level]
+    def _check_run(self, path: Path, count: int) -> None:
+        """StoreLost unless the run at `path` is there and as long as written."""
         try:
-            run = read_run(str(path))
-        except (OSError, ValueError) as exc:
-            raise StoreLost(f"the visited run of level {level} cannot be read ({exc}): the search cannot go on "
-                            f"without it (was {self.dir} removed?)") from None
-        if len(run) != want:
-            raise StoreLost(f"the visited run of level {level} ({path}) holds {len(run)} fingerprints, not the "
-                            f"{want} written: another process changed it, and the search cannot go on")
-        return run
+            size = path.stat().st_size
+        except OSError as exc:
+            raise StoreLost(f"a visited run cannot be read ({exc}): the search cannot go on without it "
+                            f"(was {self.dir} removed?)") from None
+        if size != 16 * count:
+            raise StoreLost(f"the visited run {path} holds {size / 16:g} fingerprints, not the {count} written: "
+                            "another process changed it, and the search cannot go on")
+
+    def _add_run(self, path: Path, count: int) -> None:
+        """Keep a level's run, and merge the newest runs while the older of the last two is at
+        most MERGE times the newer: the runs' sizes then fall geometrically, so there are few
+        (each level reads every run) and a fingerprint is rewritten a few times only."""
+        self.runs.append((path, count))
+        while len(self.runs) > 1 and self.runs[-2][1] <= MERGE * self.runs[-1][1]:
+            (older, n_old), (newer, n_new) = self.runs[-2:]
+            for p, n in self.runs[-2:]:
+                self._check_run(p, n)
+            self.budget.allow_disk(16 * (n_old + n_new), "the visited runs")
+            self.merges += 1
+            merged = self.dir / f"merged-{self.merges:05d}.run"
+            try:
+                count = merge_files((str(older), n_old), (str(newer), n_new), str(merged))
+            except (OSError, ValueError) as exc:
+                if getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT):
+                    raise MemoryBudget(f"disk full: merging the visited runs in {self.dir}") from None
+                raise StoreLost(f"merging the visited runs in {self.dir} failed ({exc})") from None
+            older.unlink()
+            newer.unlink()
+            self.runs[-2:] = [(merged, count)]
 
     def _filtered(self, n: int, base: int) -> int:
         keep, order = self._filter(n)
@@ -293,7 +319,7 @@ class External(Search):
             if exc.errno in (errno.ENOSPC, errno.EDQUOT):
                 raise MemoryBudget(f"disk full: writing level {level}'s visited run in {self.dir}") from None
             raise StoreLost(f"writing level {level}'s visited run in {self.dir} failed ({exc})") from None
-        self.sizes.append(len(run))
+        self._add_run(self._file(level, "run"), len(run))
 
     def _growth(self, n_next: int, more: int) -> list:
         """(buffer, rows it needs, rows in use) of the candidates' store and the next level."""
