@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -69,10 +68,10 @@ def test_a_vanished_level_file_stops_the_search_in_one_line(tmp_path, monkeypatc
     monkeypatch.setenv("KRAFT_VERIFY_SPILL", str(tmp_path))
     real = external.External._filter
 
-    def lose_a_run(self, n):
+    def lose_a_run(self):
         if len(self.starts) == 5:
-            os.remove(self.runs[0][0])
-        return real(self, n)
+            os.remove(self.files.runs[0][0])
+        return real(self)
     monkeypatch.setattr(external.External, "_filter", lose_a_run)
     r = _run(Model(make_config(), symmetry=False), visited="disk")
     assert r.status == STOPPED and not r.explored_all
@@ -85,11 +84,11 @@ def test_a_run_of_another_size_stops_the_search(tmp_path, monkeypatch):
     monkeypatch.setenv("KRAFT_VERIFY_SPILL", str(tmp_path))
     real = external.External._filter
 
-    def cut_a_run(self, n):
+    def cut_a_run(self):
         if len(self.starts) == 6:
-            path = self.runs[0][0]
+            path = self.files.runs[0][0]
             path.write_bytes(path.read_bytes()[:-16])
-        return real(self, n)
+        return real(self)
     monkeypatch.setattr(external.External, "_filter", cut_a_run)
     r = _run(Model(make_config(), symmetry=False), visited="disk")
     assert r.status == STOPPED

@@ -6,14 +6,16 @@ in memory: about 150 bytes a state, so brokers 5 (136 million states) took 20 GB
 machine. This search keeps in memory only the level it expands and the next level's
 candidates, and does duplicate detection late (Stern and Dill's, Korf's external-memory BFS):
 - a level is expanded with the same compiled loop (search.expand), into a table of the level's
-  own candidates: a successor met twice in one level is kept once, at its first finding;
+  own candidates: a successor met twice in one level is kept once, at its first finding; the
+  level and its candidates are kept as narrowed chunks (narrow.py: about a quarter of a row's
+  int32 form), widened one chunk at a time as they are expanded;
 - at the level's end the candidates are sorted by fingerprint and every earlier level's run
   (verifier/core/runs.py: a file of sorted fingerprints) is read front to back once against
   them; what no run holds is the next level, in the order it was found, so states are numbered
   exactly as the in-memory search numbers them;
-- the new states' fingerprints become the level's run, and their links a level's files: the
-  parent's place in its level (uint32) and the state's place among the parent's successors
-  (uint16), 22 bytes a state on disk with the run. A counterexample walks the links back and
+- the new states' fingerprints become the level's run, and their links a level's files
+  (levelfiles.py): the parent's place in its level (uint32) and the state's place among the
+  parent's successors (uint16), 22 bytes a state on disk with the run. A counterexample walks the links back and
   then runs the model forward from the root along those places, which gives the labels the
   in-memory search would have stored (levels.rebuild checks them again).
 
@@ -33,10 +35,6 @@ Not yet (refused in one line, `refused`): several threads, checkpoints, --dump-g
 from __future__ import annotations
 
 import bisect
-import errno
-import shutil
-import tempfile
-from pathlib import Path
 from typing import Optional
 
 import numpy as np
@@ -44,33 +42,17 @@ from numba import njit
 
 from verifier.core import levels, stop
 from verifier.core.exitcodes import InputError
-from verifier.core.machine import tree_bytes
 from verifier.core.result import COMPLETE, STOPPED, VIOLATION, SearchResult
-from verifier.core.runs import by_fp, drop_seen_file, merge_files, write_run
-from verifier.engines.kernel import Search
+from verifier.core.runs import by_fp
+from verifier.engines.kernel import STRETCH, Search
+from verifier.engines.kernel import search as K
+from verifier.engines.kernel.levelfiles import LevelFiles
 from verifier.engines.kernel.memory import Buffer, MemoryBudget
+from verifier.engines.kernel.narrow import Chunk
 from verifier.engines.kernel.visited import visit
 
 STATE_SLOTS = 10          # search.py's found slots 0-9: the state properties
-MERGE = 4                 # the newest two runs are merged while the older is at most this times the newer
-
-
-class StoreLost(MemoryBudget):
-    """A level's file is gone or not the size written: the search cannot go on (exit 3)."""
-
-
-@njit(cache=True, _nrt=False)
-def _compact(rows, fps, keep) -> int:
-    """Move the rows (and fingerprints) `keep` marks to the front, in order: how many."""
-    n = 0
-    for i in range(len(keep)):
-        if keep[i]:
-            if n != i:
-                for j in range(rows.shape[1]):
-                    rows[n, j] = rows[i, j]
-                fps[n, 0], fps[n, 1] = fps[i, 0], fps[i, 1]
-            n += 1
-    return n
+CHUNK_ROWS = 1 << 16      # candidates narrowed together (and so a chunk of the next level at most)
 
 
 @njit(cache=True, _nrt=False)
@@ -87,7 +69,7 @@ def refused(own, settings) -> str:
 
 
 class External(Search):
-    """One thread's levels with the visited set and the store as files in one directory."""
+    """One thread's levels as narrowed chunks in memory, the visited set and links as files."""
 
     def __init__(self, model, properties, settings, progress):
         super().__init__(model, properties, settings, progress, threads=1)
@@ -98,16 +80,23 @@ class External(Search):
         self._store = self._store + (Buffer(1 << 16, (), np.int32, most),)
         self.ks = self._store[2].array
         self.taken_by = np.zeros_like(self.taken)        # counted per candidate; self.taken per new state
-        self.m = 0
-        self.dir = Path(tempfile.mkdtemp(prefix="kraft-verify-visited-", dir=self.budget.spill or None))
+        self.m = 0                                       # the level's candidates so far
+        width, rows = self.k.layout.width, max(CHUNK_ROWS, 2 * self.k.max_successors)
+        self.in_rows = np.zeros((rows, width), dtype=np.int32)     # a frontier chunk widened
+        self.out_rows = np.zeros((rows, width), dtype=np.int32)    # candidates not yet narrowed
+        self.out_fp = np.zeros((rows, 2), dtype=np.uint64)
+        self.n_out = 0
+        self.cand_fp = Buffer(1 << 16, (2,), np.uint64, most)     # every candidate's fingerprint
+        self.cands: list[Chunk] = []                     # the candidates narrowed (n_out not yet)
+        self.front: list[Chunk] = []                     # the level being expanded, narrowed
+        self.front_fp = np.zeros((0, 2), dtype=np.uint64)
+        self.files = LevelFiles(self.budget)
         self.starts: list[int] = []                      # each level's first state number
-        self.runs: list[tuple] = []                      # the visited runs: (path, fingerprints), oldest first
-        self.merges = 0
         self.root_rows: dict[int, np.ndarray] = {}
 
     def close(self) -> None:
         super().close()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        self.files.close()
 
     @property
     def numbered(self) -> int:
@@ -119,61 +108,105 @@ class External(Search):
 
     # ---------------------------------------------------------------- the levels
     def run(self) -> SearchResult:
-        from verifier.engines.kernel import search as K
         opts = np.array([int(self.options.keep_going), int(self.options.check_deadlock), -1], dtype=np.int64)
-        frontier = self._roots()
-        if frontier is None:
+        roots = self._roots()
+        if roots is None:
             return self._finish(VIOLATION)
-        self.root_rows = {i: frontier[i].copy() for i in range(len(frontier))}
-        self._write_level(0, self._frontier_fp[by_fp(self._frontier_fp)], None, None)
+        self.root_rows = {i: roots[i].copy() for i in range(len(roots))}
+        self.front, self.front_fp = [Chunk.of(roots, len(roots))], self._frontier_fp.copy()
+        self.files.write_level(0, self.front_fp[by_fp(self.front_fp)])
         self.starts, self._found_before = [0], self.found_index.copy()
-        most = self.limits.max_states
-        next_report = 0.0
-        while len(frontier):
-            reason = levels.depth_reached(self.limits, self.depth, len(frontier))
+        self.next_report = 0.0
+        while len(self.front_fp):
+            reason = levels.depth_reached(self.limits, self.depth, len(self.front_fp))
             if reason:
                 return self._finish(STOPPED, reason)
             base = self._level_base
-            opened = self._open()
-            pos = n_next = 0
-            look_at = None if most is None else most - self.n_store    # candidates that could reach it
-            while pos < len(frontier):
-                try:
-                    status, pos, n_next = self._stretch(frontier, pos, base, n_next, opts)
-                    if status == K.STOP:
-                        return self._stopped(VIOLATION, "", n_next, base)
-                    if status == K.STOP_NO_CUT:
-                        self._filtered(n_next, base)
-                        return self._finish(VIOLATION)
-                    if look_at is not None and n_next >= look_at:
-                        keep, _ = self._filter(n_next)
-                        new = int(keep.sum())
-                        if self.n_store + new >= most:
-                            return self._replay(frontier, base, keep, opened, opts)
-                        look_at = n_next + most - self.n_store - new
-                    why = stop.reason() if stop.requested() else self._over_time()
-                    if why:
-                        return self._stopped(STOPPED, why, n_next, base)
-                except MemoryBudget as exc:
-                    return self._stopped(STOPPED, str(exc), self._cut, base)
-                next_report = self._report(next_report, len(frontier), pos, n_next)
+            ended = self._level(base, opts, self._open())
+            if ended is not None:
+                return ended
             try:
-                s = self._filtered(n_next, base)
+                s = self._filtered(base)
             except MemoryBudget as exc:
                 return self._finish(STOPPED, str(exc))
             self._level_base = self.starts[-1]
-            self._levels.reverse()
-            frontier, self._frontier_fp = self._levels[0][0].array[:s], self._levels[0][1].array[:s]
             if s:
                 self.depth += 1
                 self.states_per_level.append(s)
         return self._finish(COMPLETE)
 
+    def _level(self, base: int, opts, opened: tuple) -> Optional[SearchResult]:
+        """Expand the level (its states numbered from `base`): None, or the result if the search
+        ends in it. With max states in `opts` (a replay) the loop itself stops there."""
+        most = self.limits.max_states if opts[2] < 0 else None
+        look_at = None if most is None else most - self.n_store     # candidates that could reach it
+        off = 0
+        for chunk in self.front:
+            rows, fps, pos = chunk.rows_into(self.in_rows), self.front_fp[off:off + chunk.n], 0
+            while pos < chunk.n:
+                try:
+                    status, pos = self._stretch(rows, fps, pos, base + off, opts)
+                    if status == K.STOP_NO_CUT:
+                        self._filtered(base)
+                        return self._finish(VIOLATION)
+                    if status in (K.STOP, K.MAX_STATES):
+                        why = f"max states {self.limits.max_states} reached" if status == K.MAX_STATES else ""
+                        return self._stopped(STOPPED if why else VIOLATION, why, base)
+                    if look_at is not None and self.m >= look_at:
+                        self._flush()
+                        keep, _ = self._filter()
+                        new = int(keep.sum())
+                        if self.n_store + new >= most:
+                            return self._replay(base, keep, opened, opts)
+                        look_at = self.m + most - self.n_store - new
+                    why = stop.reason() if stop.requested() else self._over_time()
+                    if why:
+                        return self._stopped(STOPPED, why, base)
+                except MemoryBudget as exc:
+                    return self._stopped(STOPPED, str(exc), base)
+                self._report(len(self.front_fp), off + pos)
+            off += chunk.n
+        return None
+
+    def _stretch(self, rows, fps, pos: int, base: int, opts) -> tuple:
+        """Expand rows[pos:] (a stretch): (what ended it, pos), the tables filled and the
+        buffers grown or narrowed on the way."""
+        end = min(pos + STRETCH, len(rows))
+        status, pos, self.n_out, self.m = K.expand(
+            rows, fps, pos, end, base, self.out_rows, self.out_fp, self.n_out, self.parents, self.labels,
+            self.m, self.visited.tables[0], self.k.layout.lay, self.k.cv, self.k.plan, self.k.table_args(),
+            self.k.out, self.k.labels, self.k.key, self.ctr, self.enabled, self.taken_by, self.state_check,
+            self.step_check, self.found_index, self.found_group, self.found_label, opts, self.k.work,
+            self.k.params, self.none, self.fps, self.k.step_bad, self.k.reduce, self.ks)
+        self._cut = self.m
+        if status == K.NEED_EVENT:
+            self.k.tables.fill(self.k.key)
+            self.collector.filled()
+        elif status == K.GROW:
+            if self.n_out + self.k.max_successors > len(self.out_rows):
+                self._flush()
+            self.visited.counts[0] = int(self.ctr[K.C_VISITED])
+            self._room(self.k.max_successors, 0)
+            self._grow(0, self.k.max_successors)
+        return status, pos
+
+    def _flush(self) -> None:
+        """Narrow the candidates not yet narrowed into a chunk (their fingerprints to cand_fp)."""
+        n, at = self.n_out, self.m - self.n_out
+        if not n:
+            return
+        self.budget.allow(self._held(), 16 * n + 4 * n * self.k.layout.width, "the level's candidates")
+        if self.m > len(self.cand_fp.array):
+            self.cand_fp.grow(max(self.m, 2 * len(self.cand_fp.array)), at)
+        self.cand_fp.array[at:self.m] = self.out_fp[:n]
+        self.cands.append(Chunk.of(self.out_rows, n))
+        self.n_out = 0
+
     def _open(self) -> tuple:
-        """A level's start: an empty table of its candidates, and the counters as they are (what
-        `_replay` goes back to)."""
-        from verifier.engines.kernel import search as K
-        self.m = 0
+        """A level's start: no candidates, an empty table of them, and the counters as they are
+        (what `_replay` goes back to)."""
+        self.m = self.n_out = 0
+        self.cands = []
         self.ctr[K.C_VISITED] = 0
         self.visited.counts[0] = 0
         self.visited.tables[0].fill(0)
@@ -183,30 +216,27 @@ class External(Search):
         budget = self.limits.time_budget
         return f"time budget {budget:g}s spent" if budget is not None and self._elapsed() > budget else ""
 
-    def _report(self, next_report: float, width: int, pos: int, n_next: int) -> float:
+    def _report(self, width: int, done: int) -> None:
         import time
-        from verifier.engines.kernel import search as K
         now = time.monotonic()
-        if self.progress and now >= next_report:
+        if self.progress and now >= self.next_report:
+            self.next_report = now + 0.5
             self.progress(levels.progress(int(self.ctr[K.C_TRANSITIONS]), self.states_per_level, self.depth,
-                                          n_next, self._elapsed(), level=width, level_done=pos, done=self.n_store))
-            return now + 0.5
-        return next_report
+                                          self.m, self._elapsed(), level=width, level_done=done, done=self.n_store))
 
-    def _stopped(self, status: str, reason: str, n_next: int, base: int) -> SearchResult:
+    def _stopped(self, status: str, reason: str, base: int) -> SearchResult:
         """A stop inside a level: the states it had found by then, the candidates filtered."""
         try:
-            s = self._filtered(n_next, base)
+            s = self._filtered(base)
         except MemoryBudget as exc:
             return self._finish(STOPPED, f"{reason}; {exc}" if reason and reason != str(exc) else str(exc))
         return self._finish(status, reason, cut=s)
 
-    def _replay(self, frontier, base: int, keep, opened: tuple, opts) -> SearchResult:
+    def _replay(self, base: int, keep, opened: tuple, opts) -> SearchResult:
         """Max states is reached inside this level: expand it again from its start, its table
         seeded with the candidates found so far that the runs hold, so that each state the
         loop keeps is new and it stops at the transition the in-memory loop stops at."""
-        from verifier.engines.kernel import search as K
-        old = self.nxt_fp[:len(keep)][~keep].copy()
+        old = self.cand_fp.array[:len(keep)][~keep].copy()
         for now, then in zip((self.ctr, self.enabled, self.found_index, self.found_group, self.found_label), opened):
             now[:] = then
         self._open()
@@ -215,73 +245,27 @@ class External(Search):
         self.ctr[K.C_VISITED] = self.visited.counts[0] = len(old)
         exact = opts.copy()
         exact[2] = self.limits.max_states - self.n_store
-        pos = n_next = 0
-        while True:
-            status, pos, n_next = self._stretch(frontier, pos, base, n_next, exact)
-            if status in (K.MAX_STATES, K.STOP):
-                self._admit(np.ones(n_next, dtype=np.bool_), None, n_next, base)
-                reason = f"max states {self.limits.max_states} reached" if status == K.MAX_STATES else ""
-                return self._finish(STOPPED if status == K.MAX_STATES else VIOLATION, reason, cut=n_next)
-            if status == K.STOP_NO_CUT:
-                self._admit(np.ones(n_next, dtype=np.bool_), None, n_next, base)
-                return self._finish(VIOLATION)
-            assert pos < len(frontier), "a replay found fewer new states than the filter"
+        ended = self._level(base, exact, opened)
+        assert ended is not None, "a replay found fewer new states than the filter"
+        return ended
 
     # ---------------------------------------------------------------- the candidates
-    def _filter(self, n: int) -> tuple:
-        """(keep, order): which of the first n candidates no earlier level holds, and the
-        candidates in fingerprint order."""
-        fp = self.nxt_fp[:n]
+    def _filter(self) -> tuple:
+        """(keep, order): which candidates no earlier level holds, and their fingerprint order."""
+        fp = self.cand_fp.array[:self.m]
         order = by_fp(fp)
-        keep = np.ones(n, dtype=np.bool_)
-        for path, count in self.runs:
-            self._check_run(path, count)
-            try:
-                drop_seen_file(fp, order, keep, str(path), count)
-            except (OSError, ValueError) as exc:
-                raise StoreLost(f"a visited run cannot be read ({exc}): the search cannot go on without it") from None
+        keep = np.ones(self.m, dtype=np.bool_)
+        self.files.drop_seen(fp, order, keep)
         return keep, order
 
-    def _check_run(self, path: Path, count: int) -> None:
-        """StoreLost unless the run at `path` is there and as long as written."""
-        try:
-            size = path.stat().st_size
-        except OSError as exc:
-            raise StoreLost(f"a visited run cannot be read ({exc}): the search cannot go on without it "
-                            f"(was {self.dir} removed?)") from None
-        if size != 16 * count:
-            raise StoreLost(f"the visited run {path} holds {size / 16:g} fingerprints, not the {count} written: "
-                            "another process changed it, and the search cannot go on")
+    def _filtered(self, base: int) -> int:
+        self._flush()
+        keep, order = self._filter()
+        return self._admit(keep, order, base)
 
-    def _add_run(self, path: Path, count: int) -> None:
-        """Keep a level's run, and merge the newest runs while the older of the last two is at
-        most MERGE times the newer: the runs' sizes then fall geometrically, so there are few
-        (each level reads every run) and a fingerprint is rewritten a few times only."""
-        self.runs.append((path, count))
-        while len(self.runs) > 1 and self.runs[-2][1] <= MERGE * self.runs[-1][1]:
-            (older, n_old), (newer, n_new) = self.runs[-2:]
-            for p, n in self.runs[-2:]:
-                self._check_run(p, n)
-            self.budget.allow_disk(16 * (n_old + n_new), "the visited runs")
-            self.merges += 1
-            merged = self.dir / f"merged-{self.merges:05d}.run"
-            try:
-                count = merge_files((str(older), n_old), (str(newer), n_new), str(merged))
-            except (OSError, ValueError) as exc:
-                if getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT):
-                    raise MemoryBudget(f"disk full: merging the visited runs in {self.dir}") from None
-                raise StoreLost(f"merging the visited runs in {self.dir} failed ({exc})") from None
-            older.unlink()
-            newer.unlink()
-            self.runs[-2:] = [(merged, count)]
-
-    def _filtered(self, n: int, base: int) -> int:
-        keep, order = self._filter(n)
-        return self._admit(keep, order, n, base)
-
-    def _admit(self, keep, order, n: int, base: int) -> int:
+    def _admit(self, keep, order, base: int) -> int:
         """Number the candidates `keep` marks as the next level's states, in the order found:
-        their run and links to the disk, their rows to the front of the next level."""
+        their run and links to the disk, their chunks the next level."""
         kept = np.flatnonzero(keep)
         s = len(kept)
         for slot in range(STATE_SLOTS):
@@ -292,44 +276,32 @@ class External(Search):
                     raise AssertionError("a state property's first violation is of a state seen before")
                 self.found_index[slot] = self.n_store + rank
         self.taken += np.bincount(self.labels[kept, 0], minlength=len(self.taken))[:len(self.taken)]
-        fp = self.nxt_fp[:n]
-        run = fp[order[keep[order]]] if order is not None else fp[kept][by_fp(fp[kept])]
-        self._write_level(len(self.starts), run, (self.parents[kept] - base).astype("<u4"),
-                          self.ks[kept].astype("<u2"))
-        _compact(self.nxt, self.nxt_fp, keep)
+        fp = self.cand_fp.array[:self.m]
+        self.files.write_level(len(self.starts), fp[order[keep[order]]], (self.parents[kept] - base).astype("<u4"),
+                               self.ks[kept].astype("<u2"))
+        self.front, off = [], 0
+        for chunk in self.cands:
+            part = keep[off:off + chunk.n]
+            off += chunk.n
+            if part.any():
+                self.front.append(chunk.select(part))
+        self.cands, self.front_fp = [], fp[kept]
         self.starts.append(self.n_store)
         self.n_store += s
         self._found_before = self.found_index.copy()
         return s
 
-    def _file(self, level: int, what: str) -> Path:
-        return self.dir / f"level-{level:05d}.{what}"
-
-    def _write_level(self, level: int, run, parents, ks) -> None:
-        """A level's run and links to the disk, within the disk's budget (MemoryBudget if not)."""
-        parts = {"run": run} if parents is None else {"run": run, "parent": parents, "k": ks}
-        self.budget.allow_disk(sum(a.nbytes for a in parts.values()), "the visited runs")
-        try:
-            for what, a in parts.items():
-                if what == "run":
-                    write_run(str(self._file(level, what)), a)
-                else:
-                    a.tofile(str(self._file(level, what)))
-        except OSError as exc:
-            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-                raise MemoryBudget(f"disk full: writing level {level}'s visited run in {self.dir}") from None
-            raise StoreLost(f"writing level {level}'s visited run in {self.dir} failed ({exc})") from None
-        self._add_run(self._file(level, "run"), len(run))
+    def _held(self) -> int:
+        chunks = sum(c.nbytes for c in self.front) + sum(c.nbytes for c in self.cands)
+        return (super()._held() + chunks + self.cand_fp.ram_bytes + self.front_fp.nbytes + self.in_rows.nbytes
+                + self.out_rows.nbytes + self.out_fp.nbytes)
 
     def _growth(self, n_next: int, more: int) -> list:
-        """(buffer, rows it needs, rows in use) of the candidates' store and the next level."""
-        nxt = self._levels[1]
-        store, level = len(self.parents), len(nxt[0].array)
+        """(buffer, rows it needs, rows in use) of the candidates' store."""
+        store = len(self.parents)
         while self.m + more > store:
             store *= 2
-        while n_next + more > level:
-            level *= 2
-        return [(b, store, self.m) for b in self._store] + [(b, level, n_next) for b in nxt]
+        return [(b, store, self.m) for b in self._store]
 
     def _grow(self, n_next: int, more: int) -> None:
         super()._grow(n_next, more)
@@ -347,10 +319,9 @@ class External(Search):
         places = []
         level = bisect.bisect_right(self.starts, index) - 1
         while level > 0:
-            at = index - self.starts[level]
-            parent = np.fromfile(self._file(level, "parent"), dtype="<u4", count=1, offset=4 * at)[0]
-            places.append(int(np.fromfile(self._file(level, "k"), dtype="<u2", count=1, offset=2 * at)[0]))
-            index = self.starts[level - 1] + int(parent)
+            parent, place = self.files.link(level, index - self.starts[level])
+            places.append(place)
+            index = self.starts[level - 1] + parent
             level -= 1
         return index, self._labels_along(self.root_rows[index], places[::-1])
 
@@ -376,5 +347,5 @@ class External(Search):
 
     def _finish(self, status: str, reason: str = "", cut: Optional[int] = None) -> SearchResult:
         res = super()._finish(status, reason, cut)
-        res.disk_bytes, res.disk_of = tree_bytes(str(self.dir)), "visited runs and links"
+        res.disk_bytes, res.disk_of = self.files.nbytes, "visited runs and links"
         return res

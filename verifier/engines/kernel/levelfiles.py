@@ -1,0 +1,118 @@
+"""The files of `check --visited disk` (external.py): the visited runs and each level's links,
+in one directory that is the search's own and goes with it.
+
+    level-NNNNN.run     the level's new fingerprints, sorted (verifier/core/runs.py), until merged
+    merged-NNNNN.run    runs merged: the newest two while the older is at most MERGE times the
+                        newer, so their sizes fall geometrically, few are read each level and a
+                        fingerprint is rewritten a few times only
+    level-NNNNN.parent  each state's parent, as its place in the level before (uint32)
+    level-NNNNN.k       each state's place among its parent's successors (uint16)
+
+22 bytes a state. Every failure to read or write is one line: MemoryBudget when the disk is
+full (the search stops, exit 3, and says so), StoreLost when a file is gone or not the size
+written (another process removed or changed it: the search cannot go on, exit 3).
+"""
+from __future__ import annotations
+
+import errno
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from verifier.core.machine import tree_bytes
+from verifier.core.runs import drop_seen_file, merge_files, write_run
+from verifier.engines.kernel.memory import Budget, MemoryBudget
+
+MERGE = 4
+
+
+class StoreLost(MemoryBudget):
+    """A level's file is gone or not the size written: the search cannot go on (exit 3)."""
+
+
+class LevelFiles:
+    def __init__(self, budget: Budget):
+        self.budget = budget
+        self.dir = Path(tempfile.mkdtemp(prefix="kraft-verify-visited-", dir=budget.spill or None))
+        self.runs: list[tuple] = []          # (path, fingerprints), oldest first
+        self.merges = 0
+
+    def close(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    @property
+    def nbytes(self) -> int:
+        return tree_bytes(str(self.dir))
+
+    def file(self, level: int, what: str) -> Path:
+        return self.dir / f"level-{level:05d}.{what}"
+
+    def drop_seen(self, fp, order, keep) -> None:
+        """keep[i] := False for each candidate fp[i] a run holds (`order`: fp's sorted order)."""
+        for path, count in self.runs:
+            self._check(path, count)
+            try:
+                drop_seen_file(fp, order, keep, str(path), count)
+            except (OSError, ValueError) as exc:
+                raise StoreLost(f"a visited run cannot be read ({exc}): the search cannot go on without it") from None
+
+    def write_level(self, level: int, run, parents=None, ks=None) -> None:
+        """A level's run (sorted fingerprints) and links, within the disk's budget."""
+        parts = {"run": run} if parents is None else {"run": run, "parent": parents, "k": ks}
+        self.budget.allow_disk(sum(a.nbytes for a in parts.values()), "the visited runs")
+        try:
+            for what, a in parts.items():
+                if what == "run":
+                    write_run(str(self.file(level, what)), a)
+                else:
+                    a.tofile(str(self.file(level, what)))
+        except OSError as exc:
+            raise self._failed(f"writing level {level}'s files", exc) from None
+        self._add(self.file(level, "run"), len(run))
+
+    def link(self, level: int, at: int) -> tuple[int, int]:
+        """(the parent's place in the level before, the place among its successors) of the
+        state at place `at` of `level`."""
+        try:
+            parent = np.fromfile(self.file(level, "parent"), dtype="<u4", count=1, offset=4 * at)
+            k = np.fromfile(self.file(level, "k"), dtype="<u2", count=1, offset=2 * at)
+        except OSError as exc:
+            raise StoreLost(f"level {level}'s links cannot be read ({exc})") from None
+        if len(parent) != 1 or len(k) != 1:
+            raise StoreLost(f"level {level}'s links end before place {at}: another process changed them")
+        return int(parent[0]), int(k[0])
+
+    def _add(self, path: Path, count: int) -> None:
+        self.runs.append((path, count))
+        while len(self.runs) > 1 and self.runs[-2][1] <= MERGE * self.runs[-1][1]:
+            (older, n_old), (newer, n_new) = self.runs[-2:]
+            for p, n in self.runs[-2:]:
+                self._check(p, n)
+            self.budget.allow_disk(16 * (n_old + n_new), "the visited runs")
+            self.merges += 1
+            merged = self.dir / f"merged-{self.merges:05d}.run"
+            try:
+                count = merge_files((str(older), n_old), (str(newer), n_new), str(merged))
+            except (OSError, ValueError) as exc:
+                raise self._failed("merging the visited runs", exc) from None
+            older.unlink()
+            newer.unlink()
+            self.runs[-2:] = [(merged, count)]
+
+    def _check(self, path: Path, count: int) -> None:
+        """StoreLost unless the run at `path` is there and as long as written."""
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            raise StoreLost(f"a visited run cannot be read ({exc}): the search cannot go on without it "
+                            f"(was {self.dir} removed?)") from None
+        if size != 16 * count:
+            raise StoreLost(f"the visited run {path} holds {size / 16:g} fingerprints, not the {count} written: "
+                            "another process changed it, and the search cannot go on")
+
+    def _failed(self, doing: str, exc: Exception) -> MemoryBudget:
+        if getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT):
+            return MemoryBudget(f"disk full: {doing} in {self.dir}")
+        return StoreLost(f"{doing} in {self.dir} failed ({exc})")

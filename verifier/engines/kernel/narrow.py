@@ -1,0 +1,87 @@
+"""A level's rows narrowed column by column, a chunk at a time: the form `check --visited disk`
+keeps its levels in (external.py).
+
+A row is the kernel's fixed width of int32 (specs/kernel/layout.py): 83 columns, 332 bytes, on
+brokers 5, and most columns hold a few small values (flags, epochs of a few steps, indices, log
+entries). A chunk keeps each column as its offset from the chunk's least value, in one, two or
+four bytes, whichever holds the chunk's span; a column whose span needs four bytes is kept as
+is. So a row costs about a quarter of its int32 form, and widening a chunk back is one pass.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+import specs.kernel  # noqa: F401  (the kernel's numba cache directory, before anything compiles)
+
+WIDTHS = ((np.uint8, 1 << 8), (np.uint16, 1 << 16))
+
+
+@njit(cache=True, _nrt=False)
+def _bounds(rows, n, lo, hi):
+    for j in range(rows.shape[1]):
+        lo[j] = hi[j] = rows[0, j]
+    for i in range(1, n):
+        for j in range(rows.shape[1]):
+            v = rows[i, j]
+            if v < lo[j]:
+                lo[j] = v
+            elif v > hi[j]:
+                hi[j] = v
+
+
+@njit(cache=True, _nrt=False)
+def _pack(rows, lo, cols, out):
+    for i in range(len(out)):
+        for c in range(len(cols)):
+            out[i, c] = rows[i, cols[c]] - lo[cols[c]]
+
+
+@njit(cache=True, _nrt=False)
+def _unpack(m, lo, cols, out):
+    for i in range(len(m)):
+        for c in range(len(cols)):
+            out[i, cols[c]] = m[i, c] + lo[cols[c]]
+
+
+class Chunk:
+    """n rows, narrowed: `lo` (each column's offset) and `parts`, (columns, matrix) by width."""
+    __slots__ = ("n", "lo", "parts")
+
+    def __init__(self, n: int, lo: np.ndarray, parts: list):
+        self.n, self.lo, self.parts = n, lo, parts
+
+    @classmethod
+    def of(cls, rows: np.ndarray, n: int) -> "Chunk":
+        """rows[:n] narrowed (rows: int32, n > 0)."""
+        width = rows.shape[1]
+        lo, hi = np.zeros(width, dtype=np.int64), np.zeros(width, dtype=np.int64)
+        _bounds(rows, n, lo, hi)
+        span = hi - lo
+        parts, taken = [], np.zeros(width, dtype=np.bool_)
+        for dtype, limit in WIDTHS:
+            cols = np.flatnonzero(~taken & (span < limit))
+            taken[cols] = True
+            if len(cols):
+                parts.append((cols, np.empty((n, len(cols)), dtype=dtype)))
+        wide = np.flatnonzero(~taken)
+        lo[wide] = 0
+        if len(wide):
+            parts.append((wide, np.empty((n, len(wide)), dtype=np.int32)))
+        for cols, m in parts:
+            _pack(rows, lo, cols, m)
+        return cls(n, lo, parts)
+
+    def rows_into(self, out: np.ndarray) -> np.ndarray:
+        """The chunk's rows widened into out[:n] (int32, as wide as the rows were)."""
+        for cols, m in self.parts:
+            _unpack(m, self.lo, cols, out)
+        return out[:self.n]
+
+    def select(self, keep: np.ndarray) -> "Chunk":
+        """The rows `keep` marks, in order (narrowed as this chunk is)."""
+        return Chunk(int(keep.sum()), self.lo, [(cols, m[keep]) for cols, m in self.parts])
+
+    @property
+    def nbytes(self) -> int:
+        return sum(m.nbytes for _, m in self.parts) + self.lo.nbytes
