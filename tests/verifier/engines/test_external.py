@@ -128,3 +128,18 @@ def test_what_visited_disk_does_not_do_is_refused_in_one_line(args, says, tmp_pa
     p = _check("--visited", "disk", *args, "--out", str(tmp_path))
     assert p.returncode == 2
     assert says in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_a_killed_searchs_directory_is_removed_by_the_next(tmp_path, monkeypatch):
+    """A SIGKILL runs no cleanup: the next search beside it removes the directory of a search
+    whose process is gone, and leaves a live one's."""
+    monkeypatch.setenv("KRAFT_VERIFY_SPILL", str(tmp_path))
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    orphan = tmp_path / f"kraft-verify-visited-{gone.pid}-abc"
+    alive = tmp_path / f"kraft-verify-visited-{os.getpid()}-abc"
+    for d in (orphan, alive):
+        d.mkdir()
+        (d / "level-00000.run").write_bytes(b"\0" * 16)
+    _run(Model(make_config(), symmetry=False), Limits(max_depth=3), visited="disk")
+    assert not orphan.exists() and alive.exists()

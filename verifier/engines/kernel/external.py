@@ -7,8 +7,8 @@ machine. This search keeps in memory only the level it expands and the next leve
 candidates, and does duplicate detection late (Stern and Dill's, Korf's external-memory BFS):
 - a level is expanded with the same compiled loop (search.expand), into a table of the level's
   own candidates: a successor met twice in one level is kept once, at its first finding; the
-  level and its candidates are kept as narrowed chunks (narrow.py: about a quarter of a row's
-  int32 form), widened one chunk at a time as they are expanded;
+  level and its candidates are files of narrowed chunks (narrow.py: about a quarter of a row's
+  int32 form), written and read in order, one chunk in memory at a time;
 - at the level's end the candidates are sorted by fingerprint and every earlier level's run
   (verifier/core/runs.py: a file of sorted fingerprints) is read front to back once against
   them; what no run holds is the next level, in the order it was found, so states are numbered
@@ -46,9 +46,9 @@ from verifier.core.result import COMPLETE, STOPPED, VIOLATION, SearchResult
 from verifier.core.runs import by_fp
 from verifier.engines.kernel import STRETCH, Search
 from verifier.engines.kernel import search as K
-from verifier.engines.kernel.levelfiles import LevelFiles
-from verifier.engines.kernel.memory import Buffer, MemoryBudget
-from verifier.engines.kernel.narrow import Chunk
+from verifier.engines.kernel.levelfiles import LevelFiles, StoreLost
+from verifier.engines.kernel.memory import Buffer, MemoryBudget, release
+from verifier.engines.kernel.narrow import Chunk, ChunkFile
 from verifier.engines.kernel.visited import visit
 
 STATE_SLOTS = 10          # search.py's found slots 0-9: the state properties
@@ -87,8 +87,8 @@ class External(Search):
         self.out_fp = np.zeros((rows, 2), dtype=np.uint64)
         self.n_out = 0
         self.cand_fp = Buffer(1 << 16, (2,), np.uint64, most)     # every candidate's fingerprint
-        self.cands: list[Chunk] = []                     # the candidates narrowed (n_out not yet)
-        self.front: list[Chunk] = []                     # the level being expanded, narrowed
+        self.cands: Optional[ChunkFile] = None           # the candidates narrowed (n_out not yet)
+        self.front: Optional[ChunkFile] = None           # the level being expanded, narrowed
         self.front_fp = np.zeros((0, 2), dtype=np.uint64)
         self.files = LevelFiles(self.budget)
         self.starts: list[int] = []                      # each level's first state number
@@ -96,6 +96,9 @@ class External(Search):
 
     def close(self) -> None:
         super().close()
+        for rows in (self.front, self.cands):
+            if rows is not None:
+                rows.close()
         self.files.close()
 
     @property
@@ -113,7 +116,8 @@ class External(Search):
         if roots is None:
             return self._finish(VIOLATION)
         self.root_rows = {i: roots[i].copy() for i in range(len(roots))}
-        self.front, self.front_fp = [Chunk.of(roots, len(roots))], self._frontier_fp.copy()
+        self.front, self.front_fp = ChunkFile(self.files.file(0, "rows")), self._frontier_fp.copy()
+        self._write(self.front, Chunk.of(roots, len(roots)))
         self.files.write_level(0, self.front_fp[by_fp(self.front_fp)])
         self.starts, self._found_before = [0], self.found_index.copy()
         self.next_report = 0.0
@@ -141,7 +145,7 @@ class External(Search):
         most = self.limits.max_states if opts[2] < 0 else None
         look_at = None if most is None else most - self.n_store     # candidates that could reach it
         off = 0
-        for chunk in self.front:
+        for chunk in self._read(self.front):
             rows, fps, pos = chunk.rows_into(self.in_rows), self.front_fp[off:off + chunk.n], 0
             while pos < chunk.n:
                 try:
@@ -199,18 +203,44 @@ class External(Search):
         if self.m > len(self.cand_fp.array):
             self.cand_fp.grow(max(self.m, 2 * len(self.cand_fp.array)), at)
         self.cand_fp.array[at:self.m] = self.out_fp[:n]
-        self.cands.append(Chunk.of(self.out_rows, n))
+        self._write(self.cands, Chunk.of(self.out_rows, n))
         self.n_out = 0
+
+    def _write(self, rows: ChunkFile, chunk: Chunk) -> None:
+        self.budget.allow_disk(chunk.nbytes, "the levels' rows")
+        try:
+            rows.append(chunk)
+        except OSError as exc:
+            raise self.files.failed("writing a level's rows", exc) from None
+
+    def _read(self, rows: ChunkFile):
+        try:
+            yield from rows
+        except OSError as exc:
+            raise StoreLost(f"a level's rows cannot be read ({exc}): the search cannot go on") from None
 
     def _open(self) -> tuple:
         """A level's start: no candidates, an empty table of them, and the counters as they are
         (what `_replay` goes back to)."""
         self.m = self.n_out = 0
-        self.cands = []
+        if self.cands is not None:
+            self.cands.close()
+        self.cands = ChunkFile(self.files.dir / "candidates.rows")
+        self._clear_table()
+        return tuple(a.copy() for a in (self.ctr, self.enabled, self.found_index, self.found_group, self.found_label))
+
+    def _clear_table(self) -> None:
+        """Empty the level's table of candidates: its pages go back to the OS (so the table takes
+        no memory while the level is filtered), or are zeroed where it is not in a reservation."""
         self.ctr[K.C_VISITED] = 0
         self.visited.counts[0] = 0
-        self.visited.tables[0].fill(0)
-        return tuple(a.copy() for a in (self.ctr, self.enabled, self.found_index, self.found_group, self.found_label))
+        whole = self.visited._whole[0]
+        table = self.visited.tables[0]
+        if whole is None or not release(whole[:len(table)]):
+            table.fill(0)
+        scratch = self.visited._scratch[0]             # where the table's growths copied it
+        if scratch is not None and self.visited._scratched[0] and release(scratch[:self.visited._scratched[0]]):
+            self.visited._scratched[0] = 0
 
     def _over_time(self) -> str:
         budget = self.limits.time_budget
@@ -260,6 +290,7 @@ class External(Search):
 
     def _filtered(self, base: int) -> int:
         self._flush()
+        self._clear_table()
         keep, order = self._filter()
         return self._admit(keep, order, base)
 
@@ -279,21 +310,22 @@ class External(Search):
         fp = self.cand_fp.array[:self.m]
         self.files.write_level(len(self.starts), fp[order[keep[order]]], (self.parents[kept] - base).astype("<u4"),
                                self.ks[kept].astype("<u2"))
-        self.front, off = [], 0
-        for chunk in self.cands:
+        front, off = ChunkFile(self.files.file(len(self.starts), "rows")), 0
+        for chunk in self._read(self.cands):
             part = keep[off:off + chunk.n]
             off += chunk.n
             if part.any():
-                self.front.append(chunk.select(part))
-        self.cands, self.front_fp = [], fp[kept]
+                self._write(front, chunk.select(part))
+        self.front.close()
+        self.cands.close()
+        self.front, self.cands, self.front_fp = front, None, fp[kept]
         self.starts.append(self.n_store)
         self.n_store += s
         self._found_before = self.found_index.copy()
         return s
 
     def _held(self) -> int:
-        chunks = sum(c.nbytes for c in self.front) + sum(c.nbytes for c in self.cands)
-        return (super()._held() + chunks + self.cand_fp.ram_bytes + self.front_fp.nbytes + self.in_rows.nbytes
+        return (super()._held() + self.cand_fp.ram_bytes + self.front_fp.nbytes + self.in_rows.nbytes
                 + self.out_rows.nbytes + self.out_fp.nbytes)
 
     def _growth(self, n_next: int, more: int) -> list:
@@ -346,6 +378,9 @@ class External(Search):
         return labels
 
     def _finish(self, status: str, reason: str = "", cut: Optional[int] = None) -> SearchResult:
+        for rows in (self.front, self.cands):       # what is left on disk: the runs and the links
+            if rows is not None:
+                rows.close()
         res = super()._finish(status, reason, cut)
         res.disk_bytes, res.disk_of = self.files.nbytes, "visited runs and links"
         return res

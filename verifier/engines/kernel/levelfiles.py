@@ -7,14 +7,18 @@ in one directory that is the search's own and goes with it.
                         fingerprint is rewritten a few times only
     level-NNNNN.parent  each state's parent, as its place in the level before (uint32)
     level-NNNNN.k       each state's place among its parent's successors (uint16)
+    level-NNNNN.rows    the level being expanded, as narrowed chunks (narrow.ChunkFile), and
+    candidates.rows     the next level's candidates: removed as soon as the level is done
 
-22 bytes a state. Every failure to read or write is one line: MemoryBudget when the disk is
+22 bytes a state, and two levels' rows while they are used. The directory is removed when the search ends; one left by a search killed with
+SIGKILL is removed by the next search that starts beside it (its pid is in its name). Every failure to read or write is one line: MemoryBudget when the disk is
 full (the search stops, exit 3, and says so), StoreLost when a file is gone or not the size
 written (another process removed or changed it: the search cannot go on, exit 3).
 """
 from __future__ import annotations
 
 import errno
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -26,6 +30,22 @@ from verifier.core.runs import drop_seen_file, merge_files, write_run
 from verifier.engines.kernel.memory import Budget, MemoryBudget
 
 MERGE = 4
+PREFIX = "kraft-verify-visited-"     # then the pid of the search that owns the directory
+
+
+def _clear_orphans(where: Path) -> None:
+    """Remove the directories of searches killed before they could (a SIGKILL runs no cleanup):
+    those whose pid is no longer a process."""
+    for d in where.glob(f"{PREFIX}*-*"):
+        pid = d.name[len(PREFIX):].split("-")[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(d, ignore_errors=True)
+        except OSError:
+            pass                     # alive, another user's
 
 
 class StoreLost(MemoryBudget):
@@ -35,7 +55,8 @@ class StoreLost(MemoryBudget):
 class LevelFiles:
     def __init__(self, budget: Budget):
         self.budget = budget
-        self.dir = Path(tempfile.mkdtemp(prefix="kraft-verify-visited-", dir=budget.spill or None))
+        _clear_orphans(Path(budget.spill or tempfile.gettempdir()))
+        self.dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=budget.spill or None))
         self.runs: list[tuple] = []          # (path, fingerprints), oldest first
         self.merges = 0
 
@@ -69,7 +90,7 @@ class LevelFiles:
                 else:
                     a.tofile(str(self.file(level, what)))
         except OSError as exc:
-            raise self._failed(f"writing level {level}'s files", exc) from None
+            raise self.failed(f"writing level {level}'s files", exc) from None
         self._add(self.file(level, "run"), len(run))
 
     def link(self, level: int, at: int) -> tuple[int, int]:
@@ -96,7 +117,7 @@ class LevelFiles:
             try:
                 count = merge_files((str(older), n_old), (str(newer), n_new), str(merged))
             except (OSError, ValueError) as exc:
-                raise self._failed("merging the visited runs", exc) from None
+                raise self.failed("merging the visited runs", exc) from None
             older.unlink()
             newer.unlink()
             self.runs[-2:] = [(merged, count)]
@@ -112,7 +133,7 @@ class LevelFiles:
             raise StoreLost(f"the visited run {path} holds {size / 16:g} fingerprints, not the {count} written: "
                             "another process changed it, and the search cannot go on")
 
-    def _failed(self, doing: str, exc: Exception) -> MemoryBudget:
+    def failed(self, doing: str, exc: Exception) -> MemoryBudget:
         if getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT):
             return MemoryBudget(f"disk full: {doing} in {self.dir}")
         return StoreLost(f"{doing} in {self.dir} failed ({exc})")

@@ -129,3 +129,21 @@ class Buffer:
     def ram_bytes(self) -> int:
         """The bytes the memory budget counts: none once spilled to a file."""
         return 0 if self.spilled else self.nbytes
+
+
+def release(array: np.ndarray) -> bool:
+    """Give the pages of `array`, a leading part of a reservation (reserve.py), back to the OS:
+    they read as zeros again, and take memory only where written again. False (nothing done)
+    if the array is not in a reservation."""
+    import mmap
+    base = array
+    while base is not None and not isinstance(base, mmap.mmap):
+        base = base.obj if isinstance(base, memoryview) else getattr(base, "base", None)
+    if base is None:
+        return False
+    size = array.nbytes - array.nbytes % mmap.PAGESIZE
+    if size:
+        base.madvise(mmap.MADV_DONTNEED, 0, size)
+    array.reshape(-1)[size // array.itemsize:] = 0       # the last part page, kept
+    return True
+

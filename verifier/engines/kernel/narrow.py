@@ -85,3 +85,46 @@ class Chunk:
     @property
     def nbytes(self) -> int:
         return sum(m.nbytes for _, m in self.parts) + self.lo.nbytes
+
+
+class ChunkFile:
+    """Chunks written one after another to a file and read back in order, one at a time: a
+    level and its candidates go to the disk in long sequential writes and reads, and the
+    process holds one chunk of them (the OS's page cache holds what it can spare, and gives
+    it back when memory is short). The file is unlinked when closed."""
+
+    def __init__(self, path):
+        self.path = path
+        self.f = open(path, "wb+")
+        self.index: list[tuple] = []      # (rows, lo, [(columns, dtype, width, offset)])
+        self.n = 0
+        self.nbytes = 0
+
+    def append(self, chunk: Chunk) -> None:
+        parts = []
+        for cols, m in chunk.parts:
+            parts.append((cols, m.dtype, m.shape[1], self.nbytes))
+            self.f.write(m.tobytes())
+            self.nbytes += m.nbytes
+        self.index.append((chunk.n, chunk.lo, parts))
+        self.n += chunk.n
+
+    def __iter__(self):
+        self.f.flush()
+        for n, lo, parts in self.index:
+            read = []
+            for cols, dtype, width, offset in parts:
+                self.f.seek(offset)
+                m = np.fromfile(self.f, dtype=dtype, count=n * width)
+                if len(m) != n * width:
+                    raise OSError(f"{self.path} ends {n * width - len(m)} values early: another process changed it")
+                read.append((cols, m.reshape(n, width)))
+            yield Chunk(n, lo, read)
+
+    def close(self) -> None:
+        if not self.f.closed:
+            self.f.close()
+            try:
+                self.path.unlink()
+            except OSError:
+                pass
