@@ -56,6 +56,27 @@ CHUNK_ROWS = 1 << 16      # candidates narrowed together (and so a chunk of the 
 
 
 @njit(cache=True, _nrt=False)
+def _gather(keep, order, fp, parents, ks, labels, base, run, parent_of, k_of, front_fp, taken) -> None:
+    """The kept candidates' fingerprints in fingerprint order (`run`), and in the order found
+    their links (the parent's place in its level, the place among its successors), their
+    fingerprints (`front_fp`) and their actions counted (`taken`): one pass each."""
+    r = 0
+    for x in range(len(order)):
+        i = order[x]
+        if keep[i]:
+            run[r, 0], run[r, 1] = fp[i, 0], fp[i, 1]
+            r += 1
+    s = 0
+    for i in range(len(keep)):
+        if keep[i]:
+            parent_of[s] = parents[i] - base
+            k_of[s] = ks[i]
+            front_fp[s, 0], front_fp[s, 1] = fp[i, 0], fp[i, 1]
+            taken[labels[i, 0]] += 1
+            s += 1
+
+
+@njit(cache=True, _nrt=False)
 def _seed(table, fps) -> None:
     for i in range(len(fps)):
         visit(table, fps[i, 0], fps[i, 1])
@@ -297,19 +318,18 @@ class External(Search):
     def _admit(self, keep, order, base: int) -> int:
         """Number the candidates `keep` marks as the next level's states, in the order found:
         their run and links to the disk, their chunks the next level."""
-        kept = np.flatnonzero(keep)
-        s = len(kept)
+        s = int(np.count_nonzero(keep))
         for slot in range(STATE_SLOTS):
             at = int(self.found_index[slot])
             if at >= 0 and self._found_before[slot] < 0:
-                rank = int(np.searchsorted(kept, at))
-                if rank >= s or kept[rank] != at:
+                if not keep[at]:
                     raise AssertionError("a state property's first violation is of a state seen before")
-                self.found_index[slot] = self.n_store + rank
-        self.taken += np.bincount(self.labels[kept, 0], minlength=len(self.taken))[:len(self.taken)]
+                self.found_index[slot] = self.n_store + int(np.count_nonzero(keep[:at]))
         fp = self.cand_fp.array[:self.m]
-        self.files.write_level(len(self.starts), fp[order[keep[order]]], (self.parents[kept] - base).astype("<u4"),
-                               self.ks[kept].astype("<u2"))
+        run, front_fp = np.empty((s, 2), dtype=np.uint64), np.empty((s, 2), dtype=np.uint64)
+        parent_of, k_of = np.empty(s, dtype="<u4"), np.empty(s, dtype="<u2")
+        _gather(keep, order, fp, self.parents, self.ks, self.labels, base, run, parent_of, k_of, front_fp, self.taken)
+        self.files.write_level(len(self.starts), run, parent_of, k_of)
         front, off = ChunkFile(self.files.file(len(self.starts), "rows")), 0
         for chunk in self._read(self.cands):
             part = keep[off:off + chunk.n]
@@ -318,7 +338,7 @@ class External(Search):
                 self._write(front, chunk.select(part))
         self.front.close()
         self.cands.close()
-        self.front, self.cands, self.front_fp = front, None, fp[kept]
+        self.front, self.cands, self.front_fp = front, None, front_fp
         self.starts.append(self.n_store)
         self.n_store += s
         self._found_before = self.found_index.copy()
