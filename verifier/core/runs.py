@@ -23,52 +23,18 @@ FP = np.dtype("<u8")
 @njit(cache=True, _nrt=False)
 def drop_seen_sorted(fp, order, keep, run):
     """drop_seen for candidates visited in fingerprint order (`order`): each look-up starts
-    where the last ended, so the run is read front to back once."""
-    n = len(run)
-    lo = 0
-    for r in range(len(order)):
-        i = order[r]
-        if not keep[i]:
-            continue
-        a, b = fp[i, 0], fp[i, 1]
-        step = 1
-        hi = lo
-        while hi < n and (run[hi, 0] < a or (run[hi, 0] == a and run[hi, 1] < b)):
-            lo = hi + 1
-            hi = lo + step
-            step *= 2
-        if hi > n:
-            hi = n
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if run[mid, 0] < a or (run[mid, 0] == a and run[mid, 1] < b):
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < n and run[lo, 0] == a and run[lo, 1] == b:
-            keep[i] = False
+    where the last ended, so the run is read front to back once (the whole run in memory)."""
+    drop_seen_some(fp, order, 0, keep, run, True)
 
 
 @njit(cache=True, _nrt=False)
 def merge_runs(x, y, out):
     """out := the sorted runs x and y merged (fingerprints sorted by (a, b))."""
-    i = j = k = 0
-    while i < len(x) and j < len(y):
-        if x[i, 0] < y[j, 0] or (x[i, 0] == y[j, 0] and x[i, 1] <= y[j, 1]):
-            out[k, 0], out[k, 1] = x[i, 0], x[i, 1]
-            i += 1
-        else:
-            out[k, 0], out[k, 1] = y[j, 0], y[j, 1]
-            j += 1
-        k += 1
-    while i < len(x):
-        out[k, 0], out[k, 1] = x[i, 0], x[i, 1]
-        i += 1
-        k += 1
-    while j < len(y):
-        out[k, 0], out[k, 1] = y[j, 0], y[j, 1]
-        j += 1
-        k += 1
+    i, j, k = merge_some(x, 0, y, 0, out, 0)
+    for rest, at in ((x, i), (y, j)):
+        for r in range(at, len(rest)):
+            out[k, 0], out[k, 1] = rest[r, 0], rest[r, 1]
+            k += 1
 
 
 @njit(cache=True, _nrt=False)

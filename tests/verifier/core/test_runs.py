@@ -1,0 +1,48 @@
+"""Sorted fingerprint runs (verifier/core/runs.py): merged and looked up a stretch at a time
+exactly as whole, whatever the stretch (a stretch of 1 to 7 fingerprints here, so that every
+boundary case is met); a run shorter than its count is an error, not a short answer."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from verifier.core import runs as R
+
+
+def _sorted(a):
+    return a[np.lexsort((a[:, 1], a[:, 0]))]
+
+
+def _pair(rng, n):
+    # few distinct first lanes, so that equal a with different b is met often
+    return np.unique(np.stack([rng.integers(1, 6, n), rng.integers(1, 40, n)], axis=1).astype(np.uint64), axis=0)
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 7])
+def test_runs_merge_and_drop_a_stretch_at_a_time_as_whole(tmp_path, chunk):
+    rng = np.random.default_rng(chunk)
+    for _ in range(40):
+        both = _pair(rng, int(rng.integers(0, 60)))
+        rng.shuffle(both)
+        cut = int(rng.integers(0, len(both) + 1))
+        x, y = _sorted(both[:cut]), _sorted(both[cut:])
+        R.write_run(str(tmp_path / "x"), x)
+        R.write_run(str(tmp_path / "y"), y)
+        n = R.merge_files((str(tmp_path / "x"), len(x)), (str(tmp_path / "y"), len(y)), str(tmp_path / "z"), chunk)
+        whole = np.zeros((len(both), 2), dtype=np.uint64)
+        R.merge_runs(x, y, whole)
+        assert n == len(both)
+        assert (R.read_run(str(tmp_path / "z")) == _sorted(both)).all() and (whole == _sorted(both)).all()
+        cand = _pair(rng, 30)
+        rng.shuffle(cand)
+        keep, keep_whole = np.ones(len(cand), dtype=np.bool_), np.ones(len(cand), dtype=np.bool_)
+        R.drop_seen_file(cand, R.by_fp(cand), keep, str(tmp_path / "z"), n, chunk)
+        R.drop_seen_sorted(cand, R.by_fp(cand), keep_whole, _sorted(both))
+        held = set(map(tuple, both.tolist()))
+        assert keep.tolist() == keep_whole.tolist() == [tuple(c) not in held for c in cand.tolist()]
+
+
+def test_a_run_shorter_than_its_count_is_an_error(tmp_path):
+    R.write_run(str(tmp_path / "x"), np.array([[1, 2], [3, 4]], dtype=np.uint64))
+    with pytest.raises(ValueError, match="ends after 2 fingerprints"):
+        list(R.stretches(str(tmp_path / "x"), 3))
