@@ -15,7 +15,6 @@ from numba import njit
 
 import specs.kernel  # noqa: F401  (the kernel's numba cache directory, before anything compiles)
 from specs.kernel.properties import state_violations
-from verifier.core.runs import drop_seen_sorted, merge_runs, sort_by_fp  # noqa: F401  (spark's tasks call them as X.*)
 
 NEED_EVENT = 1           # a compiled loop's answer: fill the controller table, call again
 # ctr: transitions, terminal (not stuck), stuck, the first stuck state's position (-1: none)

@@ -29,6 +29,7 @@ from spark import rows as R
 from spark.exchange import blocks as exchanged
 from spark.store import chunk_key, owner_of_key
 from verifier.core import levels as L
+from verifier.core import runs as V
 from verifier.core.values import BadData, from_data, to_data
 
 CHUNK = 100_000          # states per chunk of a level
@@ -193,7 +194,7 @@ def merge(items):
             continue
         part, more = key, R.visited_of_blob(value[1])
         out = np.empty((len(run) + len(more), 2), dtype=np.uint64)
-        X.merge_runs(run, more, out)
+        V.merge_runs(run, more, out)
         run = out
     if part is not None:
         yield part, ("F", run.tobytes())
@@ -206,14 +207,6 @@ def _mask(names, slots, found) -> int:
 def _least(events: dict, name: str, key: tuple) -> None:
     if name not in events or key[:2] < events[name][:2]:
         events[name] = key
-
-
-def _by_fp(fp, idx) -> np.ndarray:
-    """idx in the order of fp[idx]."""
-    bits = max(1, min(24, (len(idx) // 4).bit_length()))
-    out = np.empty(len(idx), dtype=np.int64)
-    X.sort_by_fp(fp, idx.astype(np.int64), out, np.zeros((1 << bits) + 1, dtype=np.int64), 64 - bits)
-    return out
 
 
 def _slots(n: int) -> np.ndarray:
@@ -260,9 +253,9 @@ def new_rows(job: KernelJob, side: _Side, items, runs=()) -> tuple:
     nths = np.concatenate([b.nths for b in blocks])
     keep = np.zeros(len(fp), dtype=np.bool_)
     X.best_parents(fp, parents, nths, _slots(len(fp)), keep)
-    by_fp = _by_fp(fp, np.flatnonzero(keep))      # the visited runs are probed in fingerprint order
+    by_fp = V.by_fp(fp, np.flatnonzero(keep))      # the visited runs are probed in fingerprint order
     for run in runs:
-        X.drop_seen_sorted(fp, by_fp, keep, run)
+        V.drop_seen_sorted(fp, by_fp, keep, run)
     seen = fp[by_fp[keep[by_fp]]]                 # this level's visited run: sorted
     kept = np.flatnonzero(keep)                   # the level's rows in block order: read front to back
     starts = np.cumsum([0] + [b.n for b in blocks])

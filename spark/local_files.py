@@ -120,7 +120,7 @@ def write_run(path: str, fps: np.ndarray) -> None:
 
 def _merged(files: Files, owner: int, older: tuple, newer: tuple) -> tuple:
     """One run of two adjacent ones, written straight to its file (a map, not the heap)."""
-    from spark.compiled import merge_runs
+    from verifier.core.runs import merge_runs
     (a, _, m), (_, b, n) = older, newer
     path = files.run(owner, a, b)
     if m + n == 0:

@@ -10,7 +10,8 @@ import pytest
 
 import invariants as I
 import spark.rows as R
-from spark.kernel_tasks import KernelJob, _by_fp, _side, _Side, merge
+from spark.kernel_tasks import KernelJob, _side, _Side, merge
+from verifier.core.runs import by_fp
 from specs import Model, make_config
 from verifier.core.values import BadData
 
@@ -199,7 +200,7 @@ def test_the_owners_sort_is_the_fingerprint_order():
     fp = rng.integers(0, 2**64, size=(20_000, 2), dtype=np.uint64)
     fp[::9, 0] = fp[0, 0]                                 # ties on the first lane
     idx = rng.permutation(20_000)[:15_000]
-    assert (_by_fp(fp, idx) == idx[np.lexsort((fp[idx, 1], fp[idx, 0]))]).all()
+    assert (by_fp(fp, idx) == idx[np.lexsort((fp[idx, 1], fp[idx, 0]))]).all()
 
 
 def test_a_chunk_is_the_same_bytes_in_processes_that_numbered_its_controllers_differently():

@@ -31,10 +31,12 @@ def drop_seen_sorted(fp, order, keep, run):
 def merge_runs(x, y, out):
     """out := the sorted runs x and y merged (fingerprints sorted by (a, b))."""
     i, j, k = merge_some(x, 0, y, 0, out, 0)
-    for rest, at in ((x, i), (y, j)):
-        for r in range(at, len(rest)):
-            out[k, 0], out[k, 1] = rest[r, 0], rest[r, 1]
-            k += 1
+    for r in range(i, len(x)):             # one of the two tails is empty
+        out[k, 0], out[k, 1] = x[r, 0], x[r, 1]
+        k += 1
+    for r in range(j, len(y)):
+        out[k, 0], out[k, 1] = y[r, 0], y[r, 1]
+        k += 1
 
 
 @njit(cache=True, _nrt=False)
@@ -71,12 +73,13 @@ def sort_by_fp(fp, idx, out, counts, shift):
 
 
 
-def by_fp(fp) -> np.ndarray:
-    """The positions of fp's rows in the order of their fingerprints (a, then b)."""
-    n = len(fp)
-    bits = max(1, min(24, (n // 4).bit_length()))
-    out = np.empty(n, dtype=np.int64)
-    sort_by_fp(fp, np.arange(n, dtype=np.int64), out, np.zeros((1 << bits) + 1, dtype=np.int64), 64 - bits)
+def by_fp(fp, idx=None) -> np.ndarray:
+    """The positions of fp's rows (or of those `idx` names) in the order of their fingerprints
+    (a, then b)."""
+    idx = np.arange(len(fp), dtype=np.int64) if idx is None else idx.astype(np.int64)
+    bits = max(1, min(24, (len(idx) // 4).bit_length()))
+    out = np.empty(len(idx), dtype=np.int64)
+    sort_by_fp(fp, idx, out, np.zeros((1 << bits) + 1, dtype=np.int64), 64 - bits)
     return out
 
 

@@ -46,3 +46,16 @@ def test_a_run_shorter_than_its_count_is_an_error(tmp_path):
     R.write_run(str(tmp_path / "x"), np.array([[1, 2], [3, 4]], dtype=np.uint64))
     with pytest.raises(ValueError, match="ends after 2 fingerprints"):
         list(R.stretches(str(tmp_path / "x"), 3))
+
+
+def test_merge_runs_takes_a_read_only_run_beside_a_writable_one():
+    """spark-check merges a run mapped read-only from disk with one it just built in memory;
+    numba types each mix of the two separately, and one mix once failed to compile (CI, stop 68)."""
+    x = _sorted(_pair(np.random.default_rng(1), 50))
+    y = np.array([[9, 1], [9, 2]], dtype=np.uint64)
+    mapped = np.frombuffer(x.tobytes(), dtype=R.FP).reshape(-1, 2)     # as a run read from bytes
+    assert not mapped.flags.writeable
+    for a, b in ((mapped, y), (y, mapped)):
+        out = np.zeros((len(x) + 2, 2), dtype=np.uint64)
+        R.merge_runs(a, b, out)
+        assert (out == _sorted(np.concatenate([x, y]))).all()
