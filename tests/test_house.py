@@ -189,7 +189,8 @@ OWN_FILES = {"verifier.engines.kernel.checkpoint": "the compiled search's checkp
              "spark.exchange": "a level's successor blocks on their way to their owners (local masters)",
              "spark.local_files": "an owner's visited runs and its chunks of a level (local masters)",
              "verifier.engines.kernel.narrow": "check --visited disk's levels and candidates, as narrowed chunks",
-             "verifier.engines.kernel.levelfiles": "check --visited disk's visited runs and links"}
+             "verifier.engines.kernel.levelfiles": "check --visited disk's visited runs and links",
+             "verifier.engines.kernel.diskpoint": "check --visited disk's checkpoint (resume data)"}
 WRITERS = {"write_atomic", "write_text", "write_bytes", "dump", "write_pages", "write_run", "save_scenario"}
 
 

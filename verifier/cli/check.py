@@ -284,7 +284,10 @@ def _checkpoint(args, model, invs, options, out, on_kernel: bool):
         raise UsageError("--checkpoint-every must be a positive number of seconds")
     from specs.kernel import Kernel
     from verifier.core.checkpoint import CheckpointError, identity_of
-    from verifier.engines.kernel.checkpoint import open_checkpoint
+    if getattr(args, "visited", "memory") == "disk":      # the search's own files are its checkpoint
+        from verifier.engines.kernel.diskpoint import open_disk_checkpoint as open_checkpoint
+    else:
+        from verifier.engines.kernel.checkpoint import open_checkpoint
     try:
         saver, search, note = open_checkpoint(args.checkpoint_dir, identity_of(model, invs, options), args.resume,
                                               args.checkpoint_every, model, Kernel(model.cfg, symmetric=model.symmetric))

@@ -2,7 +2,7 @@
 compiled search does: the same counts, levels, coverage, verdicts and counterexamples, on stops
 inside a level too; it keeps 22 bytes a state on disk and nothing after the run; a level's file
 that vanishes or changes size stops it in one line (exit 3), and what it does not do yet is
-refused in one line (exit 2)."""
+refused in one line (exit 2). Its checkpoints: test_diskpoint.py."""
 from __future__ import annotations
 
 import json
@@ -119,12 +119,12 @@ def test_check_visited_disk_reports_what_check_does(tmp_path):
 
 @pytest.mark.parametrize("args, says", [
     (["--workers", "2"], "--visited disk does not take several threads yet"),
-    (["--checkpoint-dir", "CP"], "--visited disk does not take a checkpoint yet"),
+    (["--dump-graph", "CP.dot"], "--visited disk does not take --dump-graph yet"),
     (["--engine", "python"], "--visited disk is the compiled search's"),
     (["--mutants"], "--mutants does not use --visited"),
 ])
 def test_what_visited_disk_does_not_do_is_refused_in_one_line(args, says, tmp_path):
-    args = [str(tmp_path / "cp") if a == "CP" else a for a in args]
+    args = [str(tmp_path / a) if a.startswith("CP") else a for a in args]
     p = _check("--visited", "disk", *args, "--out", str(tmp_path))
     assert p.returncode == 2
     assert says in p.stderr and len(p.stderr.strip().splitlines()) == 1

@@ -188,18 +188,21 @@ def _write_columns(path: Path, columns: list) -> str:
     return h.hexdigest()
 
 
-OLDER = {3: "a checkpoint of the Python search, before the kernel was the one search: it cannot be resumed "
+OTHER = {3: "a checkpoint of the Python search, before the kernel was the one search: it cannot be resumed "
             "(its states are numbered by another codec); use a fresh directory, or run without --resume there "
-            "after removing it"}
+            "after removing it",
+         4: "the in-memory search's checkpoint: resume it with --visited memory",
+         5: "a --visited disk search's checkpoint (diskpoint.py): resume it with --visited disk"}
 
 
 def open_checkpoint(path: str, identity: dict, resume: bool, every: float, model,
                     kernel) -> tuple[Checkpointer, Optional[Saved], str]:
     """(the checkpointer, the Saved search to resume or None, a note for the user). The
     directory rules are verifier/core/checkpoint.py's; a torn, altered or foreign checkpoint is
-    recomputed; an older version's is refused (CheckpointError: one line, exit 2)."""
+    recomputed; an older version's, or the other search's, is refused (CheckpointError: one
+    line, exit 2)."""
     directory = CheckpointDir(path, identity, "check", VERSION)
-    _refuse_older(directory)
+    refuse_other(directory, VERSION)
     note = ""
     try:
         manifest = directory.claim(resume)
@@ -220,7 +223,9 @@ def open_checkpoint(path: str, identity: dict, resume: bool, every: float, model
                           f"{h['pos']:,} of {len(saved.frontier):,} states of the level expanded")
 
 
-def _refuse_older(directory: CheckpointDir) -> None:
+def refuse_other(directory: CheckpointDir, version: int) -> None:
+    """CheckpointError (one line, exit 2) for a checkpoint of `check` by an older search or the
+    other kind (in memory, on disk): resumed by the search that wrote it, never read as this one's."""
     files = directory.files
     if not files.is_file(MANIFEST):
         return
@@ -228,6 +233,7 @@ def _refuse_older(directory: CheckpointDir) -> None:
         data = json.loads(files.read(MANIFEST))
     except (OSError, ValueError, RecursionError):
         return                       # the directory rules say it in their words
-    if not isinstance(data, dict) or data.get("kind") != "check" or data.get("version") not in OLDER:
+    if not isinstance(data, dict) or data.get("kind") != "check" or data.get("version") not in OTHER:
         return
-    raise CheckpointError(f"--checkpoint-dir {directory.where}: holds {OLDER[data['version']]}")
+    if data["version"] != version:
+        raise CheckpointError(f"--checkpoint-dir {directory.where}: holds {OTHER[data['version']]}")

@@ -15,8 +15,8 @@ candidates, and does duplicate detection late (Stern and Dill's, Korf's external
   exactly as the in-memory search numbers them;
 - the new states' fingerprints become the level's run, and their links a level's files
   (levelfiles.py): the parent's place in its level (uint32) and the state's place among the
-  parent's successors (uint16), 22 bytes a state on disk with the run. A counterexample walks the links back and
-  then runs the model forward from the root along those places, which gives the labels the
+  parent's successors (uint16), 22 bytes a state on disk with the run. A counterexample walks
+  the links back, then runs the model forward from the root along those places: the labels the
   in-memory search would have stored (levels.rebuild checks them again).
 
 Why the verdicts are the in-memory search's: the properties are judged in the same loop, in the
@@ -30,7 +30,7 @@ candidates could reach it, the level is filtered; once it is reached, the level 
 from its start with the table seeded with the candidates the runs hold, so that every state the
 loop keeps is new and it stops where the in-memory loop stops (`_replay`).
 
-Not yet (refused in one line, `refused`): several threads, checkpoints, --dump-graph.
+A checkpoint is the search's own files (diskpoint.py). Not yet (`refused`): threads, --dump-graph.
 """
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ from verifier.core.result import COMPLETE, STOPPED, VIOLATION, SearchResult
 from verifier.core.runs import by_fp
 from verifier.engines.kernel import STRETCH, Search
 from verifier.engines.kernel import search as K
+from verifier.engines.kernel.diskpoint import resume
 from verifier.engines.kernel.levelfiles import LevelFiles, StoreLost
 from verifier.engines.kernel.memory import Buffer, MemoryBudget, release
 from verifier.engines.kernel.narrow import Chunk, ChunkFile
@@ -84,8 +85,7 @@ def _seed(table, fps) -> None:
 
 def refused(own, settings) -> str:
     """What --visited disk does not do yet, in words (empty: nothing of it is asked)."""
-    asked = [what for what, on in (("several threads", own.threads > 1), ("--dump-graph", settings.options.graph),
-                                   ("a checkpoint", own.checkpoint is not None or own.resume_from is not None)) if on]
+    asked = [what for what, on in (("several threads", own.threads > 1), ("--dump-graph", settings.options.graph)) if on]
     return f"--visited disk does not take {' or '.join(asked)} yet: drop it, or use --visited memory" if asked else ""
 
 
@@ -111,7 +111,7 @@ class External(Search):
         self.cands: Optional[ChunkFile] = None           # the candidates narrowed (n_out not yet)
         self.front: Optional[ChunkFile] = None           # the level being expanded, narrowed
         self.front_fp = np.zeros((0, 2), dtype=np.uint64)
-        self.files = LevelFiles(self.budget)
+        self.files: Optional[LevelFiles] = None          # made by run(): in a checkpoint, or a spill directory
         self.starts: list[int] = []                      # each level's first state number
         self.root_rows: dict[int, np.ndarray] = {}
 
@@ -120,7 +120,8 @@ class External(Search):
         for rows in (self.front, self.cands):
             if rows is not None:
                 rows.close()
-        self.files.close()
+        if self.files is not None:
+            self.files.close()
 
     @property
     def numbered(self) -> int:
@@ -133,16 +134,24 @@ class External(Search):
     # ---------------------------------------------------------------- the levels
     def run(self) -> SearchResult:
         opts = np.array([int(self.options.keep_going), int(self.options.check_deadlock), -1], dtype=np.int64)
-        roots = self._roots()
-        if roots is None:
-            return self._finish(VIOLATION)
-        self.root_rows = {i: roots[i].copy() for i in range(len(roots))}
-        self.front, self.front_fp = ChunkFile(self.files.file(0, "rows")), self._frontier_fp.copy()
-        self._write(self.front, Chunk.of(roots, len(roots)))
-        self.files.write_level(0, self.front_fp[by_fp(self.front_fp)])
-        self.starts, self._found_before = [0], self.found_index.copy()
+        saver = self.checkpoint
+        self.files = LevelFiles(self.budget, None if saver is None else saver.visited)
+        if self.resume_from is not None:
+            resume(self, self.resume_from)
+            self.resume_from = None
+        else:
+            roots = self._roots()
+            if roots is None:
+                return self._finish(VIOLATION)
+            self.root_rows = {i: roots[i].copy() for i in range(len(roots))}
+            self.front, self.front_fp = ChunkFile(self.files.file(0, "rows")), self._frontier_fp.copy()
+            self._write(self.front, Chunk.of(roots, len(roots)))
+            self.files.write_level(0, self.front_fp[by_fp(self.front_fp)])
+            self.starts, self._found_before = [0], self.found_index.copy()
         self.next_report = 0.0
         while len(self.front_fp):
+            if saver is not None:
+                saver.level_end(self)
             reason = levels.depth_reached(self.limits, self.depth, len(self.front_fp))
             if reason:
                 return self._finish(STOPPED, reason)
@@ -158,6 +167,8 @@ class External(Search):
             if s:
                 self.depth += 1
                 self.states_per_level.append(s)
+        if saver is not None:
+            saver.level_end(self, last=True)
         return self._finish(COMPLETE)
 
     def _level(self, base: int, opts, opened: tuple) -> Optional[SearchResult]:
@@ -336,7 +347,8 @@ class External(Search):
             off += chunk.n
             if part.any():
                 self._write(front, chunk.select(part))
-        self.front.close()
+        self.front.close(unlink=False)
+        self.files.retire(self.front.path)
         self.cands.close()
         self.front, self.cands, self.front_fp = front, None, front_fp
         self.starts.append(self.n_store)
@@ -380,27 +392,28 @@ class External(Search):
     def _labels_along(self, row, places: list) -> list:
         from specs.kernel.events import MISS
         from specs.kernel.properties import steps_then_canonical
-        from specs.kernel.successors import BOUNDED, successors
         k, labels = self.k, []
         for place in places:
-            while True:
-                tables = k.table_args()
-                n = successors(row, k.layout.lay, k.cv, k.plan, tables, BOUNDED, -1, k.out, k.labels, k.key,
-                               k.work, k.params)
-                if n != MISS and k.reduce is not None:
-                    n = steps_then_canonical(row, k.out, k.labels, n, k.layout.lay, k.cv, tables, k.key, k.work,
-                                             self.step_check, k.step_bad, 0)
-                if n != MISS:
-                    break
-                k.tables.fill(k.key)
+            n = MISS
+            while n == MISS:              # the successors as the search made them (canonical, when symmetric)
+                n = k.successor_rows(row)
+                if k.reduce is not None:
+                    n = steps_then_canonical(row, k.out, k.labels, n, k.layout.lay, k.cv, k.table_args(), k.key,
+                                             k.work, self.step_check, k.step_bad, 0)
+                    if n == MISS:
+                        k.tables.fill(k.key)
             labels.append(k.label(k.labels[place]))
             row = k.out[place].copy()
         return labels
 
     def _finish(self, status: str, reason: str = "", cut: Optional[int] = None) -> SearchResult:
+        """The result; a stop for a bound, a budget or a signal saves the checkpoint of the
+        last level's end (diskpoint.py), which then holds what is left on disk."""
+        if status == STOPPED and self.checkpoint is not None and not reason.startswith("max states"):
+            self.checkpoint.save(self)
         for rows in (self.front, self.cands):       # what is left on disk: the runs and the links
             if rows is not None:
-                rows.close()
+                rows.close(unlink=rows is self.cands or not self.files.kept)
         res = super()._finish(status, reason, cut)
         res.disk_bytes, res.disk_of = self.files.nbytes, "visited runs and links"
         return res

@@ -22,6 +22,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -53,15 +54,64 @@ class StoreLost(MemoryBudget):
 
 
 class LevelFiles:
-    def __init__(self, budget: Budget):
+    def __init__(self, budget: Budget, kept: Optional[Path] = None):
+        """The search's own directory in the spill directory, or (`kept`) a checkpoint's, whose
+        files outlive the search (diskpoint.py)."""
         self.budget = budget
-        _clear_orphans(Path(budget.spill or tempfile.gettempdir()))
-        self.dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=budget.spill or None))
+        if kept is None:
+            _clear_orphans(Path(budget.spill or tempfile.gettempdir()))
+            self.dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=budget.spill or None))
+        else:
+            kept.mkdir(exist_ok=True)
+            self.dir = kept
+        self.kept = kept is not None
         self.runs: list[tuple] = []          # (path, fingerprints), oldest first
         self.merges = 0
+        self.saved: set[str] = set()         # the files the saved checkpoint names
+        self.named: set[str] = set()         # those, and the files of the last level's end
+        self.retired: list[Path] = []        # files no longer the search's, kept while named
+        self.sums: dict[str, str] = {}       # name -> sha256 of a file written whole (never changed after)
 
     def close(self) -> None:
-        shutil.rmtree(self.dir, ignore_errors=True)
+        """The directory removed; a checkpoint's keeps only what its manifest names."""
+        if self.kept:
+            self.keep_only(self.saved)
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def retire(self, path: Path) -> None:
+        """`path` is no longer the search's: removed, or kept while a checkpoint names it."""
+        if path.name in self.named:
+            self.retired.append(path)
+        else:
+            path.unlink(missing_ok=True)
+
+    def name(self, names, saved: bool = False) -> None:
+        """The files a level's end (and, `saved`, the checkpoint just written) names: those
+        retired that neither the saved checkpoint nor the last level's end names are removed."""
+        if saved:
+            self.saved = set(names)
+        self.named = self.saved | set(names)
+        for p in self.retired:
+            if p.name not in self.named:
+                p.unlink(missing_ok=True)
+        self.retired = [p for p in self.retired if p.name in self.named]
+
+    def keep_only(self, names) -> None:
+        """Remove every file of the directory that `names` does not hold (what a run stopped or
+        killed after the checkpoint wrote)."""
+        self.saved = self.named = set(names)
+        self.retired = []
+        for p in self.dir.iterdir():
+            if p.name not in self.named:
+                p.unlink(missing_ok=True)
+                self.sums.pop(p.name, None)
+
+    def sha(self, name: str) -> str:
+        if name not in self.sums:
+            from verifier.core.checkpoint import digest
+            self.sums[name] = digest(self.dir / name)
+        return self.sums[name]
 
     @property
     def nbytes(self) -> int:
@@ -118,8 +168,8 @@ class LevelFiles:
                 count = merge_files((str(older), n_old), (str(newer), n_new), str(merged))
             except (OSError, ValueError) as exc:
                 raise self.failed("merging the visited runs", exc) from None
-            older.unlink()
-            newer.unlink()
+            self.retire(older)
+            self.retire(newer)
             self.runs[-2:] = [(merged, count)]
 
     def _check(self, path: Path, count: int) -> None:

@@ -94,12 +94,23 @@ class ChunkFile:
     process holds one chunk of them (the OS's page cache holds what it can spare, and gives
     it back when memory is short). The file is unlinked when closed."""
 
-    def __init__(self, path):
+    def __init__(self, path, index: tuple = ()):
+        """A new file at `path`, or (`index`: what `described` gave) the one there, kept."""
         self.path = path
-        self.f = open(path, "wb+")
+        self.f = open(path, "rb+" if index else "wb+")
         self.index: list[tuple] = []      # (rows, lo, [(columns, dtype, width, offset)])
         self.n = 0
         self.nbytes = 0
+        for n, lo, parts in index:
+            self.index.append((n, np.array(lo, dtype=np.int64),
+                               [(np.array(c, dtype=np.int64), np.dtype(d), w, at) for c, d, w, at in parts]))
+            self.n += n
+            self.nbytes += sum(len(c) * n * np.dtype(d).itemsize for c, d, _, _ in parts)
+
+    def described(self) -> list:
+        """The chunks' index as data (numbers, lists and dtype names), for a checkpoint: the
+        file holds the bytes only. `narrow_index` checks one read back."""
+        return [[n, lo.tolist(), [[c.tolist(), d.str, w, at] for c, d, w, at in parts]] for n, lo, parts in self.index]
 
     def append(self, chunk: Chunk) -> None:
         parts = []
@@ -122,10 +133,35 @@ class ChunkFile:
                 read.append((cols, m.reshape(n, width)))
             yield Chunk(n, lo, read)
 
-    def close(self) -> None:
+    def close(self, unlink: bool = True) -> None:
+        """Closed, and the file removed (`unlink`) or left where a checkpoint names it."""
         if not self.f.closed:
             self.f.close()
-            try:
-                self.path.unlink()
-            except OSError:
-                pass
+            if unlink:
+                try:
+                    self.path.unlink()
+                except OSError:
+                    pass
+
+
+def narrow_index(index, width: int, size: int) -> tuple:
+    """A ChunkFile's index read back from a checkpoint, as its constructor takes it: ValueError
+    unless each chunk's columns are each of a row's columns once, in a width the file can
+    hold, and the chunks lie end to end over exactly `size` bytes."""
+    out, at = [], 0
+    names = {np.dtype(t).str: np.dtype(t) for t, _ in WIDTHS} | {np.dtype(np.int32).str: np.dtype(np.int32)}
+    for n, lo, parts in index:
+        if type(n) is not int or n <= 0 or len(lo) != width or not all(type(v) is int for v in lo):
+            raise ValueError("a chunk's rows or offsets are not a chunk's")
+        cols = []
+        for c, d, w, where in parts:
+            if d not in names or w != len(c) or where != at or not all(type(v) is int for v in c):
+                raise ValueError("a chunk's columns are not where its index says")
+            cols += c
+            at += n * w * names[d].itemsize
+        if sorted(cols) != list(range(width)):
+            raise ValueError("a chunk does not hold each column once")
+        out.append((n, lo, parts))
+    if at != size:
+        raise ValueError(f"the rows file holds {size} bytes, and its chunks {at}")
+    return tuple(out)

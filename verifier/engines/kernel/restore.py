@@ -134,13 +134,7 @@ def _check(head: dict, cols: dict, model, kernel) -> Saved:
     if any(not -1 <= i < n for i in found["index"]):
         raise Damaged("a violation names no state")
     lay = kernel.layout
-    universe = head["universe"]
-    if universe[:len(lay.universe)] != lay.universe or any(type(b) is not int for b in universe):
-        raise Damaged("the brokers named are not this config's")
-    for b in universe:
-        lay.universe_index(b)
-    ctrls = _controllers(head["controllers"], model, kernel)
-    _events(head, cols, kernel)
+    ctrls = check_tables(head, cols, model, kernel)
     for rows, fps in ((cols["frontier"], cols["frontier_fp"]), (cols["next"], cols["next_fp"])):
         if len(rows) and (rows[:, lay.ctrl].min() < 0 or rows[:, lay.ctrl].max() >= len(ctrls)):
             raise Damaged("a row's controller id is out of range")
@@ -201,11 +195,10 @@ def _events(head: dict, cols: dict, kernel) -> None:
         raise Damaged("an event's outcome is not the algebra's")
 
 
-def restore(search, saved: Saved) -> None:
-    """Put a checked Saved into a fresh kernel Search (its tables, visited set, store, levels and
-    counters): Damaged if the levels' fingerprints are not in the visited set."""
-    from verifier.core import levels
-    lay, tables = search.k.layout, search.k.tables
+def adopt_tables(kernel, saved) -> None:
+    """The brokers, controller values and event outcomes a checked checkpoint holds, into the
+    search's own kernel under the ids they had (a row's columns mean the same)."""
+    lay, tables = kernel.layout, kernel.tables
     for b in saved.head["universe"]:
         lay.universe_index(b)
     for k, ctrl in enumerate(saved.ctrls):
@@ -214,6 +207,27 @@ def restore(search, saved: Saved) -> None:
     checked = saved.events                 # the outcomes _check ran again, under the same ids
     tables.keys, tables.vals, tables.used = checked.keys, checked.vals, checked.used
     tables.count, tables.errors = checked.count, list(checked.errors)
+
+
+def check_tables(head: dict, cols: dict, model, kernel) -> list:
+    """The saved brokers, controller values and event outcomes, checked into `kernel` (a fresh
+    one): the controller values, in id order."""
+    lay = kernel.layout
+    universe = head["universe"]
+    if universe[:len(lay.universe)] != lay.universe or any(type(b) is not int for b in universe):
+        raise Damaged("the brokers named are not this config's")
+    for b in universe:
+        lay.universe_index(b)
+    ctrls = _controllers(head["controllers"], model, kernel)
+    _events(head, cols, kernel)
+    return ctrls
+
+
+def restore(search, saved: Saved) -> None:
+    """Put a checked Saved into a fresh kernel Search (its tables, visited set, store, levels and
+    counters): Damaged if the levels' fingerprints are not in the visited set."""
+    from verifier.core import levels
+    adopt_tables(search.k, saved)
     h, cols = saved.head, saved.columns
     v = search.visited
     v.room(len(cols["visited"]))

@@ -1,0 +1,154 @@
+"""`check --visited disk --checkpoint-dir` (verifier/engines/kernel/diskpoint.py): the search's
+own level files are the checkpoint. A run stopped by a bound, its time budget inside a level, or
+SIGKILL resumes to exactly the counts, levels and counterexamples of an uninterrupted run; the
+directory then holds only what its manifest names; a torn level file is recomputed, and a
+checkpoint of the other search is refused in one line."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import ROOT
+
+CONFIG = ("--brokers", "4", "--bound", "isr_shrinks=1")     # 1,942,387 states, 30 levels
+SMALL = ("--bound", "lossy_crashes=0")                       # 15,232 states, 25 levels
+MUTANT = ("--mutant", "fenced-elr-elected", "--bound", "isr_shrinks=1")   # violations, kept going
+pytestmark = pytest.mark.xdist_group("diskpoint")
+
+
+def _check(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "verifier.cli", "check", *args, "-q"], cwd=ROOT,
+                          capture_output=True, text=True)
+
+
+def _summary(out):
+    return json.loads(next(out.glob("*/summary.json")).read_text())
+
+
+def _facts(summary):
+    c = summary["counts"]
+    traces = {name: [row[1] for row in t["rows"]] for name, t in summary["counterexamples"].items()}
+    return (c["distinct_states"], c["transitions"], c["depth"], c["states_per_level"], c["terminal_states"],
+            summary["result"], summary["violated"], summary["coverage"], traces)
+
+
+def _plain(out, config) -> tuple:
+    r = _check(*config, "--out", str(out))
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    return _facts(_summary(out))
+
+
+def _named(ck):
+    """The level files the manifest names, and those the directory holds."""
+    data = json.loads((ck / "manifest.json").read_text())["data"]
+    return ({n.split("/", 1)[1] for n in data if n.startswith("visited/")},
+            {p.name for p in (ck / "visited").iterdir()})
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    return _plain(tmp_path_factory.mktemp("plain"), CONFIG)
+
+
+def test_a_run_stopped_at_a_depth_resumes_to_the_counterexamples_of_one_run(tmp_path):
+    """Violations found before the checkpoint and after it: the resumed run reports every one
+    with the counterexample an uninterrupted in-memory run gives (links read back across it)."""
+    plain = _plain(tmp_path / "plain", MUTANT)
+    ck = tmp_path / "ck"
+    first = _check(*MUTANT, "--visited", "disk", "--out", str(tmp_path / "o1"), "--checkpoint-dir", str(ck),
+                   "--max-depth", "8")
+    assert first.returncode == 1, first.stdout + first.stderr      # a violation found: exit 1 over 3
+    assert _summary(tmp_path / "o1")["stop_reason"].startswith("max depth 8 reached")
+    assert json.loads((ck / "manifest.json").read_text())["depth"] == 8
+    named, held = _named(ck)
+    assert named == held
+    r = _check(*MUTANT, "--visited", "disk", "--out", str(tmp_path / "o2"), "--checkpoint-dir", str(ck), "--resume")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "resuming from" in r.stdout and "depth 8" in r.stdout
+    assert _facts(_summary(tmp_path / "o2")) == plain
+    again = _check(*MUTANT, "--visited", "disk", "--out", str(tmp_path / "o3"), "--checkpoint-dir", str(ck), "--resume")
+    assert again.returncode == 1 and _facts(_summary(tmp_path / "o3")) == plain     # a done run answers at once
+
+
+def test_a_run_stopped_inside_a_level_goes_back_to_the_levels_start(tmp_path, uninterrupted):
+    """The time budget stops the run inside a level: the checkpoint is of the level's start, the
+    files written after it are gone, and the resumed run finds exactly what one run would."""
+    ck = tmp_path / "ck"
+    first = _check(*CONFIG, "--visited", "disk", "--out", str(tmp_path / "o1"), "--checkpoint-dir", str(ck),
+                   "--time-budget", "2")
+    assert first.returncode == 3 and "time budget" in first.stdout, first.stdout + first.stderr
+    manifest = json.loads((ck / "manifest.json").read_text())
+    assert manifest["position"] == 0 and 0 < manifest["states"] < _summary(tmp_path / "o1")["counts"]["distinct_states"]
+    named, held = _named(ck)
+    assert named == held
+    r = _check(*CONFIG, "--visited", "disk", "--out", str(tmp_path / "o2"), "--checkpoint-dir", str(ck), "--resume")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"resuming from {ck}: {manifest['states']:,} states" in r.stdout
+    assert _facts(_summary(tmp_path / "o2")) == uninterrupted
+
+
+def test_sigkill_then_resume_gives_the_uninterrupted_counts(tmp_path, uninterrupted):
+    ck = tmp_path / "ck"
+    proc = subprocess.Popen([sys.executable, "-m", "verifier.cli", "check", *CONFIG, "-q", "--visited", "disk",
+                             "--out", str(tmp_path / "o1"), "--checkpoint-dir", str(ck), "--checkpoint-every", "0.2"],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        manifest = ck / "manifest.json"
+        if manifest.exists() and json.loads(manifest.read_text()).get("depth", 0) >= 12:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    states = json.loads((ck / "manifest.json").read_text())["states"]
+    assert 0 < states < uninterrupted[0]
+    r = _check(*CONFIG, "--visited", "disk", "--out", str(tmp_path / "o2"), "--checkpoint-dir", str(ck), "--resume")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"resuming from {ck}: {states:,} states" in r.stdout
+    assert _facts(_summary(tmp_path / "o2")) == uninterrupted
+    named, held = _named(ck)
+    assert named == held
+
+
+@pytest.mark.parametrize("damage", ["a run cut short", "a byte of the rows changed", "a link file gone"])
+def test_a_damaged_level_file_is_recomputed_never_trusted(tmp_path, damage):
+    plain = _plain(tmp_path / "plain", SMALL)
+    ck = tmp_path / "ck"
+    first = _check(*SMALL, "--visited", "disk", "--out", str(tmp_path / "o1"), "--checkpoint-dir", str(ck),
+                   "--max-depth", "10")
+    assert first.returncode == 3, first.stdout + first.stderr
+    visited = ck / "visited"
+    if damage == "a run cut short":
+        run = next(visited.glob("*.run"))
+        os.truncate(run, run.stat().st_size - 16)
+    elif damage == "a byte of the rows changed":
+        rows = next(visited.glob("*.rows"))
+        raw = bytearray(rows.read_bytes())
+        raw[len(raw) // 2] ^= 1
+        rows.write_bytes(bytes(raw))
+    else:
+        (visited / "level-00003.parent").unlink()
+    r = _check(*SMALL, "--visited", "disk", "--out", str(tmp_path / "o2"), "--checkpoint-dir", str(ck), "--resume")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "cannot be trusted" in r.stdout and "torn or altered" in r.stdout and "starting over" in r.stdout
+    assert _facts(_summary(tmp_path / "o2")) == plain
+
+
+@pytest.mark.parametrize("first, then", [("disk", "memory"), ("memory", "disk")])
+def test_the_other_searchs_checkpoint_is_refused_in_one_line(tmp_path, first, then):
+    ck = tmp_path / "ck"
+    made = _check(*SMALL, "--visited", first, "--out", str(tmp_path / "o1"), "--checkpoint-dir", str(ck),
+                  "--max-depth", "5")
+    assert made.returncode == 3, made.stdout + made.stderr
+    before = sorted(p.name for p in ck.rglob("*"))
+    r = _check(*SMALL, "--visited", then, "--out", str(tmp_path / "o2"), "--checkpoint-dir", str(ck), "--resume")
+    assert r.returncode == 2, r.stdout + r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert f"resume it with --visited {first}" in line
+    assert sorted(p.name for p in ck.rglob("*")) == before          # left as it was
