@@ -6,7 +6,8 @@ in memory: about 150 bytes a state, so brokers 5 (136 million states) took 20 GB
 machine. This search keeps in memory only the level it expands and the next level's
 candidates, and does duplicate detection late (Stern and Dill's, Korf's external-memory BFS):
 - a level is expanded with the same compiled loop (search.expand), into a table of the level's
-  own candidates: a successor met twice in one level is kept once, at its first finding; the
+  own candidates: a successor met twice in one level is kept once, at its first finding, and
+  one of the level expanded or the one before (seeded into the table) not at all; the
   level and its candidates are files of narrowed chunks (narrow.py: about a quarter of a row's
   int32 form), written and read in order, one chunk in memory at a time;
 - at the level's end the candidates are sorted by fingerprint and every earlier level's run
@@ -38,7 +39,6 @@ import bisect
 from typing import Optional
 
 import numpy as np
-from numba import njit
 
 from verifier.core import levels, stop
 from verifier.core.exitcodes import InputError
@@ -50,37 +50,11 @@ from verifier.engines.kernel.diskpoint import resume
 from verifier.engines.kernel.levelfiles import LevelFiles, StoreLost
 from verifier.engines.kernel.memory import Buffer, MemoryBudget, release
 from verifier.engines.kernel.narrow import Chunk, ChunkFile
-from verifier.engines.kernel.visited import visit
+from verifier.engines.kernel.gather import gather as _gather
+from verifier.engines.kernel.gather import seed as _seed
 
 STATE_SLOTS = 10          # search.py's found slots 0-9: the state properties
 CHUNK_ROWS = 1 << 16      # candidates narrowed together (and so a chunk of the next level at most)
-
-
-@njit(cache=True, _nrt=False)
-def _gather(keep, order, fp, parents, ks, labels, base, run, parent_of, k_of, front_fp, taken) -> None:
-    """The kept candidates' fingerprints in fingerprint order (`run`), and in the order found
-    their links (the parent's place in its level, the place among its successors), their
-    fingerprints (`front_fp`) and their actions counted (`taken`): one pass each."""
-    r = 0
-    for x in range(len(order)):
-        i = order[x]
-        if keep[i]:
-            run[r, 0], run[r, 1] = fp[i, 0], fp[i, 1]
-            r += 1
-    s = 0
-    for i in range(len(keep)):
-        if keep[i]:
-            parent_of[s] = parents[i] - base
-            k_of[s] = ks[i]
-            front_fp[s, 0], front_fp[s, 1] = fp[i, 0], fp[i, 1]
-            taken[labels[i, 0]] += 1
-            s += 1
-
-
-@njit(cache=True, _nrt=False)
-def _seed(table, fps) -> None:
-    for i in range(len(fps)):
-        visit(table, fps[i, 0], fps[i, 1])
 
 
 def refused(own, settings) -> str:
@@ -110,7 +84,7 @@ class External(Search):
         self.cand_fp = Buffer(1 << 16, (2,), np.uint64, most)     # every candidate's fingerprint
         self.cands: Optional[ChunkFile] = None           # the candidates narrowed (n_out not yet)
         self.front: Optional[ChunkFile] = None           # the level being expanded, narrowed
-        self.front_fp = np.zeros((0, 2), dtype=np.uint64)
+        self.front_fp = self.prev_fp = np.zeros((0, 2), dtype=np.uint64)     # prev_fp: the level before
         self.files: Optional[LevelFiles] = None          # made by run(): in a checkpoint, or a spill directory
         self.starts: list[int] = []                      # each level's first state number
         self.root_rows: dict[int, np.ndarray] = {}
@@ -259,7 +233,17 @@ class External(Search):
             self.cands.close()
         self.cands = ChunkFile(self.files.dir / "candidates.rows")
         self._clear_table()
+        self._seen(self.front_fp, self.prev_fp)
         return tuple(a.copy() for a in (self.ctr, self.enabled, self.found_index, self.found_group, self.found_label))
+
+    def _seen(self, *fps) -> None:
+        """Fingerprints the level's table takes as seen: the level expanded and the one before
+        (in this model most successors met before are of those two, and so never become
+        candidates to narrow, sort and look up in the runs), and a replay's candidates."""
+        self._room(sum(len(f) for f in fps), 0)
+        for f in fps:
+            self.ctr[K.C_VISITED] += _seed(self.visited.tables[0], f)
+        self.visited.counts[0] = int(self.ctr[K.C_VISITED])
 
     def _clear_table(self) -> None:
         """Empty the level's table of candidates: its pages go back to the OS (so the table takes
@@ -302,9 +286,7 @@ class External(Search):
         for now, then in zip((self.ctr, self.enabled, self.found_index, self.found_group, self.found_label), opened):
             now[:] = then
         self._open()
-        self._room(len(old), 0)
-        _seed(self.visited.tables[0], old)
-        self.ctr[K.C_VISITED] = self.visited.counts[0] = len(old)
+        self._seen(old)
         exact = opts.copy()
         exact[2] = self.limits.max_states - self.n_store
         ended = self._level(base, exact, opened)
@@ -350,15 +332,15 @@ class External(Search):
         self.front.close(unlink=False)
         self.files.retire(self.front.path)
         self.cands.close()
-        self.front, self.cands, self.front_fp = front, None, front_fp
+        self.front, self.cands, self.front_fp, self.prev_fp = front, None, front_fp, self.front_fp
         self.starts.append(self.n_store)
         self.n_store += s
         self._found_before = self.found_index.copy()
         return s
 
     def _held(self) -> int:
-        return (super()._held() + self.cand_fp.ram_bytes + self.front_fp.nbytes + self.in_rows.nbytes
-                + self.out_rows.nbytes + self.out_fp.nbytes)
+        return (super()._held() + self.cand_fp.ram_bytes + self.front_fp.nbytes + self.prev_fp.nbytes
+                + self.in_rows.nbytes + self.out_rows.nbytes + self.out_fp.nbytes)
 
     def _growth(self, n_next: int, more: int) -> list:
         """(buffer, rows it needs, rows in use) of the candidates' store."""
