@@ -143,3 +143,21 @@ def test_a_killed_searchs_directory_is_removed_by_the_next(tmp_path, monkeypatch
         (d / "level-00000.run").write_bytes(b"\0" * 16)
     _run(Model(make_config(), symmetry=False), Limits(max_depth=3), visited="disk")
     assert not orphan.exists() and alive.exists()
+
+
+def test_seeds_cut_to_their_share_of_the_budget_change_no_answer(tmp_path, monkeypatch):
+    """A level's table is seeded with as much of the last two levels as SEED_SHARE of the memory
+    budget holds; here 300 fingerprints, so most of the front and all of the level before are
+    left to the runs, and every answer is the same."""
+    from verifier.engines.kernel import external
+    from verifier.engines.kernel.memory import Budget
+    monkeypatch.setenv("KRAFT_VERIFY_SPILL", str(tmp_path))
+    model = Model(make_config(bounds={"isr_shrinks": 1}), symmetry=False)
+    memory = _run(model)
+    monkeypatch.setattr(external, "SEED_SHARE", (Budget().limit or 1 << 34) // (32 * 300))
+    seeded, real = [], external.External._seen
+    monkeypatch.setattr(external.External, "_seen", lambda self, *fps: seeded.append(
+        (len(self.front_fp), sum(map(len, fps)))) or real(self, *fps))
+    disk = _run(model, visited="disk")
+    assert _facts(disk) == _facts(memory)
+    assert max(n for n, _ in seeded) > 300 and max(k for _, k in seeded) == 300

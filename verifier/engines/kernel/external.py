@@ -54,6 +54,7 @@ from verifier.engines.kernel.gather import gather as _gather
 from verifier.engines.kernel.gather import seed as _seed
 
 STATE_SLOTS = 10          # search.py's found slots 0-9: the state properties
+SEED_SHARE = 8            # the seeds of a level's table take at most an eighth of the memory budget
 CHUNK_ROWS = 1 << 16      # candidates narrowed together (and so a chunk of the next level at most)
 
 
@@ -233,13 +234,15 @@ class External(Search):
             self.cands.close()
         self.cands = ChunkFile(self.files.dir / "candidates.rows")
         self._clear_table()
-        self._seen(self.front_fp, self.prev_fp)
+        room = (self.budget.limit or 1 << 34) // (SEED_SHARE * 32)     # a seed: 16 bytes, the table half empty
+        self._seen(self.front_fp[:room], self.prev_fp[:max(0, room - len(self.front_fp))])
         return tuple(a.copy() for a in (self.ctr, self.enabled, self.found_index, self.found_group, self.found_label))
 
     def _seen(self, *fps) -> None:
         """Fingerprints the level's table takes as seen: the level expanded and the one before
         (in this model most successors met before are of those two, and so never become
-        candidates to narrow, sort and look up in the runs), and a replay's candidates."""
+        candidates to narrow, sort and look up in the runs; as much of them as SEED_SHARE of
+        the budget holds: one not seeded is a candidate the runs drop), and a replay's candidates."""
         self._room(sum(len(f) for f in fps), 0)
         for f in fps:
             self.ctr[K.C_VISITED] += _seed(self.visited.tables[0], f)
