@@ -145,19 +145,28 @@ def test_a_killed_searchs_directory_is_removed_by_the_next(tmp_path, monkeypatch
     assert not orphan.exists() and alive.exists()
 
 
-def test_seeds_cut_to_their_share_of_the_budget_change_no_answer(tmp_path, monkeypatch):
-    """A level's table is seeded with as much of the last two levels as SEED_SHARE of the memory
-    budget holds; here 300 fingerprints, so most of the front and all of the level before are
-    left to the runs, and every answer is the same."""
+@pytest.mark.parametrize("case", ["default", "violations kept going", "first violation, a state", "symmetric",
+                                  "max depth", "max states, kept going"])
+def test_a_level_in_parts_answers_as_memory(case, tmp_path, monkeypatch):
+    """A level's table takes a share of the memory budget (LEVEL_SHARE): here 1,024 entries, so
+    it is seeded with 512 fingerprints at most and every level past the first few is filtered
+    in parts as its candidates fill the rest; every answer is the in-memory search's (max
+    states filters whole levels: no parts there)."""
     from verifier.engines.kernel import external
     from verifier.engines.kernel.memory import Budget
     monkeypatch.setenv("KRAFT_VERIFY_SPILL", str(tmp_path))
-    model = Model(make_config(bounds={"isr_shrinks": 1}), symmetry=False)
-    memory = _run(model)
-    monkeypatch.setattr(external, "SEED_SHARE", (Budget().limit or 1 << 34) // (32 * 300))
-    seeded, real = [], external.External._seen
-    monkeypatch.setattr(external.External, "_seen", lambda self, *fps: seeded.append(
-        (len(self.front_fp), sum(map(len, fps)))) or real(self, *fps))
-    disk = _run(model, visited="disk")
+    config, symmetric, limits, keep_going = CASES[case]
+    model = Model(make_config(**config), symmetry=symmetric)
+    memory = _run(model, limits, keep_going)
+    monkeypatch.setattr(external, "LEVEL_SHARE", (Budget().limit or 1 << 34) // (external.ENTRY_BYTES * 1024))
+    seeded, parts = [], []
+    seen, part = external.External._seen, external.External._part
+    monkeypatch.setattr(external.External, "_seen", lambda self, *fps: seeded.append(sum(map(len, fps)))
+                        or seen(self, *fps))
+    monkeypatch.setattr(external.External, "_part", lambda self, base: parts.append(base) or part(self, base))
+    disk = _run(model, limits, keep_going, visited="disk")
     assert _facts(disk) == _facts(memory)
-    assert max(n for n, _ in seeded) > 300 and max(k for _, k in seeded) == 300
+    assert disk.disk_bytes == 22 * disk.distinct_states - 6 * memory.states_per_level[0]
+    assert max(seeded) == 512 or case.startswith("first")
+    assert (len(parts) > 10) == (limits.max_states is None and not case.startswith("first")), len(parts)
+    assert list(tmp_path.iterdir()) == []

@@ -48,7 +48,7 @@ from verifier.engines.kernel.restore import _hashes, _read, adopt_tables, check_
 FORMAT = "kraft-verify check kernel search, visited set on disk"
 VERSION = 5
 VISITED = "visited"
-LEVEL_FILE = re.compile(r"(level-\d{5}\.(run|parent|k|rows)|merged-\d{5}\.run)")
+LEVEL_FILE = re.compile(r"(level-\d{5}\.(run|parent|k|rows)|merged-\d{5}\.run|part-\d{5}-\d{4}\.run)")
 SEARCH_FILE = re.compile(r"search-\d{5}\.(json|bin)")
 
 

@@ -7,7 +7,11 @@ machine. This search keeps in memory only the level it expands and the next leve
 candidates, and does duplicate detection late (Stern and Dill's, Korf's external-memory BFS):
 - a level is expanded with the same compiled loop (search.expand), into a table of the level's
   own candidates: a successor met twice in one level is kept once, at its first finding, and
-  one of the level expanded or the one before (seeded into the table) not at all; the
+  one of the level expanded or the one before (seeded into the table) not at all. The table,
+  the candidates' store and fingerprints take at most a share of the memory budget
+  (LEVEL_SHARE): when the table holds that many, the candidates so far are filtered and become
+  the next level's first states (`_part`), so memory is bounded by the budget, not by a level's
+  width (but for the level's fingerprints, 16 bytes a state, and with max states); the
   level and its candidates are files of narrowed chunks (narrow.py: about a quarter of a row's
   int32 form), written and read in order, one chunk in memory at a time;
 - at the level's end the candidates are sorted by fingerprint and every earlier level's run
@@ -35,7 +39,6 @@ A checkpoint is the search's own files (diskpoint.py). Not yet (`refused`): thre
 """
 from __future__ import annotations
 
-import bisect
 from typing import Optional
 
 import numpy as np
@@ -48,13 +51,15 @@ from verifier.engines.kernel import STRETCH, Search
 from verifier.engines.kernel import search as K
 from verifier.engines.kernel.diskpoint import resume
 from verifier.engines.kernel.levelfiles import LevelFiles, StoreLost
+from verifier.engines.kernel.links import path
 from verifier.engines.kernel.memory import Buffer, MemoryBudget, release
 from verifier.engines.kernel.narrow import Chunk, ChunkFile
 from verifier.engines.kernel.gather import gather as _gather
 from verifier.engines.kernel.gather import seed as _seed
 
 STATE_SLOTS = 10          # search.py's found slots 0-9: the state properties
-SEED_SHARE = 8            # the seeds of a level's table take at most an eighth of the memory budget
+LEVEL_SHARE = 4           # a level's table, candidates' store and fingerprints: a quarter of the memory budget
+ENTRY_BYTES = 96          # of a table entry (32 at half load, up to 64 after a doubling), store (32), fp (16)
 CHUNK_ROWS = 1 << 16      # candidates narrowed together (and so a chunk of the next level at most)
 
 
@@ -86,13 +91,17 @@ class External(Search):
         self.cands: Optional[ChunkFile] = None           # the candidates narrowed (n_out not yet)
         self.front: Optional[ChunkFile] = None           # the level being expanded, narrowed
         self.front_fp = self.prev_fp = np.zeros((0, 2), dtype=np.uint64)     # prev_fp: the level before
+        self.entries = max(1024, (self.budget.limit or 1 << 34) // (LEVEL_SHARE * ENTRY_BYTES))
+        self.part = self.level_first = 0                 # the next level's parts admitted, its first state
+        self.next_front: Optional[ChunkFile] = None
+        self.next_fps: list = []
         self.files: Optional[LevelFiles] = None          # made by run(): in a checkpoint, or a spill directory
         self.starts: list[int] = []                      # each level's first state number
         self.root_rows: dict[int, np.ndarray] = {}
 
     def close(self) -> None:
         super().close()
-        for rows in (self.front, self.cands):
+        for rows in (self.front, self.cands, self.next_front):
             if rows is not None:
                 rows.close()
         if self.files is not None:
@@ -163,6 +172,8 @@ class External(Search):
                     if status in (K.STOP, K.MAX_STATES):
                         why = f"max states {self.limits.max_states} reached" if status == K.MAX_STATES else ""
                         return self._stopped(STOPPED if why else VIOLATION, why, base)
+                    if look_at is None and self.ctr[K.C_VISITED] >= self.entries:
+                        self._part(base)
                     if look_at is not None and self.m >= look_at:
                         self._flush()
                         keep, _ = self._filter()
@@ -234,15 +245,33 @@ class External(Search):
             self.cands.close()
         self.cands = ChunkFile(self.files.dir / "candidates.rows")
         self._clear_table()
-        room = (self.budget.limit or 1 << 34) // (SEED_SHARE * 32)     # a seed: 16 bytes, the table half empty
-        self._seen(self.front_fp[:room], self.prev_fp[:max(0, room - len(self.front_fp))])
+        self._seen(*self._seeds())
         return tuple(a.copy() for a in (self.ctr, self.enabled, self.found_index, self.found_group, self.found_label))
+
+    def _seeds(self) -> tuple:
+        room = self.entries // 2                     # the other half: the level's candidates
+        return self.front_fp[:room], self.prev_fp[:max(0, room - len(self.front_fp))]
+
+    def _part(self, base: int) -> None:
+        """The level's table holds its share of the budget: the candidates so far are filtered
+        and become the next level's first states (a part; their run is one the candidates
+        after are filtered against), and the table starts again. States are numbered in the
+        order found, as one filter at the level's end would number them."""
+        self._flush()
+        self._clear_table()
+        keep, order = self._filter()
+        self._admit(keep, order, base, last=False)
+        self.m = self.n_out = 0
+        self.cands.close()
+        self.cands = ChunkFile(self.files.dir / "candidates.rows")
+        self._seen(*self._seeds())
 
     def _seen(self, *fps) -> None:
         """Fingerprints the level's table takes as seen: the level expanded and the one before
         (in this model most successors met before are of those two, and so never become
-        candidates to narrow, sort and look up in the runs; as much of them as SEED_SHARE of
-        the budget holds: one not seeded is a candidate the runs drop), and a replay's candidates."""
+        candidates to narrow, sort and look up in the runs; as much of them as half the level's
+        share of the budget holds: one not seeded is a candidate the runs drop), and a replay's
+        candidates."""
         self._room(sum(len(f) for f in fps), 0)
         for f in fps:
             self.ctr[K.C_VISITED] += _seed(self.visited.tables[0], f)
@@ -311,10 +340,14 @@ class External(Search):
         keep, order = self._filter()
         return self._admit(keep, order, base)
 
-    def _admit(self, keep, order, base: int) -> int:
+    def _admit(self, keep, order, base: int, last: bool = True) -> int:
         """Number the candidates `keep` marks as the next level's states, in the order found:
-        their run and links to the disk, their chunks the next level."""
+        their run and links to the disk, their chunks the next level; `last`: the level is
+        done (the next level's states, all parts)."""
         s = int(np.count_nonzero(keep))
+        level = len(self.starts)
+        if self.part == 0:
+            self.next_front, self.next_fps, self.level_first = ChunkFile(self.files.file(level, "rows")), [], self.n_store
         for slot in range(STATE_SLOTS):
             at = int(self.found_index[slot])
             if at >= 0 and self._found_before[slot] < 0:
@@ -325,25 +358,33 @@ class External(Search):
         run, front_fp = np.empty((s, 2), dtype=np.uint64), np.empty((s, 2), dtype=np.uint64)
         parent_of, k_of = np.empty(s, dtype="<u4"), np.empty(s, dtype="<u2")
         _gather(keep, order, fp, self.parents, self.ks, self.labels, base, run, parent_of, k_of, front_fp, self.taken)
-        self.files.write_level(len(self.starts), run, parent_of, k_of)
-        front, off = ChunkFile(self.files.file(len(self.starts), "rows")), 0
+        self.files.write_level(level, run, parent_of, k_of, self.part)
+        off = 0
         for chunk in self._read(self.cands):
             part = keep[off:off + chunk.n]
             off += chunk.n
             if part.any():
-                self._write(front, chunk.select(part))
+                self._write(self.next_front, chunk.select(part))
+        self.next_fps.append(front_fp)
+        self.n_store += s
+        self._found_before = self.found_index.copy()
+        if not last:
+            self.part += 1
+            return s
         self.front.close(unlink=False)
         self.files.retire(self.front.path)
         self.cands.close()
-        self.front, self.cands, self.front_fp, self.prev_fp = front, None, front_fp, self.front_fp
-        self.starts.append(self.n_store)
-        self.n_store += s
-        self._found_before = self.found_index.copy()
-        return s
+        front_fp = self.next_fps[0] if len(self.next_fps) == 1 else np.concatenate(self.next_fps)
+        self.prev_fp = self.front_fp[:self.entries // 2].copy()      # no more than a seed needs
+        self.front, self.cands, self.front_fp, self.next_front, self.next_fps = self.next_front, None, front_fp, None, []
+        self.starts.append(self.level_first)
+        self.part = 0
+        return self.n_store - self.level_first
 
     def _held(self) -> int:
         return (super()._held() + self.cand_fp.ram_bytes + self.front_fp.nbytes + self.prev_fp.nbytes
-                + self.in_rows.nbytes + self.out_rows.nbytes + self.out_fp.nbytes)
+                + sum(f.nbytes for f in self.next_fps) + self.in_rows.nbytes + self.out_rows.nbytes
+                + self.out_fp.nbytes)
 
     def _growth(self, n_next: int, more: int) -> list:
         """(buffer, rows it needs, rows in use) of the candidates' store."""
@@ -363,42 +404,16 @@ class External(Search):
 
     # ---------------------------------------------------------------- the result
     def _path(self, index: int) -> tuple[int, list]:
-        """The root and labels of state `index`: its links back to a root, then the model run
-        forward along them."""
-        places = []
-        level = bisect.bisect_right(self.starts, index) - 1
-        while level > 0:
-            parent, place = self.files.link(level, index - self.starts[level])
-            places.append(place)
-            index = self.starts[level - 1] + parent
-            level -= 1
-        return index, self._labels_along(self.root_rows[index], places[::-1])
-
-    def _labels_along(self, row, places: list) -> list:
-        from specs.kernel.events import MISS
-        from specs.kernel.properties import steps_then_canonical
-        k, labels = self.k, []
-        for place in places:
-            n = MISS
-            while n == MISS:              # the successors as the search made them (canonical, when symmetric)
-                n = k.successor_rows(row)
-                if k.reduce is not None:
-                    n = steps_then_canonical(row, k.out, k.labels, n, k.layout.lay, k.cv, k.table_args(), k.key,
-                                             k.work, self.step_check, k.step_bad, 0)
-                    if n == MISS:
-                        k.tables.fill(k.key)
-            labels.append(k.label(k.labels[place]))
-            row = k.out[place].copy()
-        return labels
+        return path(self, index)
 
     def _finish(self, status: str, reason: str = "", cut: Optional[int] = None) -> SearchResult:
         """The result; a stop for a bound, a budget or a signal saves the checkpoint of the
         last level's end (diskpoint.py), which then holds what is left on disk."""
         if status == STOPPED and self.checkpoint is not None and not reason.startswith("max states"):
             self.checkpoint.save(self)
-        for rows in (self.front, self.cands):       # what is left on disk: the runs and the links
+        for rows in (self.front, self.cands, self.next_front):       # left on disk: the runs and the links
             if rows is not None:
-                rows.close(unlink=rows is self.cands or not self.files.kept)
+                rows.close(unlink=rows is not self.front or not self.files.kept)
         res = super()._finish(status, reason, cut)
         res.disk_bytes, res.disk_of = self.files.nbytes, "visited runs and links"
         return res

@@ -129,19 +129,22 @@ class LevelFiles:
             except (OSError, ValueError) as exc:
                 raise StoreLost(f"a visited run cannot be read ({exc}): the search cannot go on without it") from None
 
-    def write_level(self, level: int, run, parents=None, ks=None) -> None:
-        """A level's run (sorted fingerprints) and links, within the disk's budget."""
+    def write_level(self, level: int, run, parents=None, ks=None, part: int = 0) -> None:
+        """A level's run (sorted fingerprints) and links, within the disk's budget; a part after
+        the first (external.External._part) is a run of its own, its links appended."""
         parts = {"run": run} if parents is None else {"run": run, "parent": parents, "k": ks}
         self.budget.allow_disk(sum(a.nbytes for a in parts.values()), "the visited runs")
+        path = self.file(level, "run") if part == 0 else self.dir / f"part-{level:05d}-{part:04d}.run"
         try:
             for what, a in parts.items():
                 if what == "run":
-                    write_run(str(self.file(level, what)), a)
+                    write_run(str(path), a)
                 else:
-                    a.tofile(str(self.file(level, what)))
+                    with open(self.file(level, what), "ab" if part else "wb") as fh:
+                        a.tofile(fh)
         except OSError as exc:
             raise self.failed(f"writing level {level}'s files", exc) from None
-        self._add(self.file(level, "run"), len(run))
+        self._add(path, len(run))
 
     def link(self, level: int, at: int) -> tuple[int, int]:
         """(the parent's place in the level before, the place among its successors) of the
