@@ -201,16 +201,7 @@ def open_checkpoint(path: str, identity: dict, resume: bool, every: float, model
     directory rules are verifier/core/checkpoint.py's; a torn, altered or foreign checkpoint is
     recomputed; an older version's, or the other search's, is refused (CheckpointError: one
     line, exit 2)."""
-    directory = CheckpointDir(path, identity, "check", VERSION)
-    refuse_other(directory, VERSION)
-    note = ""
-    try:
-        manifest = directory.claim(resume)
-    except Unsigned:
-        directory.forget(MANIFEST)
-        manifest = directory.claim(resume)
-        note = (f"checkpoint in {path} is not signed with this user's key (another user's, or edited): "
-                "starting over")
+    directory, manifest, note = claim(path, identity, resume, VERSION)
     saver = Checkpointer(directory, every)
     if manifest is None:
         directory.forget(MANIFEST, JSON_PART, BIN_PART, "search.pickle")
@@ -221,6 +212,19 @@ def open_checkpoint(path: str, identity: dict, resume: bool, every: float, model
     h = saved.head
     return saver, saved, (f"resuming from {path}: {h['n_store']:,} states, depth {h['depth']}, "
                           f"{h['pos']:,} of {len(saved.frontier):,} states of the level expanded")
+
+
+def claim(path: str, identity: dict, resume: bool, version: int) -> tuple[CheckpointDir, Optional[dict], str]:
+    """(the directory, the manifest to resume or None, a note): the directory rules, the other
+    search's checkpoint refused, and one not signed with this user's key started over."""
+    directory = CheckpointDir(path, identity, "check", version)
+    refuse_other(directory, version)
+    try:
+        return directory, directory.claim(resume), ""
+    except Unsigned:
+        directory.forget(MANIFEST)
+        return directory, directory.claim(resume), (f"checkpoint in {path} is not signed with this user's key "
+                                                    "(another user's, or edited): starting over")
 
 
 def refuse_other(directory: CheckpointDir, version: int) -> None:

@@ -37,11 +37,11 @@ from typing import Optional
 import numpy as np
 
 from verifier.core import levels
-from verifier.core.checkpoint import MANIFEST, MARK, CheckpointDir, Unsigned, digest
+from verifier.core.checkpoint import MARK, CheckpointDir, digest
 from verifier.core.files import write_atomic
 from verifier.core.runs import drop_seen_file
 from verifier.core.values import BadData, to_data
-from verifier.engines.kernel.checkpoint import Damaged, _write_columns, refuse_other
+from verifier.engines.kernel.checkpoint import Damaged, _write_columns, claim
 from verifier.engines.kernel.narrow import ChunkFile, narrow_index
 from verifier.engines.kernel.restore import _hashes, _read, adopt_tables, check_tables
 
@@ -154,16 +154,7 @@ def open_disk_checkpoint(path: str, identity: dict, resume: bool, every: float, 
                          kernel) -> tuple[DiskCheckpointer, Optional[DiskSaved], str]:
     """(the checkpointer, the DiskSaved to resume or None, a note for the user), as
     checkpoint.open_checkpoint answers for the in-memory search."""
-    directory = CheckpointDir(path, identity, "check", VERSION)
-    refuse_other(directory, VERSION)
-    note = ""
-    try:
-        manifest = directory.claim(resume)
-    except Unsigned:
-        directory.forget(MANIFEST)
-        manifest = directory.claim(resume)
-        note = (f"checkpoint in {path} is not signed with this user's key (another user's, or edited): "
-                "starting over")
+    directory, manifest, note = claim(path, identity, resume, VERSION)
     saver = DiskCheckpointer(directory, every)
     saved, why = (None, "") if manifest is None else load(directory, manifest, model, kernel)
     if saved is None:
