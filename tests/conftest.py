@@ -75,3 +75,25 @@ def spark_session():
     spark = make_session("local[2]", partitions=2)
     yield spark
     spark.stop()
+
+
+def kill_at_depth(args, ck, depth: int, wait: float = 120) -> dict:
+    """Run `kraft-verify check *args --checkpoint-dir ck`, SIGKILL it once its manifest is of
+    `depth` or deeper (or `wait` seconds passed), and return the manifest it left."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    proc = subprocess.Popen([sys.executable, "-m", "verifier.cli", "check", *args, "-q", "--checkpoint-dir", str(ck)],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        manifest = ck / "manifest.json"
+        if manifest.exists() and json.loads(manifest.read_text()).get("depth", 0) >= depth:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return json.loads((ck / "manifest.json").read_text())

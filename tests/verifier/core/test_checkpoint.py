@@ -4,16 +4,13 @@ number of threads; a torn or altered checkpoint is recomputed, a foreign or olde
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, kill_at_depth
 
 CONFIG = ("--brokers", "4", "--bound", "isr_shrinks=1")     # 1,942,387 states, 30 levels: a few seconds
 # What a damaged or planted checkpoint is recomputed on: 15,232 states, 25 levels, about a
@@ -82,18 +79,7 @@ def _stopped_copy(stopped, ck):
 
 def _killed_run(ck, out):
     """Start a checkpointed run and SIGKILL it once a checkpoint from inside a level exists."""
-    proc = subprocess.Popen([sys.executable, "-m", "verifier.cli", "check", *CONFIG, "-q", "--out", str(out),
-                             "--checkpoint-dir", str(ck), "--checkpoint-every", "0.5"], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        manifest = ck / "manifest.json"
-        if manifest.exists() and json.loads(manifest.read_text()).get("depth", 0) >= 10:
-            break
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    return json.loads((ck / "manifest.json").read_text())
+    return kill_at_depth((*CONFIG, "--out", str(out), "--checkpoint-every", "0.5"), ck, 10, wait=60)
 
 
 @pytest.mark.slow

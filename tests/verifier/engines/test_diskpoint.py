@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, kill_at_depth
 
 CONFIG = ("--brokers", "4", "--bound", "isr_shrinks=1")     # 1,942,387 states, 30 levels
 SMALL = ("--bound", "lossy_crashes=0")                       # 15,232 states, 25 levels
@@ -95,18 +93,8 @@ def test_a_run_stopped_inside_a_level_goes_back_to_the_levels_start(tmp_path, un
 
 def test_sigkill_then_resume_gives_the_uninterrupted_counts(tmp_path, uninterrupted):
     ck = tmp_path / "ck"
-    proc = subprocess.Popen([sys.executable, "-m", "verifier.cli", "check", *CONFIG, "-q", "--visited", "disk",
-                             "--out", str(tmp_path / "o1"), "--checkpoint-dir", str(ck), "--checkpoint-every", "0.2"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        manifest = ck / "manifest.json"
-        if manifest.exists() and json.loads(manifest.read_text()).get("depth", 0) >= 12:
-            break
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    states = json.loads((ck / "manifest.json").read_text())["states"]
+    states = kill_at_depth((*CONFIG, "--visited", "disk", "--out", str(tmp_path / "o1"), "--checkpoint-every", "0.2"),
+                           ck, 12)["states"]
     assert 0 < states < uninterrupted[0]
     r = _check(*CONFIG, "--visited", "disk", "--out", str(tmp_path / "o2"), "--checkpoint-dir", str(ck), "--resume")
     assert r.returncode == 0, r.stdout + r.stderr
