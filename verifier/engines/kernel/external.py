@@ -238,8 +238,8 @@ class External(Search):
             raise StoreLost(f"a level's rows cannot be read ({exc}): the search cannot go on") from None
 
     def _open(self) -> tuple:
-        """A level's start: no candidates, an empty table of them, and the counters as they are
-        (what `_replay` goes back to)."""
+        """A level's (or a part's) start: no candidates, a table of the seeds only, and the
+        counters as they are (what `_replay` goes back to)."""
         self.m = self.n_out = 0
         if self.cands is not None:
             self.cands.close()
@@ -257,14 +257,8 @@ class External(Search):
         and become the next level's first states (a part; their run is one the candidates
         after are filtered against), and the table starts again. States are numbered in the
         order found, as one filter at the level's end would number them."""
-        self._flush()
-        self._clear_table()
-        keep, order = self._filter()
-        self._admit(keep, order, base, last=False)
-        self.m = self.n_out = 0
-        self.cands.close()
-        self.cands = ChunkFile(self.files.dir / "candidates.rows")
-        self._seen(*self._seeds())
+        self._filtered(base, last=False)
+        self._open()
 
     def _seen(self, *fps) -> None:
         """Fingerprints the level's table takes as seen: the level expanded and the one before
@@ -334,11 +328,11 @@ class External(Search):
         self.files.drop_seen(fp, order, keep)
         return keep, order
 
-    def _filtered(self, base: int) -> int:
+    def _filtered(self, base: int, last: bool = True) -> int:
         self._flush()
         self._clear_table()
         keep, order = self._filter()
-        return self._admit(keep, order, base)
+        return self._admit(keep, order, base, last)
 
     def _admit(self, keep, order, base: int, last: bool = True) -> int:
         """Number the candidates `keep` marks as the next level's states, in the order found:
