@@ -206,8 +206,8 @@ def _workers(args, on_kernel: bool = True) -> int:
             raise UsageError(f"--workers {args.workers}: the interpreted Python search runs in one process "
                              f"(it runs here because {args.engine_why}); drop --workers")
         return args.workers
-    if not on_kernel or args.simulate is not None or getattr(args, "visited", "memory") == "disk":
-        return 1               # --visited disk runs on one thread (for now)
+    if not on_kernel or args.simulate is not None:
+        return 1
     return max(os.cpu_count() or 1, 1)
 
 

@@ -19,9 +19,9 @@ from verifier.core.result import STOPPED
 from verifier.core.settings import Limits, Options, Settings
 
 
-def _run(model, limits=Limits(), keep_going=True, **knobs):
+def _run(model, limits=Limits(), keep_going=True, threads=1, **knobs):
     settings = Settings(limits=limits, options=Options(keep_going=keep_going),
-                        knobs=binding.knobs("kernel", threads=1, **knobs))
+                        knobs=binding.knobs("kernel", threads=threads, **knobs))
     return binding.engine("kernel")(model, binding.properties(), settings)
 
 
@@ -47,13 +47,15 @@ CASES = {
 }
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("case", list(CASES))
-def test_disk_answers_as_memory(case, tmp_path, monkeypatch):
+def test_disk_answers_as_memory(case, threads, tmp_path, monkeypatch):
+    """On one thread or two (their rounds claim in the level's one table, parallel.Rounds)."""
     monkeypatch.setenv("KRAFT_VERIFY_SPILL", str(tmp_path))
     config, symmetric, limits, keep_going = CASES[case]
     model = Model(make_config(**config), symmetry=symmetric)
     memory = _run(model, limits, keep_going)
-    disk = _run(model, limits, keep_going, visited="disk")
+    disk = _run(model, limits, keep_going, threads, visited="disk")
     assert memory.distinct_states > 100 or case.startswith("first")
     assert _facts(disk) == _facts(memory)
     # a run (16 bytes) and links (4 + 2) a state; the roots have no links
@@ -118,7 +120,6 @@ def test_check_visited_disk_reports_what_check_does(tmp_path):
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--workers", "2"], "--visited disk does not take several threads yet"),
     (["--dump-graph", "CP.dot"], "--visited disk does not take --dump-graph yet"),
     (["--engine", "python"], "--visited disk is the compiled search's"),
     (["--mutants"], "--mutants does not use --visited"),
@@ -145,28 +146,32 @@ def test_a_killed_searchs_directory_is_removed_by_the_next(tmp_path, monkeypatch
     assert not orphan.exists() and alive.exists()
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("case", ["default", "violations kept going", "first violation, a state", "symmetric",
                                   "max depth", "max states, kept going"])
-def test_a_level_in_parts_answers_as_memory(case, tmp_path, monkeypatch):
+def test_a_level_in_parts_answers_as_memory(case, threads, tmp_path, monkeypatch):
     """A level's table takes a share of the memory budget (LEVEL_SHARE): here 1,024 entries, so
     it is seeded with 512 fingerprints at most and every level past the first few is filtered
     in parts as its candidates fill the rest; every answer is the in-memory search's (max
-    states filters whole levels: no parts there)."""
+    states filters whole levels: no parts there), on one thread or two."""
     from verifier.engines.kernel import external
     from verifier.engines.kernel.memory import Budget
     monkeypatch.setenv("KRAFT_VERIFY_SPILL", str(tmp_path))
     config, symmetric, limits, keep_going = CASES[case]
     model = Model(make_config(**config), symmetry=symmetric)
     memory = _run(model, limits, keep_going)
-    monkeypatch.setattr(external, "LEVEL_SHARE", (Budget().limit or 1 << 34) // (external.ENTRY_BYTES * 1024))
+    entry = external.ENTRY_BYTES + (64 if threads > 1 else 0)      # the threads' table: 32-byte slots
+    monkeypatch.setattr(external, "LEVEL_SHARE", (Budget().limit or 1 << 34) // (entry * 1024))
     seeded, parts = [], []
-    seen, part = external.External._seen, external.External._part
-    monkeypatch.setattr(external.External, "_seen", lambda self, *fps: seeded.append(sum(map(len, fps)))
-                        or seen(self, *fps))
+    seeds, part = external.External._seeds, external.External._part
+    monkeypatch.setattr(external.External, "_seeds", lambda self: seeded.append(sum(map(len, seeds(self))))
+                        or seeds(self))
     monkeypatch.setattr(external.External, "_part", lambda self, base: parts.append(base) or part(self, base))
-    disk = _run(model, limits, keep_going, visited="disk")
+    disk = _run(model, limits, keep_going, threads, visited="disk")
     assert _facts(disk) == _facts(memory)
     assert disk.disk_bytes == 22 * disk.distinct_states - 6 * memory.states_per_level[0]
     assert max(seeded) == 512 or case.startswith("first")
-    assert (len(parts) > 10) == (limits.max_states is None and not case.startswith("first")), len(parts)
+    # the threads look at the table after a round (a chunk of the level), one thread every 20,000 states
+    assert (len(parts) > (10 if threads == 1 else 2)) == (limits.max_states is None and not case.startswith("first")), \
+        len(parts)
     assert list(tmp_path.iterdir()) == []

@@ -1,4 +1,4 @@
-"""Exhaustive breadth-first search on the compiled kernel (specs/kernel), one core.
+"""Exhaustive breadth-first search on the compiled kernel (specs/kernel), on one thread or more.
 
 The same search as verifier/engines/bfs, over rows instead of NamedTuples: the model's steps
 and the properties run compiled (numba), the visited set is a native fingerprint table, and
@@ -6,12 +6,8 @@ Python only drives the levels, fills the controller table when the kernel meets 
 lacks, reports progress and rebuilds counterexamples by re-running the model along the stored
 labels (`levels.rebuild`, which checks them again). Same config, same counts, levels and
 shortest counterexamples as `bfs` (tests/verifier/engines/test_kernel_engine.py,
-bench/kernel_bench.py).
-
-A checkpoint (checkpoint.py here: data, never a pickle) carries the search between processes,
-and a resumed run ends with exactly the counts of an uninterrupted one.
-
-Symmetry reduction is the kernel's own (specs/kernel/symmetry.py: successors come as their
+bench/kernel_bench.py). A checkpoint (checkpoint.py: data, never a pickle) carries the search
+between processes; a resumed run ends with exactly the counts of an uninterrupted one. Symmetry reduction is the kernel's own (specs/kernel/symmetry.py: successors come as their
 orbits' canonical members); --dump-graph's edges are found again by the graph builder
 (verifier/core/rowgraph.py) over the states the search numbered. What it does not do, refused
 before a run with one line (exit 2): a property without a row form (specs/kernel/properties.py).
@@ -73,7 +69,7 @@ def run(model, properties, settings: Settings = Settings(),
         from verifier.engines.kernel.external import External, refused
         if refused(own, settings):
             raise InputError(refused(own, settings))
-        search = External(model, properties, settings, progress)
+        search = External(model, properties, settings, progress, own.threads)
     else:
         search = Search(model, properties, settings, progress, own.threads)
     search.checkpoint, search.resume_from = own.checkpoint, own.resume_from
@@ -101,7 +97,7 @@ class Search(Rounds):
         width = self.k.layout.width
         self.budget = Budget()
         most = self.budget.limit or 1 << 36               # the bytes any one array could reach
-        self.visited = Visited(threads, most=most, shared=threads > 1)
+        self.visited = self._visited(threads, most)
         # the store: a state's parent and label (28 bytes), by state number
         self._store = Buffer(1 << 16, (), np.int64, most), Buffer(1 << 16, (5,), np.int32, most)
         self.parents, self.labels = self._store[0].array, self._store[1].array
@@ -135,12 +131,15 @@ class Search(Rounds):
             # each thread's share of a round in PIECES stretches: while a stretch waits for its
             # controller events (the fills, in Python), its thread expands another
             capacity = max(P_STATES * P_SUCCESSORS // PIECES, self.k.max_successors)
-            self.stretches = [Stretch(self.k, capacity, max(1, P_STATES // PIECES), threads, len(self.enabled))
+            self.stretches = [Stretch(self.k, capacity, P_STATES // PIECES, self.visited.owners, len(self.enabled))
                               for _ in range(threads * PIECES)]
             self.stride = self.k.max_successors        # a discovery key: (parent's number + 1) * stride + k
             self.lost = np.zeros(threads * P_STATES * self.stride, dtype=np.uint8)
             self._claims = self.k.max_successors       # the slots a round has room for (parallel.ROOM)
             self.pool = ThreadPoolExecutor(threads)
+
+    def _visited(self, threads: int, most: int) -> Visited:     # a table per thread: they grow at once
+        return Visited(threads, most=most, shared=threads > 1)
 
     def close(self) -> None:
         self.collector.close()

@@ -5,11 +5,13 @@ The in-memory search keeps a table of every fingerprint and a parent and label f
 in memory: about 150 bytes a state, so brokers 5 (136 million states) took 20 GB of this 24 GB
 machine. This search keeps in memory only the level it expands and the next level's
 candidates, and does duplicate detection late (Stern and Dill's, Korf's external-memory BFS):
-- a level is expanded with the same compiled loop (search.expand), into a table of the level's
-  own candidates: a successor met twice in one level is kept once, at its first finding, and
+- a level is expanded with the same compiled loop (search.expand), or on several threads with
+  the same rounds (parallel.Rounds: their candidates numbered in frontier order, as one thread
+  finds them), into a table of the level's own candidates: a successor met twice in one level is kept once, at its first finding, and
   one of the level expanded or the one before (seeded into the table) not at all. The table,
   the candidates' store and fingerprints take at most a share of the memory budget
-  (LEVEL_SHARE): when the table holds that many, the candidates so far are filtered and become
+  (LEVEL_SHARE; the threads look after each round, so they pass it by one round at most,
+  a chunk of the level): when the table holds that many, the candidates so far are filtered and become
   the next level's first states (`_part`), so memory is bounded by the budget, not by a level's
   width (but for the level's fingerprints, 16 bytes a state, and with max states); the
   level and its candidates are files of narrowed chunks (narrow.py: about a quarter of a row's
@@ -35,7 +37,7 @@ candidates could reach it, the level is filtered; once it is reached, the level 
 from its start with the table seeded with the candidates the runs hold, so that every state the
 loop keeps is new and it stops where the in-memory loop stops (`_replay`).
 
-A checkpoint is the search's own files (diskpoint.py). Not yet (`refused`): threads, --dump-graph.
+A checkpoint is the search's own files (diskpoint.py). Not yet (`refused`): --dump-graph.
 """
 from __future__ import annotations
 
@@ -50,14 +52,14 @@ from verifier.core.runs import by_fp
 from verifier.engines.kernel import STRETCH, Search
 from verifier.engines.kernel import search as K
 from verifier.engines.kernel.diskpoint import resume
+from verifier.engines.kernel.candidates import Candidates
 from verifier.engines.kernel.levelfiles import LevelFiles, StoreLost
 from verifier.engines.kernel.links import path
 from verifier.engines.kernel.memory import Buffer, MemoryBudget, release
 from verifier.engines.kernel.narrow import Chunk, ChunkFile
-from verifier.engines.kernel.gather import gather as _gather
+from verifier.engines.kernel.visited import Visited
 from verifier.engines.kernel.gather import seed as _seed
 
-STATE_SLOTS = 10          # search.py's found slots 0-9: the state properties
 LEVEL_SHARE = 4           # a level's table, candidates' store and fingerprints: a quarter of the memory budget
 ENTRY_BYTES = 96          # of a table entry (32 at half load, up to 64 after a doubling), store (32), fp (16)
 CHUNK_ROWS = 1 << 16      # candidates narrowed together (and so a chunk of the next level at most)
@@ -65,15 +67,17 @@ CHUNK_ROWS = 1 << 16      # candidates narrowed together (and so a chunk of the 
 
 def refused(own, settings) -> str:
     """What --visited disk does not do yet, in words (empty: nothing of it is asked)."""
-    asked = [what for what, on in (("several threads", own.threads > 1), ("--dump-graph", settings.options.graph)) if on]
-    return f"--visited disk does not take {' or '.join(asked)} yet: drop it, or use --visited memory" if asked else ""
+    return ("--visited disk does not take --dump-graph yet: drop it, or use --visited memory"
+            if settings.options.graph else "")
 
 
-class External(Search):
-    """One thread's levels as narrowed chunks in memory, the visited set and links as files."""
+class External(Candidates, Search):
+    """The levels as narrowed chunks in memory, the visited set and links as files; with
+    several threads a level's table is the one table they all claim in (parallel.Rounds), and
+    a round's new candidates are numbered in frontier order, as one thread finds them."""
 
-    def __init__(self, model, properties, settings, progress):
-        super().__init__(model, properties, settings, progress, threads=1)
+    def __init__(self, model, properties, settings, progress, threads: int = 1):
+        super().__init__(model, properties, settings, progress, threads=threads)
         if self.k.max_successors > 0xFFFF:
             raise InputError(f"--visited disk: {self.k.max_successors} successors a state, and a link holds 65,535")
         most = self.budget.limit or 1 << 36
@@ -83,21 +87,28 @@ class External(Search):
         self.taken_by = np.zeros_like(self.taken)        # counted per candidate; self.taken per new state
         self.m = 0                                       # the level's candidates so far
         width, rows = self.k.layout.width, max(CHUNK_ROWS, 2 * self.k.max_successors)
+        # a round of the threads: at most this many candidates (its stretches' successors)
+        self.round_rows = sum(len(st.rows) for st in self.stretches) if threads > 1 else 0
         self.in_rows = np.zeros((rows, width), dtype=np.int32)     # a frontier chunk widened
-        self.out_rows = np.zeros((rows, width), dtype=np.int32)    # candidates not yet narrowed
-        self.out_fp = np.zeros((rows, 2), dtype=np.uint64)
+        self.out_rows = np.zeros((rows + self.round_rows, width), dtype=np.int32)    # candidates not yet narrowed
+        self.out_fp = np.zeros((len(self.out_rows), 2), dtype=np.uint64)
         self.n_out = 0
         self.cand_fp = Buffer(1 << 16, (2,), np.uint64, most)     # every candidate's fingerprint
         self.cands: Optional[ChunkFile] = None           # the candidates narrowed (n_out not yet)
         self.front: Optional[ChunkFile] = None           # the level being expanded, narrowed
         self.front_fp = self.prev_fp = np.zeros((0, 2), dtype=np.uint64)     # prev_fp: the level before
-        self.entries = max(1024, (self.budget.limit or 1 << 34) // (LEVEL_SHARE * ENTRY_BYTES))
+        entry = ENTRY_BYTES + 4 * (self.visited.slot_bytes - 16)      # a shared table's slots are wider
+        self.entries = max(1024, (self.budget.limit or 1 << 34) // (LEVEL_SHARE * entry))
         self.part = self.level_first = 0                 # the next level's parts admitted, its first state
         self.next_front: Optional[ChunkFile] = None
         self.next_fps: list = []
         self.files: Optional[LevelFiles] = None          # made by run(): in a checkpoint, or a spill directory
         self.starts: list[int] = []                      # each level's first state number
         self.root_rows: dict[int, np.ndarray] = {}
+
+    def _visited(self, threads: int, most: int) -> Visited:
+        """A level's one table (it grows once, to the level's share, and is emptied each level)."""
+        return Visited(1, most=most, shared=threads > 1)
 
     def close(self) -> None:
         super().close()
@@ -106,6 +117,15 @@ class External(Search):
                 rows.close()
         if self.files is not None:
             self.files.close()
+
+    @property
+    def nxt(self):
+        """Where a round's candidates go (parallel.Rounds): the rows not yet narrowed."""
+        return self.out_rows
+
+    @property
+    def nxt_fp(self):
+        return self.out_fp
 
     @property
     def numbered(self) -> int:
@@ -193,6 +213,13 @@ class External(Search):
     def _stretch(self, rows, fps, pos: int, base: int, opts) -> tuple:
         """Expand rows[pos:] (a stretch): (what ended it, pos), the tables filled and the
         buffers grown or narrowed on the way."""
+        if self.threads > 1:
+            if self.n_out + self.round_rows > len(self.out_rows):
+                self._flush()
+            self._frontier_fp = fps                # the rows' fingerprints, as Rounds reads them
+            status, pos, self.n_out = self._round(rows, pos, base, self.n_out, opts)
+            self._cut = self.m
+            return status, pos
         end = min(pos + STRETCH, len(rows))
         status, pos, self.n_out, self.m = K.expand(
             rows, fps, pos, end, base, self.out_rows, self.out_fp, self.n_out, self.parents, self.labels,
@@ -221,7 +248,8 @@ class External(Search):
         if self.m > len(self.cand_fp.array):
             self.cand_fp.grow(max(self.m, 2 * len(self.cand_fp.array)), at)
         self.cand_fp.array[at:self.m] = self.out_fp[:n]
-        self._write(self.cands, Chunk.of(self.out_rows, n))
+        for lo in range(0, n, CHUNK_ROWS):         # a chunk is at most what a frontier chunk holds
+            self._write(self.cands, Chunk.of(self.out_rows[lo:], min(CHUNK_ROWS, n - lo)))
         self.n_out = 0
 
     def _write(self, rows: ChunkFile, chunk: Chunk) -> None:
@@ -318,62 +346,6 @@ class External(Search):
         ended = self._level(base, exact, opened)
         assert ended is not None, "a replay found fewer new states than the filter"
         return ended
-
-    # ---------------------------------------------------------------- the candidates
-    def _filter(self) -> tuple:
-        """(keep, order): which candidates no earlier level holds, and their fingerprint order."""
-        fp = self.cand_fp.array[:self.m]
-        order = by_fp(fp)
-        keep = np.ones(self.m, dtype=np.bool_)
-        self.files.drop_seen(fp, order, keep)
-        return keep, order
-
-    def _filtered(self, base: int, last: bool = True) -> int:
-        self._flush()
-        self._clear_table()
-        keep, order = self._filter()
-        return self._admit(keep, order, base, last)
-
-    def _admit(self, keep, order, base: int, last: bool = True) -> int:
-        """Number the candidates `keep` marks as the next level's states, in the order found:
-        their run and links to the disk, their chunks the next level; `last`: the level is
-        done (the next level's states, all parts)."""
-        s = int(np.count_nonzero(keep))
-        level = len(self.starts)
-        if self.part == 0:
-            self.next_front, self.next_fps, self.level_first = ChunkFile(self.files.file(level, "rows")), [], self.n_store
-        for slot in range(STATE_SLOTS):
-            at = int(self.found_index[slot])
-            if at >= 0 and self._found_before[slot] < 0:
-                if not keep[at]:
-                    raise AssertionError("a state property's first violation is of a state seen before")
-                self.found_index[slot] = self.n_store + int(np.count_nonzero(keep[:at]))
-        fp = self.cand_fp.array[:self.m]
-        run, front_fp = np.empty((s, 2), dtype=np.uint64), np.empty((s, 2), dtype=np.uint64)
-        parent_of, k_of = np.empty(s, dtype="<u4"), np.empty(s, dtype="<u2")
-        _gather(keep, order, fp, self.parents, self.ks, self.labels, base, run, parent_of, k_of, front_fp, self.taken)
-        self.files.write_level(level, run, parent_of, k_of, self.part)
-        off = 0
-        for chunk in self._read(self.cands):
-            part = keep[off:off + chunk.n]
-            off += chunk.n
-            if part.any():
-                self._write(self.next_front, chunk.select(part))
-        self.next_fps.append(front_fp)
-        self.n_store += s
-        self._found_before = self.found_index.copy()
-        if not last:
-            self.part += 1
-            return s
-        self.front.close(unlink=False)
-        self.files.retire(self.front.path)
-        self.cands.close()
-        front_fp = self.next_fps[0] if len(self.next_fps) == 1 else np.concatenate(self.next_fps)
-        self.prev_fp = self.front_fp[:self.entries // 2].copy()      # no more than a seed needs
-        self.front, self.cands, self.front_fp, self.next_front, self.next_fps = self.next_front, None, front_fp, None, []
-        self.starts.append(self.level_first)
-        self.part = 0
-        return self.n_store - self.level_first
 
     def _held(self) -> int:
         return (super()._held() + self.cand_fp.ram_bytes + self.front_fp.nbytes + self.prev_fp.nbytes

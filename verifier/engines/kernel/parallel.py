@@ -19,8 +19,8 @@ A level is taken in rounds of a few stretches a thread, in three parallel phases
    serially instead (`merge`, then `copy_rows`), exactly as verifier/engines/kernel/search.py's
    loop meets it.
 A round whose buffers or share of the visited set run out is undone (`unclaim` empties the
-slots it took: the table as before it) and taken again, smaller or with more room.
-"""
+slots it took: the table as before it) and taken again, smaller or with more room. The rounds
+also expand `check --visited disk`'s levels into a level's table (external.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -159,9 +159,9 @@ def put(rows, fp, c, nxt, nxt_fp, w):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def number(states, me, rows, fp, labs, cand, is_new, counts, first, n_store, n_next, parents, labels_of, nxt,
-           nxt_fp, taken):
-    """The stretch's new states, in order, as states n_store... (parents, labels) and rows
-    n_next... of the next level; `me`: the number of its first state."""
+           nxt_fp, taken, ks):
+    """The stretch's new states, in order, as states n_store... (parents, labels, `ks` if not empty:
+    places among their parents' successors) and rows n_next... of the next level; `me`: its first."""
     w = 0
     for i in range(states):
         for k in range(first[i], first[i] + counts[i]):
@@ -171,13 +171,15 @@ def number(states, me, rows, fp, labs, cand, is_new, counts, first, n_store, n_n
             for j in range(5):
                 labels_of[n_store + w, j] = labs[k, j]
             taken[labs[k, 0]] += 1
+            if len(ks):
+                ks[n_store + w] = k - first[i]
             put(rows, fp, cand[k], nxt, nxt_fp, n_next + w)
             w += 1
 
 
 @njit(cache=True, _nrt=False)
 def merge(lo, hi, base, labs, is_new, where, step_bad, state_bad, counts, first, stuck, n_next, parents,
-          labels_of, n_store, ctr, enabled, taken, found_index, found_group, found_label, opts, none):
+          labels_of, n_store, ctr, enabled, taken, found_index, found_group, found_label, opts, none, ks):
     """Take the expanded states lo..hi-1 (state numbers base+lo...) in order, as search.expand
     does, the settled verdicts in is_new; where[k] := the next-level row of successor k, or -1:
     (what ended it, the state after the last one taken, n_next, n_store)."""
@@ -198,6 +200,8 @@ def merge(lo, hi, base, labs, is_new, where, step_bad, state_bad, counts, first,
             if not is_new[k]:
                 continue
             keep(labs[k], me, parents, labels_of, n_store, ctr, taken)
+            if len(ks):
+                ks[n_store] = k - at
             where[k] = n_next
             n_next += 1
             n_store += 1
@@ -265,9 +269,7 @@ class Stretch:
         self.sums = private(3, np.int64)
         self.result = (DONE, 0, 0, 0, 0)
 
-    @property
-    def nbytes(self) -> int:
-        return sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray))
+    nbytes = property(lambda self: sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray)))
 
     def expand(self, frontier, frontier_fp, lo: int, hi: int, retry: bool, used: int, ncand: int, shared,
                step_check: int, state_check: int, deadlocks: bool) -> None:
@@ -334,7 +336,7 @@ class Rounds:
         new = [int(st.sums[0]) for st in stretches]
         self._grow(n_next, sum(new))
         max_states = int(opts[2])
-        if ordered or (max_states >= 0 and self.n_store + sum(new) >= max_states):
+        if ordered or (max_states >= 0 and self.numbered + sum(new) >= max_states):
             return self._merge(stretches, spans, ended, base, n_next, opts)
         before = np.cumsum([0] + new[:-1])       # each stretch's new states start after those before it
         nxt, nxt_fp = self.nxt, self.nxt_fp
@@ -343,15 +345,15 @@ class Rounds:
             st = stretches[t]
             st.taken[:] = 0
             number(spans[t][1] - spans[t][0], base + spans[t][0], st.rows, st.fp, st.labs, st.cand, st.is_new,
-                   st.counts, st.first, self.n_store + before[t], n_next + before[t], self.parents, self.labels,
-                   nxt, nxt_fp, st.taken)
+                   st.counts, st.first, self.numbered + before[t], n_next + before[t], self.parents, self.labels,
+                   nxt, nxt_fp, st.taken, self.ks)
 
         list(self.pool.map(numbered, range(len(spans))))
-        self.n_store += sum(new)
+        self.numbered += sum(new)
         n_next += sum(new)
         for st in stretches:
             self.enabled += st.enabled
-            self.taken += st.taken
+            self.taken_by += st.taken
             self.ctr[C_TRANSITIONS] += st.sums[1]
             self.ctr[C_TERMINAL] += st.sums[2]
             self.ctr[C_VISITED] += st.sums[0]
@@ -363,10 +365,10 @@ class Rounds:
         for t, st in enumerate(stretches):
             st.where[:ended[t][2]] = -1
         for t, st in enumerate(stretches):
-            status, pos, n_next, self.n_store = merge(
+            status, pos, n_next, self.numbered = merge(
                 spans[t][0], spans[t][1], base, st.labs, st.is_new, st.where, st.step_bad, st.state_bad, st.counts,
-                st.first, st.stuck, n_next, self.parents, self.labels, self.n_store, self.ctr, self.enabled,
-                self.taken, self.found_index, self.found_group, self.found_label, opts, self.none)
+                st.first, st.stuck, n_next, self.parents, self.labels, self.numbered, self.ctr, self.enabled,
+                self.taken_by, self.found_index, self.found_group, self.found_label, opts, self.none, self.ks)
             if status != DONE:
                 stretches = stretches[:t + 1]
                 break
@@ -386,9 +388,7 @@ class Rounds:
         could move (specs/kernel/tables.py, `fits`), a fill waits for every thread first."""
         from concurrent.futures import FIRST_COMPLETED, wait
 
-        his = [hi for _, hi in spans]
-        used, ncand = [0] * len(spans), [0] * len(spans)
-        why = [DONE] * len(spans)
+        his, used, ncand, why = [hi for _, hi in spans], [0] * len(spans), [0] * len(spans), [DONE] * len(spans)
         tables = self.k.tables
         for st in self.stretches[:len(spans)]:
             st.claimed[:] = 0

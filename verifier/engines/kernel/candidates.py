@@ -1,0 +1,71 @@
+"""A level's end in `check --visited disk` (external.py): its candidates filtered against the
+visited runs, and the new states numbered in the order found, their run, links and rows to the
+disk (a part of a level, or all of it)."""
+from __future__ import annotations
+
+import numpy as np
+
+from verifier.core.runs import by_fp
+from verifier.engines.kernel.gather import gather as _gather
+from verifier.engines.kernel.narrow import ChunkFile
+
+STATE_SLOTS = 10          # search.py's found slots 0-9: the state properties
+
+
+class Candidates:
+    """External's methods that end a level or a part of one."""
+
+    def _filter(self) -> tuple:
+        """(keep, order): which candidates no earlier level holds, and their fingerprint order."""
+        fp = self.cand_fp.array[:self.m]
+        order = by_fp(fp)
+        keep = np.ones(self.m, dtype=np.bool_)
+        self.files.drop_seen(fp, order, keep)
+        return keep, order
+
+    def _filtered(self, base: int, last: bool = True) -> int:
+        self._flush()
+        self._clear_table()
+        keep, order = self._filter()
+        return self._admit(keep, order, base, last)
+
+    def _admit(self, keep, order, base: int, last: bool = True) -> int:
+        """Number the candidates `keep` marks as the next level's states, in the order found:
+        their run and links to the disk, their chunks the next level; `last`: the level is
+        done (the next level's states, all parts)."""
+        s = int(np.count_nonzero(keep))
+        level = len(self.starts)
+        if self.part == 0:
+            self.next_front, self.next_fps, self.level_first = ChunkFile(self.files.file(level, "rows")), [], self.n_store
+        for slot in range(STATE_SLOTS):
+            at = int(self.found_index[slot])
+            if at >= 0 and self._found_before[slot] < 0:
+                if not keep[at]:
+                    raise AssertionError("a state property's first violation is of a state seen before")
+                self.found_index[slot] = self.n_store + int(np.count_nonzero(keep[:at]))
+        fp = self.cand_fp.array[:self.m]
+        run, front_fp = np.empty((s, 2), dtype=np.uint64), np.empty((s, 2), dtype=np.uint64)
+        parent_of, k_of = np.empty(s, dtype="<u4"), np.empty(s, dtype="<u2")
+        _gather(keep, order, fp, self.parents, self.ks, self.labels, base, run, parent_of, k_of, front_fp, self.taken)
+        self.files.write_level(level, run, parent_of, k_of, self.part)
+        off = 0
+        for chunk in self._read(self.cands):
+            part = keep[off:off + chunk.n]
+            off += chunk.n
+            if part.any():
+                self._write(self.next_front, chunk.select(part))
+        self.next_fps.append(front_fp)
+        self.n_store += s
+        self._found_before = self.found_index.copy()
+        if not last:
+            self.part += 1
+            return s
+        self.front.close(unlink=False)
+        self.files.retire(self.front.path)
+        self.cands.close()
+        front_fp = self.next_fps[0] if len(self.next_fps) == 1 else np.concatenate(self.next_fps)
+        self.prev_fp = self.front_fp[:self.entries // 2].copy()      # no more than a seed needs
+        self.front, self.cands, self.front_fp, self.next_front, self.next_fps = self.next_front, None, front_fp, None, []
+        self.starts.append(self.level_first)
+        self.part = 0
+        return self.n_store - self.level_first
