@@ -175,3 +175,25 @@ def test_a_level_in_parts_answers_as_memory(case, threads, tmp_path, monkeypatch
     assert (len(parts) > (10 if threads == 1 else 2)) == (limits.max_states is None and not case.startswith("first")), \
         len(parts)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_levels_fingerprints_are_a_file_without_a_name(tmp_path, monkeypatch):
+    """FpFile: what was appended in parts reads back in any range (fewer past the end), and the
+    directory never shows it (nothing to leave behind after SIGKILL)."""
+    import numpy as np
+
+    from verifier.engines.kernel.levelfiles import FpFile, LevelFiles
+    from verifier.engines.kernel.memory import Budget
+    monkeypatch.setenv("KRAFT_VERIFY_SPILL", str(tmp_path))
+    files = LevelFiles(Budget())
+    fp = FpFile(files)
+    whole = np.arange(2 * 1000, dtype=np.uint64).reshape(-1, 2) * np.uint64(0x9E3779B97F4A7C15)
+    for lo, hi in ((0, 1), (1, 1), (1, 700), (700, 1000)):
+        fp.append(whole[lo:hi])
+    assert len(fp) == 1000 and list(files.dir.iterdir()) == []
+    for lo, hi in ((0, 1000), (3, 5), (990, 1200), (1000, 1001)):
+        got = fp.read(lo, hi)
+        assert got.flags.writeable and np.array_equal(got, whole[lo:hi])
+    fp.close()
+    files.close()
+    assert list(tmp_path.iterdir()) == []

@@ -7,6 +7,7 @@ import numpy as np
 
 from verifier.core.runs import by_fp
 from verifier.engines.kernel.gather import gather as _gather
+from verifier.engines.kernel.levelfiles import FpFile
 from verifier.engines.kernel.narrow import ChunkFile
 
 STATE_SLOTS = 10          # search.py's found slots 0-9: the state properties
@@ -36,7 +37,8 @@ class Candidates:
         s = int(np.count_nonzero(keep))
         level = len(self.starts)
         if self.part == 0:
-            self.next_front, self.next_fps, self.level_first = ChunkFile(self.files.file(level, "rows")), [], self.n_store
+            self.next_front, self.level_first = ChunkFile(self.files.file(level, "rows")), self.n_store
+            self.next_fp = FpFile(self.files)
         for slot in range(STATE_SLOTS):
             at = int(self.found_index[slot])
             if at >= 0 and self._found_before[slot] < 0:
@@ -54,7 +56,7 @@ class Candidates:
             off += chunk.n
             if part.any():
                 self._write(self.next_front, chunk.select(part))
-        self.next_fps.append(front_fp)
+        self.next_fp.append(front_fp)
         self.n_store += s
         self._found_before = self.found_index.copy()
         if not last:
@@ -63,9 +65,9 @@ class Candidates:
         self.front.close(unlink=False)
         self.files.retire(self.front.path)
         self.cands.close()
-        front_fp = self.next_fps[0] if len(self.next_fps) == 1 else np.concatenate(self.next_fps)
-        self.prev_fp = self.front_fp[:self.entries // 2].copy()      # no more than a seed needs
-        self.front, self.cands, self.front_fp, self.next_front, self.next_fps = self.next_front, None, front_fp, None, []
+        self.prev_fp = self.front_fp.read(0, self.entries // 2)      # no more than a seed needs
+        self.front_fp.close()
+        self.front, self.cands, self.front_fp, self.next_front, self.next_fp = self.next_front, None, self.next_fp, None, None
         self.starts.append(self.level_first)
         self.part = 0
         return self.n_store - self.level_first

@@ -42,6 +42,7 @@ from verifier.core.files import write_atomic
 from verifier.core.runs import drop_seen_file
 from verifier.core.values import BadData, to_data
 from verifier.engines.kernel.checkpoint import Damaged, _write_columns, claim
+from verifier.engines.kernel.levelfiles import FpFile
 from verifier.engines.kernel.narrow import ChunkFile, narrow_index
 from verifier.engines.kernel.restore import _hashes, _read, adopt_tables, check_tables
 
@@ -136,7 +137,9 @@ def resume(search, saved: DiskSaved) -> None:
     files.keep_only(names_of(h))
     files.runs = [(files.dir / name, count) for name, count in h["runs"]]
     files.merges = h["merges"]
-    search.front, search.front_fp = ChunkFile(files.dir / h["front"], saved.chunks), saved.front_fp
+    search.front, search.front_fp = ChunkFile(files.dir / h["front"], saved.chunks), FpFile(files)
+    search.front_fp.append(saved.front_fp)
+    saved.front_fp = saved.front_fp[:0]           # its memory back: the file holds it
     search.starts, search.states_per_level = list(h["starts"]), list(h["states_per_level"])
     search.n_store, search.depth, search._level_base = h["n_store"], h["depth"], h["level_base"]
     search.ctr[:] = h["counters"]

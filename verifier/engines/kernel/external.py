@@ -13,8 +13,7 @@ candidates, and does duplicate detection late (Stern and Dill's, Korf's external
   (LEVEL_SHARE; the threads look after each round, so they pass it by one round at most,
   a chunk of the level): when the table holds that many, the candidates so far are filtered and become
   the next level's first states (`_part`), so memory is bounded by the budget, not by a level's
-  width (but for the level's fingerprints, 16 bytes a state, and with max states); the
-  level and its candidates are files of narrowed chunks (narrow.py: about a quarter of a row's
+  width (but with max states); the level, its fingerprints and its candidates are files of narrowed chunks (narrow.py: about a quarter of a row's
   int32 form), written and read in order, one chunk in memory at a time;
 - at the level's end the candidates are sorted by fingerprint and every earlier level's run
   (verifier/core/runs.py: a file of sorted fingerprints) is read front to back once against
@@ -53,7 +52,7 @@ from verifier.engines.kernel import STRETCH, Search
 from verifier.engines.kernel import search as K
 from verifier.engines.kernel.diskpoint import resume
 from verifier.engines.kernel.candidates import Candidates
-from verifier.engines.kernel.levelfiles import LevelFiles, StoreLost
+from verifier.engines.kernel.levelfiles import FpFile, LevelFiles, StoreLost
 from verifier.engines.kernel.links import path
 from verifier.engines.kernel.memory import Buffer, MemoryBudget, release
 from verifier.engines.kernel.narrow import Chunk, ChunkFile
@@ -96,12 +95,13 @@ class External(Candidates, Search):
         self.cand_fp = Buffer(1 << 16, (2,), np.uint64, most)     # every candidate's fingerprint
         self.cands: Optional[ChunkFile] = None           # the candidates narrowed (n_out not yet)
         self.front: Optional[ChunkFile] = None           # the level being expanded, narrowed
-        self.front_fp = self.prev_fp = np.zeros((0, 2), dtype=np.uint64)     # prev_fp: the level before
+        self.front_fp: Optional[FpFile] = None          # the level expanded's fingerprints (a file)
+        self.prev_fp = np.zeros((0, 2), dtype=np.uint64)     # the level before's, as many as a seed needs
         entry = ENTRY_BYTES + 4 * (self.visited.slot_bytes - 16)      # a shared table's slots are wider
         self.entries = max(1024, (self.budget.limit or 1 << 34) // (LEVEL_SHARE * entry))
         self.part = self.level_first = 0                 # the next level's parts admitted, its first state
         self.next_front: Optional[ChunkFile] = None
-        self.next_fps: list = []
+        self.next_fp: Optional[FpFile] = None
         self.files: Optional[LevelFiles] = None          # made by run(): in a checkpoint, or a spill directory
         self.starts: list[int] = []                      # each level's first state number
         self.root_rows: dict[int, np.ndarray] = {}
@@ -112,7 +112,7 @@ class External(Candidates, Search):
 
     def close(self) -> None:
         super().close()
-        for rows in (self.front, self.cands, self.next_front):
+        for rows in (self.front, self.cands, self.next_front, self.front_fp, self.next_fp):
             if rows is not None:
                 rows.close()
         if self.files is not None:
@@ -148,9 +148,11 @@ class External(Candidates, Search):
             if roots is None:
                 return self._finish(VIOLATION)
             self.root_rows = {i: roots[i].copy() for i in range(len(roots))}
-            self.front, self.front_fp = ChunkFile(self.files.file(0, "rows")), self._frontier_fp.copy()
+            fps = self._frontier_fp
+            self.front, self.front_fp = ChunkFile(self.files.file(0, "rows")), FpFile(self.files)
+            self.front_fp.append(fps)
             self._write(self.front, Chunk.of(roots, len(roots)))
-            self.files.write_level(0, self.front_fp[by_fp(self.front_fp)])
+            self.files.write_level(0, fps[by_fp(fps)])
             self.starts, self._found_before = [0], self.found_index.copy()
         self.next_report = 0.0
         while len(self.front_fp):
@@ -182,7 +184,7 @@ class External(Candidates, Search):
         look_at = None if most is None else most - self.n_store     # candidates that could reach it
         off = 0
         for chunk in self._read(self.front):
-            rows, fps, pos = chunk.rows_into(self.in_rows), self.front_fp[off:off + chunk.n], 0
+            rows, fps, pos = chunk.rows_into(self.in_rows), self.front_fp.read(off, off + chunk.n), 0
             while pos < chunk.n:
                 try:
                     status, pos = self._stretch(rows, fps, pos, base + off, opts)
@@ -278,7 +280,7 @@ class External(Candidates, Search):
 
     def _seeds(self) -> tuple:
         room = self.entries // 2                     # the other half: the level's candidates
-        return self.front_fp[:room], self.prev_fp[:max(0, room - len(self.front_fp))]
+        return self.front_fp.read(0, room), self.prev_fp[:max(0, room - len(self.front_fp))]
 
     def _part(self, base: int) -> None:
         """The level's table holds its share of the budget: the candidates so far are filtered
@@ -348,8 +350,7 @@ class External(Candidates, Search):
         return ended
 
     def _held(self) -> int:
-        return (super()._held() + self.cand_fp.ram_bytes + self.front_fp.nbytes + self.prev_fp.nbytes
-                + sum(f.nbytes for f in self.next_fps) + self.in_rows.nbytes + self.out_rows.nbytes
+        return (super()._held() + self.cand_fp.ram_bytes + self.prev_fp.nbytes + self.in_rows.nbytes + self.out_rows.nbytes
                 + self.out_fp.nbytes)
 
     def _growth(self, n_next: int, more: int) -> list:

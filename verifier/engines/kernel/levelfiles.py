@@ -9,6 +9,7 @@ in one directory that is the search's own and goes with it.
     level-NNNNN.k       each state's place among its parent's successors (uint16)
     level-NNNNN.rows    the level being expanded, as narrowed chunks (narrow.ChunkFile), and
     candidates.rows     the next level's candidates: removed as soon as the level is done
+    (no name)           the fingerprints of the level expanded and of the next (FpFile)
 
 22 bytes a state, and two levels' rows while they are used. The directory is removed when the search ends; one left by a search killed with
 SIGKILL is removed by the next search that starts beside it (its pid is in its name). Every failure to read or write is one line: MemoryBudget when the disk is
@@ -190,3 +191,39 @@ class LevelFiles:
         if getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT):
             return MemoryBudget(f"disk full: {doing} in {self.dir}")
         return StoreLost(f"{doing} in {self.dir} failed ({exc})")
+
+
+class FpFile:
+    """A level's fingerprints in the order found (16 bytes a state), in a file that has no name
+    (unlinked at once: gone with the process, even after SIGKILL): the level being expanded
+    and the next one were the last memory that grew with a level's width, 3.7 GB of 8 at a
+    level of 115 million. Read a chunk at a time as the level's rows are."""
+
+    def __init__(self, files: "LevelFiles"):
+        self.files, self.n = files, 0
+        self._fh = tempfile.TemporaryFile(dir=files.dir, buffering=0)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def append(self, fps: np.ndarray) -> None:
+        self.files.budget.allow_disk(fps.nbytes, "a level's fingerprints")
+        data, at = memoryview(np.ascontiguousarray(fps, dtype=np.uint64).reshape(-1)).cast("B"), 16 * self.n
+        try:
+            while len(data):                  # a write stops at 2 GB
+                done = os.pwrite(self._fh.fileno(), data, at)
+                data, at = data[done:], at + done
+        except OSError as exc:
+            raise self.files.failed("writing a level's fingerprints", exc) from None
+        self.n += len(fps)
+
+    def read(self, lo: int, hi: int) -> np.ndarray:
+        """Fingerprints lo..hi-1 (fewer past the end), a (k, 2) uint64 array of its own."""
+        hi = min(hi, self.n)
+        out = np.empty((max(0, hi - lo), 2), dtype=np.uint64)
+        if len(out) and os.preadv(self._fh.fileno(), [out], 16 * lo) != out.nbytes:
+            raise StoreLost(f"a level's fingerprints in {self.files.dir} were cut short")
+        return out
+
+    def close(self) -> None:
+        self._fh.close()
