@@ -140,3 +140,33 @@ def test_the_other_searchs_checkpoint_is_refused_in_one_line(tmp_path, first, th
     (line,) = r.stderr.strip().splitlines()
     assert f"resume it with --visited {first}" in line
     assert sorted(p.name for p in ck.rglob("*")) == before          # left as it was
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A disk of its own (a tmpfs) 10 MB past the 2 GB the search leaves free, unmounted after."""
+    where = tmp_path / "small"
+    where.mkdir()
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2058m", "tmpfs", str(where)], capture_output=True, text=True)
+    if p.returncode:
+        pytest.fail(f"this test mounts a tmpfs (as root): {p.stderr.strip()}", pytrace=False)
+    yield where
+    subprocess.run(["umount", "-l", str(where)], check=True)
+
+
+def test_a_full_disk_stops_with_a_checkpoint_that_resumes_once_there_is_room(tmp_path, small_disk, uninterrupted):
+    """The checkpoint's disk fills (the spill directory's has room: the search watches the disk it
+    writes to): one line, exit 3, a checkpoint of the last level done; with more room the run
+    resumes from it to the uninterrupted counts."""
+    ck = small_disk / "ck"
+    first = _check(*CONFIG, "--visited", "disk", "--out", str(tmp_path / "o1"), "--checkpoint-dir", str(ck))
+    assert first.returncode == 3, first.stdout + first.stderr
+    reason = _summary(tmp_path / "o1")["stop_reason"]
+    assert reason.startswith("disk budget: growing") and f"in {ck}/visited needs" in reason and "\n" not in reason
+    states = json.loads((ck / "manifest.json").read_text())["states"]
+    assert 0 < states < uninterrupted[0]
+    subprocess.run(["mount", "-o", "remount,size=2400m", str(small_disk)], check=True)
+    r = _check(*CONFIG, "--visited", "disk", "--out", str(tmp_path / "o2"), "--checkpoint-dir", str(ck), "--resume")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"resuming from {ck}: {states:,} states" in r.stdout
+    assert _facts(_summary(tmp_path / "o2")) == uninterrupted

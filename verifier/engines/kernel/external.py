@@ -255,7 +255,7 @@ class External(Candidates, Search):
         self.n_out = 0
 
     def _write(self, rows: ChunkFile, chunk: Chunk) -> None:
-        self.budget.allow_disk(chunk.nbytes, "the levels' rows")
+        self.budget.allow_disk(chunk.nbytes, "the levels' rows", self.files.dir)
         try:
             rows.append(chunk)
         except OSError as exc:

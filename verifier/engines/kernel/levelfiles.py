@@ -134,7 +134,7 @@ class LevelFiles:
         """A level's run (sorted fingerprints) and links, within the disk's budget; a part after
         the first (external.External._part) is a run of its own, its links appended."""
         parts = {"run": run} if parents is None else {"run": run, "parent": parents, "k": ks}
-        self.budget.allow_disk(sum(a.nbytes for a in parts.values()), "the visited runs")
+        self.budget.allow_disk(sum(a.nbytes for a in parts.values()), "the visited runs", self.dir)
         path = self.file(level, "run") if part == 0 else self.dir / f"part-{level:05d}-{part:04d}.run"
         try:
             for what, a in parts.items():
@@ -165,7 +165,7 @@ class LevelFiles:
             (older, n_old), (newer, n_new) = self.runs[-2:]
             for p, n in self.runs[-2:]:
                 self._check(p, n)
-            self.budget.allow_disk(16 * (n_old + n_new), "the visited runs")
+            self.budget.allow_disk(16 * (n_old + n_new), "the visited runs", self.dir)
             self.merges += 1
             merged = self.dir / f"merged-{self.merges:05d}.run"
             try:
@@ -207,7 +207,7 @@ class FpFile:
         return self.n
 
     def append(self, fps: np.ndarray) -> None:
-        self.files.budget.allow_disk(fps.nbytes, "a level's fingerprints")
+        self.files.budget.allow_disk(fps.nbytes, "a level's fingerprints", self.files.dir)
         data, at = memoryview(np.ascontiguousarray(fps, dtype=np.uint64).reshape(-1)).cast("B"), 16 * self.n
         try:
             while len(data):                  # a write stops at 2 GB

@@ -42,14 +42,16 @@ class Budget:
         # where the levels and the store go when memory runs short (empty: they may not)
         self.spill = os.environ.get("KRAFT_VERIFY_SPILL", tempfile.gettempdir())
 
-    def allow_disk(self, more: int, what: str) -> None:
-        """Raise MemoryBudget if `more` bytes written to the spill directory would leave it
-        less than DISK_SPARE free."""
-        free = shutil.disk_usage(self.spill).free
+    def allow_disk(self, more: int, what: str, where=None) -> None:
+        """Raise MemoryBudget if `more` bytes written to `where` (a directory; the spill directory
+        if not given) would leave its disk less than DISK_SPARE free."""
+        where = where or self.spill or tempfile.gettempdir()
+        free = shutil.disk_usage(where).free
         if more + DISK_SPARE > free:
-            gib = 1 << 30
-            raise MemoryBudget(f"disk budget: growing {what} in {self.spill} needs {more / gib:.1f} GB more, and "
-                               f"it has {free / gib:.1f} GB free (the search leaves {DISK_SPARE / gib:.0f} GB)")
+            def size(n: int) -> str:
+                return f"{n / (1 << 30):.1f} GB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MB"
+            raise MemoryBudget(f"disk budget: growing {what} in {where} needs {size(more)} more, and it has "
+                               f"{size(free)} free (the search leaves {DISK_SPARE >> 30} GB)")
 
     def allow(self, held: int, more: int, what: str) -> None:
         """Raise MemoryBudget if `held` bytes of arrays and `more` new ones would pass the limit."""
