@@ -81,6 +81,24 @@ def test_a_vanished_level_file_stops_the_search_in_one_line(tmp_path, monkeypatc
     assert r.states_per_level == [1, 9, 45, 151, 401]       # the levels it finished, counted
 
 
+def test_a_vanished_spill_directory_stops_the_search_in_one_line(tmp_path, monkeypatch):
+    import shutil
+
+    from verifier.engines.kernel import external
+    monkeypatch.setenv("KRAFT_VERIFY_SPILL", str(tmp_path))
+    real = external.External._flush
+
+    def lose_the_directory(self):
+        if len(self.starts) == 5 and self.files.dir.exists():
+            shutil.rmtree(self.files.dir)
+        return real(self)
+    monkeypatch.setattr(external.External, "_flush", lose_the_directory)
+    r = _run(Model(make_config(), symmetry=False), visited="disk")
+    assert r.status == STOPPED and not r.explored_all
+    assert "cannot be written" in r.stop_reason and "\n" not in r.stop_reason, r.stop_reason
+    assert r.states_per_level[:5] == [1, 9, 45, 151, 401]
+
+
 def test_a_run_of_another_size_stops_the_search(tmp_path, monkeypatch):
     from verifier.engines.kernel import external
     monkeypatch.setenv("KRAFT_VERIFY_SPILL", str(tmp_path))

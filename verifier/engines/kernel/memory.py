@@ -46,7 +46,10 @@ class Budget:
         """Raise MemoryBudget if `more` bytes written to `where` (a directory; the spill directory
         if not given) would leave its disk less than DISK_SPARE free."""
         where = where or self.spill or tempfile.gettempdir()
-        free = shutil.disk_usage(where).free
+        try:
+            free = shutil.disk_usage(where).free
+        except OSError as exc:               # the directory is gone (removed by another process)
+            raise MemoryBudget(f"{where} cannot be written ({exc.strerror}): the search cannot go on") from None
         if more + DISK_SPARE > free:
             def size(n: int) -> str:
                 return f"{n / (1 << 30):.1f} GB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MB"
