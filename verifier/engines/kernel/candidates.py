@@ -57,6 +57,7 @@ class Candidates:
             if part.any():
                 self._write(self.next_front, chunk.select(part))
         self.next_fp.append(front_fp)
+        self.level_cands = (self.level_cands if self.part else 0) + self.m
         self.n_store += s
         self._found_before = self.found_index.copy()
         if not last:
@@ -66,6 +67,7 @@ class Candidates:
         self.files.retire(self.front.path)
         self.cands.close()
         self.prev_fp = self.front_fp.read(0, self.entries // 2)      # no more than a seed needs
+        self.per_state = self.level_cands / max(1, len(self.front_fp))
         self.front_fp.close()
         self.front, self.cands, self.front_fp, self.next_front, self.next_fp = self.next_front, None, self.next_fp, None, None
         self.starts.append(self.level_first)

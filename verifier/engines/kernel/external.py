@@ -100,6 +100,8 @@ class External(Candidates, Search):
         entry = ENTRY_BYTES + 4 * (self.visited.slot_bytes - 16)      # a shared table's slots are wider
         self.entries = max(1024, (self.budget.limit or 1 << 34) // (LEVEL_SHARE * entry))
         self.part = self.level_first = 0                 # the next level's parts admitted, its first state
+        self.per_state = 0.0       # the last level's candidates a state expanded: the table is sized for them
+        self.table_high = 0        # the most slots the level's table has had
         self.next_front: Optional[ChunkFile] = None
         self.next_fp: Optional[FpFile] = None
         self.files: Optional[LevelFiles] = None          # made by run(): in a checkpoint, or a spill directory
@@ -275,7 +277,10 @@ class External(Candidates, Search):
             self.cands.close()
         self.cands = ChunkFile(self.files.dir / "candidates.rows")
         self._clear_table()
-        self._seen(*self._seeds())
+        seeds = self._seeds()
+        expected = int(len(self.front_fp) * self.per_state) if self.front_fp is not None else 0
+        self.visited.empty_to(0, min(self.entries, sum(map(len, seeds)) + expected))
+        self._seen(*seeds)
         return tuple(a.copy() for a in (self.ctr, self.enabled, self.found_index, self.found_group, self.found_label))
 
     def _seeds(self) -> tuple:
@@ -306,10 +311,12 @@ class External(Candidates, Search):
         no memory while the level is filtered), or are zeroed where it is not in a reservation."""
         self.ctr[K.C_VISITED] = 0
         self.visited.counts[0] = 0
-        whole = self.visited._whole[0]
-        table = self.visited.tables[0]
-        if whole is None or not release(whole[:len(table)]):
+        whole, table = self.visited._whole[0], self.visited.tables[0]
+        self.table_high = max(self.table_high, len(table))     # where a longer table was (empty_to shortens it)
+        if whole is None:
             table.fill(0)
+        elif not release(whole[:self.table_high]):
+            whole[:self.table_high].fill(0)
         scratch = self.visited._scratch[0]             # where the table's growths copied it
         if scratch is not None and self.visited._scratched[0] and release(scratch[:self.visited._scratched[0]]):
             self.visited._scratched[0] = 0
