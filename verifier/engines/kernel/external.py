@@ -7,14 +7,17 @@ machine. This search keeps in memory only the level it expands and the next leve
 candidates, and does duplicate detection late (Stern and Dill's, Korf's external-memory BFS):
 - a level is expanded with the same compiled loop (search.expand), or on several threads with
   the same rounds (parallel.Rounds: their candidates numbered in frontier order, as one thread
-  finds them), into a table of the level's own candidates: a successor met twice in one level is kept once, at its first finding, and
-  one of the level expanded or the one before (seeded into the table) not at all. The table,
-  the candidates' store and fingerprints take at most a share of the memory budget
-  (LEVEL_SHARE; the threads look after each round, so they pass it by one round at most,
-  a chunk of the level): when the table holds that many, the candidates so far are filtered and become
-  the next level's first states (`_part`), so memory is bounded by the budget, not by a level's
-  width (but with max states); the level, its fingerprints and its candidates are files of narrowed chunks (narrow.py: about a quarter of a row's
-  int32 form), written and read in order, one chunk in memory at a time;
+  finds them), into a table of the level's own candidates: a successor met twice in one level
+  is kept once, at its first finding, and one of the level expanded or the one before (seeded
+  into the table) not at all. The table, the candidates' store and fingerprints take at most a
+  share of the memory budget (LEVEL_SHARE; the threads look after each round, so they pass it
+  by one round at most, a chunk of the level): when the table holds that many, the candidates
+  so far are filtered and become the next level's first states (`_part`), so memory is bounded
+  by the budget, not by a level's width (but with max states). The table is sized when empty
+  for the seeds and the candidates the last level had a state (`Visited.empty_to`), not grown
+  to it. The level, its fingerprints (levelfiles.FpFile) and its candidates are files (the rows
+  as narrowed chunks, narrow.py: about a quarter of a row's int32 form), written and read in
+  order, one chunk in memory at a time;
 - at the level's end the candidates are sorted by fingerprint and every earlier level's run
   (verifier/core/runs.py: a file of sorted fingerprints) is read front to back once against
   them; what no run holds is the next level, in the order it was found, so states are numbered
