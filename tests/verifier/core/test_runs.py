@@ -59,3 +59,18 @@ def test_merge_runs_takes_a_read_only_run_beside_a_writable_one():
         out = np.zeros((len(x) + 2, 2), dtype=np.uint64)
         R.merge_runs(a, b, out)
         assert (out == _sorted(np.concatenate([x, y]))).all()
+
+
+def test_by_fp_on_two_threads_is_the_one_thread_order():
+    """by_fp with a pool sorts the two halves of the key space at once: the same order, equal
+    fingerprints in the order given (a level's candidates met twice keep their first place)."""
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(58)
+    fp = rng.integers(0, 2 ** 64, size=(1 << 20 | 12345, 2), dtype=np.uint64)
+    fp[100:110] = fp[7]                       # equal fingerprints, in both halves' way
+    with ThreadPoolExecutor(2) as pool:
+        two = R.by_fp(fp, each=pool.map)
+    assert np.array_equal(two, R.by_fp(fp))
+    key = fp[two]
+    assert np.all((key[1:, 0] > key[:-1, 0]) | ((key[1:, 0] == key[:-1, 0]) & (key[1:, 1] >= key[:-1, 1])))
+    assert list(two[np.isin(two, [7, *range(100, 110)])]) == [7, *range(100, 110)]

@@ -215,3 +215,26 @@ def test_a_levels_fingerprints_are_a_file_without_a_name(tmp_path, monkeypatch):
     fp.close()
     files.close()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_seeds_of_the_threads_table_are_never_replaced():
+    """gather.seed_shared: seeds from two threads at once count each fingerprint once, and a
+    round's claim of a seed is no candidate (it was there before the round)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numpy as np
+
+    from verifier.engines.kernel.gather import seed_shared
+    from verifier.engines.kernel.visited import Visited, claim
+    rng = np.random.default_rng(4)
+    fps = rng.integers(0, 2 ** 63, size=(60_000, 2), dtype=np.uint64)
+    fps[30_000:30_100] = fps[:100]            # the same fingerprints in both halves
+    table = Visited(1, slots=1 << 18, most=1 << 26, shared=True).tables[0]
+    lost = np.zeros(4, dtype=np.uint8)
+    with ThreadPoolExecutor(2) as pool:
+        new = sum(pool.map(lambda h: seed_shared(table, h, lost), (fps[:30_000], fps[30_000:])))
+    assert new == 60_000 - 100 and not lost.any()
+    for i in (0, 30_050, 59_999):
+        got, _ = claim(table, fps[i, 0], fps[i, 1], np.uint64(5000), np.uint64(4000), lost)
+        assert got == 0
+    assert not lost.any()

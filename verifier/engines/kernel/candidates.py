@@ -19,7 +19,7 @@ class Candidates:
     def _filter(self) -> tuple:
         """(keep, order): which candidates no earlier level holds, and their fingerprint order."""
         fp = self.cand_fp.array[:self.m]
-        order = by_fp(fp)
+        order = by_fp(fp, each=self.each)
         keep = np.ones(self.m, dtype=np.bool_)
         self.files.drop_seen(fp, order, keep)
         return keep, order

@@ -61,6 +61,7 @@ from verifier.engines.kernel.memory import Buffer, MemoryBudget, release
 from verifier.engines.kernel.narrow import Chunk, ChunkFile
 from verifier.engines.kernel.visited import Visited
 from verifier.engines.kernel.gather import seed as _seed
+from verifier.engines.kernel.gather import seed_shared as _seed_shared
 
 LEVEL_SHARE = 4           # a level's table, candidates' store and fingerprints: a quarter of the memory budget
 ENTRY_BYTES = 96          # of a table entry (32 at half load, up to 64 after a doubling), store (32), fp (16)
@@ -105,6 +106,7 @@ class External(Candidates, Search):
         self.part = self.level_first = 0                 # the next level's parts admitted, its first state
         self.per_state = 0.0       # the last level's candidates a state expanded: the table is sized for them
         self.table_high = 0        # the most slots the level's table has had
+        self.each = self.pool.map if threads > 1 else None     # the threads narrow and widen chunks too
         self.next_front: Optional[ChunkFile] = None
         self.next_fp: Optional[FpFile] = None
         self.files: Optional[LevelFiles] = None          # made by run(): in a checkpoint, or a spill directory
@@ -189,7 +191,7 @@ class External(Candidates, Search):
         look_at = None if most is None else most - self.n_store     # candidates that could reach it
         off = 0
         for chunk in self._read(self.front):
-            rows, fps, pos = chunk.rows_into(self.in_rows), self.front_fp.read(off, off + chunk.n), 0
+            rows, fps, pos = chunk.rows_into(self.in_rows, self.each), self.front_fp.read(off, off + chunk.n), 0
             while pos < chunk.n:
                 try:
                     status, pos = self._stretch(rows, fps, pos, base + off, opts)
@@ -256,7 +258,7 @@ class External(Candidates, Search):
             self.cand_fp.grow(max(self.m, 2 * len(self.cand_fp.array)), at)
         self.cand_fp.array[at:self.m] = self.out_fp[:n]
         for lo in range(0, n, CHUNK_ROWS):         # a chunk is at most what a frontier chunk holds
-            self._write(self.cands, Chunk.of(self.out_rows[lo:], min(CHUNK_ROWS, n - lo)))
+            self._write(self.cands, Chunk.of(self.out_rows[lo:], min(CHUNK_ROWS, n - lo), self.each))
         self.n_out = 0
 
     def _write(self, rows: ChunkFile, chunk: Chunk) -> None:
@@ -303,10 +305,15 @@ class External(Candidates, Search):
         (in this model most successors met before are of those two, and so never become
         candidates to narrow, sort and look up in the runs; as much of them as half the level's
         share of the budget holds: one not seeded is a candidate the runs drop), and a replay's
-        candidates."""
+        candidates. The threads seed halves at once (claims of key 0, which nothing replaces)."""
         self._room(sum(len(f) for f in fps), 0)
+        table = self.visited.tables[0]
         for f in fps:
-            self.ctr[K.C_VISITED] += _seed(self.visited.tables[0], f)
+            if self.each is not None and len(f) >= 1 << 16:
+                half = len(f) // 2
+                self.ctr[K.C_VISITED] += sum(self.each(lambda h: _seed_shared(table, h, self.lost), (f[:half], f[half:])))
+            else:
+                self.ctr[K.C_VISITED] += _seed(table, f)
         self.visited.counts[0] = int(self.ctr[K.C_VISITED])
 
     def _clear_table(self) -> None:

@@ -3,10 +3,11 @@ candidates gathered into the level's run, links and fingerprints, and the level'
 with fingerprints it must treat as seen."""
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 import specs.kernel  # noqa: F401  (the kernel's numba cache directory, before anything compiles)
-from verifier.engines.kernel.visited import visit
+from verifier.engines.kernel.visited import claim, visit
 
 
 @njit(cache=True, _nrt=False)
@@ -37,4 +38,17 @@ def seed(table, fps) -> int:
     for i in range(len(fps)):
         if visit(table, fps[i, 0], fps[i, 1]):
             new += 1
+    return new
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def seed_shared(table, fps, lost) -> int:
+    """seed, into a table threads insert into at once (visited.claim): the key 0 marks a seed,
+    and no key is below it, so nothing replaces it (and no finder is marked lost: `lost` is
+    never written)."""
+    none = np.uint64(0xFFFFFFFFFFFFFFFF)       # the round's first key: no seed is of a round
+    new = 0
+    for i in range(len(fps)):
+        got, _ = claim(table, fps[i, 0], fps[i, 1], np.uint64(0), none, lost)
+        new += got == 1
     return new
