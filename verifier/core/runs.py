@@ -110,7 +110,7 @@ def read_run(path: str) -> np.ndarray:
 CHUNK = 1 << 20           # fingerprints read or written at a time (16 MB)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def drop_seen_some(fp, order, r, keep, run, last):
     """drop_seen_sorted over one stretch of a run read in stretches, from candidate order[r]:
     the candidates up to the stretch's last fingerprint (all of them if `last`, the run's last
@@ -158,10 +158,12 @@ def merge_some(x, i, y, j, out, k):
     return i, j, k
 
 
-def stretches(path: str, count: int, chunk: int = CHUNK):
-    """A run of `count` fingerprints read CHUNK at a time (ValueError if it holds fewer)."""
+def stretches(path: str, count: int, chunk: int = CHUNK, start: int = 0):
+    """A run of `count` fingerprints read CHUNK at a time from fingerprint `start` (ValueError
+    if it holds fewer)."""
     with open(path, "rb") as f:
-        done = 0
+        f.seek(16 * start)
+        done = start
         while done < count:
             want = min(chunk, count - done)
             part = np.fromfile(f, dtype=FP, count=2 * want)
@@ -171,11 +173,39 @@ def stretches(path: str, count: int, chunk: int = CHUNK):
             yield part.reshape(-1, 2), done == count
 
 
-def drop_seen_file(fp, order, keep, path: str, count: int, chunk: int = CHUNK) -> None:
-    """keep[i] := False for each candidate the run at `path` holds, reading it in stretches."""
-    r = 0
-    for run, last in stretches(path, count, chunk):
-        r = drop_seen_some(fp, order, r, keep, run, last)
+def drop_seen_file(fp, order, keep, path: str, count: int, chunk: int = CHUNK, each=None) -> None:
+    """keep[i] := False for each candidate the run at `path` holds, reading it in stretches.
+    `each`: a thread pool's map, which takes the candidates and the run's fingerprints whose
+    a's top bit is 0, and those whose is 1, at once (the GIL released)."""
+    def drop(half) -> None:
+        order, start, end = half
+        r = 0
+        for run, last in stretches(path, end, chunk, start):
+            r = drop_seen_some(fp, order, r, keep, run, last)
+    if each is None or len(order) < 1 << 16:
+        drop((order, 0, count))
+        return
+    top = np.uint64(1) << np.uint64(63)
+    split, at = int(np.searchsorted(fp[order, 0] >= top, True)), _first_at_least(path, count, top)
+    list(each(drop, [(order[:split], 0, at), (order[split:], at, count)]))
+
+
+def _first_at_least(path: str, count: int, a) -> int:
+    """The place of the run's first fingerprint whose first hash is at least `a` (a binary
+    search reading one fingerprint at a time)."""
+    lo, hi = 0, count
+    with open(path, "rb") as f:
+        while lo < hi:
+            mid = (lo + hi) // 2
+            f.seek(16 * mid)
+            got = np.fromfile(f, dtype=FP, count=1)
+            if len(got) != 1:
+                raise ValueError(f"{path} ends before fingerprint {mid}")
+            if got[0] < a:
+                lo = mid + 1
+            else:
+                hi = mid
+    return lo
 
 
 def merge_files(older: tuple, newer: tuple, path: str, chunk: int = CHUNK) -> int:

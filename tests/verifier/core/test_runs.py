@@ -74,3 +74,24 @@ def test_by_fp_on_two_threads_is_the_one_thread_order():
     key = fp[two]
     assert np.all((key[1:, 0] > key[:-1, 0]) | ((key[1:, 0] == key[:-1, 0]) & (key[1:, 1] >= key[:-1, 1])))
     assert list(two[np.isin(two, [7, *range(100, 110)])]) == [7, *range(100, 110)]
+
+
+@pytest.mark.parametrize("chunk", [1000, R.CHUNK])
+def test_drop_seen_on_two_threads_drops_what_one_does(tmp_path, chunk):
+    """drop_seen_file with a pool reads the run's two halves of the key space at once: the same
+    candidates dropped, also those on either side of the halves' border."""
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(chunk)
+    run = _sorted(np.unique(rng.integers(0, 2 ** 64, size=(200_000, 2), dtype=np.uint64), axis=0))
+    border = int(np.searchsorted(run[:, 0], np.uint64(1) << np.uint64(63)))
+    R.write_run(str(tmp_path / "r"), run)
+    cand = np.concatenate([run[rng.integers(0, len(run), 40_000)], run[border - 3:border + 3],
+                           rng.integers(0, 2 ** 64, size=(40_000, 2), dtype=np.uint64)])
+    rng.shuffle(cand)
+    one, two = np.ones(len(cand), dtype=np.bool_), np.ones(len(cand), dtype=np.bool_)
+    R.drop_seen_file(cand, R.by_fp(cand), one, str(tmp_path / "r"), len(run), chunk)
+    with ThreadPoolExecutor(2) as pool:
+        R.drop_seen_file(cand, R.by_fp(cand, each=pool.map), two, str(tmp_path / "r"), len(run), chunk, pool.map)
+    held = set(map(tuple, run.tolist()))
+    assert one.tolist() == two.tolist() == [tuple(c) not in held for c in cand.tolist()]
+    assert 40_000 < np.count_nonzero(~two) <= 40_006

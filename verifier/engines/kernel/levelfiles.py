@@ -121,12 +121,13 @@ class LevelFiles:
     def file(self, level: int, what: str) -> Path:
         return self.dir / f"level-{level:05d}.{what}"
 
-    def drop_seen(self, fp, order, keep) -> None:
-        """keep[i] := False for each candidate fp[i] a run holds (`order`: fp's sorted order)."""
+    def drop_seen(self, fp, order, keep, each=None) -> None:
+        """keep[i] := False for each candidate fp[i] a run holds (`order`: fp's sorted order;
+        `each`: a pool's map, that reads two halves of each run at once)."""
         for path, count in self.runs:
             self._check(path, count)
             try:
-                drop_seen_file(fp, order, keep, str(path), count)
+                drop_seen_file(fp, order, keep, str(path), count, each=each)
             except (OSError, ValueError) as exc:
                 raise StoreLost(f"a visited run cannot be read ({exc}): the search cannot go on without it") from None
 
