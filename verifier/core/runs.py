@@ -144,7 +144,7 @@ def drop_seen_some(fp, order, r, keep, run, last):
     return r
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def merge_some(x, i, y, j, out, k):
     """Merge x[i:] and y[j:] into out[k:] until one of the three ends: (i, j, k)."""
     while i < len(x) and j < len(y) and k < len(out):
@@ -208,17 +208,37 @@ def _first_at_least(path: str, count: int, a) -> int:
     return lo
 
 
-def merge_files(older: tuple, newer: tuple, path: str, chunk: int = CHUNK) -> int:
-    """Merge two runs, each (path, count), into a run at `path`, CHUNK at a time: its count."""
-    xs, ys = stretches(*older, chunk), stretches(*newer, chunk)
+def merge_files(older: tuple, newer: tuple, path: str, chunk: int = CHUNK, each=None) -> int:
+    """Merge two runs, each (path, count), into a run at `path`, CHUNK at a time: its count.
+    `each`: a thread pool's map, which merges the two halves of the key space at once, each
+    into its own part of the file."""
+    (xp, nx), (yp, ny) = older, newer
+    halves = [((xp, 0, nx), (yp, 0, ny), 0)]
+    if each is not None and nx + ny >= 1 << 22:
+        top = np.uint64(1) << np.uint64(63)
+        ax, ay = _first_at_least(xp, nx, top), _first_at_least(yp, ny, top)
+        halves = [((xp, 0, ax), (yp, 0, ay), 0), ((xp, ax, nx), (yp, ay, ny), ax + ay)]
+    with open(path, "wb"):
+        pass
+    return sum((each or map)(lambda h: _merge_range(*h, path, chunk), halves))
+
+
+def _bytes(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).reshape(-1).view(np.uint8)     # written without a copy first
+
+
+def _merge_range(x_run: tuple, y_run: tuple, at: int, path: str, chunk: int) -> int:
+    """Merge x_run and y_run, each (path, first, end), into `path` from fingerprint `at`."""
+    xs, ys = stretches(x_run[0], x_run[2], chunk, x_run[1]), stretches(y_run[0], y_run[2], chunk, y_run[1])
     x, y = next(xs, (np.zeros((0, 2), FP), True))[0], next(ys, (np.zeros((0, 2), FP), True))[0]
     out = np.empty((chunk, 2), dtype=FP)
     i = j = k = total = 0
-    with open(path, "wb") as f:
+    with open(path, "r+b") as f:
+        f.seek(16 * at)
         while True:
             i, j, k = merge_some(x, i, y, j, out, k)
             if k == len(out):
-                f.write(out.tobytes())
+                f.write(_bytes(out))
                 total, k = total + k, 0
             if i == len(x):
                 x, i = next(xs, (None, True))[0], 0
@@ -226,11 +246,11 @@ def merge_files(older: tuple, newer: tuple, path: str, chunk: int = CHUNK) -> in
                 y, j = next(ys, (None, True))[0], 0
             if x is None or y is None:
                 break
-        f.write(out[:k].tobytes())
+        f.write(_bytes(out[:k]))
         total += k
         for rest, at, more in ((x, i, xs), (y, j, ys)):
             while rest is not None:
-                f.write(rest[at:].tobytes())
+                f.write(_bytes(rest[at:]))
                 total += len(rest) - at
                 rest, at = next(more, (None, True))[0], 0
     return total

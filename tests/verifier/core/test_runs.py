@@ -95,3 +95,21 @@ def test_drop_seen_on_two_threads_drops_what_one_does(tmp_path, chunk):
     held = set(map(tuple, run.tolist()))
     assert one.tolist() == two.tolist() == [tuple(c) not in held for c in cand.tolist()]
     assert 40_000 < np.count_nonzero(~two) <= 40_006
+
+
+def test_merge_on_two_threads_writes_the_one_thread_run(tmp_path):
+    """merge_files with a pool merges the key space's two halves into their own parts of the
+    file at once: the same run, byte for byte."""
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(7)
+    both = np.unique(rng.integers(0, 2 ** 64, size=(1 << 22 | 999, 2), dtype=np.uint64), axis=0)
+    rng.shuffle(both)
+    x, y = _sorted(both[:3_000_000]), _sorted(both[3_000_000:])
+    R.write_run(str(tmp_path / "x"), x)
+    R.write_run(str(tmp_path / "y"), y)
+    runs = (str(tmp_path / "x"), len(x)), (str(tmp_path / "y"), len(y))
+    assert R.merge_files(*runs, str(tmp_path / "one"), 100_000) == len(both)
+    with ThreadPoolExecutor(2) as pool:
+        assert R.merge_files(*runs, str(tmp_path / "two"), 100_000, pool.map) == len(both)
+    assert (tmp_path / "one").read_bytes() == (tmp_path / "two").read_bytes()
+    assert (R.read_run(str(tmp_path / "two")) == _sorted(both)).all()

@@ -21,7 +21,7 @@ class Candidates:
         fp = self.cand_fp.array[:self.m]
         order = by_fp(fp, each=self.each)
         keep = np.ones(self.m, dtype=np.bool_)
-        self.files.drop_seen(fp, order, keep, self.each)
+        self.files.drop_seen(fp, order, keep)
         return keep, order
 
     def _filtered(self, base: int, last: bool = True) -> int:

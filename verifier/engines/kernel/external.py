@@ -147,6 +147,7 @@ class External(Candidates, Search):
         opts = np.array([int(self.options.keep_going), int(self.options.check_deadlock), -1], dtype=np.int64)
         saver = self.checkpoint
         self.files = LevelFiles(self.budget, None if saver is None else saver.visited)
+        self.files.each = self.each
         if self.resume_from is not None:
             resume(self, self.resume_from)
             self.resume_from = None

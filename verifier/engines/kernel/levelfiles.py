@@ -59,6 +59,7 @@ class LevelFiles:
         """The search's own directory in the spill directory, or (`kept`) a checkpoint's, whose
         files outlive the search (diskpoint.py)."""
         self.budget = budget
+        self.each = None        # a thread pool's map: runs read and merged in two halves at once (runs.py)
         if kept is None:
             _clear_orphans(Path(budget.spill or tempfile.gettempdir()))
             self.dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=budget.spill or None))
@@ -121,13 +122,12 @@ class LevelFiles:
     def file(self, level: int, what: str) -> Path:
         return self.dir / f"level-{level:05d}.{what}"
 
-    def drop_seen(self, fp, order, keep, each=None) -> None:
-        """keep[i] := False for each candidate fp[i] a run holds (`order`: fp's sorted order;
-        `each`: a pool's map, that reads two halves of each run at once)."""
+    def drop_seen(self, fp, order, keep) -> None:
+        """keep[i] := False for each candidate fp[i] a run holds (`order`: fp's sorted order)."""
         for path, count in self.runs:
             self._check(path, count)
             try:
-                drop_seen_file(fp, order, keep, str(path), count, each=each)
+                drop_seen_file(fp, order, keep, str(path), count, each=self.each)
             except (OSError, ValueError) as exc:
                 raise StoreLost(f"a visited run cannot be read ({exc}): the search cannot go on without it") from None
 
@@ -170,7 +170,7 @@ class LevelFiles:
             self.merges += 1
             merged = self.dir / f"merged-{self.merges:05d}.run"
             try:
-                count = merge_files((str(older), n_old), (str(newer), n_new), str(merged))
+                count = merge_files((str(older), n_old), (str(newer), n_new), str(merged), each=self.each)
             except (OSError, ValueError) as exc:
                 raise self.failed("merging the visited runs", exc) from None
             self.retire(older)
