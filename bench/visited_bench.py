@@ -32,8 +32,9 @@ def _start(visited: str, threads: int, args: list) -> tuple:
     return out, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _row(run: str, out: Path, p: subprocess.Popen, wall: float) -> dict:
+def _row(run: str, out: Path, p: subprocess.Popen, start: float) -> dict:
     _, err = p.communicate()
+    wall = time.monotonic() - start
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", err)
     summary = json.loads(next(out.glob("*/summary.json")).read_text())
     counts = summary["counts"]
@@ -49,7 +50,7 @@ def one(run: str, args: list) -> dict:
     copies, threads = (2, 1) if how == "1x2" else (1, int(how or 1))
     start = time.monotonic()
     started = [_start(visited, threads, args) for _ in range(copies)]
-    rows = [_row(run, out, p, time.monotonic() - start) for out, p in started]
+    rows = [_row(run, out, p, start) for out, p in started]
     row = rows[0]
     if copies > 1:          # two processes: their rates add up, the slower one's wall
         row.update(states_per_second=sum(r["states_per_second"] for r in rows),
