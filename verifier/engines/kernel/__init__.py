@@ -7,7 +7,8 @@ lacks, reports progress and rebuilds counterexamples by re-running the model alo
 labels (`levels.rebuild`, which checks them again). Same config, same counts, levels and
 shortest counterexamples as `bfs` (tests/verifier/engines/test_kernel_engine.py,
 bench/kernel_bench.py). A checkpoint (checkpoint.py: data, never a pickle) carries the search
-between processes; a resumed run ends with exactly the counts of an uninterrupted one. Symmetry reduction is the kernel's own (specs/kernel/symmetry.py: successors come as their
+between processes; a resumed run ends with exactly the counts of an uninterrupted one.
+Symmetry reduction is the kernel's own (specs/kernel/symmetry.py: successors come as their
 orbits' canonical members); --dump-graph's edges are found again by the graph builder
 (verifier/core/rowgraph.py) over the states the search numbered. What it does not do, refused
 before a run with one line (exit 2): a property without a row form (specs/kernel/properties.py).
