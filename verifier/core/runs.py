@@ -177,20 +177,24 @@ def drop_seen_file(fp, order, keep, path: str, count: int, chunk: int = CHUNK, e
     """keep[i] := False for each candidate the run at `path` holds, reading it in stretches.
     `each`: a thread pool's map, which takes the candidates and the run's fingerprints whose
     a's top bit is 0, and those whose is 1, at once (the GIL released)."""
-    def drop(half) -> None:
-        order, start, end = half
-        r = 0
-        for run, last in stretches(path, end, chunk, start):
-            r = drop_seen_some(fp, order, r, keep, run, last)
     if each is None or len(order) < 1 << 16:
-        drop((order, 0, count))
+        drop_seen_range(fp, order, keep, path, 0, count, chunk)
         return
     top = np.uint64(1) << np.uint64(63)
-    split, at = int(np.searchsorted(fp[order, 0] >= top, True)), _first_at_least(path, count, top)
-    list(each(drop, [(order[:split], 0, at), (order[split:], at, count)]))
+    split, at = int(np.searchsorted(fp[order, 0] >= top, True)), first_at_least(path, count, top)
+    list(each(lambda h: drop_seen_range(fp, *h, chunk), [(order[:split], keep, path, 0, at),
+                                                          (order[split:], keep, path, at, count)]))
 
 
-def _first_at_least(path: str, count: int, a) -> int:
+def drop_seen_range(fp, order, keep, path: str, start: int, end: int, chunk: int = CHUNK) -> None:
+    """drop_seen_file against the run's fingerprints start..end-1 only (the candidates `order`
+    names all lie in their part of the key space)."""
+    r = 0
+    for run, last in stretches(path, end, chunk, start):
+        r = drop_seen_some(fp, order, r, keep, run, last)
+
+
+def first_at_least(path: str, count: int, a) -> int:
     """The place of the run's first fingerprint whose first hash is at least `a` (a binary
     search reading one fingerprint at a time)."""
     lo, hi = 0, count
@@ -216,7 +220,7 @@ def merge_files(older: tuple, newer: tuple, path: str, chunk: int = CHUNK, each=
     halves = [((xp, 0, nx), (yp, 0, ny), 0)]
     if each is not None and nx + ny >= 1 << 22:
         top = np.uint64(1) << np.uint64(63)
-        ax, ay = _first_at_least(xp, nx, top), _first_at_least(yp, ny, top)
+        ax, ay = first_at_least(xp, nx, top), first_at_least(yp, ny, top)
         halves = [((xp, 0, ax), (yp, 0, ay), 0), ((xp, ax, nx), (yp, ay, ny), ax + ay)]
     with open(path, "wb"):
         pass

@@ -37,9 +37,9 @@ from typing import Optional
 import numpy as np
 
 from verifier.core import levels
-from verifier.core.checkpoint import MARK, CheckpointDir, digest
+from verifier.core.checkpoint import MARK, CheckpointDir, CheckpointError, digest
 from verifier.core.files import write_atomic
-from verifier.core.runs import drop_seen_file
+from verifier.core.runs import by_fp, drop_seen_range, first_at_least
 from verifier.core.values import BadData, to_data
 from verifier.engines.kernel.checkpoint import Damaged, _write_columns, claim
 from verifier.engines.kernel.levelfiles import FpFile
@@ -126,7 +126,7 @@ class DiskSaved:
     """A checkpoint read back and checked: its head, controller values, checked event table,
     the level to expand's chunk index and fingerprints."""
 
-    def __init__(self, head: dict, ctrls: list, events, chunks: tuple, front_fp: np.ndarray):
+    def __init__(self, head: dict, ctrls: list, events, chunks: tuple, front_fp: FpFile):
         self.head, self.ctrls, self.events, self.chunks, self.front_fp = head, ctrls, events, chunks, front_fp
 
 
@@ -137,9 +137,7 @@ def resume(search, saved: DiskSaved) -> None:
     files.keep_only(names_of(h))
     files.runs = [(files.dir / name, count) for name, count in h["runs"]]
     files.merges = h["merges"]
-    search.front, search.front_fp = ChunkFile(files.dir / h["front"], saved.chunks), FpFile(files)
-    search.front_fp.append(saved.front_fp)
-    saved.front_fp = saved.front_fp[:0]           # its memory back: the file holds it
+    search.front, search.front_fp = ChunkFile(files.dir / h["front"], saved.chunks), saved.front_fp
     search.starts, search.states_per_level = list(h["starts"]), list(h["states_per_level"])
     search.n_store, search.depth, search._level_base = h["n_store"], h["depth"], h["level_base"]
     search.ctr[:] = h["counters"]
@@ -252,14 +250,30 @@ def _check(head: dict, raw_bin: bytearray, where: Path, model, kernel) -> DiskSa
         raise Damaged("the level to expand is not the last level")
     root_fp = np.zeros((len(roots), 2), dtype=np.uint64)
     _hashes(np.stack([kernel.pack(c) for _, c in roots.values()]), root_fp)
-    fps = np.concatenate([root_fp, front_fp])
-    held = np.ones(len(fps), dtype=np.bool_)
-    order = np.lexsort((fps[:, 1], fps[:, 0]))
+    _all_held(root_fp, runs, where)
+    for lo in range(SLICES):                 # the level's fingerprints a slice of the key space at a time
+        mine = [part[(part[:, 0] >> np.uint64(64 - SLICE_BITS)) == lo]
+                for part in (front_fp.read(at, at + (1 << 22)) for at in range(0, len(front_fp), 1 << 22))]
+        _all_held(np.concatenate(mine) if mine else root_fp[:0], runs, where, lo)
+    return DiskSaved(head, ctrls, kernel.tables, chunks, front_fp)
+
+
+SLICE_BITS = 3
+SLICES = 1 << SLICE_BITS    # the level to expand is checked in this many slices: memory for one
+
+
+def _all_held(fps: np.ndarray, runs: list, where: Path, lo: Optional[int] = None) -> None:
+    """Damaged unless the visited runs hold every one of fps (all of them, with `lo`, in slice
+    lo of the key space: only that part of each run is read)."""
+    held, order = np.ones(len(fps), dtype=np.bool_), by_fp(fps)
     for name, count in runs:
-        drop_seen_file(fps, order, held, str(where / name), count)
+        start, end = 0, count
+        if lo is not None:
+            start, end = (first_at_least(str(where / name), count, np.uint64(b << (64 - SLICE_BITS)))
+                          if b < SLICES else count for b in (lo, lo + 1))
+        drop_seen_range(fps, order, held, str(where / name), start, end)
     if held.any():
         raise Damaged("a state of the level to expand is not in the visited runs")
-    return DiskSaved(head, ctrls, kernel.tables, chunks, front_fp)
 
 
 def _events(head: dict, raw_bin: bytearray, lay) -> dict:
@@ -272,18 +286,28 @@ def _events(head: dict, raw_bin: bytearray, lay) -> dict:
             "event_vals": raw[n * lay.key:].reshape(n, 5).astype(np.int64)}
 
 
-def _front_fp(path: Path, chunks: tuple, lay, n_ctrls: int) -> np.ndarray:
-    """The fingerprints of the level to expand, its rows widened and hashed chunk by chunk."""
+def _front_fp(path: Path, chunks: tuple, lay, n_ctrls: int) -> FpFile:
+    """The fingerprints of the level to expand, its rows widened and hashed chunk by chunk into
+    a file without a name (the search's front_fp then: levelfiles.FpFile)."""
     rows = ChunkFile(path, chunks)
+    out = FpFile(None, path.parent)
     try:
-        out, at = np.zeros((rows.n, 2), dtype=np.uint64), 0
         wide = np.zeros((max((c[0] for c in chunks), default=0), lay.width), dtype=np.int32)
         for chunk in rows:
             got = chunk.rows_into(wide)
             if got[:, lay.ctrl].min() < 0 or got[:, lay.ctrl].max() >= n_ctrls:
                 raise Damaged("a row's controller id is out of range")
-            _hashes(got, out[at:at + chunk.n])
-            at += chunk.n
+            fps = np.zeros((chunk.n, 2), dtype=np.uint64)
+            _hashes(got, fps)
+            try:
+                out.append(fps)
+            except OSError as exc:            # the checkpoint is not at fault: keep it, say why
+                raise CheckpointError(f"the checkpoint in {path.parent.parent} cannot be checked: writing its "
+                                      f"level's fingerprints failed ({exc.strerror}); make room and resume "
+                                      "again") from None
         return out
+    except BaseException:
+        out.close()
+        raise
     finally:
         rows.close(unlink=False)

@@ -200,21 +200,26 @@ class FpFile:
     and the next one were the last memory that grew with a level's width, 3.7 GB of 8 at a
     level of 115 million. Read a chunk at a time as the level's rows are."""
 
-    def __init__(self, files: "LevelFiles"):
-        self.files, self.n = files, 0
-        self._fh = tempfile.TemporaryFile(dir=files.dir, buffering=0)
+    def __init__(self, files: "LevelFiles", where: Optional[Path] = None):
+        """In the search's directory, or (`where`, and files None: a checkpoint being checked
+        before any search) in that one, outside the disk budget."""
+        self.files, self.where, self.n = files, Path(where or files.dir), 0
+        self._fh = tempfile.TemporaryFile(dir=self.where, buffering=0)
 
     def __len__(self) -> int:
         return self.n
 
     def append(self, fps: np.ndarray) -> None:
-        self.files.budget.allow_disk(fps.nbytes, "a level's fingerprints", self.files.dir)
+        if self.files is not None:
+            self.files.budget.allow_disk(fps.nbytes, "a level's fingerprints", self.where)
         data, at = memoryview(np.ascontiguousarray(fps, dtype=np.uint64).reshape(-1)).cast("B"), 16 * self.n
         try:
             while len(data):                  # a write stops at 2 GB
                 done = os.pwrite(self._fh.fileno(), data, at)
                 data, at = data[done:], at + done
         except OSError as exc:
+            if self.files is None:
+                raise
             raise self.files.failed("writing a level's fingerprints", exc) from None
         self.n += len(fps)
 
@@ -223,7 +228,7 @@ class FpFile:
         hi = min(hi, self.n)
         out = np.empty((max(0, hi - lo), 2), dtype=np.uint64)
         if len(out) and os.preadv(self._fh.fileno(), [out], 16 * lo) != out.nbytes:
-            raise StoreLost(f"a level's fingerprints in {self.files.dir} were cut short")
+            raise StoreLost(f"a level's fingerprints in {self.where} were cut short")
         return out
 
     def close(self) -> None:
