@@ -178,8 +178,7 @@ def test_a_level_in_parts_answers_as_memory(case, threads, tmp_path, monkeypatch
     config, symmetric, limits, keep_going = CASES[case]
     model = Model(make_config(**config), symmetry=symmetric)
     memory = _run(model, limits, keep_going)
-    entry = external.ENTRY_BYTES + (64 if threads > 1 else 0)      # the threads' table: 32-byte slots
-    monkeypatch.setattr(external, "LEVEL_SHARE", (Budget().limit or 1 << 34) // (entry * 1024))
+    monkeypatch.setattr(external, "LEVEL_SHARE", Budget().limit or 1 << 34)     # a byte: the least table
     seeded, parts = [], []
     seeds, part = external.External._seeds, external.External._part
     monkeypatch.setattr(external.External, "_seeds", lambda self: seeded.append(sum(map(len, seeds(self))))

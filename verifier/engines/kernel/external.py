@@ -64,7 +64,7 @@ from verifier.engines.kernel.gather import seed as _seed
 from verifier.engines.kernel.gather import seed_shared as _seed_shared
 
 LEVEL_SHARE = 4           # a level's table, candidates' store and fingerprints: a quarter of the memory budget
-ENTRY_BYTES = 96          # of a table entry (32 at half load, up to 64 after a doubling), store (32), fp (16)
+CANDIDATE_BYTES = 48      # a candidate's place in the store (parent, label, place: 32) and fingerprint (16)
 CHUNK_ROWS = 1 << 16      # candidates narrowed together (and so a chunk of the next level at most)
 
 
@@ -101,8 +101,7 @@ class External(Candidates, Search):
         self.front: Optional[ChunkFile] = None           # the level being expanded, narrowed
         self.front_fp: Optional[FpFile] = None          # the level expanded's fingerprints (a file)
         self.prev_fp = np.zeros((0, 2), dtype=np.uint64)     # the level before's, as many as a seed needs
-        entry = ENTRY_BYTES + 4 * (self.visited.slot_bytes - 16)      # a shared table's slots are wider
-        self.entries = max(1024, (self.budget.limit or 1 << 34) // (LEVEL_SHARE * entry))
+        self.entries = max(1024, self._entries((self.budget.limit or 1 << 34) // LEVEL_SHARE))
         self.part = self.level_first = 0                 # the next level's parts admitted, its first state
         self.per_state = 0.0       # the last level's candidates a state expanded: the table is sized for them
         self.table_high = 0        # the most slots the level's table has had
@@ -112,6 +111,16 @@ class External(Candidates, Search):
         self.files: Optional[LevelFiles] = None          # made by run(): in a checkpoint, or a spill directory
         self.starts: list[int] = []                      # each level's first state number
         self.root_rows: dict[int, np.ndarray] = {}
+
+    def _entries(self, share: int) -> int:
+        """The candidates and seeds a level's table takes before a part is filtered: the table
+        the largest power of two of slots in half the share, at most half full (a round of the
+        threads past it, as they look after a round, must not double it: at 33.7 million
+        entries the threads' table was 128 million slots, 4.3 GB, for 2.1 of them), and the
+        candidates' store in the rest."""
+        slots = 1 << max(0, (share // 2 // self.visited.slot_bytes).bit_length() - 1)
+        return min(slots // 2 - self.round_rows - self.k.max_successors,
+                   (share - slots * self.visited.slot_bytes) // CANDIDATE_BYTES)
 
     def _visited(self, threads: int, most: int) -> Visited:
         """A level's one table (it grows once, to the level's share, and is emptied each level)."""
