@@ -227,8 +227,9 @@ def merge_files(older: tuple, newer: tuple, path: str, chunk: int = CHUNK, each=
     return sum((each or map)(lambda h: _merge_range(*h, path, chunk), halves))
 
 
-def _bytes(a: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(a).reshape(-1).view(np.uint8)     # written without a copy first
+def as_bytes(a: np.ndarray) -> np.ndarray:
+    """An array's bytes as a flat uint8 view, to write without a copy first."""
+    return np.ascontiguousarray(a).reshape(-1).view(np.uint8)
 
 
 def _merge_range(x_run: tuple, y_run: tuple, at: int, path: str, chunk: int) -> int:
@@ -242,7 +243,7 @@ def _merge_range(x_run: tuple, y_run: tuple, at: int, path: str, chunk: int) -> 
         while True:
             i, j, k = merge_some(x, i, y, j, out, k)
             if k == len(out):
-                f.write(_bytes(out))
+                f.write(as_bytes(out))
                 total, k = total + k, 0
             if i == len(x):
                 x, i = next(xs, (None, True))[0], 0
@@ -250,11 +251,11 @@ def _merge_range(x_run: tuple, y_run: tuple, at: int, path: str, chunk: int) -> 
                 y, j = next(ys, (None, True))[0], 0
             if x is None or y is None:
                 break
-        f.write(_bytes(out[:k]))
+        f.write(as_bytes(out[:k]))
         total += k
         for rest, at, more in ((x, i, xs), (y, j, ys)):
             while rest is not None:
-                f.write(_bytes(rest[at:]))
+                f.write(as_bytes(rest[at:]))
                 total += len(rest) - at
                 rest, at = next(more, (None, True))[0], 0
     return total

@@ -28,7 +28,7 @@ from typing import Optional
 import numpy as np
 
 from verifier.core.machine import tree_bytes
-from verifier.core.runs import drop_seen_file, merge_files, write_run
+from verifier.core.runs import as_bytes, drop_seen_file, merge_files, write_run
 from verifier.engines.kernel.memory import Budget, MemoryBudget
 
 MERGE = 4
@@ -212,7 +212,7 @@ class FpFile:
     def append(self, fps: np.ndarray) -> None:
         if self.files is not None:
             self.files.budget.allow_disk(fps.nbytes, "a level's fingerprints", self.where)
-        data, at = memoryview(np.ascontiguousarray(fps, dtype=np.uint64).reshape(-1)).cast("B"), 16 * self.n
+        data, at = memoryview(as_bytes(fps.astype(np.uint64, copy=False))), 16 * self.n
         try:
             while len(data):                  # a write stops at 2 GB
                 done = os.pwrite(self._fh.fileno(), data, at)

@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit
 
 import specs.kernel  # noqa: F401  (the kernel's numba cache directory, before anything compiles)
+from verifier.core.runs import as_bytes
 
 WIDTHS = ((np.uint8, 1 << 8), (np.uint16, 1 << 16))
 
@@ -124,7 +125,7 @@ class ChunkFile:
         parts = []
         for cols, m in chunk.parts:
             parts.append((cols, m.dtype, m.shape[1], self.nbytes))
-            self.f.write(np.ascontiguousarray(m).reshape(-1).view(np.uint8))     # no copy of the bytes first
+            self.f.write(as_bytes(m))
             self.nbytes += m.nbytes
         self.index.append((chunk.n, chunk.lo, parts))
         self.n += chunk.n
