@@ -100,6 +100,8 @@ class _Run:
                                        self.interrupts.budget_spent)
             if stopped and not stopped[1].startswith("interrupted"):    # a signal is the Interrupts' to settle
                 status, reason = stopped
+                if reason.startswith("time budget"):    # spent while no job ran: the level was done
+                    reason = f"{reason} (after level {level}; {self._kept()})"
                 break
             if self.interrupts.signal is None:
                 t0 = time.monotonic()
