@@ -6,7 +6,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from spark.session import collect_garbage
+import pytest
+
+from spark.session import Interrupts, collect_garbage
 
 
 def _shuffle_files(sc) -> set:
@@ -33,3 +35,14 @@ def test_a_dropped_rdds_shuffle_files_go_once_the_garbage_is_collected(spark_ses
     while made & _shuffle_files(sc) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not made & _shuffle_files(sc)
+
+
+def test_the_time_budget_cancels_a_running_spark_job(spark_session):
+    """The budget holds within seconds, not at the end of a level that may take an hour: the
+    Interrupts' timer cancels the job that runs when it fires (a job that would sleep 120 s)."""
+    with Interrupts(spark_session) as interrupts:
+        interrupts.cancel_at(time.monotonic() + 2)
+        t0 = time.monotonic()
+        with pytest.raises(Exception, match="cancel"):
+            spark_session.sparkContext.parallelize(range(2), 2).foreach(lambda _: time.sleep(120))
+    assert interrupts.budget_spent and time.monotonic() - t0 < 100

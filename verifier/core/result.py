@@ -109,6 +109,7 @@ class SearchResult(Result):
     peak_resident_own: bool = False             # ... started over at the run's start (else the process's)
     disk_bytes: int = 0                         # what the run keeps on disk: its checkpoint's files
     disk_of: str = "checkpoint"                 # ... or "visited runs and links" (check --visited disk)
+    disk_peak_bytes: int = 0                    # check --visited disk: the most its files held at once
     extra: dict[str, Any] = field(default_factory=dict)
 
     def judge(self, properties) -> "SearchResult":

@@ -87,6 +87,9 @@ def _md_memory(m: dict) -> list[tuple]:
     if m.get("disk_bytes"):
         rows.append((f"bytes a state on disk ({m.get('disk_of', 'checkpoint')})", f"{m['disk_bytes_per_state']:,.1f} "
                      f"({m['disk_bytes'] / 2**20:,.1f} MB)"))
+    if m.get("disk_peak_bytes"):
+        rows.append(("bytes a state on disk at the peak (with a level's rows and candidates)",
+                     f"{m['disk_peak_bytes_per_state']:,.1f} ({m['disk_peak_bytes'] / 2**20:,.1f} MB)"))
     return rows
 
 

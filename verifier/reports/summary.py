@@ -118,7 +118,9 @@ def _search_sections(summary: dict, model, result: SearchResult) -> None:
                                         "run" if result.peak_resident_own else "process"),
                    "disk_bytes": result.disk_bytes,
                    "disk_bytes_per_state": round(result.disk_bytes / max(result.distinct_states, 1), 1),
-                   "disk_of": result.disk_of},
+                   "disk_of": result.disk_of,
+                   "disk_peak_bytes": result.disk_peak_bytes,
+                   "disk_peak_bytes_per_state": round(result.disk_peak_bytes / max(result.distinct_states, 1), 1)},
         "deadlock": {"checked": result.deadlock_checked, "found": DEADLOCK in result.counterexamples,
                      "complete": result.explored_all or sampled},
         "symmetry": {"enabled": model.symmetric, "group_size": model.group_size,
@@ -139,4 +141,7 @@ def memory_line(m: dict) -> str:
             f"({m['peak_resident_bytes'] / 2**20:,.0f} MB, {WHOSE[m['peak_resident_of']]})")
     if m["disk_bytes"]:
         line += f"; {m['disk_bytes_per_state']:,.1f} B a state on disk ({m['disk_bytes'] / 2**20:,.1f} MB of {m.get('disk_of', 'checkpoint')})"
+    if m.get("disk_peak_bytes"):
+        line += (f", {m['disk_peak_bytes_per_state']:,.1f} B at the peak ({m['disk_peak_bytes'] / 2**20:,.1f} MB, "
+                 "with a level's rows and candidates)")
     return line

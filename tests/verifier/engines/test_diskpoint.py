@@ -142,6 +142,25 @@ def test_the_other_searchs_checkpoint_is_refused_in_one_line(tmp_path, first, th
     assert sorted(p.name for p in ck.rglob("*")) == before          # left as it was
 
 
+def test_a_disk_checkpoint_of_the_byte_chunks_is_refused_in_one_line_and_kept(tmp_path):
+    """Version 5 kept a chunk's columns in whole bytes; this one packs their bits. Its files
+    are not read as this version's (nor removed by a start over): one line, exit 2."""
+    ck = tmp_path / "ck"
+    made = _check(*SMALL, "--visited", "disk", "--out", str(tmp_path / "o1"), "--checkpoint-dir", str(ck),
+                  "--max-depth", "5")
+    assert made.returncode == 3, made.stdout + made.stderr
+    manifest = ck / "manifest.json"
+    data = json.loads(manifest.read_text())
+    assert data["version"] == 6
+    manifest.write_text(json.dumps(dict(data, version=5)))
+    before = sorted(p.name for p in ck.rglob("*"))
+    r = _check(*SMALL, "--visited", "disk", "--out", str(tmp_path / "o2"), "--checkpoint-dir", str(ck), "--resume")
+    assert r.returncode == 2, r.stdout + r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert "of an earlier kraft-verify" in line and "cannot be resumed by this one" in line
+    assert sorted(p.name for p in ck.rglob("*")) == before
+
+
 @pytest.fixture
 def small_disk(tmp_path):
     """A disk of its own (a tmpfs) 10 MB past the 2 GB the search leaves free, unmounted after."""

@@ -62,6 +62,9 @@ def test_disk_answers_as_memory(case, threads, tmp_path, monkeypatch):
     roots = memory.states_per_level[0]
     assert disk.disk_bytes == 22 * disk.distinct_states - 6 * roots
     assert disk.disk_of == "visited runs and links"
+    # the peak: at the last level's end every run and link was there, with the level's
+    # fingerprints (16 bytes a state, a file without a name) and its rows
+    assert disk.disk_peak_bytes > disk.disk_bytes + 16 * disk.states_per_level[-1]
     assert list(tmp_path.iterdir()) == []          # nothing left behind
 
 
@@ -134,6 +137,8 @@ def test_check_visited_disk_reports_what_check_does(tmp_path):
     assert runs["disk"]["counts"]["states_per_level"] == runs["memory"]["counts"]["states_per_level"]
     assert runs["disk"]["memory"]["disk_of"] == "visited runs and links"
     assert runs["disk"]["memory"]["disk_bytes_per_state"] == 22.0
+    assert runs["disk"]["memory"]["disk_peak_bytes_per_state"] > 22.0 + 16 * 1 / 324_861
+    assert runs["memory"]["memory"]["disk_peak_bytes"] == 0
     assert not list((tmp_path / "spill").iterdir())
 
 

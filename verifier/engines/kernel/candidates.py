@@ -57,6 +57,7 @@ class Candidates:
             if part.any():
                 self._write(self.next_front, chunk.select(part))
         self.next_fp.append(front_fp)
+        self.files.sample()
         self.level_cands = (self.level_cands if self.part else 0) + self.m
         self.n_store += s
         self._found_before = self.found_index.copy()

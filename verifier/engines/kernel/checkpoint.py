@@ -192,7 +192,10 @@ OTHER = {3: "a checkpoint of the Python search, before the kernel was the one se
             "(its states are numbered by another codec); use a fresh directory, or run without --resume there "
             "after removing it",
          4: "the in-memory search's checkpoint: resume it with --visited memory",
-         5: "a --visited disk search's checkpoint (diskpoint.py): resume it with --visited disk"}
+         5: "a --visited disk search's checkpoint of an earlier kraft-verify (its chunks a whole byte a column, "
+            "not packed bits): it cannot be resumed by this one; use a fresh directory, or run without --resume "
+            "there after removing it",
+         6: "a --visited disk search's checkpoint (diskpoint.py): resume it with --visited disk"}
 
 
 def open_checkpoint(path: str, identity: dict, resume: bool, every: float, model,

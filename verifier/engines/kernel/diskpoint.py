@@ -47,7 +47,7 @@ from verifier.engines.kernel.narrow import ChunkFile, narrow_index
 from verifier.engines.kernel.restore import _hashes, _read, adopt_tables, check_tables
 
 FORMAT = "kraft-verify check kernel search, visited set on disk"
-VERSION = 5
+VERSION = 6
 VISITED = "visited"
 LEVEL_FILE = re.compile(r"(level-\d{5}\.(run|parent|k|rows)|merged-\d{5}\.run|part-\d{5}-\d{4}\.run)")
 SEARCH_FILE = re.compile(r"search-\d{5}\.(json|bin)")

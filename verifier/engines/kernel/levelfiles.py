@@ -73,6 +73,8 @@ class LevelFiles:
         self.named: set[str] = set()         # those, and the files of the last level's end
         self.retired: list[Path] = []        # files no longer the search's, kept while named
         self.sums: dict[str, str] = {}       # name -> sha256 of a file written whole (never changed after)
+        self.fps: set = set()                # the open FpFiles (their bytes are in no file with a name)
+        self.peak = 0                        # the most the files held at once, as `sample` saw it
 
     def close(self) -> None:
         """The directory removed; a checkpoint's keeps only what its manifest names."""
@@ -118,6 +120,12 @@ class LevelFiles:
     @property
     def nbytes(self) -> int:
         return tree_bytes(str(self.dir))
+
+    def sample(self) -> None:
+        """The files' bytes now, into `peak`: called where they are most in a level (a level's
+        end, its candidates and the next level's rows both written; a merge, its runs twice),
+        since everything a level writes is there by then."""
+        self.peak = max(self.peak, self.nbytes + sum(16 * len(f) for f in self.fps))
 
     def file(self, level: int, what: str) -> Path:
         return self.dir / f"level-{level:05d}.{what}"
@@ -173,6 +181,7 @@ class LevelFiles:
                 count = merge_files((str(older), n_old), (str(newer), n_new), str(merged), each=self.each)
             except (OSError, ValueError) as exc:
                 raise self.failed("merging the visited runs", exc) from None
+            self.sample()
             self.retire(older)
             self.retire(newer)
             self.runs[-2:] = [(merged, count)]
@@ -205,6 +214,8 @@ class FpFile:
         before any search) in that one, outside the disk budget."""
         self.files, self.where, self.n = files, Path(where or files.dir), 0
         self._fh = tempfile.TemporaryFile(dir=self.where, buffering=0)
+        if files is not None:
+            files.fps.add(self)
 
     def __len__(self) -> int:
         return self.n
@@ -233,3 +244,5 @@ class FpFile:
 
     def close(self) -> None:
         self._fh.close()
+        if self.files is not None:
+            self.files.fps.discard(self)

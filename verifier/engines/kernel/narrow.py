@@ -1,11 +1,13 @@
 """A level's rows narrowed column by column, a chunk at a time: the form `check --visited disk`
 keeps its levels in (external.py).
 
-A row is the kernel's fixed width of int32 (specs/kernel/layout.py): 83 columns, 332 bytes, on
-brokers 5, and most columns hold a few small values (flags, epochs of a few steps, indices, log
-entries). A chunk keeps each column as its offset from the chunk's least value, in one, two or
-four bytes, whichever holds the chunk's span; a column whose span needs four bytes is kept as
-is. So a row costs about a quarter of its int32 form, and widening a chunk back is one pass.
+A row is the kernel's fixed width of int32 (specs/kernel/layout.py): 81 columns, 324 bytes, on
+brokers 4, and most columns hold a few small values (flags, epochs of a few steps, indices, log
+entries). A chunk keeps each column as its offset from the chunk's least value in as many bits
+as the chunk's span needs (none for a column the same in every row), the columns of a row
+packed into 64-bit words (a column never across two). Measured on the billion config's level
+11 (bench/results/issue58): 23 bytes a row against 89 when each column took one, two or four
+whole bytes, and a level's rows and candidates are what a level adds to the disk at its peak.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from numba import njit
 import specs.kernel  # noqa: F401  (the kernel's numba cache directory, before anything compiles)
 from verifier.core.runs import as_bytes
 
-WIDTHS = ((np.uint8, 1 << 8), (np.uint16, 1 << 16))
+WORD = 64
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -32,17 +34,21 @@ def _bounds(rows, n, lo, hi):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _pack(rows, lo, cols, out):
-    for i in range(len(out)):
+def _pack(rows, lo, cols, word, shift, out):
+    for i in range(out.shape[0]):
+        for w in range(out.shape[1]):
+            out[i, w] = 0
         for c in range(len(cols)):
-            out[i, c] = rows[i, cols[c]] - lo[cols[c]]
+            out[i, word[c]] |= np.uint64(np.int64(rows[i, cols[c]]) - lo[cols[c]]) << shift[c]
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _unpack(m, lo, cols, out):
-    for i in range(len(m)):
+def _unpack(m, lo, cols, word, shift, mask, const, out):
+    for i in range(m.shape[0]):
         for c in range(len(cols)):
-            out[i, cols[c]] = m[i, c] + lo[cols[c]]
+            out[i, cols[c]] = np.int32(np.int64((m[i, word[c]] >> shift[c]) & mask[c]) + lo[cols[c]])
+        for c in range(len(const)):
+            out[i, const[c]] = np.int32(lo[const[c]])
 
 
 def _halves(n: int, each) -> list:
@@ -50,12 +56,35 @@ def _halves(n: int, each) -> list:
     return [(0, n // 2), (n // 2, n)] if each is not None and n >= 8192 else [(0, n)]
 
 
-class Chunk:
-    """n rows, narrowed: `lo` (each column's offset) and `parts`, (columns, matrix) by width."""
-    __slots__ = ("n", "lo", "parts")
+class Layout:
+    """Where each column's bits lie in a row's words, from the columns' bit counts alone (so a
+    file need keep only those): the widest first, each into the first word with room."""
+    __slots__ = ("cols", "word", "shift", "mask", "const", "words")
 
-    def __init__(self, n: int, lo: np.ndarray, parts: list):
-        self.n, self.lo, self.parts = n, lo, parts
+    def __init__(self, bits: np.ndarray):
+        used: list[int] = []
+        cols, word, shift = [], [], []
+        for j in sorted(np.flatnonzero(bits), key=lambda j: (-int(bits[j]), j)):
+            w = next((w for w, u in enumerate(used) if u + int(bits[j]) <= WORD), len(used))
+            if w == len(used):
+                used.append(0)
+            cols.append(j), word.append(w), shift.append(used[w])
+            used[w] += int(bits[j])
+        self.cols, self.word = np.array(cols, dtype=np.int64), np.array(word, dtype=np.int64)
+        self.shift = np.array(shift, dtype=np.uint64)
+        self.mask = np.array([(1 << int(bits[j])) - 1 for j in cols], dtype=np.uint64)
+        self.const = np.flatnonzero(bits == 0).astype(np.int64)
+        self.words = len(used)
+
+
+class Chunk:
+    """n rows, narrowed: `lo` (each column's offset), `bits` (each column's bits) and `words`,
+    the rows' packed words (n, as many as the bits take)."""
+    __slots__ = ("n", "lo", "bits", "words", "layout")
+
+    def __init__(self, n: int, lo: np.ndarray, bits: np.ndarray, words: np.ndarray, layout: "Layout" = None):
+        self.n, self.lo, self.bits, self.words = n, lo, bits, words
+        self.layout = layout or Layout(bits)
 
     @classmethod
     def of(cls, rows: np.ndarray, n: int, each=None) -> "Chunk":
@@ -68,33 +97,29 @@ class Chunk:
                            range(len(halves))))
         lo = np.min([b[0] for b in bounds], axis=0).astype(np.int64)
         span = np.max([b[1] for b in bounds], axis=0).astype(np.int64) - lo
-        parts, taken = [], np.zeros(width, dtype=np.bool_)
-        for dtype, limit in WIDTHS:
-            cols = np.flatnonzero(~taken & (span < limit))
-            taken[cols] = True
-            if len(cols):
-                parts.append((cols, np.empty((n, len(cols)), dtype=dtype)))
-        wide = np.flatnonzero(~taken)
-        lo[wide] = 0
-        if len(wide):
-            parts.append((wide, np.empty((n, len(wide)), dtype=np.int32)))
-        list((each or map)(lambda h: [_pack(rows[h[0]:], lo, cols, m[h[0]:h[1]]) for cols, m in parts], halves))
-        return cls(n, lo, parts)
+        bits = np.array([int(v).bit_length() for v in span], dtype=np.int64)
+        lay = Layout(bits)
+        words = np.empty((n, lay.words), dtype=np.uint64)
+        list((each or map)(lambda h: _pack(rows[h[0]:], lo, lay.cols, lay.word, lay.shift, words[h[0]:h[1]]),
+                           halves))
+        return cls(n, lo, bits, words, lay)
 
     def rows_into(self, out: np.ndarray, each=None) -> np.ndarray:
         """The chunk's rows widened into out[:n] (int32, as wide as the rows were); `each` as
         for `of`."""
-        list((each or map)(lambda h: [_unpack(m[h[0]:h[1]], self.lo, cols, out[h[0]:]) for cols, m in self.parts],
+        lay = self.layout
+        list((each or map)(lambda h: _unpack(self.words[h[0]:h[1]], self.lo, lay.cols, lay.word, lay.shift,
+                                             lay.mask, lay.const, out[h[0]:]),
                            _halves(self.n, each)))
         return out[:self.n]
 
     def select(self, keep: np.ndarray) -> "Chunk":
         """The rows `keep` marks, in order (narrowed as this chunk is)."""
-        return Chunk(int(keep.sum()), self.lo, [(cols, m[keep]) for cols, m in self.parts])
+        return Chunk(int(keep.sum()), self.lo, self.bits, self.words[keep], self.layout)
 
     @property
     def nbytes(self) -> int:
-        return sum(m.nbytes for _, m in self.parts) + self.lo.nbytes
+        return self.words.nbytes + self.lo.nbytes
 
 
 class ChunkFile:
@@ -107,40 +132,34 @@ class ChunkFile:
         """A new file at `path`, or (`index`: what `described` gave) the one there, kept."""
         self.path = path
         self.f = open(path, "rb+" if index else "wb+")
-        self.index: list[tuple] = []      # (rows, lo, [(columns, dtype, width, offset)])
+        self.index: list[tuple] = []      # (rows, lo, bits, offset, layout)
         self.n = 0
         self.nbytes = 0
-        for n, lo, parts in index:
-            self.index.append((n, np.array(lo, dtype=np.int64),
-                               [(np.array(c, dtype=np.int64), np.dtype(d), w, at) for c, d, w, at in parts]))
+        for n, lo, bits, at in index:
+            lay = Layout(np.array(bits, dtype=np.int64))
+            self.index.append((n, np.array(lo, dtype=np.int64), np.array(bits, dtype=np.int64), at, lay))
             self.n += n
-            self.nbytes += sum(len(c) * n * np.dtype(d).itemsize for c, d, _, _ in parts)
+            self.nbytes += n * lay.words * 8
 
     def described(self) -> list:
-        """The chunks' index as data (numbers, lists and dtype names), for a checkpoint: the
-        file holds the bytes only. `narrow_index` checks one read back."""
-        return [[n, lo.tolist(), [[c.tolist(), d.str, w, at] for c, d, w, at in parts]] for n, lo, parts in self.index]
+        """The chunks' index as data (numbers and lists), for a checkpoint: the file holds the
+        bytes only. `narrow_index` checks one read back."""
+        return [[n, lo.tolist(), bits.tolist(), at] for n, lo, bits, at, _ in self.index]
 
     def append(self, chunk: Chunk) -> None:
-        parts = []
-        for cols, m in chunk.parts:
-            parts.append((cols, m.dtype, m.shape[1], self.nbytes))
-            self.f.write(as_bytes(m))
-            self.nbytes += m.nbytes
-        self.index.append((chunk.n, chunk.lo, parts))
+        self.f.write(as_bytes(chunk.words))
+        self.index.append((chunk.n, chunk.lo, chunk.bits, self.nbytes, chunk.layout))
+        self.nbytes += chunk.words.nbytes
         self.n += chunk.n
 
     def __iter__(self):
         self.f.flush()
-        for n, lo, parts in self.index:
-            read = []
-            for cols, dtype, width, offset in parts:
-                self.f.seek(offset)
-                m = np.fromfile(self.f, dtype=dtype, count=n * width)
-                if len(m) != n * width:
-                    raise OSError(f"{self.path} ends {n * width - len(m)} values early: another process changed it")
-                read.append((cols, m.reshape(n, width)))
-            yield Chunk(n, lo, read)
+        for n, lo, bits, offset, lay in self.index:
+            self.f.seek(offset)
+            m = np.fromfile(self.f, dtype="<u8", count=n * lay.words)
+            if len(m) != n * lay.words:
+                raise OSError(f"{self.path} ends {n * lay.words - len(m)} words early: another process changed it")
+            yield Chunk(n, lo, bits, m.reshape(n, lay.words), lay)
 
     def close(self, unlink: bool = True) -> None:
         """Closed, and the file removed (`unlink`) or left where a checkpoint names it."""
@@ -155,22 +174,24 @@ class ChunkFile:
 
 def narrow_index(index, width: int, size: int) -> tuple:
     """A ChunkFile's index read back from a checkpoint, as its constructor takes it: ValueError
-    unless each chunk's columns are each of a row's columns once, in a width the file can
-    hold, and the chunks lie end to end over exactly `size` bytes."""
+    unless each chunk has an int32 offset and a bit count (0-32) for each of a row's columns,
+    and the chunks lie end to end over exactly `size` bytes. (What the bits hold is checked
+    where rows are read back: diskpoint hashes them and looks each up in the runs.)"""
     out, at = [], 0
-    names = {np.dtype(t).str: np.dtype(t) for t, _ in WIDTHS} | {np.dtype(np.int32).str: np.dtype(np.int32)}
-    for n, lo, parts in index:
-        if type(n) is not int or n <= 0 or len(lo) != width or not all(type(v) is int for v in lo):
-            raise ValueError("a chunk's rows or offsets are not a chunk's")
-        cols = []
-        for c, d, w, where in parts:
-            if d not in names or w != len(c) or where != at or not all(type(v) is int for v in c):
-                raise ValueError("a chunk's columns are not where its index says")
-            cols += c
-            at += n * w * names[d].itemsize
-        if sorted(cols) != list(range(width)):
-            raise ValueError("a chunk does not hold each column once")
-        out.append((n, lo, parts))
+    for entry in index:
+        if not isinstance(entry, list) or len(entry) != 4:
+            raise ValueError("a chunk's entry is not a chunk's")
+        n, lo, bits, where = entry
+        if (type(n) is not int or n <= 0 or not isinstance(lo, list) or not isinstance(bits, list)
+                or len(lo) != width or len(bits) != width
+                or not all(type(v) is int for v in lo + bits)):
+            raise ValueError("a chunk's rows, offsets or bits are not a chunk's")
+        if not all(0 <= b <= 32 and -(1 << 31) <= v < (1 << 31) for v, b in zip(lo, bits)):
+            raise ValueError("a chunk's offsets or bits are out of an int32 column's range")
+        if where != at:
+            raise ValueError("a chunk is not where its index says")
+        at += n * Layout(np.array(bits, dtype=np.int64)).words * 8
+        out.append((n, lo, bits, where))
     if at != size:
         raise ValueError(f"the rows file holds {size} bytes, and its chunks {at}")
     return tuple(out)
