@@ -1,7 +1,7 @@
 """`check --visited memory` beside `check --visited disk` on one config, one after the other in
 one invocation (speed drifts up to 40% on this machine: compare within a run): wall time, the
 search's own seconds and states/s, peak resident memory (`/usr/bin/time -v`), bytes a state on
-disk, and whether every count agrees.
+disk (at the end, and the disk search's peak), and whether every count agrees.
 
     .venv/bin/python bench/visited_bench.py --json bench/results/visited.json -- --brokers 5
     .venv/bin/python bench/visited_bench.py --order disk,memory -- --brokers 4 --bound records=2
@@ -42,6 +42,7 @@ def _row(run: str, out: Path, p: subprocess.Popen, start: float) -> dict:
             "seconds": counts["seconds"], "states_per_second": counts["states_per_second"],
             "peak_rss_mb": int(rss.group(1)) // 1024 if rss else None,
             "disk_bytes_per_state": summary["memory"]["disk_bytes_per_state"],
+            "disk_peak_bytes_per_state": summary["memory"].get("disk_peak_bytes_per_state", 0),
             **{k: counts[k] for k in KEYS}}
 
 
@@ -70,12 +71,12 @@ def main() -> int:
     same = all(r[k] == rows[0][k] for r in rows for k in KEYS)
     base = next((r for r in rows if r["run"] in ("memory", "memory:1")), rows[0])
     print(f"check {' '.join(a.check_args)}: every count the same: {same}")
-    print(f"| run | states | wall | search, states/s | vs {base['run']} | peak RSS | disk a state |")
+    print(f"| run | states | wall | search, states/s | vs {base['run']} | peak RSS | disk a state, end / peak |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['run']} | {r['distinct_states']:,} | {r['wall_seconds']} s | {r['seconds']:.1f} s, "
               f"{r['states_per_second']:,.0f} | {r['states_per_second'] / base['states_per_second']:.2f}x | "
-              f"{r['peak_rss_mb']:,} MB | {r['disk_bytes_per_state']} B |")
+              f"{r['peak_rss_mb']:,} MB | {r['disk_bytes_per_state']} B / {r['disk_peak_bytes_per_state']} B |")
     if a.json:
         Path(a.json).write_text(json.dumps({"args": a.check_args, "same": same, "rows": rows}, indent=1) + "\n")
     return 0 if same and all(r["exit"] == 0 for r in rows) else 1
