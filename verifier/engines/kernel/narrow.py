@@ -5,9 +5,10 @@ A row is the kernel's fixed width of int32 (specs/kernel/layout.py): 81 columns,
 brokers 4, and most columns hold a few small values (flags, epochs of a few steps, indices, log
 entries). A chunk keeps each column as its offset from the chunk's least value in as many bits
 as the chunk's span needs (none for a column the same in every row), the columns of a row
-packed into 64-bit words (a column never across two). Measured on the billion config's level
-11 (bench/results/issue58): 23 bytes a row against 89 when each column took one, two or four
-whole bytes, and a level's rows and candidates are what a level adds to the disk at its peak.
+packed into 64-bit words (a column never across two). On the billion config's level 11
+(BENCHMARKS.md, "A search bounded by a level"): 29 bytes a row against 89 when each column
+took one, two or four whole bytes; a level's rows and candidates are what a level adds to
+the disk while it is made.
 """
 from __future__ import annotations
 
