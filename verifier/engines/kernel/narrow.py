@@ -12,6 +12,8 @@ the disk while it is made.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 from numba import njit
 
@@ -69,7 +71,9 @@ class Layout:
             w = next((w for w, u in enumerate(used) if u + int(bits[j]) <= WORD), len(used))
             if w == len(used):
                 used.append(0)
-            cols.append(j), word.append(w), shift.append(used[w])
+            cols.append(j)
+            word.append(w)
+            shift.append(used[w])
             used[w] += int(bits[j])
         self.cols, self.word = np.array(cols, dtype=np.int64), np.array(word, dtype=np.int64)
         self.shift = np.array(shift, dtype=np.uint64)
@@ -83,7 +87,7 @@ class Chunk:
     the rows' packed words (n, as many as the bits take)."""
     __slots__ = ("n", "lo", "bits", "words", "layout")
 
-    def __init__(self, n: int, lo: np.ndarray, bits: np.ndarray, words: np.ndarray, layout: "Layout" = None):
+    def __init__(self, n: int, lo: np.ndarray, bits: np.ndarray, words: np.ndarray, layout: Optional[Layout] = None):
         self.n, self.lo, self.bits, self.words = n, lo, bits, words
         self.layout = layout or Layout(bits)
 
