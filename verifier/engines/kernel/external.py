@@ -16,8 +16,8 @@ candidates, and does duplicate detection late (Stern and Dill's, Korf's external
   by the budget, not by a level's width (but with max states). The table is sized when empty
   for the seeds and the candidates the last level had a state (`Visited.empty_to`), not grown
   to it. The level, its fingerprints (levelfiles.FpFile) and its candidates are files (the rows
-  as narrowed chunks, narrow.py: each column in its span's bits: 29 bytes a row of 324 on brokers 4), written and read in
-  order, one chunk in memory at a time;
+  as narrowed chunks, narrow.py: each column in its span's bits, 29 bytes a row of 324 on
+  brokers 4), written and read in order, one chunk in memory at a time;
 - at the level's end the candidates are sorted by fingerprint and every earlier level's run
   (verifier/core/runs.py: a file of sorted fingerprints) is read front to back once against
   them; what no run holds is the next level, in the order it was found, so states are numbered
