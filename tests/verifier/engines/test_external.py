@@ -242,3 +242,40 @@ def test_seeds_of_the_threads_table_are_never_replaced():
         got, _ = claim(table, fps[i, 0], fps[i, 1], np.uint64(5000), np.uint64(4000), lost)
         assert got == 0
     assert not lost.any()
+
+
+def test_a_merge_copies_at_most_a_share_of_the_runs_and_loses_no_fingerprint(tmp_path, monkeypatch):
+    """levelfiles._add: the newest two runs merge while the older is at most MERGE times the
+    newer and their copy at most a quarter of all runs (the floor lowered here to see it): a
+    merge's copy sits beside the runs a checkpoint still names, the disk's peak. Every
+    fingerprint written is in exactly one run, sorted, and the peak sampled holds the copy."""
+    import numpy as np
+
+    from verifier.core.runs import read_run
+    from verifier.engines.kernel import levelfiles
+    from verifier.engines.kernel.memory import Budget
+    monkeypatch.setenv("KRAFT_VERIFY_SPILL", str(tmp_path))
+    monkeypatch.setattr(levelfiles, "MERGE_FLOOR", 100)
+    files = levelfiles.LevelFiles(Budget())
+    rng, written, copies = np.random.default_rng(3), [], []
+    merged_before = files.merges
+    for level, n in enumerate([40, 300, 900, 1500, 1200, 800, 400, 150, 60, 20, 5], 1):
+        run = rng.integers(0, 1 << 63, (n, 2), dtype=np.uint64)
+        run = run[np.lexsort((run[:, 1], run[:, 0]))]
+        written.append(run)
+        files.write_level(level, run)
+        total = sum(len(r) for r in written)
+        if files.merges > merged_before:          # the newest run is a merge's copy: within the share
+            copies.append(16 * (total + files.runs[-1][1]))    # every run, and the copy beside them
+            assert files.runs[-1][1] <= max(100, total // levelfiles.MERGE_SHARE)
+        merged_before = files.merges
+    assert files.merges > 0 and len(files.runs) > 2       # some merged, and not into one
+    held = np.concatenate([read_run(str(p)) for p, _ in files.runs])
+    want = np.concatenate(written)
+    assert len(held) == len(want)
+    assert {tuple(f) for f in held.tolist()} == {tuple(f) for f in want.tolist()}
+    for p, n in files.runs:
+        r = read_run(str(p))
+        assert len(r) == n and (np.lexsort((r[:, 1], r[:, 0])) == np.arange(n)).all()
+    assert files.peak >= max(copies)
+    files.close()

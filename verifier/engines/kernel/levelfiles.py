@@ -32,6 +32,8 @@ from verifier.core.runs import as_bytes, drop_seen_file, merge_files, write_run
 from verifier.engines.kernel.memory import Budget, MemoryBudget
 
 MERGE = 4
+MERGE_SHARE = 4           # a merge writes at most a quarter of the runs' fingerprints ...
+MERGE_FLOOR = 1 << 26     # ... or 64 million (1 GB), whichever is more
 PREFIX = "kraft-verify-visited-"     # then the pid of the search that owns the directory
 
 
@@ -169,8 +171,15 @@ class LevelFiles:
         return int(parent[0]), int(k[0])
 
     def _add(self, path: Path, count: int) -> None:
+        """The run joins the list; the newest two are merged while the older is at most MERGE
+        times the newer and their copy at most a share of all runs (MERGE_SHARE, MERGE_FLOOR):
+        a merge's copy is on disk beside the two it merges, which a checkpoint still names, so
+        a merge of the two largest runs was the disk's peak (15.2 GB of 41.4 in the billion
+        config's run, BENCHMARKS.md). More runs cost more lookups of a level's candidates."""
         self.runs.append((path, count))
-        while len(self.runs) > 1 and self.runs[-2][1] <= MERGE * self.runs[-1][1]:
+        total = sum(n for _, n in self.runs)
+        while (len(self.runs) > 1 and self.runs[-2][1] <= MERGE * self.runs[-1][1]
+               and self.runs[-2][1] + self.runs[-1][1] <= max(MERGE_FLOOR, total // MERGE_SHARE)):
             (older, n_old), (newer, n_new) = self.runs[-2:]
             for p, n in self.runs[-2:]:
                 self._check(p, n)
