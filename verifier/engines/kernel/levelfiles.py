@@ -3,8 +3,9 @@ in one directory that is the search's own and goes with it.
 
     level-NNNNN.run     the level's new fingerprints, sorted (verifier/core/runs.py), until merged
     merged-NNNNN.run    runs merged: the newest two while the older is at most MERGE times the
-                        newer, so their sizes fall geometrically, few are read each level and a
-                        fingerprint is rewritten a few times only
+                        newer and the copy at most a share of all runs (`_add`), so their sizes
+                        fall geometrically, few are read each level, a fingerprint is rewritten
+                        a few times only, and no merge copies most of the visited set
     level-NNNNN.parent  each state's parent, as its place in the level before (uint32)
     level-NNNNN.k       each state's place among its parent's successors (uint16)
     level-NNNNN.rows    the level being expanded, as narrowed chunks (narrow.ChunkFile), and
