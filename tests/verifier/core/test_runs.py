@@ -40,6 +40,11 @@ def test_runs_merge_and_drop_a_stretch_at_a_time_as_whole(tmp_path, chunk):
         R.drop_seen_sorted(cand, R.by_fp(cand), keep_whole, _sorted(both))
         held = set(map(tuple, both.tolist()))
         assert keep.tolist() == keep_whole.tolist() == [tuple(c) not in held for c in cand.tolist()]
+        in_order = R.sorted_rows(cand, R.by_fp(cand))           # the candidates copied in order
+        keep_copy = np.ones(len(cand), dtype=np.bool_)
+        R.drop_seen_file(in_order, None, keep_copy, str(tmp_path / "z"), n, chunk)
+        assert (in_order == _sorted(cand)).all()
+        assert keep_copy.tolist() == [tuple(c) not in held for c in in_order.tolist()]
 
 
 def test_a_run_shorter_than_its_count_is_an_error(tmp_path):
@@ -92,8 +97,12 @@ def test_drop_seen_on_two_threads_drops_what_one_does(tmp_path, chunk):
     R.drop_seen_file(cand, R.by_fp(cand), one, str(tmp_path / "r"), len(run), chunk)
     with ThreadPoolExecutor(2) as pool:
         R.drop_seen_file(cand, R.by_fp(cand, each=pool.map), two, str(tmp_path / "r"), len(run), chunk, pool.map)
+        in_order = R.sorted_rows(cand, R.by_fp(cand), pool.map)      # copied in two halves too
+        copy = np.ones(len(cand), dtype=np.bool_)
+        R.drop_seen_file(in_order, None, copy, str(tmp_path / "r"), len(run), chunk, pool.map)
     held = set(map(tuple, run.tolist()))
     assert one.tolist() == two.tolist() == [tuple(c) not in held for c in cand.tolist()]
+    assert (in_order == _sorted(cand)).all() and copy.tolist() == [tuple(c) not in held for c in in_order.tolist()]
     assert 40_000 < np.count_nonzero(~two) <= 40_006
 
 

@@ -246,8 +246,8 @@ def test_seeds_of_the_threads_table_are_never_replaced():
 
 def test_a_merge_copies_at_most_a_share_of_the_runs_and_loses_no_fingerprint(tmp_path, monkeypatch):
     """levelfiles._add: the newest two runs merge while the older is at most MERGE times the
-    newer and their copy at most a quarter of all runs (the floor lowered here to see it): a
-    merge's copy sits beside the runs a checkpoint still names, the disk's peak. Every
+    newer and their copy at most a share of all runs (MERGE_SHARE; the floor lowered here to
+    see it): a merge's copy sits beside the runs a checkpoint still names, the disk's peak. Every
     fingerprint written is in exactly one run, sorted, and the peak sampled holds the copy."""
     import numpy as np
 

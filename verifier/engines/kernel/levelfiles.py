@@ -29,11 +29,11 @@ from typing import Optional
 import numpy as np
 
 from verifier.core.machine import tree_bytes
-from verifier.core.runs import as_bytes, drop_seen_file, merge_files, write_run
+from verifier.core.runs import as_bytes, drop_seen_file, merge_files, sorted_rows, write_run
 from verifier.engines.kernel.memory import Budget, MemoryBudget
 
 MERGE = 4
-MERGE_SHARE = 4           # a merge writes at most a quarter of the runs' fingerprints ...
+MERGE_SHARE = 8           # a merge writes at most an eighth of the runs' fingerprints (2 B a state) ...
 MERGE_FLOOR = 1 << 26     # ... or 64 million (1 GB), whichever is more
 PREFIX = "kraft-verify-visited-"     # then the pid of the search that owns the directory
 
@@ -134,13 +134,21 @@ class LevelFiles:
         return self.dir / f"level-{level:05d}.{what}"
 
     def drop_seen(self, fp, order, keep) -> None:
-        """keep[i] := False for each candidate fp[i] a run holds (`order`: fp's sorted order)."""
+        """keep[i] := False for each candidate fp[i] a run holds (`order`: fp's sorted order).
+        The candidates are copied in that order once, so each run is walked against them front
+        to back (`runs.sorted_rows`; the copy takes the room the level's table gave back), and
+        more runs (a merge's cap, `_add`) cost little: a walk through `order` read fp at random."""
+        if not self.runs:
+            return
+        in_order = sorted_rows(fp, order, self.each)
+        held = np.ones(len(order), dtype=np.bool_)          # in_order's: no run holds it
         for path, count in self.runs:
             self._check(path, count)
             try:
-                drop_seen_file(fp, order, keep, str(path), count, each=self.each)
+                drop_seen_file(in_order, None, held, str(path), count, each=self.each)
             except (OSError, ValueError) as exc:
                 raise StoreLost(f"a visited run cannot be read ({exc}): the search cannot go on without it") from None
+        keep[order[~held]] = False
 
     def write_level(self, level: int, run, parents=None, ks=None, part: int = 0) -> None:
         """A level's run (sorted fingerprints) and links, within the disk's budget; a part after
@@ -176,7 +184,8 @@ class LevelFiles:
         times the newer and their copy at most a share of all runs (MERGE_SHARE, MERGE_FLOOR):
         a merge's copy is on disk beside the two it merges, which a checkpoint still names, so
         a merge of the two largest runs was the disk's peak (15.2 GB of 41.4 in the billion
-        config's run, BENCHMARKS.md). More runs cost more lookups of a level's candidates."""
+        config's run, BENCHMARKS.md). More runs cost a walk each against a level's candidates,
+        in order (`drop_seen`)."""
         self.runs.append((path, count))
         total = sum(n for _, n in self.runs)
         while (len(self.runs) > 1 and self.runs[-2][1] <= MERGE * self.runs[-1][1]
