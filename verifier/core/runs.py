@@ -18,6 +18,7 @@ from numba import njit
 import specs.kernel  # noqa: F401  (the kernel's numba cache directory, before anything compiles)
 
 FP = np.dtype("<u8")
+NO_ORDER = np.empty(0, dtype=np.int64)      # the order of candidates already sorted (`direct`)
 
 
 @njit(cache=True, _nrt=False)
@@ -45,23 +46,33 @@ def _less(fp, i, j):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def sort_by_fp(fp, idx, out, counts, shift):
-    """out := idx in the order of fp[idx] (a, then b). Fingerprints are uniform, so a counting
-    sort on a's top bits (len(counts) - 1 == 2 ** (64 - shift) buckets, counts zeroed) leaves a
-    few per bucket, then insertion-sorted: linear, where a comparison sort of 128-bit keys was
-    most of an owner's time."""
+def sort_by_fp(fp, idx, direct, out, counts, shift, part, parts):
+    """out := idx (or, `direct`, 0..len(fp)-1) in the order of fp[idx] (a, then b).
+    Fingerprints are uniform, so a counting sort on a's top bits (len(counts) - 1 == 2 **
+    (64 - shift) buckets, counts zeroed) leaves a few per bucket, then insertion-sorted:
+    linear, where a comparison sort of 128-bit keys was most of an owner's time. `parts` 2:
+    only those whose a's top bit is `part`, part 1's at out's end, so that two threads fill
+    one answer at once, each reading every fingerprint (no serial split before them)."""
     sh = np.uint64(shift)
-    for r in range(len(idx)):
-        counts[np.int64(fp[idx[r], 0] >> sh) + 1] += 1
-    for k in range(1, len(counts)):
+    n = len(fp) if direct else len(idx)
+    half = (len(counts) - 1) // parts
+    lo, hi = part * half, part * half + half
+    for r in range(n):
+        k = np.int64(fp[r if direct else idx[r], 0] >> sh)
+        if lo <= k < hi:
+            counts[k + 1] += 1
+    for k in range(lo + 1, hi + 1):
         counts[k] += counts[k - 1]
-    for r in range(len(idx)):
-        k = np.int64(fp[idx[r], 0] >> sh)
-        out[counts[k]] = idx[r]
-        counts[k] += 1
-    start = 0
-    for k in range(len(counts) - 1):
-        end = counts[k]
+    at = 0 if part == 0 else len(out) - counts[hi]
+    for r in range(n):
+        i = r if direct else idx[r]
+        k = np.int64(fp[i, 0] >> sh)
+        if lo <= k < hi:
+            out[at + counts[k]] = i
+            counts[k] += 1
+    start = at
+    for k in range(lo, hi):
+        end = at + counts[k]
         for x in range(start + 1, end):
             v = out[x]
             y = x - 1
@@ -72,24 +83,19 @@ def sort_by_fp(fp, idx, out, counts, shift):
         start = end
 
 
-
 def by_fp(fp, idx=None, each=None) -> np.ndarray:
     """The positions of fp's rows (or of those `idx` names) in the order of their fingerprints
     (a, then b). `each`: a thread pool's map, which sorts those whose a's top bit is 0 and those
     whose is 1 at once (the GIL released), one after the other in the answer."""
-    idx = np.arange(len(fp), dtype=np.int64) if idx is None else idx.astype(np.int64)
-    bits = max(1, min(24, (len(idx) // 4).bit_length()))
-    halves = [idx]
-    if each is not None and len(idx) >= 1 << 20:
-        top = (fp[idx, 0] >> np.uint64(63)).astype(np.bool_)
-        halves = [idx[~top], idx[top]]
-
-    def sort(part):
-        out = np.empty(len(part), dtype=np.int64)
-        sort_by_fp(fp, part, out, np.zeros((1 << bits) + 1, dtype=np.int64), 64 - bits)
-        return out
-    outs = list((each or map)(sort, halves))
-    return outs[0] if len(outs) == 1 else np.concatenate(outs)
+    direct = idx is None
+    idx = NO_ORDER if direct else idx.astype(np.int64, copy=False)
+    n = len(fp) if direct else len(idx)
+    bits = max(1, min(24, (n // 4).bit_length()))
+    out = np.empty(n, dtype=np.int64)
+    parts = 2 if each is not None and n >= 1 << 20 else 1
+    list((each or map)(lambda part: sort_by_fp(fp, idx, direct, out, np.zeros((1 << bits) + 1, dtype=np.int64),
+                                                64 - bits, part, parts), range(parts)))
+    return out
 
 
 def write_run(path: str, fps: np.ndarray) -> None:
@@ -204,9 +210,6 @@ def drop_seen_range(fp, order, keep, path: str, start: int, end: int, chunk: int
     r = 0
     for run, last in stretches(path, end, chunk, start):
         r = _drop_some(fp, NO_ORDER if order is None else order, order is None, r, keep, run, last)
-
-
-NO_ORDER = np.empty(0, dtype=np.int64)
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -73,9 +73,13 @@ def test_by_fp_on_two_threads_is_the_one_thread_order():
     rng = np.random.default_rng(58)
     fp = rng.integers(0, 2 ** 64, size=(1 << 20 | 12345, 2), dtype=np.uint64)
     fp[100:110] = fp[7]                       # equal fingerprints, in both halves' way
+    sub = np.flatnonzero(rng.random(len(fp)) < 0.6)       # the rows an index names (spark-check's owners)
     with ThreadPoolExecutor(2) as pool:
         two = R.by_fp(fp, each=pool.map)
+        two_sub = R.by_fp(fp, sub, pool.map)
     assert np.array_equal(two, R.by_fp(fp))
+    assert np.array_equal(two_sub, R.by_fp(fp, sub)) and np.array_equal(np.sort(two_sub), sub)
+    assert np.array_equal(two_sub, two[np.isin(two, sub)])
     key = fp[two]
     assert np.all((key[1:, 0] > key[:-1, 0]) | ((key[1:, 0] == key[:-1, 0]) & (key[1:, 1] >= key[:-1, 1])))
     assert list(two[np.isin(two, [7, *range(100, 110)])]) == [7, *range(100, 110)]

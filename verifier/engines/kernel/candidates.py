@@ -48,7 +48,8 @@ class Candidates:
         fp = self.cand_fp.array[:self.m]
         run, front_fp = np.empty((s, 2), dtype=np.uint64), np.empty((s, 2), dtype=np.uint64)
         parent_of, k_of = np.empty(s, dtype="<u4"), np.empty(s, dtype="<u2")
-        _gather(keep, order, fp, self.parents, self.ks, self.labels, base, run, parent_of, k_of, front_fp, self.taken)
+        _gather(keep, order, fp, self.parents, self.ks, self.labels, base, run, parent_of, k_of, front_fp, self.taken,
+                self.each)
         self.files.write_level(level, run, parent_of, k_of, self.part)
         off = 0
         for chunk in self._read(self.cands):

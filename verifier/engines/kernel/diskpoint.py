@@ -105,6 +105,7 @@ class DiskCheckpointer:
         head = dict(self.head, universe=list(search.k.layout.universe), controllers=[to_data(c) for c in tables.ctrls],
                     errors=list(tables.errors), events=int(used.sum()))
         names = names_of(head)
+        list((files.each or map)(files.sha, names))      # hashed on the threads at once (hashlib lets go of the GIL)
         data = {f"{VISITED}/{n}": files.sha(n) for n in names}
         stem = f"search-{level:05d}"
         data[f"{stem}.bin"] = _write_columns(self.dir.root / f"{stem}.bin",

@@ -10,17 +10,28 @@ import specs.kernel  # noqa: F401  (the kernel's numba cache directory, before a
 from verifier.engines.kernel.visited import claim, visit
 
 
-@njit(cache=True, _nrt=False)
-def gather(keep, order, fp, parents, ks, labels, base, run, parent_of, k_of, front_fp, taken) -> None:
+def gather(keep, order, fp, parents, ks, labels, base, run, parent_of, k_of, front_fp, taken, each=None) -> None:
     """The kept candidates' fingerprints in fingerprint order (`run`), and in the order found
     their links (the parent's place in its level, the place among its successors), their
-    fingerprints (`front_fp`) and their actions counted (`taken`): one pass each."""
+    fingerprints (`front_fp`) and their actions counted (`taken`): one pass each, the two at
+    once with a pool's `each` (the main thread's longest serial step of a level's end)."""
+    passes = [lambda: gather_run(keep, order, fp, run),
+              lambda: gather_links(keep, fp, parents, ks, labels, base, parent_of, k_of, front_fp, taken)]
+    list((each or map)(lambda p: p(), passes))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def gather_run(keep, order, fp, run) -> None:
     r = 0
     for x in range(len(order)):
         i = order[x]
         if keep[i]:
             run[r, 0], run[r, 1] = fp[i, 0], fp[i, 1]
             r += 1
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def gather_links(keep, fp, parents, ks, labels, base, parent_of, k_of, front_fp, taken) -> None:
     s = 0
     for i in range(len(keep)):
         if keep[i]:
