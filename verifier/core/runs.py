@@ -98,10 +98,28 @@ def by_fp(fp, idx=None, each=None) -> np.ndarray:
     return out
 
 
-def write_run(path: str, fps: np.ndarray) -> None:
-    """Write sorted fingerprints as a run (flushed to the file, not yet to the disk)."""
-    with open(path, "wb") as f:
-        f.write(np.ascontiguousarray(fps, dtype=FP).tobytes())
+def write_run(path: str, fps: np.ndarray, each=None) -> None:
+    """Write sorted fingerprints as a run (flushed to the file, not yet to the disk), from
+    the array itself (its bytes were copied first), in two halves at once with `each`."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        pwrite_all(fd, as_bytes(np.ascontiguousarray(fps, dtype=FP)), 0, each)
+    finally:
+        os.close(fd)
+
+
+def pwrite_all(fd: int, data: np.ndarray, at: int, each=None) -> None:
+    """data (uint8) written at the file's offset `at`; with a pool's `each`, its two halves at
+    once (the kernel's copy into the page cache was a serial step of a level's end). A write
+    stops at 2 GB, so each goes on until its half is written."""
+    def put(part: tuple) -> None:
+        view, off = memoryview(data[part[0]:part[1]]), at + part[0]
+        while len(view):
+            done = os.pwrite(fd, view, off)
+            view, off = view[done:], off + done
+    half = len(data) // 2
+    list((each or map)(put, [(0, half), (half, len(data))] if each is not None and half >= 1 << 20
+                       else [(0, len(data))]))
 
 
 def read_run(path: str) -> np.ndarray:

@@ -274,7 +274,7 @@ class External(Candidates, Search):
     def _write(self, rows: ChunkFile, chunk: Chunk) -> None:
         self.budget.allow_disk(chunk.nbytes, "the levels' rows", self.files.dir)
         try:
-            rows.append(chunk)
+            rows.append(chunk, self.each)
         except OSError as exc:
             raise self.files.failed("writing a level's rows", exc) from None
 

@@ -29,7 +29,7 @@ from typing import Optional
 import numpy as np
 
 from verifier.core.machine import tree_bytes
-from verifier.core.runs import as_bytes, drop_seen_file, merge_files, sorted_rows, write_run
+from verifier.core.runs import as_bytes, drop_seen_file, merge_files, pwrite_all, sorted_rows, write_run
 from verifier.engines.kernel.memory import Budget, MemoryBudget
 
 MERGE = 4
@@ -159,7 +159,7 @@ class LevelFiles:
         try:
             for what, a in parts.items():
                 if what == "run":
-                    write_run(str(path), a)
+                    write_run(str(path), a, self.each)
                 else:
                     with open(self.file(level, what), "ab" if part else "wb") as fh:
                         a.tofile(fh)
@@ -242,11 +242,9 @@ class FpFile:
     def append(self, fps: np.ndarray) -> None:
         if self.files is not None:
             self.files.budget.allow_disk(fps.nbytes, "a level's fingerprints", self.where)
-        data, at = memoryview(as_bytes(fps.astype(np.uint64, copy=False))), 16 * self.n
         try:
-            while len(data):                  # a write stops at 2 GB
-                done = os.pwrite(self._fh.fileno(), data, at)
-                data, at = data[done:], at + done
+            pwrite_all(self._fh.fileno(), as_bytes(fps.astype(np.uint64, copy=False)), 16 * self.n,
+                       None if self.files is None else self.files.each)
         except OSError as exc:
             if self.files is None:
                 raise

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 import specs.kernel  # noqa: F401  (the kernel's numba cache directory, before anything compiles)
-from verifier.core.runs import as_bytes
+from verifier.core.runs import as_bytes, pwrite_all
 
 WORD = 64
 
@@ -151,8 +151,9 @@ class ChunkFile:
         bytes only. `narrow_index` checks one read back."""
         return [[n, lo.tolist(), bits.tolist(), at] for n, lo, bits, at, _ in self.index]
 
-    def append(self, chunk: Chunk) -> None:
-        self.f.write(as_bytes(chunk.words))
+    def append(self, chunk: Chunk, each=None) -> None:
+        """The chunk's words at the file's end (`each`: a pool's map, its two halves at once)."""
+        pwrite_all(self.f.fileno(), as_bytes(chunk.words), self.nbytes, each)
         self.index.append((chunk.n, chunk.lo, chunk.bits, self.nbytes, chunk.layout))
         self.nbytes += chunk.words.nbytes
         self.n += chunk.n
