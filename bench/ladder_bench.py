@@ -14,6 +14,7 @@ markdown table of BENCHMARKS.md.
 
     .venv/bin/python bench/ladder_bench.py --jsonl bench/results/ladder.jsonl
     .venv/bin/python bench/ladder_bench.py --jsonl bench/results/ladder.jsonl --table
+    .venv/bin/python bench/ladder_bench.py --jsonl ladder-disk.jsonl --visited disk   # issue 58's ladder
 """
 from __future__ import annotations
 
@@ -69,10 +70,12 @@ def _tree_rss_kb(pid: int) -> int:
 
 
 def check(args: list[str], workers: int, budget: float, estimate: float | None = None,
-          max_states: int | None = None) -> dict:
-    """One `kraft-verify check` process: its summary (or estimate) and its peak memory."""
+          max_states: int | None = None, visited: str = "memory") -> dict:
+    """One `kraft-verify check` process: its summary (or estimate), its peak memory and (with
+    `visited` disk) its bytes a state on disk at the end and at the peak."""
     with tempfile.TemporaryDirectory() as out:
         cmd = [sys.executable, "-m", "verifier.cli", "check", "-q", "--out", out, "--workers", str(workers), *args]
+        cmd += ["--visited", visited] if estimate is None else []
         # a forecast takes its own sampling time; check refuses a budget beside --estimate
         cmd += ["--estimate", str(estimate)] if estimate is not None else ["--time-budget", str(budget)]
         cmd += ["--max-states", str(max_states)] if max_states is not None and estimate is None else []
@@ -100,12 +103,14 @@ def check(args: list[str], workers: int, budget: float, estimate: float | None =
         keys = ("exact", "states", "states_low", "states_high", "depth", "depth_low", "depth_high", "seconds",
                 "seconds_low", "seconds_high", "sample_seconds", "sample_states")
         return {k: report.get(k) for k in keys}
-    c = report["counts"]
+    c, memory = report["counts"], report.get("memory") or {}
     return {"result": report["result"], "exit": proc.returncode, "distinct_states": c["distinct_states"],
             "transitions": c["transitions"], "depth": c["depth"], "seconds": c["seconds"],
             "states_per_second": round(c["distinct_states"] / max(c["seconds"], 1e-9)),
             "peak_rss_mb": round(peak[0] / 1024, 1), "stop_reason": report.get("stop_reason") or "",
-            "states_per_level": c["states_per_level"]}
+            "states_per_level": c["states_per_level"], "visited": visited,
+            "disk_bytes_per_state": memory.get("disk_bytes_per_state"),
+            "disk_peak_bytes_per_state": memory.get("disk_peak_bytes_per_state")}
 
 
 def _fmt_states(n) -> str:
@@ -127,8 +132,8 @@ def table(path: Path) -> str:
     number of workers in the JSON-lines file."""
     latest = _latest(path)
     out = ["| config | distinct states | depth | 1 worker | 2 workers | 2 vs 1 | peak memory (1 / 2 workers) "
-           "| forecast after a sample (range) | forecast / truth |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "| on disk a state, end / peak | forecast after a sample (range) | forecast / truth |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for name in LADDER:
         est = latest.get((name, "estimate", 1))
         one, two = latest.get((name, "exhaustive", 1)), latest.get((name, "exhaustive", 2))
@@ -154,6 +159,9 @@ def table(path: Path) -> str:
         ratio = (f"{two['states_per_second'] / one['states_per_second']:.2f}x"
                  if one and two and one["exit"] in (0, 1) and two["exit"] in (0, 1) else "-")
         memory = " / ".join(f"{r['peak_rss_mb']:.0f} MB" if r else "-" for r in (one, two))
+        ran = two or one
+        disk = ("none (in memory)" if ran is None or not ran.get("disk_bytes_per_state")
+                else f"{ran['disk_bytes_per_state']:.1f} B / {ran['disk_peak_bytes_per_state']:.1f} B")
         if est is None:
             forecast = vs = "-"
         elif est["exact"]:
@@ -163,7 +171,7 @@ def table(path: Path) -> str:
                         f"{_fmt_states(est['states_high'])}), {est['sample_seconds']:.0f} s sample")
             vs = f"{est['states'] / done['distinct_states']:.2f}" if done else "no truth"
         out.append(f"| {name} | {states} | {depth} | {timing(one)} | {timing(two)} | {ratio} | {memory} "
-                   f"| {forecast} | {vs} |")
+                   f"| {disk} | {forecast} | {vs} |")
     return "\n".join(out)
 
 
@@ -178,6 +186,8 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=3600.0, help="time budget of each exhaustive run (s)")
     ap.add_argument("--sample", type=float, default=30.0, help="sampling time of each estimate (s)")
     ap.add_argument("--max-states", type=int, help="stop an exhaustive run there (a rung too big for memory)")
+    ap.add_argument("--visited", choices=("memory", "disk"), default="memory",
+                    help="the exhaustive runs' visited set (check --visited): disk records bytes a state on disk")
     ap.add_argument("--only", action="append", help="a rung's name (repeatable)")
     ap.add_argument("--estimates-only", action="store_true")
     ap.add_argument("--table", action="store_true", help="print the file as a markdown table and stop")
@@ -210,7 +220,7 @@ def main() -> int:
             if kind == "estimate":
                 row.update(check(cfg, workers, args.budget, estimate=args.sample))
             else:
-                row.update(check(cfg, workers, args.budget, max_states=args.max_states))
+                row.update(check(cfg, workers, args.budget, max_states=args.max_states, visited=args.visited))
             print(json.dumps(row), flush=True)
             with out.open("a") as fh:
                 fh.write(json.dumps(row) + "\n")

@@ -100,7 +100,7 @@ def by_fp(fp, idx=None, each=None) -> np.ndarray:
 
 def write_run(path: str, fps: np.ndarray, each=None) -> None:
     """Write sorted fingerprints as a run (flushed to the file, not yet to the disk), from
-    the array itself (its bytes were copied first), in two halves at once with `each`."""
+    the array itself, not a copy of its bytes; in two halves at once with `each`."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         pwrite_all(fd, as_bytes(np.ascontiguousarray(fps, dtype=FP)), 0, each)

@@ -136,8 +136,8 @@ class LevelFiles:
     def drop_seen(self, fp, order, keep) -> None:
         """keep[i] := False for each candidate fp[i] a run holds (`order`: fp's sorted order).
         The candidates are copied in that order once, so each run is walked against them front
-        to back (`runs.sorted_rows`; the copy takes the room the level's table gave back), and
-        more runs (a merge's cap, `_add`) cost little: a walk through `order` read fp at random."""
+        to back (`runs.sorted_rows`; the copy takes the room the level's table gave back): more
+        runs (a merge's cap, `_add`) cost little, where a walk through `order` read fp at random."""
         if not self.runs:
             return
         in_order = sorted_rows(fp, order, self.each)
