@@ -160,7 +160,7 @@ def table(path: Path) -> str:
                  if one and two and one["exit"] in (0, 1) and two["exit"] in (0, 1) else "-")
         memory = " / ".join(f"{r['peak_rss_mb']:.0f} MB" if r else "-" for r in (one, two))
         ran = two or one
-        disk = ("none (in memory)" if ran is None or not ran.get("disk_bytes_per_state")
+        disk = ("-" if ran is None else "none (in memory)" if not ran.get("disk_bytes_per_state")
                 else f"{ran['disk_bytes_per_state']:.1f} B / {ran['disk_peak_bytes_per_state']:.1f} B")
         if est is None:
             forecast = vs = "-"
