@@ -189,3 +189,35 @@ def test_a_full_disk_stops_with_a_checkpoint_that_resumes_once_there_is_room(tmp
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"resuming from {ck}: {states:,} states" in r.stdout
     assert _facts(_summary(tmp_path / "o2")) == uninterrupted
+
+
+def test_the_level_to_expand_is_checked_against_every_slice_of_every_run(tmp_path):
+    """The resume's last cross-check (diskpoint._front_held): a fingerprint of the level to
+    expand that no run holds is found in whichever slice of the key space it lies, also with
+    the slices checked two at a time on threads; a level the runs hold passes."""
+    import numpy as np
+
+    from verifier.core.runs import write_run
+    from verifier.engines.kernel.checkpoint import Damaged
+    from verifier.engines.kernel.diskpoint import SLICES, _front_held
+    from verifier.engines.kernel.levelfiles import FpFile
+
+    rng = np.random.default_rng(7)
+    held = rng.integers(0, 2**63, size=(40_000, 2), dtype=np.uint64) * np.uint64(2)   # every slice, a's top bits
+    held = held[np.lexsort((held[:, 1], held[:, 0]))]
+    runs = []
+    for i, part in enumerate(np.array_split(held, 3)):        # three runs, each sorted
+        write_run(str(tmp_path / f"r{i}.run"), part[np.lexsort((part[:, 1], part[:, 0]))])
+        runs.append([f"r{i}.run", len(part)])
+    front = FpFile(None, tmp_path)
+    front.append(held[rng.permutation(len(held))[:25_000]])
+    _front_held(front, runs, tmp_path)                        # every one held: no complaint
+    for lo in range(SLICES):
+        stray = np.array([[np.uint64(lo) << np.uint64(61) | np.uint64(12345), np.uint64(1)]], dtype=np.uint64)
+        more = FpFile(None, tmp_path)
+        more.append(held[:100])
+        more.append(stray)
+        with pytest.raises(Damaged, match="not in the visited runs"):
+            _front_held(more, runs, tmp_path)
+        more.close()
+    front.close()
