@@ -12,6 +12,7 @@ the disk while it is made.
 """
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 import numpy as np
@@ -52,6 +53,18 @@ def _unpack(m, lo, cols, word, shift, mask, const, out):
             out[i, cols[c]] = np.int32(np.int64((m[i, word[c]] >> shift[c]) & mask[c]) + lo[cols[c]])
         for c in range(len(const)):
             out[i, const[c]] = np.int32(lo[const[c]])
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _select(words, keep, out) -> int:
+    """out[:k] := the words of the rows `keep` marks, in order; k (numpy's mask held the GIL)."""
+    k = 0
+    for i in range(len(keep)):
+        if keep[i]:
+            for w in range(words.shape[1]):
+                out[k, w] = words[i, w]
+            k += 1
+    return k
 
 
 def _halves(n: int, each) -> list:
@@ -119,8 +132,10 @@ class Chunk:
         return out[:self.n]
 
     def select(self, keep: np.ndarray) -> "Chunk":
-        """The rows `keep` marks, in order (narrowed as this chunk is)."""
-        return Chunk(int(keep.sum()), self.lo, self.bits, self.words[keep], self.layout)
+        """The rows `keep` marks, in order (narrowed as this chunk is; the GIL released)."""
+        out = np.empty((int(np.count_nonzero(keep)), self.words.shape[1]), dtype=np.uint64)
+        _select(self.words, keep, out)
+        return Chunk(len(out), self.lo, self.bits, out, self.layout)
 
     @property
     def nbytes(self) -> int:
@@ -160,12 +175,17 @@ class ChunkFile:
 
     def __iter__(self):
         self.f.flush()
-        for n, lo, bits, offset, lay in self.index:
-            self.f.seek(offset)
-            m = np.fromfile(self.f, dtype="<u8", count=n * lay.words)
-            if len(m) != n * lay.words:
-                raise OSError(f"{self.path} ends {n * lay.words - len(m)} words early: another process changed it")
-            yield Chunk(n, lo, bits, m.reshape(n, lay.words), lay)
+        for i in range(len(self.index)):
+            yield self.chunk(i)
+
+    def chunk(self, i: int) -> Chunk:
+        """The i-th chunk, read where it lies (no file position: threads may read at once)."""
+        n, lo, bits, offset, lay = self.index[i]
+        m = np.empty((n, lay.words), dtype="<u8")
+        got = os.preadv(self.f.fileno(), [m], offset) if m.nbytes else 0
+        if got != m.nbytes:
+            raise OSError(f"{self.path} ends {(m.nbytes - got) // 8} words early: another process changed it")
+        return Chunk(n, lo, bits, m, lay)
 
     def close(self, unlink: bool = True) -> None:
         """Closed, and the file removed (`unlink`) or left where a checkpoint names it."""
