@@ -266,7 +266,9 @@ class External(Candidates, Search):
         self.budget.allow(self._held(), 16 * n + 4 * n * self.k.layout.width, "the level's candidates")
         if self.m > len(self.cand_fp.array):
             self.cand_fp.grow(max(self.m, 2 * len(self.cand_fp.array)), at)
-        self.cand_fp.array[at:self.m] = self.out_fp[:n]
+        into, half = self.cand_fp.array, n // 2 if self.each is not None else n
+        list((self.each or map)(lambda h: np.copyto(into[at + h[0]:at + h[1]], self.out_fp[h[0]:h[1]]),
+                                ((0, half), (half, n))))      # the threads idle else (numpy's copy releases the GIL)
         for lo in range(0, n, CHUNK_ROWS):         # a chunk is at most what a frontier chunk holds
             self._write(self.cands, Chunk.of(self.out_rows[lo:], min(CHUNK_ROWS, n - lo), self.each))
         self.n_out = 0

@@ -268,8 +268,7 @@ class Stretch:
         self.taken = private(actions, np.int64)
         self.sums = private(3, np.int64)
         self.result = (DONE, 0, 0, 0, 0)
-
-    nbytes = property(lambda self: sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray)))
+        self.nbytes = sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray))   # never grow
 
     def expand(self, frontier, frontier_fp, lo: int, hi: int, retry: bool, used: int, ncand: int, shared,
                step_check: int, state_check: int, deadlocks: bool) -> None:
