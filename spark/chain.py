@@ -111,8 +111,7 @@ def level(run, found: frozenset, level: int) -> list:
         exchange.expanded(nxt, sum(c[1] for m in metas for c in m[0]))
     if run.store is not None:      # the store holds every level; the files were only its way there
         for rows in (False, True) if job.rows else (False,):
-            run.levels.write(level + 1, sc.parallelize(range(n), n).flatMap(
-                lambda p: [(key, bytes(data)) for key, data in files.chunks(level + 1, p, rows)]), rows=rows)
+            run.levels.copy(level + 1, lambda p: files.chunks(level + 1, p, rows), files.root, rows=rows)
         files.drop_level(level + 1)
     files.settle([m[5] for m in metas])
     return [tuple(m) for m in metas]

@@ -214,6 +214,13 @@ class HadoopFs:
     def remove(self, name: str) -> None:
         self._call(f"remove {name}", self._fs.delete, self.path(name), True)
 
+    def put_local(self, local: str, name: str) -> None:
+        """This machine's file `local` copied to `name` by the JVM's own streams, and then
+        removed: bytes that never cross py4j or a pickler (spark/seqfile.py says why)."""
+        jvm = self._jvm
+        src = jvm.org.apache.hadoop.fs.Path("file://" + os.path.abspath(local))
+        self._call(f"write {name}", self._fs.copyFromLocalFile, True, True, src, self.path(name))
+
     def mkdirs(self, name: str) -> None:
         self._call(f"create {name}", self._fs.mkdirs, self.path(name))
 

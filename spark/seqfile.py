@@ -1,9 +1,13 @@
-"""Reading the level files (Hadoop SequenceFiles of Text keys and BytesWritable values, as
+"""Reading and writing the level files (Hadoop SequenceFiles of Text keys and BytesWritable values, as
 Spark's saveAsHadoopFile writes them) from their raw bytes.
 
-Spark writes them from Python efficiently, but its `sequenceFile` reader hands each value to
-Python through its pickler, which copies a byte array as a Latin-1 string: a third of a run's
-CPU went there. `binaryFiles` hands a file's bytes over as they are; this module parses them.
+Spark's `sequenceFile` reader hands each value to Python through its pickler, which copies a
+byte array as a Latin-1 string: a third of a run's CPU went there. `binaryFiles` hands a file's
+bytes over as they are; this module parses them. On a local master the own tasks' chunks are
+files on the driver's disk already, and `saveAsHadoopFile` would carry every byte from a Python
+worker through the pickler into the JVM: `write` makes the same file here, and the driver's
+JVM copies it to the store whole (spark/store.HadoopLevels.copy; BENCHMARKS.md, "The store
+on HDFS").
 The format (org.apache.hadoop.io.SequenceFile, version 6, uncompressed):
 
     "SEQ" 6 | key class | value class | compressed? | block compressed? | metadata | sync (16)
@@ -42,6 +46,35 @@ def _text(data, at: int) -> tuple[str, int]:
     if n < 0 or at + n > len(data):
         raise BadData("a SequenceFile string runs past the end")
     return bytes(data[at:at + n]).decode("utf-8"), at + n
+
+
+def _text_bytes(text: str) -> bytes:
+    """Hadoop's Text: WritableUtils.writeVLong of the length, then UTF-8."""
+    raw = text.encode("utf-8")
+    n = len(raw)
+    if n <= 127:
+        return bytes([n]) + raw
+    size = (n.bit_length() + 7) // 8
+    return bytes([(-112 - size) & 0xFF]) + n.to_bytes(size, "big") + raw
+
+
+def write(path: str, items, sync: bytes) -> int:
+    """A SequenceFile at `path` of the (key, value bytes) `items`, as Hadoop's uncompressed
+    writer lays it out (without the optional sync markers between records: readers need them
+    only to split a file, and a level file is read whole); `sync` is its 16-byte marker.
+    Returns the bytes written."""
+    if len(sync) != 16:
+        raise ValueError("a SequenceFile's sync marker is 16 bytes")
+    with open(path, "wb") as f:
+        head = b"SEQ\x06" + _text_bytes(TEXT) + _text_bytes(BYTES) + b"\x00\x00" + _I32.pack(0) + sync
+        f.write(head)
+        size = len(head)
+        for key, value in items:
+            k = _text_bytes(key)
+            f.write(_I32.pack(len(k) + 4 + len(value)) + _I32.pack(len(k)) + k + _I32.pack(len(value)))
+            f.write(value)
+            size += 12 + len(k) + len(value)
+    return size
 
 
 def records(data: bytes):

@@ -39,3 +39,31 @@ def test_a_links_levels_fields_that_disagree_are_refused(damage, why):
     meta["totals"]["taken"] = {}
     damage(meta)
     assert why in malformed(manifest(meta))
+
+
+def test_a_level_copied_from_the_drivers_disk_is_what_hadoop_and_the_store_read(spark_session, tmp_path):
+    """HadoopLevels.copy writes each owner's SequenceFile with spark/seqfile.write and has the
+    JVM copy it: Hadoop's own reader (sc.sequenceFile) must read the records back, and the
+    store's read and measure must see the chunks, each owner's in its own part file."""
+    from spark import rows as R
+    from spark.hadoopfs import open_store
+    from spark.seqfile import BYTES, TEXT
+    from spark.store import HadoopLevels, chunk_key, chunk_measure
+    import numpy as np
+    fs = open_store(spark_session, str(tmp_path / "store"))
+    levels = HadoopLevels(spark_session, fs, partitions=2)
+    rng = np.random.default_rng(5)
+
+    def chunk(n):
+        fps = rng.integers(0, 2**63, size=(n, 2), dtype=np.uint64)
+        parents = rng.integers(0, 2**63, size=(n, 2), dtype=np.uint64)
+        return R.links(fps, parents, np.zeros((n, R.LABEL), dtype=np.int32), True)
+    made = {0: [(chunk_key(0, c), chunk(n)) for c, n in enumerate((300, 7))], 1: [(chunk_key(1, 0), chunk(1))]}
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    levels.copy(3, lambda owner: made[owner], str(scratch))
+    assert list(scratch.iterdir()) == []                   # the local copies are gone
+    hadoop = spark_session.sparkContext.sequenceFile(levels.url(3), TEXT, BYTES).collect()
+    assert sorted((k, bytes(v)) for k, v in hadoop) == sorted(kv for owner in made.values() for kv in owner)
+    assert sorted(levels.read(3).collect()) == sorted(kv for owner in made.values() for kv in owner)
+    assert levels.measure(3) == {k: chunk_measure(v) for owner in made.values() for k, v in owner}
