@@ -26,6 +26,7 @@ from verifier.core.result import Progress, SearchResult
 from verifier.core.settings import Limits, Settings
 
 DRIVER_LEVELS = 5000      # levels smaller than this are expanded on the driver (see spark_explore)
+ROWS_EVERY = 300.0        # seconds between two levels whose rows a local master's store keeps (spark/chain.py)
 TASKS = ("auto", "kernel")
 EXCHANGES = ("auto", "shuffle")
 SIZE = re.compile(r"[1-9][0-9]*([kmgtp]b?|b)?", re.IGNORECASE)   # Spark's own (JavaUtils.byteStringAs)
@@ -40,6 +41,7 @@ class Knobs(knobs.Knobs):
     driver_levels: int = DRIVER_LEVELS  # levels smaller than this run on the driver
     checkpoint_dir: Optional[str] = None  # a path or Hadoop URL the levels go to (resumable)
     resume: bool = False  # continue the run in checkpoint_dir from its last good level
+    rows_every: float = ROWS_EVERY  # seconds between two levels whose rows a local master's store keeps
     log: Optional[str] = None  # where the JVM's stderr goes
     session: Any = None  # a SparkSession to use (None: made from master)
     store: Any = None  # a LevelStore already claimed (a session serving several runs), else checkpoint_dir's
@@ -55,6 +57,8 @@ class Knobs(knobs.Knobs):
         for option, size in (("--executor-memory", self.executor_memory), ("--driver-memory", self.driver_memory)):
             if size is not None and not SIZE.fullmatch(size):
                 raise knobs.KnobError(f"{option} {size}: expected a size such as 512m or 4g")
+        if not 0 <= self.rows_every < float("inf"):
+            raise knobs.KnobError(f"--checkpoint-every must be a finite number of seconds, at least 0, got {self.rows_every}")
         if self.driver_levels < 0:
             raise knobs.KnobError("--driver-levels must be >= 0")
         if self.tasks not in TASKS:
@@ -132,7 +136,7 @@ def run(model, properties, settings: Settings = Settings(), progress=None) -> Se
     try:
         return spark_explore(spark, model, properties, store, own.resume, settings.limits,
                              settings.options.keep_going, settings.options.check_deadlock, partitions,
-                             progress, own.on_level, own.driver_levels, tasks, own.exchange)
+                             progress, own.on_level, own.driver_levels, tasks, own.exchange, own.rows_every)
     except CheckpointError as exc:       # the store failed under the run (a NameNode gone for good)
         raise InputError(str(exc)) from None
 
@@ -181,7 +185,7 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
                   limits: Limits = Limits(), keep_going: bool = True, check_deadlock: bool = True,
                   partitions: Optional[int] = None, progress: Optional[Callable] = None,
                   on_level: Optional[Callable[[int], None]] = None, driver_levels: int = DRIVER_LEVELS,
-                  tasks: str = "auto", exchange: str = "auto") -> SearchResult:
+                  tasks: str = "auto", exchange: str = "auto", rows_every: float = ROWS_EVERY) -> SearchResult:
     """BFS from the model's initial states on Spark. With `store` (a claimed --checkpoint-dir)
     the levels go there and a killed run resumes from them; without, to Spark's checkpoint
     directory if one is set (removed at the end), else they stay in Spark (or in files,
@@ -223,7 +227,7 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
         job.rows = store is not None and files is not None
         with Interrupts(spark, note) as interrupts:
             run = _Run(spark, model, job, store, levels, progress, on_level, interrupts)
-            run.driver_levels = driver_levels
+            run.driver_levels, run.rows_every = driver_levels, rows_every
             run.exchange, run.files = shared, files
             try:
                 return run.go(manifest, limits, keep_going, invariants)
@@ -237,6 +241,7 @@ def spark_explore(spark, model, invariants, store: Optional[LevelStore] = None, 
                 raise KeyboardInterrupt from None
     finally:
         if run is not None:
+            run.copying.abandon()        # a copy still running (the run failed) must not outlive the JVM
             run.release()
         if levels is not None:
             levels.close()

@@ -24,12 +24,13 @@ import time
 from collections import Counter
 from typing import Optional
 
-from spark.session import Interrupts, collect_garbage, failure, unpersist
+from spark.session import Interrupts, SparkGone, collect_garbage, failure, unpersist
 from spark.shuffled import storage
 from spark.store import LevelStore
 from spark.kernel_tasks import KernelJob as Job
 from spark.store import owner_of
 from verifier.core import levels as L
+from verifier.core.checkpoint import CheckpointError
 from verifier.core.fingerprint import collision_probability
 from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, SearchResult
 from verifier.core.settings import Limits
@@ -63,6 +64,11 @@ class _Run:
         self.files = None                      # blocks, runs and levels go as files (spark/local_files.py)
         self.pending = None                    # spark/chain.py's expansion of the last level, for the next job
         self.limits = Limits()
+        from spark.chain import Copying
+        self.copying = Copying()               # spark/chain.py's copy of the last level to the store
+        self.unsaved: Optional[tuple] = None   # (manifest, rows level it drops) held back for that copy
+        self.saved = 0                         # levels the saved manifest names
+        self.rows_every, self.rows_at = 0.0, None   # seconds between two levels whose rows are kept; the last's time
 
     def go(self, manifest, limits: Limits, keep_going: bool, invariants) -> SearchResult:
         totals, self.limits = self.totals, limits
@@ -80,6 +86,7 @@ class _Run:
                 if meta.get("links") and "rows" not in meta:
                     self.levels.drop_rows(meta["level"])
             self.start -= totals["seconds"]
+            self.saved = len(self.metas)
             self._visited_from_store()
         else:
             self.levels.drop_from(0)
@@ -120,7 +127,7 @@ class _Run:
                 self.interrupts.settle()
                 status, reason = STOPPED, f"interrupted by {self.interrupts.signal}; {self._kept()}"
                 break
-            if self.on_level:
+            if self.on_level and self.unsaved is None:      # else once its copy is whole (settle)
                 self.on_level(level + 1)
             self._report(level + 1, meta["states"], total + meta["states"], time.monotonic() - t0)
         return self._result(invariants, keep_going, status, reason)
@@ -141,7 +148,18 @@ class _Run:
     def _kept(self) -> str:
         if self.store is None:
             return "no --checkpoint-dir, so nothing to resume from"
-        return f"the checkpoint keeps levels 0-{len(self.metas) - 1}: rerun with --resume"
+        lost = ""
+        try:
+            self.settle()
+        except Exception as exc:      # the JVM or the store went with the copy: that level does not count
+            self.unsaved = None
+            lost = f"level {len(self.metas) - 1}'s copy to the store failed ({failure(exc)}); "
+        if self.saved < len(self.metas):      # a manifest not saved: the run holds what the checkpoint does
+            del self.metas[self.saved:]
+            self.totals = {k: (dict(v) if isinstance(v, dict) else v) for k, v in self.metas[-1]["totals"].items()}
+        start = max((m["level"] for m in self.metas[:self.saved] if "rows" in m or not m.get("links")), default=0)
+        later = f" (it goes on from level {start}, the last whose rows are kept)" if start < self.saved - 1 else ""
+        return f"{lost}the checkpoint keeps levels 0-{self.saved - 1}: rerun with --resume{later}"
 
     # ------------------------------------------------------------ resuming
 
@@ -176,11 +194,12 @@ class _Run:
     # ------------------------------------------------------------ levels
 
     def _commit(self, level: int, owned: list, state_events: dict, tasks: Optional[dict] = None,
-                rows: Optional[list] = None) -> dict:
+                rows: Optional[list] = None, links: bool = False) -> dict:
         """Record a written level in the manifest (after its chunks are in the store), with its
         tasks' seconds (expand's sorted, own's by owner: where a level waited on one task).
-        `rows`: a links level's chunks with their rows, kept for the last two levels (the level
-        two back's go once the manifest is saved: spark/store.py)."""
+        `links`: the level's chunks are links; `rows`: its chunks with their rows, if it keeps
+        them (for the last two such levels: the oldest's go once the manifest is saved,
+        spark/store.py)."""
         totals = self.totals
         for name, (fp, _, _) in sorted(state_events.items()):
             totals["found"][name] = {"level": level, "fp": f"{fp:x}", "label": "", "kind": "state"}
@@ -191,17 +210,39 @@ class _Run:
                 "totals": {k: (dict(v) if isinstance(v, dict) else v) for k, v in totals.items()}}
         if tasks is not None:
             meta["tasks"] = {"expand": sorted(tasks["expand"]), "own": tasks["own"]}
-        gone = None
-        if rows:
-            meta["links"], meta["rows"] = True, sorted(rows)
-            if level >= 2 and "rows" in self.metas[level - 2]:
-                gone = self.metas[level - 2].pop("rows")
+        gone = []
+        if links:
+            meta["links"] = True
+        if rows:                         # the rows of the last two levels that have them (spark/store.py)
+            meta["rows"] = sorted(rows)
+            kept = [m for m in self.metas if "rows" in m]
+            for m in kept[:-1]:
+                m.pop("rows")
+                gone.append(m["level"])
         if self.store is not None:      # the level counts once the manifest has it
-            self.store.save({"partitions": self.job.partitions, "levels": self.metas + [meta]})
-            if gone is not None:
-                self.levels.drop_rows(level - 2)
+            manifest = {"partitions": self.job.partitions, "levels": self.metas + [meta]}
+            if self.copying.level() == level:     # not before its copy is whole (spark/chain.Copying)
+                self.unsaved = (manifest, gone)
+            else:
+                self.settle()
+                self._save(manifest, gone)
         self.metas.append(meta)
         return meta
+
+    def _save(self, manifest: dict, drop: list) -> None:
+        self.store.save(manifest)
+        self.saved = len(manifest["levels"])
+        for level in drop:
+            self.levels.drop_rows(level)
+
+    def settle(self) -> None:
+        """The level being copied to the store is whole there: the manifest that names it saved."""
+        self.copying.wait()
+        unsaved, self.unsaved = self.unsaved, None
+        if unsaved is not None:
+            self._save(*unsaved)
+            if self.on_level:
+                self.on_level(self.saved - 1)
 
     def _seed(self) -> None:
         roots = [(fp, c) for fp, (_, c) in sorted(self.roots.items())]
@@ -272,8 +313,9 @@ class _Run:
         totals["transitions"] += transitions
         totals["terminal"] += terminal + stuck
         totals["enabled"], totals["taken"] = dict(enabled), dict(taken)
+        chained = self.job.rows and any(len(o) > 6 for o in owned)     # links, made by spark/chain.py
         return self._commit(level + 1, [o[0] for o in owned], state_events, tasks,
-                            [c for o in owned if len(o) > 6 for c in o[6]])
+                            [c for o in owned if len(o) > 6 for c in o[6]], links=chained)
 
     def _on_driver(self, found: frozenset, level: int) -> list:
         """The same stages in this process, for a small level."""
@@ -302,6 +344,7 @@ class _Run:
         return fp, labels
 
     def _result(self, invariants, keep_going: bool, status: str, reason: str) -> SearchResult:
+        self.settle()
         model, totals = self.model, self.totals
         found: dict = {}
         first = None
@@ -324,6 +367,11 @@ class _Run:
                            taken=Counter(totals["taken"]), terminal_states=totals["terminal"],
                            deadlock_checked=self.job.check_deadlock)
         res.explored_all = status == COMPLETE
+        if self.store is not None:       # the checkpoint's bytes, as check reports its own
+            try:
+                res.disk_bytes = self.levels.fs.du()
+            except (SparkGone, CheckpointError):     # the JVM or the store is gone: no figure
+                pass
         res.collision_probability = collision_probability(res.distinct_states, res.transitions + len(self.roots))
         return res.judge(invariants)
 

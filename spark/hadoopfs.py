@@ -185,26 +185,6 @@ class HadoopFs:
         renames[0] = overwrite
         self._call(f"replace {name}", context.rename, tmp, self.path(name), renames)
 
-    def write_sequence(self, name: str, records: list) -> None:
-        """A SequenceFile of (Text, BytesWritable) records, as Spark's saveAsHadoopFile writes
-        them: uncompressed (the format spark/seqfile.py reads; Hadoop's default would compress
-        each record)."""
-        jvm = self._jvm
-        conf = jvm.org.apache.hadoop.conf.Configuration(self._conf)
-        conf.set("io.seqfile.compression.type", "NONE")
-
-        def put(path):
-            writer = jvm.org.apache.hadoop.io.SequenceFile.createWriter(
-                self._fs, conf, path, jvm.org.apache.hadoop.io.Text().getClass(),
-                jvm.org.apache.hadoop.io.BytesWritable().getClass())
-            try:
-                for key, data in records:
-                    writer.append(jvm.org.apache.hadoop.io.Text(key), jvm.org.apache.hadoop.io.BytesWritable(
-                        bytearray(data)))
-            finally:
-                writer.close()
-        self._call(f"write {name}", put, self.path(name))
-
     def listdir(self, name: str = "") -> list[str]:
         if name and not self.exists(name):
             return []
@@ -220,6 +200,10 @@ class HadoopFs:
         jvm = self._jvm
         src = jvm.org.apache.hadoop.fs.Path("file://" + os.path.abspath(local))
         self._call(f"write {name}", self._fs.copyFromLocalFile, True, True, src, self.path(name))
+
+    def du(self, name: str = "") -> int:
+        """Bytes the files under `name` hold (one copy: HDFS's replicas not counted)."""
+        return int(self._call(f"measure {name or 'it'}", self._fs.getContentSummary, self.path(name)).getLength())
 
     def mkdirs(self, name: str) -> None:
         self._call(f"create {name}", self._fs.mkdirs, self.path(name))

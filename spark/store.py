@@ -12,17 +12,19 @@ never a pickle), keyed
       DIR/manifest.json                  what run, how far, each chunk's size, sum, sha256
       DIR/levels/NNNNN/part-OOOOO        owner OOOOO's chunks of level NNNNN
       DIR/rows/NNNNN/part-OOOOO          the same chunks with their rows, for the last two levels
-                                         of a run whose levels are links (below)
+                                         that keep them, of a run whose levels are links (below)
 
   A local master's kernel levels are links (fingerprint, parent, label: spark/rows.py), since
-  they are expanded from their owners' memory (spark/chain.py); a store keeps beside each the
-  chunks with their rows (the manifest's "rows") while it is one of the last two levels: what
-  a resume expands, and the level before it, from which a torn last level is recomputed. Once
-  a level is two behind, the manifest that commits the new level no longer names its rows,
-  which are then removed: at about 50 bytes a state for the rows, a night's run would fill
-  this machine's disk at about a billion states with every level's rows kept (BENCHMARKS.md,
-  "A billion states"). The cost: a level before the last two that does not read back is
-  recomputed from the start, not from the level before it.
+  they are expanded from their owners' memory (spark/chain.py); a store keeps beside a level
+  the chunks with their rows (the manifest's "rows") when `--checkpoint-every` seconds have
+  passed since the last level whose rows it kept (every level at 0), and only for the last
+  two such levels: what a resume expands, and the one before, from which a torn last one is
+  recomputed. When a third gets its rows, the manifest that commits it no longer names the
+  oldest's, which are then removed: at about 50 bytes a state for the rows, a night's run
+  would fill this machine's disk at about a billion states with every level's rows kept
+  (BENCHMARKS.md, "A billion states"), and copying every level's rows cost a run about as much
+  as copying its links. The cost: a resume goes on from the last level with rows (the links
+  after it are dropped), and a level with rows that does not read back sends it further back.
 
   The manifest is replaced after a level is committed and is the only commit point: a level
   directory the manifest does not name (a run killed while writing it, or an object store's
@@ -39,6 +41,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import tempfile
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
@@ -119,10 +122,11 @@ class HadoopLevels:
 
     def write_local(self, level: int, per_owner: list) -> None:
         """A level the driver made (a small one), written by the driver's JVM in the layout
-        Spark's committer leaves: a Spark job would cost more than the level's work."""
-        self.fs.remove(level_dir(level))
-        for owner, chunks in enumerate(per_owner):
-            self.fs.write_sequence(f"{level_dir(level)}/part-{owner:05d}", chunks)
+        Spark's committer leaves: a Spark job would cost more than the level's work. Copied
+        as `copy` copies (a file made through py4j, record by record, took as long as the
+        copy of a large one: 13-20 s for the first seven levels at 16 partitions)."""
+        with tempfile.TemporaryDirectory(prefix="kraft-verify-level-") as scratch:
+            self.copy(level, per_owner.__getitem__, scratch)
 
     def read(self, level: int, rows: bool = False):
         """The level's (key, chunk) records, each file read whole (spark/seqfile.py says why),

@@ -2,6 +2,7 @@
 an owner's level and run are written whole, the newest runs merged by the compaction rule, a
 retried own task leaves the same files and finds the runs its level started from, and the
 level files are what a violation's trace is walked back through."""
+import json
 import os
 from collections import Counter
 
@@ -139,3 +140,109 @@ def test_a_retried_chained_task_writes_the_same_level_runs_and_next_blocks(tmp_p
         want = {R.as_int(*fp): side.k.successor_rows(rows_by_fp[R.as_int(*fp)]) for rec in level for fp in rec.fps}
         assert dict(parents) == {fp: n for fp, n in want.items() if n}    # each new state expanded, whole
         assert sum(parents.values()) == first[3][0][0] > 0    # the counts say what the blocks hold
+
+
+def test_a_levels_copy_to_the_store_runs_beside_the_next_job_and_the_manifest_waits_for_it(spark_session, tmp_path):
+    """spark/chain.Copying: the copy of level L runs while the job of L + 1 does, and no saved
+    manifest names a level whose copy is not whole (a run killed in between resumes from the
+    level before); on_level fires once a level is saved; the counts are a run's without a store."""
+    import threading
+    import time as clock
+
+    import invariants as I
+    import spark.chain as C
+    import spark.engine as SE
+    import spark.store as S
+    from specs import Model, make_config
+    from spark.engine import identity
+    from spark.hadoopfs import open_store
+    from verifier.core.settings import Limits, Options, Settings
+    cfg = make_config("kafka", replicas=[1, 2], bounds={"records": 1, "fences": 1, "lossy_crashes": 0})
+    model = Model(cfg, symmetry=False)
+    events, copied = [], set()
+    copy, save, estimate = S.HadoopLevels.copy, S.LevelStore.save, C._estimate
+
+    def slow_copy(self, level, chunks_of, scratch, rows=False):
+        clock.sleep(0.3)                 # slower than a small level's job: the next job starts first
+        copy(self, level, chunks_of, scratch, rows)
+        if rows:
+            copied.add(level)
+            events.append(("copied", level, threading.current_thread().name))
+
+    def checked_save(self, manifest):
+        chained = [m["level"] for m in manifest["levels"] if m.get("links")]
+        assert set(chained) <= copied, f"the manifest names {chained} with only {sorted(copied)} copied"
+        events.append(("saved", len(manifest["levels"]) - 1))
+        return save(self, manifest)
+
+    def runs(run, level, stats):
+        events.append(("job", level + 1))
+        return estimate(run, level, stats)
+
+    def search(store, on_level=None):
+        return SE.run(model, I.REGISTRY, Settings(limits=Limits(max_depth=6), options=Options(keep_going=True),
+                      knobs=SE.Knobs(session=spark_session, partitions=2, driver_levels=0, tasks="kernel",
+                                     store=store, on_level=on_level, rows_every=0)))
+    plain = search(None)
+    from spark.store import LevelStore
+    store = LevelStore(open_store(spark_session, str(tmp_path / "ck")),
+                       identity(model, I.REGISTRY, Options(keep_going=True), "kernel"))
+    store.claim(False)
+    fired = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S.HadoopLevels, "copy", slow_copy)
+        mp.setattr(S.LevelStore, "save", checked_save)
+        mp.setattr(C, "_estimate", runs)
+        res = search(store, on_level=lambda lv: fired.append((lv, max((e[1] for e in events if e[0] == "saved"),
+                                                                      default=-1))))
+    assert (res.distinct_states, res.states_per_level) == (plain.distinct_states, plain.states_per_level)
+    assert copied and all(name.startswith("kraft-verify-store-copy") for kind, _, *name in events
+                          if kind == "copied" for name in name)
+    # level L's copy ended after the job that owns L + 1 began
+    ends = {e[1]: i for i, e in enumerate(events) if e[0] == "copied"}
+    overlapped = [lv for lv, end in ends.items() if ("job", lv + 1) in events and events.index(("job", lv + 1)) < end]
+    assert overlapped, events
+    assert fired and all(level <= saved for level, saved in fired)       # a level is saved before on_level
+    assert [lv for lv, _ in fired] == list(range(1, len(fired) + 1))
+
+
+@pytest.mark.parametrize("every", [0, 1e9])
+def test_rows_go_to_the_store_every_so_often_and_a_resume_goes_on_from_the_last_level_that_has_them(
+        spark_session, tmp_path, every):
+    """--checkpoint-every on a local master: every level's links go to the store, its rows
+    only once `every` seconds have passed since the last level whose rows went (the first
+    level on Spark always); the manifest names the rows of at most two levels, and a resume
+    goes on from the last of them to the counts of a run never stopped. The run's disk figure
+    is the checkpoint's bytes."""
+    import invariants as I
+    import spark.engine as SE
+    from specs import Model, make_config
+    from spark.engine import identity
+    from spark.hadoopfs import open_store
+    from spark.store import LevelStore
+    from verifier.core.settings import Limits, Options, Settings
+    cfg = make_config("kafka", replicas=[1, 2], bounds={"records": 1, "fences": 1, "lossy_crashes": 0})
+    model = Model(cfg, symmetry=False)
+
+    def search(depth, resume=False, store=None):
+        if store is not None:
+            store.claim(resume)
+        return SE.run(model, I.REGISTRY, Settings(limits=Limits(max_depth=depth), options=Options(keep_going=True),
+                      knobs=SE.Knobs(session=spark_session, partitions=2, driver_levels=0, tasks="kernel",
+                                     store=store, resume=resume, rows_every=every)))
+
+    def opened():
+        return LevelStore(open_store(spark_session, str(tmp_path / "ck")),
+                          identity(model, I.REGISTRY, Options(keep_going=True), "kernel"))
+    whole = search(None)
+    first = search(6, store=opened())
+    on_disk = sum(f.stat().st_size for f in (tmp_path / "ck").rglob("*") if f.is_file())
+    assert first.disk_bytes == on_disk > 0          # the checkpoint's bytes are the run's figure
+    levels = json.loads((tmp_path / "ck" / "manifest.json").read_text())["levels"]
+    with_rows = [m["level"] for m in levels if "rows" in m]
+    assert len(levels) == 7 and all(m.get("links") for m in levels[1:])
+    assert with_rows == ([5, 6] if every == 0 else [1])
+    assert sorted(os.listdir(tmp_path / "ck" / "rows")) == [f"{lv:05d}" for lv in with_rows]
+    again = search(None, resume=True, store=opened())
+    assert again.states_per_level == whole.states_per_level and again.transitions == whole.transitions
+    assert again.distinct_states == whole.distinct_states

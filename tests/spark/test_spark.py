@@ -163,20 +163,21 @@ def test_a_corrupted_or_partial_level_is_recomputed_not_trusted(spark_session, t
     # (the store holds the kernel's levels alike with symmetry or without: one case)
     """A level that does not read back as the manifest has it is recomputed, with every level
     after it, from the level before it. The kernel's levels on a local master are links, only
-    the last two keep their rows (spark/store.py): a torn level before them is recomputed
-    from the start (level 0, the driver's), a torn last level from the one before."""
+    the last two that keep their rows do (spark/store.py; here every level gets its rows,
+    --checkpoint-every 0): a torn level before them is recomputed from the start (level 0,
+    the driver's), a torn last level from the one before."""
     cfg = small()
     limits = Limits(max_depth=9)
     want = local(cfg, 9, symmetry)
     store = checkpoint(spark_session, tmp_path / "ck", cfg)
-    on_spark(spark_session, cfg, limits, symmetry, store=store, partitions=2, driver_levels=0)
+    on_spark(spark_session, cfg, limits, symmetry, store=store, partitions=2, driver_levels=0, rows_every=0)
     # corrupt level 5 (garbage in a part file) and make level 7 partial (a part missing)
     part(tmp_path / "ck", 5, 0).write_bytes(b"not a part" * 10)
     part(tmp_path / "ck", 7, 1).unlink()
     store = checkpoint(spark_session, tmp_path / "ck", cfg, resume=True)
     redone = []
     got = on_spark(spark_session, cfg, limits, symmetry, store=store, resume=True, partitions=2,
-                   on_level=redone.append, driver_levels=0)
+                   on_level=redone.append, driver_levels=0, rows_every=0)
     assert redone == list(range(1, 10))
     same(got, want)
     assert sorted(os.listdir(tmp_path / "ck" / "rows")) == ["00008", "00009"]     # the last two levels' rows
@@ -184,7 +185,7 @@ def test_a_corrupted_or_partial_level_is_recomputed_not_trusted(spark_session, t
     store = checkpoint(spark_session, tmp_path / "ck", cfg, resume=True)
     redone = []
     got = on_spark(spark_session, cfg, limits, symmetry, store=store, resume=True, partitions=2,
-                   on_level=redone.append, driver_levels=0)
+                   on_level=redone.append, driver_levels=0, rows_every=0)
     assert redone == [9]                 # from level 8's rows
     same(got, want)
 
@@ -204,7 +205,7 @@ def test_a_planted_pickle_as_a_level_runs_nothing_and_the_level_is_recomputed(sp
     limits = Limits(max_depth=7)
     want = local(cfg, 7, symmetry)
     store = checkpoint(spark_session, tmp_path / "ck", cfg)
-    on_spark(spark_session, cfg, limits, symmetry, store=store, partitions=2, driver_levels=0)
+    on_spark(spark_session, cfg, limits, symmetry, store=store, partitions=2, driver_levels=0, rows_every=0)
     payload = pickle.dumps(Payload())
     part(tmp_path / "ck", 5, 0).write_bytes(payload)
     manifest = json.loads((tmp_path / "ck" / "manifest.json").read_text())
@@ -218,7 +219,7 @@ def test_a_planted_pickle_as_a_level_runs_nothing_and_the_level_is_recomputed(sp
     store = checkpoint(spark_session, tmp_path / "ck", cfg, resume=True)
     redone = []
     got = on_spark(spark_session, cfg, limits, symmetry, store=store, resume=True, partitions=2,
-                   on_level=redone.append, driver_levels=0)
+                   on_level=redone.append, driver_levels=0, rows_every=0)
     assert not (tmp_path / "ran").exists()
     assert redone == list(range(1, 8))     # links before level 6: from the start
     same(got, want)
@@ -230,11 +231,11 @@ def test_resume_of_a_finished_run_recomputes_only_its_empty_last_level(spark_ses
     expanding the level before it again, never taken on trust."""
     cfg = small("pre-kip-966", records=1, fences=1, lossy_crashes=0)
     store = checkpoint(spark_session, tmp_path / "ck", cfg)
-    first = on_spark(spark_session, cfg, Limits(), symmetry, store=store, partitions=2)
+    first = on_spark(spark_session, cfg, Limits(), symmetry, store=store, partitions=2, rows_every=0)
     store = checkpoint(spark_session, tmp_path / "ck", cfg, resume=True)
     redone = []
     again = on_spark(spark_session, cfg, Limits(), symmetry, store=store, resume=True, partitions=2,
-                     on_level=redone.append)
+                     on_level=redone.append, rows_every=0)
     assert redone == [len(first.states_per_level)]
     same(again, first)
 
@@ -247,7 +248,7 @@ def test_a_manifest_beside_a_stale_hadoop_checksum_file_resumes(spark_session, t
     cfg = small()
     want = local(cfg, 6)
     store = checkpoint(spark_session, tmp_path / "ck", cfg)
-    on_spark(spark_session, cfg, Limits(max_depth=4), store=store, partitions=2, driver_levels=0)
+    on_spark(spark_session, cfg, Limits(max_depth=4), store=store, partitions=2, driver_levels=0, rows_every=0)
     manifest = tmp_path / "ck" / "manifest.json"
     whole = manifest.read_bytes()
     jvm = spark_session.sparkContext._jvm
@@ -260,7 +261,7 @@ def test_a_manifest_beside_a_stale_hadoop_checksum_file_resumes(spark_session, t
     store = checkpoint(spark_session, tmp_path / "ck", cfg, resume=True)
     redone = []
     got = on_spark(spark_session, cfg, Limits(max_depth=6), store=store, resume=True, partitions=2,
-                   on_level=redone.append, driver_levels=0)
+                   on_level=redone.append, driver_levels=0, rows_every=0)
     assert redone == [5, 6]
     same(got, want)
 

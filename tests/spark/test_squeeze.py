@@ -140,7 +140,7 @@ def test_a_run_squeezes_the_levels_it_keeps_in_a_store_and_keeps_links_only_in_i
         res = SE.run(Model(cfg, symmetry=False), I.REGISTRY,
                      Settings(limits=Limits(max_depth=5), options=Options(keep_going=True),
                               knobs=SE.Knobs(session=spark_session, partitions=2, driver_levels=0, tasks="kernel",
-                                             store=store,
+                                             store=store, rows_every=0,
                                              on_level=lambda lv: (levels.append(lv), on_level(lv)))))
     assert res.distinct_states > 0 and levels
     if kept == "files":

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from specs import Model
 from verifier.cli.binding import engine, knobs, refuse
-from verifier.cli.common import console, header_line, run_dir
+from verifier.cli.common import UsageError, console, header_line, run_dir
 from verifier.cli.progress import ProgressLine
 from verifier.cli.search import report_search, search_inputs
 from verifier.core.settings import Options, Settings
@@ -19,6 +19,13 @@ def run(args: argparse.Namespace) -> int:
     own = dict(master=args.master, partitions=args.partitions, executor_memory=args.executor_memory,
                driver_memory=args.driver_memory, checkpoint_dir=args.checkpoint_dir, resume=args.resume,
                tasks=args.engine, exchange=args.exchange)
+    if args.checkpoint_every is not None:
+        if args.checkpoint_dir is None:
+            raise UsageError("--checkpoint-every needs --checkpoint-dir")
+        if not 0 <= args.checkpoint_every < float("inf"):
+            raise UsageError(f"--checkpoint-every must be a finite number of seconds, at least 0, "
+                             f"got {args.checkpoint_every}")
+        own["rows_every"] = args.checkpoint_every
     if args.driver_levels is not None:
         own["driver_levels"] = args.driver_levels
     model = Model(cfg, symmetry=inputs.symmetry)
