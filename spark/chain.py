@@ -37,26 +37,27 @@ import numpy as np
 from spark.local_files import Files, owned, read_note, read_run, write_note
 
 
-def task(job, found: frozenset, owner: int, names: list, files: Files, level: int, spill):
+def task(job, found: frozenset, owner: int, names: list, files: Files, level: int, spill, rows: bool):
     """Task `owner` of level `level`: own its blocks (exchange files `names`) into the level's
-    files and the owner's visited runs, then, with `spill` (where level + 1's blocks go, the
-    directory to fall back to, whether to squeeze), expand the new rows. Yields (owner,
-    (meta as local_files.owned makes it, (block files per owner, counts) or None))."""
+    files and the owner's visited runs (with `rows`, its chunks with their rows too, for the
+    store), then, with `spill` (where level + 1's blocks go, the directory to fall back to,
+    whether to squeeze), expand the new rows. Yields (owner, (meta as local_files.owned makes
+    it, (block files per owner, counts) or None))."""
     from spark.expand import expand_rows
     from spark.kernel_tasks import CHUNK, _level_part, _side, new_rows
     start = time.perf_counter()
     side = _side(job)
     done = files.note(level, owner)
-    if job.rows and os.path.exists(done):     # a retry: the owner's part was made, its blocks are gone
+    if rows and os.path.exists(done):     # a retry: the owner's part was made, its blocks are gone
         meta, pieces = _made(files, side, level, owner)
     else:
         runs = [read_run(files.run(owner, a, b)) for a, b, _ in files.runs[owner]]
-        fps, parents, labels, rows, taken, _, seen = new_rows(job, side, [(owner, ("X", names))], runs)
-        part = _level_part(job, side, owner, found, fps, parents, labels, rows, taken, [], seen, start,
-                           links=job.links)
+        fps, parents, labels, made, taken, _, seen = new_rows(job, side, [(owner, ("X", names))], runs)
+        part = _level_part(job, side, owner, found, fps, parents, labels, made, taken, [], seen, start,
+                           links=job.links, rows_too=rows)
         ((_, (_, meta)),) = owned(files, owner, level, part)
-        pieces = ((rows[at:at + CHUNK], fps[at:at + CHUNK]) for at in range(0, len(rows), CHUNK))
-        if job.rows:                      # its part and its rows are files now: a retry starts from them
+        pieces = ((made[at:at + CHUNK], fps[at:at + CHUNK]) for at in range(0, len(made), CHUNK))
+        if rows:                          # its part and its rows are files now: a retry starts from them
             write_note(done, meta)
             for name in names:            # room for the next level's blocks (the widest two levels' did not fit)
                 os.unlink(name)
@@ -94,9 +95,14 @@ def level(run, found: frozenset, level: int) -> list:
     if run.limits.max_depth is None or level + 1 < run.limits.max_depth:
         where = exchange.level(nxt, _estimate(run, level, stats))
         spill = (where, exchange.fallback(nxt), exchange.squeeze(nxt))
+    # the level's rows go to the store only every --checkpoint-every seconds (spark/store.py);
+    # the tasks make them then, and only with them remove their input as they go (a retry's
+    # source): also when the disk is short of room for the next level's blocks beside this one's
+    rows_due = job.rows and (run.rows_at is None or time.monotonic() - run.rows_at >= run.rows_every)
+    rows_made = rows_due or (job.rows and spill is not None and spill[2])
     try:
         outs = [v for _, v in sc.parallelize(range(n), n).mapPartitionsWithIndex(
-            lambda i, _: task(job, found, i, names.get(i, []), files, level + 1, spill)).collect()]
+            lambda i, _: task(job, found, i, names.get(i, []), files, level + 1, spill, rows_made)).collect()]
     except BaseException:
         exchange.drop(nxt)
         raise
@@ -104,8 +110,7 @@ def level(run, found: frozenset, level: int) -> list:
         exchange.drop(level + 1)
     metas = [list(meta) for meta, _ in outs]
     metas[0][3] = stats                  # the counts of expanding `level`, once (m[5]: runs, m[6]: rows chunks)
-    rows_due = job.rows and (run.rows_at is None or time.monotonic() - run.rows_at >= run.rows_every)
-    if job.rows and not rows_due:        # links only: its rows are not kept, a resume starts before it
+    if not rows_due:                     # rows made for room only: the store does not keep them
         for m in metas:
             m[6] = []
     if spill is not None:

@@ -20,6 +20,7 @@ import hashlib
 import json
 import time
 import uuid
+from typing import Optional
 
 import numpy as np
 
@@ -276,15 +277,16 @@ def new_rows(job: KernelJob, side: _Side, items, runs=()) -> tuple:
 
 
 def _level_part(job, side: _Side, part: int, found, fps, parents, labels, rows, taken: dict, stats: list,
-                seen=None, start: float = 0.0, links: bool = False):
+                seen=None, start: float = 0.0, links: bool = False, rows_too: Optional[bool] = None):
     """Meta and the level's visited run (`seen`: its fingerprints sorted, else `fps` sorted)
     first, then the chunks, as tasks._level_part. A chunk's rows are in the order the owner
     read them (blocks in a fixed order, spark/kernel_tasks.own), the same in every attempt; the
     state properties are checked here, on the rows that are new, each one's least fingerprint.
-    With `links` the chunks are links only (spark/rows.py), and with `job.rows` each is
-    followed by ("R", key, the same chunk with its rows, its measure) for a store to keep a
+    With `links` the chunks are links only (spark/rows.py), and with `rows_too` (default
+    `job.rows`) each is followed by ("R", key, the same chunk with its rows, its measure) for a store to keep a
     while (spark/store.py)."""
     check = _mask(job.state_names, job.state_slots, found)
+    rows_too = job.rows if rows_too is None else rows_too
     events: dict = {}
     if check and len(rows):
         first = np.full(len(job.state_slots), -1, dtype=np.int64)
@@ -297,13 +299,13 @@ def _level_part(job, side: _Side, part: int, found, fps, parents, labels, rows, 
             break
         key, piece = chunk_key(part, c), slice(at, at + CHUNK)
         whole = None
-        if not links or job.rows:
+        if not links or rows_too:
             portable, ctrls = side.portable(rows[piece])
             whole = R.encode(R.PART, fps[piece], parents[piece], labels[piece], portable, side.ctrl, ctrls,
                              squeeze=job.squeeze)
         data = R.links(fps[piece], parents[piece], labels[piece], job.squeeze) if links else whole
         metas.append(_measure(key, fps[piece], data))
-        out.append((key, data, (whole, _measure(key, fps[piece], whole)) if links and job.rows else None))
+        out.append((key, data, (whole, _measure(key, fps[piece], whole)) if links and rows_too else None))
     yield part, ("M", (metas, taken, events, stats, round(time.perf_counter() - start, 3) if start else 0.0))
     yield part, ("F", R.visited_blob(fps) if seen is None else np.ascontiguousarray(seen, R.FP).tobytes())
     for key, data, kept in out:

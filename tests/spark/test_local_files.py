@@ -85,13 +85,14 @@ def test_a_torn_run_is_refused_not_read_short(tmp_path):
         read_run(str(path))
 
 
-@pytest.mark.parametrize("store", [False, True])
-def test_a_retried_chained_task_writes_the_same_level_runs_and_next_blocks(tmp_path, store):
+@pytest.mark.parametrize("store, rows", [(False, False), (True, True), (True, False)])
+def test_a_retried_chained_task_writes_the_same_level_runs_and_next_blocks(tmp_path, store, rows):
     """spark/chain.py's task owns its part of a level and expands it into the next level's
     blocks; run again from the same blocks and plan (a retry), it leaves the same bytes in
     every file it writes, and its blocks hold the successors of the level's rows. For a store
     (its part's rows kept as a file) the first attempt removes its blocks once its part is
-    made, and the retry starts from that part."""
+    made, and the retry starts from that part; on a level whose rows the store does not keep
+    (--checkpoint-every), the task keeps its blocks as without a store."""
     import invariants as I
     import spark.rows as R
     from spark.chain import task
@@ -114,7 +115,7 @@ def test_a_retried_chained_task_writes_the_same_level_runs_and_next_blocks(tmp_p
 
     def attempt(owner: int) -> tuple:
         ((got, (meta, (per_owner, stats))),) = list(task(j, frozenset(), owner, names.get(owner, []), files, 1,
-                                                          (str(tmp_path / "x2"), None, False)))
+                                                          (str(tmp_path / "x2"), None, False), rows))
         written = {p: open(p, "rb").read() for p in sorted(str(f) for f in tmp_path.rglob("*") if f.is_file())
                    if "/x1/" not in p}
         return got, meta[:4] + meta[5:], per_owner, stats[:2], written      # but the seconds
@@ -128,10 +129,11 @@ def test_a_retried_chained_task_writes_the_same_level_runs_and_next_blocks(tmp_p
                 rows_by_fp[R.as_int(*fp)] = row.copy()
     for owner in range(2):
         first = attempt(owner)
-        assert all(os.path.exists(name) for name in names.get(owner, [])) is not store   # read, then removed
+        assert all(os.path.exists(name) for name in names.get(owner, [])) is not rows    # read, then removed
         again = attempt(owner)
         assert first == again and first[0] == owner
-        assert os.path.exists(files.level(1, owner) + ".meta") is store
+        assert os.path.exists(files.level(1, owner) + ".meta") is rows
+        assert os.path.exists(files.rows(1, owner)) is rows
         assert not [p for p in first[4] if ".tmp-" in p]
         level = [R.Rows(b, R.PART, links=True) for b in blocks(files.level(1, owner))]
         assert level and all(rec.links for rec in level)      # no checkpoint: links only
@@ -206,14 +208,16 @@ def test_a_levels_copy_to_the_store_runs_beside_the_next_job_and_the_manifest_wa
     assert [lv for lv, _ in fired] == list(range(1, len(fired) + 1))
 
 
-@pytest.mark.parametrize("every", [0, 1e9])
+@pytest.mark.parametrize("every, short", [(0, False), (1e9, False), (1e9, True)])
 def test_rows_go_to_the_store_every_so_often_and_a_resume_goes_on_from_the_last_level_that_has_them(
-        spark_session, tmp_path, every):
+        spark_session, tmp_path, every, short, monkeypatch):
     """--checkpoint-every on a local master: every level's links go to the store, its rows
     only once `every` seconds have passed since the last level whose rows went (the first
     level on Spark always); the manifest names the rows of at most two levels, and a resume
     goes on from the last of them to the counts of a run never stopped. The run's disk figure
-    is the checkpoint's bytes."""
+    is the checkpoint's bytes. `short`: the disk short of room for the next level's blocks, the
+    tasks make their rows anyway (to drop their input as they read it) and the store still
+    keeps only the rows it is due."""
     import invariants as I
     import spark.engine as SE
     from specs import Model, make_config
@@ -235,6 +239,9 @@ def test_rows_go_to_the_store_every_so_often_and_a_resume_goes_on_from_the_last_
         return LevelStore(open_store(spark_session, str(tmp_path / "ck")),
                           identity(model, I.REGISTRY, Options(keep_going=True), "kernel"))
     whole = search(None)
+    if short:
+        from spark.exchange import Exchange
+        monkeypatch.setattr(Exchange, "squeeze", lambda self, level: True)
     first = search(6, store=opened())
     on_disk = sum(f.stat().st_size for f in (tmp_path / "ck").rglob("*") if f.is_file())
     assert first.disk_bytes == on_disk > 0          # the checkpoint's bytes are the run's figure
