@@ -113,7 +113,7 @@ availability: $(STAMP)
 # bytes a state) to come before its commit, and every later level wider (without the epoch
 # bound: 219 million states in 17 levels, growing 1.29x a level). Figures in BENCHMARKS.md ("A
 # billion states") and README ("make spark-check"). A local master's levels are kept as links,
-# with the rows of the last two only (spark/store.py). Rerun the same command after a crash and
+# with the rows of two levels only (spark/store.py; --checkpoint-every). Rerun the same command after a crash and
 # it resumes from the last complete level. (Earlier defaults: --bound isr_shrinks=3 without
 # fences=2, 278,821,666 states; --bound records=2, 125,726,174.)
 # On a cluster: SPARK_MASTER=spark://HOST:7077 SPARK_CHECKPOINT=hdfs://NAMENODE/kv/ck; a URL's
