@@ -66,7 +66,7 @@ class _Run:
         self.limits = Limits()
         from spark.chain import Copying
         self.copying = Copying()               # spark/chain.py's copy of the last level to the store
-        self.unsaved: Optional[tuple] = None   # (manifest, rows level it drops) held back for that copy
+        self.unsaved: Optional[tuple] = None   # (manifest, the levels whose rows it drops) held back for that copy
         self.saved = 0                         # levels the saved manifest names
         self.rows_every, self.rows_at = 0.0, None   # seconds between two levels whose rows are kept; the last's time
 

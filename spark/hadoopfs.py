@@ -195,11 +195,21 @@ class HadoopFs:
         self._call(f"remove {name}", self._fs.delete, self.path(name), True)
 
     def put_local(self, local: str, name: str) -> None:
-        """This machine's file `local` copied to `name` by the JVM's own streams, and then
-        removed: bytes that never cross py4j or a pickler (spark/seqfile.py says why)."""
+        """This machine's file `local` copied to `name` by the JVM's own streams: bytes that
+        never cross py4j or a pickler (spark/seqfile.py says why). A plain stream copy, not
+        FileSystem.copyFromLocalFile: S3A's takes a transfer manager whose HTTP client is not on
+        Spark's classpath."""
         jvm = self._jvm
-        src = jvm.org.apache.hadoop.fs.Path("file://" + os.path.abspath(local))
-        self._call(f"write {name}", self._fs.copyFromLocalFile, True, True, src, self.path(name))
+
+        def put(path):
+            source = jvm.java.io.FileInputStream(os.path.abspath(local))
+            try:
+                out = self._fs.create(path, True)
+            except BaseException:
+                source.close()
+                raise
+            jvm.org.apache.hadoop.io.IOUtils.copyBytes(source, out, 4 << 20, True)     # closes both
+        self._call(f"write {name}", put, self.path(name))
 
     def du(self, name: str = "") -> int:
         """Bytes the files under `name` hold (one copy: HDFS's replicas not counted)."""

@@ -102,7 +102,7 @@ class HadoopLevels:
         owner i's chunks (`chunks_of(i)`: (key, bytes) in order) become file part-0000i, made
         on `scratch` (spark/seqfile.py) and copied whole by the driver's JVM, eight at a time
         (a file's copy waits mostly on the NameNode and the DataNode, not on its bytes: two at a
-        time took 3.5x as long on the billion config to depth 12); the layout saveAsHadoopFile
+        time took 3.1x as long on the billion config to depth 12); the layout saveAsHadoopFile
         leaves, read and measured the same way."""
         where = level_dir(level, rows)
         self.fs.remove(where)
