@@ -47,7 +47,12 @@ class Candidates:
                     if chunk is not None:
                         self._write(self.next_front, chunk)
         except OSError as exc:
-            raise StoreLost(f"a level's rows cannot be read ({exc}): the search cannot go on") from None
+            raise self._rows_lost(exc) from None
+
+    @staticmethod
+    def _rows_lost(exc: OSError) -> StoreLost:
+        """A level's rows file that cannot be read back (one line; the search stops with exit 3)."""
+        return StoreLost(f"a level's rows cannot be read ({exc}): the search cannot go on")
 
     def _admit(self, keep, order, base: int, last: bool = True) -> int:
         """Number the candidates `keep` marks as the next level's states, in the order found:

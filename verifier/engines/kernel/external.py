@@ -55,7 +55,7 @@ from verifier.engines.kernel import STRETCH, Search
 from verifier.engines.kernel import search as K
 from verifier.engines.kernel.diskpoint import resume
 from verifier.engines.kernel.candidates import Candidates
-from verifier.engines.kernel.levelfiles import FpFile, LevelFiles, StoreLost
+from verifier.engines.kernel.levelfiles import FpFile, LevelFiles
 from verifier.engines.kernel.links import path
 from verifier.engines.kernel.memory import Buffer, MemoryBudget, release
 from verifier.engines.kernel.narrow import Chunk, ChunkFile
@@ -284,7 +284,7 @@ class External(Candidates, Search):
         try:
             yield from rows
         except OSError as exc:
-            raise StoreLost(f"a level's rows cannot be read ({exc}): the search cannot go on") from None
+            raise self._rows_lost(exc) from None
 
     def _open(self) -> tuple:
         """A level's (or a part's) start: no candidates, a table of the seeds only, and the
