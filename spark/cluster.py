@@ -6,6 +6,8 @@ trying it by hand:
     .venv/bin/kraft-verify spark-check --master spark://... --checkpoint-dir hdfs://.../ck
     .venv/bin/python -m spark.cluster stop
     .venv/bin/python -m spark.cluster fetch      # only fetch Hadoop's jar (make hadoop)
+    .venv/bin/python -m spark.cluster hdfs 1     # HDFS alone, one DataNode (replication 1):
+                                                 # a local master's checkpoint store
 
 Each Spark process (the master, every worker and its executors, and a driver started with
 `driver()`) runs in its own mount namespace (`unshare --mount`) whose /tmp and /var/tmp are
@@ -335,7 +337,26 @@ def _start() -> str:
     return f"master: {cluster.master_url}\nhdfs:   {cluster.hdfs_url}\nlogs:   {cluster.base / 'logs'}"
 
 
+def _hdfs(datanodes: str = "2") -> str:
+    """HDFS alone, for `spark-check --master local[N] --checkpoint-dir hdfs://...`: with one
+    DataNode the store holds one copy (replication 1), which is what this one disk has room for
+    on a billion-state run (33 bytes a state); `stop` ends it."""
+    if not datanodes.isdigit() or not 1 <= int(datanodes) <= 8:
+        raise ClusterError(f"hdfs DATANODES: a count from 1 to 8, not {datanodes!r}")
+    cluster = Cluster(datanodes=int(datanodes))
+    if cluster.base.exists():
+        shutil.rmtree(cluster.base)
+    (cluster.base / "logs").mkdir(parents=True)
+    try:
+        cluster.start_hdfs()
+    except BaseException:
+        cluster.stop()
+        raise
+    (cluster.base / "urls").write_text(f"\n{cluster.hdfs_url}\n")
+    return f"hdfs:   {cluster.hdfs_url}\nlogs:   {cluster.base / 'logs'}"
+
+
 if __name__ == "__main__":
     sys.exit(command_line("spark.cluster", {
-        "start": _start, "stop": lambda: kill_from_pid_files(sorted((BASE / "pids").glob("*")), signal.SIGKILL),
+        "start": _start, "hdfs": _hdfs, "stop": lambda: kill_from_pid_files(sorted((BASE / "pids").glob("*")), signal.SIGKILL),
         "fetch": minicluster_jar}, sys.argv[1:], (ClusterError,)))

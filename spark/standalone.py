@@ -8,6 +8,7 @@ the test that does so in CI).
 """
 from __future__ import annotations
 
+import inspect
 import os
 import signal
 import socket
@@ -99,8 +100,11 @@ def command_line(prog: str, actions: dict, argv: list[str], errors: tuple = ()) 
     action's result (if any) on stdout and exit 0; an unknown action, or one of `errors`, is
     one line on stderr and exit 2."""
     action = actions.get(argv[0]) if argv else None
-    if action is None:
-        print(f"usage: python -m {prog} {'|'.join(actions)}", file=sys.stderr)
+    try:
+        inspect.signature(action).bind(*argv[1:])
+    except (TypeError, ValueError):
+        print(f"usage: python -m {prog} {'|'.join(actions)}"
+              + (f" ({argv[0]}: {len(argv) - 1} arguments, more than it takes)" if action else ""), file=sys.stderr)
         return 2
     try:
         result = action(*argv[1:])

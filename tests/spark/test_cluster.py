@@ -290,3 +290,35 @@ def test_a_datanode_restarted_between_levels_loses_nothing(cluster, tmp_path):
     want = check(WIDE, tmp_path)
     assert code == want["exit_code"], d.err[-2000:]
     assert facts(summary_in(out)) == want
+
+
+def test_hdfs_alone_from_the_command_line_starts_one_datanode_and_stops(tmp_path):
+    """`python -m spark.cluster hdfs 1`: a local master's checkpoint store (BENCHMARKS' billion
+    run on HDFS): the NameNode listening with one DataNode and replication 1, gone after `stop`;
+    a bad count or one argument too many is one line and exit 2."""
+    from spark.standalone import listening
+    env = dict(os.environ, KRAFT_VERIFY_CLUSTER_DIR=str(tmp_path / "hdfs"))
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "spark.cluster", *args], env=env, capture_output=True,
+                              text=True, timeout=300)
+    for bad in (["hdfs", "0"], ["hdfs", "two"], ["hdfs", "1", "2"]):
+        got = cli(*bad)
+        assert got.returncode == 2 and len(got.stderr.strip().splitlines()) == 1, (bad, got.stderr)
+        assert not (tmp_path / "hdfs" / "pids").exists()
+    got = cli("hdfs", "1")
+    try:
+        if got.returncode != 0:
+            pytest.fail(f"cannot start HDFS alone: {got.stderr.strip()[-300:]}", pytrace=False)
+        url = got.stdout.split()[1]
+        port = int(url.rsplit(":", 1)[1])
+        assert url.startswith("hdfs://") and listening(port)
+        assert sorted(p.name for p in (tmp_path / "hdfs" / "pids").iterdir()) == ["datanode0", "namenode"]
+        site = (tmp_path / "hdfs" / "conf" / "namenode" / "hdfs-site.xml").read_text()
+        assert "<name>dfs.replication</name><value>1</value>" in site
+    finally:
+        assert cli("stop").returncode == 0
+    deadline = time.monotonic() + 30
+    while listening(port) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not listening(port)
