@@ -203,20 +203,27 @@ class Cluster:
                                                 "logger.dn.level = info\n")
         return conf
 
-    def start_hdfs(self) -> None:
-        self.nn_port = _free_port()
+    def start_hdfs(self, port: int = 0) -> None:
+        """A new HDFS, or (`port`: the one it listened on) the one kept under the base
+        directory, started again on its own disks, unformatted: a checkpoint there outlives
+        the processes (a run resumed in a later session)."""
+        again = port > 0
+        self.nn_port = port or _free_port()
         self.hdfs_url = f"hdfs://{HOST}:{self.nn_port}"
         conf = self._hdfs_conf("namenode", {})
         java, env = self._hadoop_env(conf)
-        fmt = subprocess.run(java + ["org.apache.hadoop.hdfs.server.namenode.NameNode", "-format", "-nonInteractive",
-                                     "-force"], env=env, capture_output=True, text=True)
-        if fmt.returncode != 0:
-            raise ClusterError(f"HDFS NameNode -format failed: {(fmt.stderr or fmt.stdout).strip().splitlines()[-1:]}")
+        if not again:
+            fmt = subprocess.run(java + ["org.apache.hadoop.hdfs.server.namenode.NameNode", "-format",
+                                         "-nonInteractive", "-force"], env=env, capture_output=True, text=True)
+            if fmt.returncode != 0:
+                raise ClusterError(f"HDFS NameNode -format failed: "
+                                   f"{(fmt.stderr or fmt.stdout).strip().splitlines()[-1:]}")
+        before = self._live_datanodes()          # an HDFS started again: its logs had reports already
         self._launch("namenode", java + ["org.apache.hadoop.hdfs.server.namenode.NameNode"], env, private=False)
         self._wait("the HDFS NameNode", lambda: listening(self.nn_port), "namenode")
         for i in range(self.n_datanodes):
             self.start_datanode(i)
-        self._wait("the HDFS DataNodes", lambda: self._live_datanodes() >= self.n_datanodes, "namenode")
+        self._wait("the HDFS DataNodes", lambda: self._live_datanodes(before) >= self.n_datanodes, "namenode")
 
     def start_datanode(self, i: int) -> None:
         name = f"datanode{i}"
@@ -224,9 +231,12 @@ class Cluster:
         java, env = self._hadoop_env(conf)
         self._launch(name, java + ["org.apache.hadoop.hdfs.server.datanode.DataNode"], env, private=False)
 
-    def _live_datanodes(self) -> int:
-        """DataNodes the NameNode has registered since it started (their log says so)."""
-        return sum(self.log(f"datanode{i}").count("Successfully sent block report") > 0 for i in range(self.n_datanodes))
+    def _live_datanodes(self, before: Optional[list] = None) -> "int | list":
+        """DataNodes the NameNode has registered since it started (their log says so: more
+        block reports than `before`, each one's count when it started); without `before`,
+        each one's count now."""
+        counts = [self.log(f"datanode{i}").count("Successfully sent block report") for i in range(self.n_datanodes)]
+        return counts if before is None else sum(c > b for c, b in zip(counts, before))
 
     def restart_datanode(self, i: int, down: float = 2.0) -> None:
         """Kill DataNode i (SIGKILL), keep it down `down` seconds, start it again on its disk."""
@@ -337,18 +347,32 @@ def _start() -> str:
     return f"master: {cluster.master_url}\nhdfs:   {cluster.hdfs_url}\nlogs:   {cluster.base / 'logs'}"
 
 
-def _hdfs(datanodes: str = "2") -> str:
+def _hdfs(datanodes: str = "2", keep: str = "") -> str:
     """HDFS alone, for `spark-check --master local[N] --checkpoint-dir hdfs://...`: with one
     DataNode the store holds one copy (replication 1), which is what this one disk has room for
-    on a billion-state run (33 bytes a state); `stop` ends it."""
+    on a billion-state run (33 bytes a state); `stop` ends it. `hdfs N keep` starts the HDFS
+    an earlier `hdfs N` left under the base directory again, on the same port and with its
+    files (a checkpoint resumed after `stop`, in another session); without `keep` the base
+    directory is made anew."""
     if not datanodes.isdigit() or not 1 <= int(datanodes) <= 8:
         raise ClusterError(f"hdfs DATANODES: a count from 1 to 8, not {datanodes!r}")
+    if keep not in ("", "keep"):
+        raise ClusterError(f"hdfs DATANODES [keep]: {keep!r} is not keep")
     cluster = Cluster(datanodes=int(datanodes))
-    if cluster.base.exists():
-        shutil.rmtree(cluster.base)
-    (cluster.base / "logs").mkdir(parents=True)
+    port = 0
+    if keep:
+        try:
+            port = int((cluster.base / "urls").read_text().split()[-1].rsplit(":", 1)[1])
+        except (OSError, IndexError, ValueError):
+            raise ClusterError(f"no HDFS to keep under {cluster.base} (its urls file names none)") from None
+        if not (cluster.base / "hdfs" / "name").is_dir():
+            raise ClusterError(f"no HDFS to keep under {cluster.base} (no NameNode directory)")
+    else:
+        if cluster.base.exists():
+            shutil.rmtree(cluster.base)
+        (cluster.base / "logs").mkdir(parents=True)
     try:
-        cluster.start_hdfs()
+        cluster.start_hdfs(port)
     except BaseException:
         cluster.stop()
         raise

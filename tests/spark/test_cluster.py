@@ -292,33 +292,56 @@ def test_a_datanode_restarted_between_levels_loses_nothing(cluster, tmp_path):
     assert facts(summary_in(out)) == want
 
 
-def test_hdfs_alone_from_the_command_line_starts_one_datanode_and_stops(tmp_path):
+def test_hdfs_alone_from_the_command_line_keeps_its_files_across_a_stop(tmp_path):
     """`python -m spark.cluster hdfs 1`: a local master's checkpoint store (BENCHMARKS' billion
     run on HDFS): the NameNode listening with one DataNode and replication 1, gone after `stop`;
-    a bad count or one argument too many is one line and exit 2."""
+    `hdfs 1 keep` starts it again on the same port with the files written before (a run
+    resumed in a later session); a bad count, a bad word or one argument too many is one line
+    and exit 2."""
     from spark.standalone import listening
-    env = dict(os.environ, KRAFT_VERIFY_CLUSTER_DIR=str(tmp_path / "hdfs"))
+    base = tmp_path / "hdfs"
+    env = dict(os.environ, KRAFT_VERIFY_CLUSTER_DIR=str(base))
 
     def cli(*args):
         return subprocess.run([sys.executable, "-m", "spark.cluster", *args], env=env, capture_output=True,
                               text=True, timeout=300)
-    for bad in (["hdfs", "0"], ["hdfs", "two"], ["hdfs", "1", "2"]):
+
+    def shell(url, *args):       # Hadoop's own FsShell, as a client on another host would be
+        java, henv = Cluster(base)._hadoop_env(base / "conf" / "namenode")
+        return subprocess.run(java + ["org.apache.hadoop.fs.FsShell", "-fs", url, *args], env=henv,
+                              capture_output=True, text=True, timeout=120)
+    for bad in (["hdfs", "0"], ["hdfs", "two"], ["hdfs", "1", "again"], ["hdfs", "1", "keep", "3"]):
         got = cli(*bad)
         assert got.returncode == 2 and len(got.stderr.strip().splitlines()) == 1, (bad, got.stderr)
-        assert not (tmp_path / "hdfs" / "pids").exists()
-    got = cli("hdfs", "1")
+        assert not (base / "pids").exists()
+    assert cli("hdfs", "1", "keep").returncode == 2           # nothing to keep yet
+    (tmp_path / "f").write_bytes(b"level 0\n" * 1000)
+    ports = []
     try:
-        if got.returncode != 0:
-            pytest.fail(f"cannot start HDFS alone: {got.stderr.strip()[-300:]}", pytrace=False)
-        url = got.stdout.split()[1]
-        port = int(url.rsplit(":", 1)[1])
-        assert url.startswith("hdfs://") and listening(port)
-        assert sorted(p.name for p in (tmp_path / "hdfs" / "pids").iterdir()) == ["datanode0", "namenode"]
-        site = (tmp_path / "hdfs" / "conf" / "namenode" / "hdfs-site.xml").read_text()
-        assert "<name>dfs.replication</name><value>1</value>" in site
+        for keep in ((), ("keep",)):
+            got = cli("hdfs", "1", *keep)
+            if got.returncode != 0:
+                pytest.fail(f"cannot start HDFS alone: {got.stderr.strip()[-300:]}", pytrace=False)
+            url = got.stdout.split()[1]
+            ports.append(int(url.rsplit(":", 1)[1]))
+            assert url.startswith("hdfs://") and listening(ports[-1])
+            assert sorted(p.name for p in (base / "pids").iterdir()) == ["datanode0", "namenode"]
+            site = (base / "conf" / "namenode" / "hdfs-site.xml").read_text()
+            assert "<name>dfs.replication</name><value>1</value>" in site
+            if not keep:
+                put = shell(url, "-put", str(tmp_path / "f"), "/kv-f")
+                assert put.returncode == 0, put.stderr[-500:]
+            else:
+                cat = shell(url, "-cat", "/kv-f")
+                # (log4j's console lines come first on the same stdout)
+                lines = cat.stdout.splitlines()
+                assert cat.returncode == 0 and lines.count("level 0") == 1000 == len(lines[lines.index("level 0"):]), \
+                    cat.stderr[-500:]
+            assert cli("stop").returncode == 0
+            deadline = time.monotonic() + 30
+            while listening(ports[-1]) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert not listening(ports[-1])
     finally:
-        assert cli("stop").returncode == 0
-    deadline = time.monotonic() + 30
-    while listening(port) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not listening(port)
+        cli("stop")
+    assert ports[0] == ports[1]
