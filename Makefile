@@ -104,18 +104,19 @@ prove-recovery: $(STAMP)
 availability: $(STAMP)
 	$(BIN)/kraft-verify availability
 
-# The overnight default: 4 brokers, 2 records, 2 fences, 1 ISR shrink: 397,676,487 states, which
-# spark-check exhausts on this machine's disk with a checkpoint and `check` cannot (its visited
-# set outgrows the memory past about 134 million states). Its size is this disk's, not a
-# night's: the next configs up outgrow the disk's 78 GB before a billion states. With 2 ISR
-# shrinks and partition epochs up to 7 the run was stopped in its 21st level, 397 million states
-# in: 22 GB of the disk were left with the level half made, about 23 GB more (at level 19's
-# bytes a state) to come before its commit, and every later level wider (without the epoch
-# bound: 219 million states in 17 levels, growing 1.29x a level). Figures in BENCHMARKS.md ("A
-# billion states") and README ("make spark-check"). A local master's levels are kept as links,
-# with the rows of two levels only (spark/store.py; --checkpoint-every). Rerun the same command after a crash and
-# it resumes from the last complete level. (Earlier defaults: --bound isr_shrinks=3 without
-# fences=2, 278,821,666 states; --bound records=2, 125,726,174.)
+# The overnight default: 4 brokers, 2 records, 2 fences, partition epochs up to 7 (2 ISR shrinks,
+# the default): 1,024,833,923 states, depth 36 (`check --visited disk` exhausts it too; figures
+# in BENCHMARKS.md, "A billion states on HDFS" and "A search bounded by a level"). Its
+# checkpoint takes about 33 bytes a state (every level's links, the rows of the last two
+# levels that kept them) and its run needs about as much again in level blocks and visited runs
+# beside it: keep about 75 GB free, or put the checkpoint on HDFS elsewhere
+# (SPARK_CHECKPOINT=hdfs://...; `python -m spark.cluster hdfs 1` starts one on this machine).
+# Rows every 1800 s, not check's 300: the widest levels (about 110 million states) take 8-10
+# minutes each, so 300 would keep the rows of the two widest, 11 GB more at the disk's peak;
+# a resume then goes back at most about half an hour. Rerun the same command after a crash
+# and it resumes from the last level with rows.
+# (Earlier defaults: --bound isr_shrinks=1 without the epoch bound, 397,676,487 states;
+# --bound isr_shrinks=3 without fences=2, 278,821,666; --bound records=2, 125,726,174.)
 # On a cluster: SPARK_MASTER=spark://HOST:7077 SPARK_CHECKPOINT=hdfs://NAMENODE/kv/ck; a URL's
 # manifest cannot be looked at from here, so add RESUME=--resume to continue a run there.
 # local[*,4]: a task that fails is retried (up to 4 attempts), as a cluster would; plain
@@ -130,11 +131,12 @@ SPARK_MASTER ?= local[*,4]
 SPARK_DRIVER_MEMORY ?= 6g
 SPARK_CHECKPOINT ?= reports/spark-checkpoint
 SPARK_PARTITIONS ?= 16
+SPARK_CHECKPOINT_EVERY ?= 1800
 RESUME ?= $(shell test -f '$(SPARK_CHECKPOINT)/manifest.json' && echo --resume)
 spark-check: $(STAMP)
 	$(BIN)/kraft-verify spark-check --master '$(SPARK_MASTER)' --driver-memory $(SPARK_DRIVER_MEMORY) \
-	    --partitions $(SPARK_PARTITIONS) --brokers 4 --bound records=2 --bound fences=2 --bound isr_shrinks=1 \
-	    --checkpoint-dir '$(SPARK_CHECKPOINT)' $(RESUME)
+	    --partitions $(SPARK_PARTITIONS) --brokers 4 --bound records=2 --bound fences=2 --bound max_partition_epoch=7 \
+	    --checkpoint-dir '$(SPARK_CHECKPOINT)' --checkpoint-every $(SPARK_CHECKPOINT_EVERY) $(RESUME)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bfs_bench.py --runs 2 --json bench/results/bfs.json

@@ -14,6 +14,12 @@ names level N it waits `--kill-delay` seconds (in the middle of level N + 1) and
 whole process tree, the driver, its JVM and the Python workers; run it again without the
 option to resume. The machine's memory in use (MemTotal - MemAvailable) and the disk's
 (statvfs of the project's file system, against its use at the start) are sampled too.
+
+`--checkpoint URL` puts the checkpoint on a Hadoop file system (SPARK_CHECKPOINT=URL; HDFS
+alone: `python -m spark.cluster hdfs 1`), where make cannot see a manifest: pass `--resume`
+to resume. The level the kill waits for is then the last `level N:` line the run printed (a
+level's line comes once the manifest names it), and the checkpoint's bytes are the run's own
+figure (summary.json's `memory.disk_bytes`).
 """
 from __future__ import annotations
 
@@ -74,12 +80,10 @@ def _disk_used() -> int:
     return (st.f_blocks - st.f_bfree) * st.f_frsize
 
 
-def _levels_named() -> int:
-    """The last level the checkpoint's manifest names (-1: none yet)."""
-    try:
-        return len(json.loads((CHECKPOINT / "manifest.json").read_text())["levels"]) - 1
-    except (OSError, ValueError, KeyError, TypeError):
-        return -1
+def _level_of(line: str) -> int:
+    """N of a `level N: ...` progress line (printed once the manifest names level N), else -1."""
+    head = line.split(":", 1)[0].split()
+    return int(head[1]) if len(head) == 2 and head[0] == "level" and head[1].isdigit() else -1
 
 
 def main() -> int:
@@ -87,11 +91,18 @@ def main() -> int:
     ap.add_argument("--json")
     ap.add_argument("--kill-at", type=int, help="SIGKILL the run once the manifest names this level")
     ap.add_argument("--kill-delay", type=float, default=30.0, help="seconds after that (default 30)")
+    ap.add_argument("--checkpoint", help="a Hadoop URL for the checkpoint (default: the Makefile's, local)")
+    ap.add_argument("--resume", action="store_true", help="resume the --checkpoint URL's run")
     args = ap.parse_args()
-    resumed = (CHECKPOINT / "manifest.json").exists()
+    make = ["make", "spark-check"]
+    if args.checkpoint:
+        make += [f"SPARK_CHECKPOINT={args.checkpoint}", f"RESUME={'--resume' if args.resume else ''}"]
+        resumed = args.resume
+    else:
+        resumed = (CHECKPOINT / "manifest.json").exists()
     t0, started = time.monotonic(), time.time()
-    proc = subprocess.Popen(["make", "spark-check"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+    proc = subprocess.Popen(make, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    named = [-1]                                      # the last level the run's lines named
     peak = {"driver_mb": 0.0, "jvm_mb": 0.0, "tree_mb": 0.0, "machine_mb": 0.0}
     disk0, disk_peak, killed = _disk_used(), 0, {}
     cpu_of: dict[tuple[int, str], float] = {}        # (pid, start time) -> CPU seconds last seen
@@ -105,7 +116,7 @@ def main() -> int:
             peak["machine_mb"] = max(peak["machine_mb"], _machine_mb())
             disk_peak = max(disk_peak, _disk_used() - disk0)
             if args.kill_at is not None and not killed:
-                if named_at is None and _levels_named() >= args.kill_at:
+                if named_at is None and named[0] >= args.kill_at:
                     named_at = time.monotonic()
                 if named_at is not None and time.monotonic() - named_at >= args.kill_delay:
                     for p in tree:
@@ -113,7 +124,7 @@ def main() -> int:
                             os.kill(p, 9)
                         except ProcessLookupError:
                             pass
-                    killed.update(level=_levels_named() + 1, seconds=round(time.monotonic() - t0, 1))
+                    killed.update(level=named[0] + 1, seconds=round(time.monotonic() - t0, 1))
                     continue
             total = sum(status_kb(p, "VmRSS") for p in tree) / 1024
             peak["tree_mb"] = max(peak["tree_mb"], total)
@@ -132,6 +143,7 @@ def main() -> int:
     lines = []
     for line in proc.stdout:
         lines.append(line.rstrip("\n"))
+        named[0] = max(named[0], _level_of(line))
         print(line, end="", flush=True)
     code = proc.wait()
     done.set()
@@ -142,7 +154,7 @@ def main() -> int:
                         if p.stat().st_mtime >= started), key=lambda p: p.stat().st_mtime)
     summary = json.loads(summaries[-1].read_text()) if summaries else {}
     counts = summary.get("counts", {})
-    result = {"command": "make spark-check", "exit_code": summary.get("exit_code"), "make_exit_code": code,
+    result = {"command": " ".join(make), "exit_code": summary.get("exit_code"), "make_exit_code": code,
               "resumed": resumed, "wall_seconds": round(wall, 1),
               "cpu_seconds": round(cpu, 1),
               "engine_seconds": counts.get("seconds"), "distinct_states": counts.get("distinct_states"),
@@ -150,7 +162,8 @@ def main() -> int:
               "states_per_level": counts.get("states_per_level"), "result": summary.get("result"),
               "peak_mb": {k: round(v, 1) for k, v in peak.items()}, "cpu_count": os.cpu_count(),
               "disk_peak_bytes": disk_peak, "killed_in_level": killed or None,
-              "checkpoint_bytes": _size(CHECKPOINT) if CHECKPOINT.exists() else 0}
+              "checkpoint_bytes": summary.get("memory", {}).get("disk_bytes") if args.checkpoint
+              else _size(CHECKPOINT) if CHECKPOINT.exists() else 0}
     print(json.dumps({k: v for k, v in result.items() if k != "states_per_level"}))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
