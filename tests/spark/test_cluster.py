@@ -8,7 +8,8 @@ CI runs a two-worker run with a shared-nothing /tmp (a 25-level config) and the 
 a shared checkpoint store is run in CI by tests/spark/test_s3.py. The operator's experiment on
 the default config, the runs with an HDFS checkpoint (the default config, a violating preset,
 4 brokers to depth 12), spark-submit of the packed project and the fault cases (a worker
-killed mid-level, the driver killed and resumed, a DataNode restarted between levels) are
+killed mid-level, the driver killed and resumed, a DataNode restarted between levels) and
+HDFS alone from the command line (started, stopped, started again with its files) are
 marked nightly, minutes each: `make nightly` runs them.
 """
 from __future__ import annotations
@@ -292,6 +293,7 @@ def test_a_datanode_restarted_between_levels_loses_nothing(cluster, tmp_path):
     assert facts(summary_in(out)) == want
 
 
+@pytest.mark.nightly
 def test_hdfs_alone_from_the_command_line_keeps_its_files_across_a_stop(tmp_path):
     """`python -m spark.cluster hdfs 1`: a local master's checkpoint store (BENCHMARKS' billion
     run on HDFS): the NameNode listening with one DataNode and replication 1, gone after `stop`;
