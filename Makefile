@@ -106,7 +106,8 @@ availability: $(STAMP)
 
 # The overnight default: 4 brokers, 2 records, 2 fences, partition epochs up to 7 (2 ISR shrinks,
 # the default): 1,024,833,923 states, depth 36 (`check --visited disk` exhausts it too; figures
-# in BENCHMARKS.md, "A billion states on HDFS" and "A search bounded by a level"). Its
+# in BENCHMARKS.md, "A search bounded by a level"; spark-check's run of it on HDFS, not yet to
+# its end: "The store on HDFS, against `check`"). Its
 # checkpoint takes about 33 bytes a state (every level's links, the rows of the last two
 # levels that kept them) and its run needs about as much again in level blocks and visited runs
 # beside it: keep about 75 GB free, or put the checkpoint on HDFS elsewhere
