@@ -218,12 +218,12 @@ class Cluster:
             if fmt.returncode != 0:
                 raise ClusterError(f"HDFS NameNode -format failed: "
                                    f"{(fmt.stderr or fmt.stdout).strip().splitlines()[-1:]}")
-        before = self._live_datanodes()          # an HDFS started again: its logs had reports already
+        before = [self._reports(i) for i in range(self.n_datanodes)]    # started again: its logs had some
         self._launch("namenode", java + ["org.apache.hadoop.hdfs.server.namenode.NameNode"], env, private=False)
         self._wait("the HDFS NameNode", lambda: listening(self.nn_port), "namenode")
         for i in range(self.n_datanodes):
             self.start_datanode(i)
-        self._wait("the HDFS DataNodes", lambda: self._live_datanodes(before) >= self.n_datanodes, "namenode")
+        self._wait("the HDFS DataNodes", lambda: all(self._reports(i) > n for i, n in enumerate(before)), "namenode")
 
     def start_datanode(self, i: int) -> None:
         name = f"datanode{i}"
@@ -231,21 +231,19 @@ class Cluster:
         java, env = self._hadoop_env(conf)
         self._launch(name, java + ["org.apache.hadoop.hdfs.server.datanode.DataNode"], env, private=False)
 
-    def _live_datanodes(self, before: Optional[list] = None) -> "int | list":
-        """DataNodes the NameNode has registered since it started (their log says so: more
-        block reports than `before`, each one's count when it started); without `before`,
-        each one's count now."""
-        counts = [self.log(f"datanode{i}").count("Successfully sent block report") for i in range(self.n_datanodes)]
-        return counts if before is None else sum(c > b for c, b in zip(counts, before))
+    def _reports(self, i: int) -> int:
+        """Block reports DataNode i has sent the NameNode (its log says so): one more than
+        before it started means it is registered."""
+        return self.log(f"datanode{i}").count("Successfully sent block report")
 
     def restart_datanode(self, i: int, down: float = 2.0) -> None:
         """Kill DataNode i (SIGKILL), keep it down `down` seconds, start it again on its disk."""
         name = f"datanode{i}"
-        reports = self.log(name).count("Successfully sent block report")
+        reports = self._reports(i)
         self.signal(name, signal.SIGKILL)
         time.sleep(down)
         self.start_datanode(i)
-        self._wait(f"DataNode {i}", lambda: self.log(name).count("Successfully sent block report") > reports, name)
+        self._wait(f"DataNode {i}", lambda: self._reports(i) > reports, name)
 
     # ------------------------------------------------------------ Spark
 

@@ -104,7 +104,7 @@ def command_line(prog: str, actions: dict, argv: list[str], errors: tuple = ()) 
         inspect.signature(action).bind(*argv[1:])
     except (TypeError, ValueError):
         print(f"usage: python -m {prog} {'|'.join(actions)}"
-              + (f" ({argv[0]}: {len(argv) - 1} arguments, more than it takes)" if action else ""), file=sys.stderr)
+              + (f" ({argv[0]} does not take {len(argv) - 1} arguments)" if action else ""), file=sys.stderr)
         return 2
     try:
         result = action(*argv[1:])
