@@ -300,14 +300,18 @@ class Cluster:
 
     # ------------------------------------------------------------ whole
 
+    def fresh_base(self) -> None:
+        """The base directory made anew (an earlier cluster's files, logs and urls gone)."""
+        if self.base.exists():
+            shutil.rmtree(self.base)
+        (self.base / "logs").mkdir(parents=True)
+
     def start(self, hdfs: bool = True) -> "Cluster":
         """The Spark master and workers, and (with `hdfs`) the NameNode and DataNodes; a caller
         that may not need HDFS starts it later with `start_hdfs()`."""
         if shutil.which("unshare") is None:
             raise ClusterError("unshare (util-linux) is needed for the namespace cluster")
-        if self.base.exists():
-            shutil.rmtree(self.base)
-        (self.base / "logs").mkdir(parents=True)
+        self.fresh_base()
         probe = subprocess.run(private_disk(["true"], self.host("probe")), capture_output=True, text=True)
         if probe.returncode != 0:
             raise ClusterError(f"cannot make a private mount namespace here ({probe.stderr.strip()[:200]}): "
@@ -366,9 +370,7 @@ def _hdfs(datanodes: str = "2", keep: str = "") -> str:
         if not (cluster.base / "hdfs" / "name").is_dir():
             raise ClusterError(f"no HDFS to keep under {cluster.base} (no NameNode directory)")
     else:
-        if cluster.base.exists():
-            shutil.rmtree(cluster.base)
-        (cluster.base / "logs").mkdir(parents=True)
+        cluster.fresh_base()
     try:
         cluster.start_hdfs(port)
     except BaseException:

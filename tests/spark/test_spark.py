@@ -448,6 +448,9 @@ def test_the_time_budget_stops_the_run_with_the_levels_before_it_exactly_checks(
     (["--partitions", "0"], "--partitions must be between 1 and 10000, got 0"),
     (["--partitions", "99999999999"], "--partitions must be between 1 and 10000"),
     (["--driver-levels", "-1"], "--driver-levels must be >= 0"),
+    (["--checkpoint-every", "5"], "--checkpoint-every needs --checkpoint-dir"),
+    (["--checkpoint-dir", "/nonexistent-kv/ck", "--checkpoint-every", "-1"], "--checkpoint-every must be a finite number of seconds"),
+    (["--checkpoint-dir", "/nonexistent-kv/ck", "--checkpoint-every", "inf"], "--checkpoint-every must be a finite number of seconds"),
     (["--engine", "kernel", "--bound", "records=31"], "spark-check: records=31: the kernel holds at most 30"),
     (["--bound", "records=31"], "spark-check: records=31: the kernel holds at most 30"),     # no fallback
     (["--engine", "python"], "invalid choice: 'python'"),                  # no interpreted executors

@@ -22,10 +22,7 @@ def run(args: argparse.Namespace) -> int:
     if args.checkpoint_every is not None:
         if args.checkpoint_dir is None:
             raise UsageError("--checkpoint-every needs --checkpoint-dir")
-        if not 0 <= args.checkpoint_every < float("inf"):
-            raise UsageError(f"--checkpoint-every must be a finite number of seconds, at least 0, "
-                             f"got {args.checkpoint_every}")
-        own["rows_every"] = args.checkpoint_every
+        own["rows_every"] = args.checkpoint_every       # its range: Knobs' check (exit 2)
     if args.driver_levels is not None:
         own["driver_levels"] = args.driver_levels
     model = Model(cfg, symmetry=inputs.symmetry)
