@@ -208,7 +208,9 @@ def test_a_levels_copy_to_the_store_runs_beside_the_next_job_and_the_manifest_wa
     assert [lv for lv, _ in fired] == list(range(1, len(fired) + 1))
 
 
-@pytest.mark.parametrize("every, short", [(0, False), (1e9, False), (1e9, True)])
+# CI: rows every level, and rows once with the disk short (17-22 s each); nightly: rows once
+@pytest.mark.parametrize("every, short", [(0, False), pytest.param(1e9, False, marks=pytest.mark.nightly),
+                                          (1e9, True)])
 def test_rows_go_to_the_store_every_so_often_and_a_resume_goes_on_from_the_last_level_that_has_them(
         spark_session, tmp_path, every, short, monkeypatch):
     """--checkpoint-every on a local master: every level's links go to the store, its rows

@@ -39,8 +39,13 @@ VARIANTS = [pytest.param(p, None, id=p) for p in ("kafka", "kip-966", "pre-kip-9
 # interchangeable) and without; since issue 57 there are no interpreted executors.
 PATHS = [pytest.param(True, id="symmetric"), pytest.param(False, id="kernel")]
 # and the kernel's blocks through Spark's shuffle, as on a cluster (a local master sends them
-# by file: spark/exchange.py)
-EXCHANGES = PATHS + [pytest.param("shuffle", id="kernel-shuffle")]
+# by file: spark/exchange.py). A run through the shuffle takes 10-20 times the files' time on
+# these small configs (16-43 s a case against 1-4 s), so CI runs it on the cases below (a
+# complete run and a violating one) and `make nightly` on every other.
+SHUFFLE = pytest.param("shuffle", id="kernel-shuffle")
+SHUFFLE_NIGHTLY = pytest.param("shuffle", id="kernel-shuffle", marks=pytest.mark.nightly)
+EXCHANGES = PATHS + [SHUFFLE]
+CI_SHUFFLED = ("kafka", "pre-kip-903")
 
 
 def small(preset="kafka", mutant=None, rf=2, **bounds):
@@ -82,8 +87,11 @@ def same(a, b) -> None:
     assert {n: len(t) for n, t in a.counterexamples.items()} == {n: len(t) for n, t in b.counterexamples.items()}
 
 
-@pytest.mark.parametrize("symmetry", EXCHANGES)
-@pytest.mark.parametrize("preset,mutant", VARIANTS)
+@pytest.mark.parametrize("preset,mutant,symmetry", [
+    pytest.param(*v.values, x.values[0], id=f"{v.id}-{x.id}",
+                 marks=[*v.marks, *x.marks, *(() if x.values[0] != "shuffle" or v.id in CI_SHUFFLED
+                                              else (pytest.mark.nightly,))])
+    for v in VARIANTS for x in EXCHANGES])
 def test_spark_check_finds_what_check_finds(spark_session, preset, mutant, symmetry):
     cfg = small(preset, mutant)
     want = local(cfg, DEPTH, symmetry)
@@ -106,14 +114,14 @@ def test_a_reducing_executor_judges_a_step_before_it_renames_the_successor(spark
     assert {n: len(t) for n, t in got.counterexamples.items()} == {n: len(t) for n, t in want.counterexamples.items()}
 
 
-@pytest.mark.parametrize("symmetry", EXCHANGES)
+@pytest.mark.parametrize("symmetry", PATHS + [SHUFFLE_NIGHTLY])
 def test_a_complete_run_matches_to_the_last_level(spark_session, symmetry):
     """Levels of fewer than 40 states on the driver, the others on Spark: both in one run."""
     cfg = small(records=1, fences=1, lossy_crashes=0)
     same(on_spark(spark_session, cfg, Limits(), symmetry, partitions=3, driver_levels=40), local(cfg, None, symmetry))
 
 
-@pytest.mark.parametrize("symmetry", EXCHANGES)
+@pytest.mark.parametrize("symmetry", PATHS + [SHUFFLE_NIGHTLY])
 def test_spark_traces_are_the_same_run_after_run_and_with_any_partition_count(spark_session, symmetry):
     cfg = small("pre-kip-966")
     a, b = (on_spark(spark_session, cfg, Limits(max_depth=5), symmetry, partitions=n, driver_levels=d)

@@ -28,7 +28,8 @@ KafkaMachine.TestCase.settings = hypothesis_settings("ci", _KAFKA, examples=600)
 TestKafkaMachine = KafkaMachine.TestCase
 
 
-@pytest.mark.parametrize("preset", ["pre-kip-966", pytest.param("pre-kip-903", marks=pytest.mark.slow)])
+# pre-kip-903's case (52 s) is nightly: CI finds that bug with check (tests/verifier/engines/test_bfs.py)
+@pytest.mark.parametrize("preset", ["pre-kip-966", pytest.param("pre-kip-903", marks=pytest.mark.nightly)])
 def test_old_bugs_are_found_shrunk_near_the_shortest_and_replay(preset):
     cfg = fuzz_config(preset)
     found = fuzz.run(Model(cfg), I.REGISTRY)
@@ -70,8 +71,8 @@ def test_every_mutant_is_killed_on_the_ci_profile(brokers, mutant):
     assert result.status == "violation", f"{mutant} survived the ci profile"
 
 
-@pytest.mark.slow       # `make test-fast` fuzzes 3 brokers (TestKafkaMachine)
-@pytest.mark.parametrize("brokers", [5, 7])
+@pytest.mark.slow       # `make test-fast` fuzzes 3 brokers (TestKafkaMachine), CI 5 too, nightly 7
+@pytest.mark.parametrize("brokers", [5, pytest.param(7, marks=pytest.mark.nightly)])
 def test_kafka_holds_on_larger_clusters(brokers):
     # 400 of the ci profile's 2,500 examples keep CI short; `kraft-verify fuzz --brokers 7` runs all
     result = fuzz.run(Model(fuzz_config(brokers=brokers)), I.REGISTRY, Settings(knobs=fuzz.Knobs(examples=400)))
