@@ -56,7 +56,9 @@ test-fast: $(STAMP)
 # driver killed and resumed from HDFS, a DataNode restarted; the cluster runs with an HDFS
 # checkpoint of the default config, a violating preset and 4 brokers to depth 12; spark-submit
 # of the packed project; Ctrl-C of a Spark run (CI sends SIGTERM); the 5-broker fuzz mutation
-# gate; minutes each).
+# gate; minutes each), and the heavier twins of cases CI keeps (Spark's shuffle on every
+# variant, conform's seeded walks on every release, F3 kept on a real 4.4.0 cluster:
+# BENCHMARKS.md, "Test tiers").
 nightly: $(STAMP) hadoop cluster-dist
 	$(BIN)/python -m pytest -m nightly
 	$(MAKE) cluster-walks

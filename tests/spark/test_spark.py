@@ -38,14 +38,11 @@ VARIANTS = [pytest.param(p, None, id=p) for p in ("kafka", "kip-966", "pre-kip-9
 # symmetry reduction ("symmetric": the config lets any candidate be elected, so brokers are
 # interchangeable) and without; since issue 57 there are no interpreted executors.
 PATHS = [pytest.param(True, id="symmetric"), pytest.param(False, id="kernel")]
-# and the kernel's blocks through Spark's shuffle, as on a cluster (a local master sends them
-# by file: spark/exchange.py). A run through the shuffle takes 10-20 times the files' time on
-# these small configs (16-43 s a case against 1-4 s), so CI runs it on the cases below (a
-# complete run and a violating one) and `make nightly` on every other.
-SHUFFLE = pytest.param("shuffle", id="kernel-shuffle")
+# and the kernel's blocks through Spark's shuffle, as on a cluster (a local master sends them by
+# file: spark/exchange.py): 10-20x the files' time on these configs (16-43 s a case), so CI runs
+# it on a complete run and a violating one (CI_SHUFFLED), `make nightly` on every other case.
+SHUFFLE, CI_SHUFFLED = pytest.param("shuffle", id="kernel-shuffle"), ("kafka", "pre-kip-903")
 SHUFFLE_NIGHTLY = pytest.param("shuffle", id="kernel-shuffle", marks=pytest.mark.nightly)
-EXCHANGES = PATHS + [SHUFFLE]
-CI_SHUFFLED = ("kafka", "pre-kip-903")
 
 
 def small(preset="kafka", mutant=None, rf=2, **bounds):
@@ -88,10 +85,8 @@ def same(a, b) -> None:
 
 
 @pytest.mark.parametrize("preset,mutant,symmetry", [
-    pytest.param(*v.values, x.values[0], id=f"{v.id}-{x.id}",
-                 marks=[*v.marks, *x.marks, *(() if x.values[0] != "shuffle" or v.id in CI_SHUFFLED
-                                              else (pytest.mark.nightly,))])
-    for v in VARIANTS for x in EXCHANGES])
+    pytest.param(*v.values, x.values[0], id=f"{v.id}-{x.id}", marks=[*v.marks] if x is not SHUFFLE
+                 or v.id in CI_SHUFFLED else [*v.marks, pytest.mark.nightly]) for v in VARIANTS for x in PATHS + [SHUFFLE]])
 def test_spark_check_finds_what_check_finds(spark_session, preset, mutant, symmetry):
     cfg = small(preset, mutant)
     want = local(cfg, DEPTH, symmetry)
