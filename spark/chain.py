@@ -95,10 +95,11 @@ def level(run, found: frozenset, level: int) -> list:
     if run.limits.max_depth is None or level + 1 < run.limits.max_depth:
         where = exchange.level(nxt, _estimate(run, level, stats))
         spill = (where, exchange.fallback(nxt), exchange.squeeze(nxt))
-    # the level's rows go to the store only every --checkpoint-every seconds (spark/store.py);
-    # the tasks make them then, and only with them remove their input as they go (a retry's
-    # source): also when the disk is short of room for the next level's blocks beside this one's
-    rows_due = job.rows and (run.rows_at is None or time.monotonic() - run.rows_at >= run.rows_every)
+    # the level's rows go to the store only every --checkpoint-every seconds (spark/store.py;
+    # which levels: `due`); the tasks make them then, and only with them remove their input as they go (a
+    # retry's source): also when the disk is short of room for the next level's blocks beside this one's
+    started = time.monotonic()
+    rows_due = job.rows and due(started, run.rows_at, run.last_job, run.rows_every)
     rows_made = rows_due or (job.rows and spill is not None and spill[2])
     try:
         outs = [v for _, v in sc.parallelize(range(n), n).mapPartitionsWithIndex(
@@ -108,6 +109,7 @@ def level(run, found: frozenset, level: int) -> list:
         raise
     finally:
         exchange.drop(level + 1)
+    run.last_job = time.monotonic() - started
     metas = [list(meta) for meta, _ in outs]
     metas[0][3] = stats                  # the counts of expanding `level`, once (m[5]: runs, m[6]: rows chunks)
     if not rows_due:                     # rows made for room only: the store does not keep them
@@ -133,6 +135,17 @@ def level(run, found: frozenset, level: int) -> list:
         run.copying.start(level + 1, copy)
     files.settle([m[5] for m in metas])
     return [tuple(m) for m in metas]
+
+
+def due(now: float, rows_at: Optional[float], last_job: float, every: float) -> bool:
+    """Whether the level a job starting `now` makes keeps its rows in the store: the first level
+    on Spark, then each whose job would end `every` seconds or more after the last rows were
+    kept (the job guessed as long as the one before). Decided as a job starts, so a level that
+    would end past the mark keeps them: a kill goes back at most about the interval and one
+    level. On the time at the start alone a deep level (ten minutes) begun just short of the
+    mark kept none, and a kill went back the interval and two levels (BENCHMARKS.md, "The
+    billion config on HDFS, part 2": 45 minutes)."""
+    return rows_at is None or now - rows_at + last_job >= every
 
 
 def _estimate(run, level: int, stats: list) -> int:

@@ -69,6 +69,7 @@ class _Run:
         self.unsaved: Optional[tuple] = None   # (manifest, the levels whose rows it drops) held back for that copy
         self.saved = 0                         # levels the saved manifest names
         self.rows_every, self.rows_at = 0.0, None   # seconds between two levels whose rows are kept; the last's time
+        self.last_job = 0.0                         # the last chained level job's seconds (spark/chain.due)
 
     def go(self, manifest, limits: Limits, keep_going: bool, invariants) -> SearchResult:
         totals, self.limits = self.totals, limits

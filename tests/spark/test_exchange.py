@@ -217,3 +217,17 @@ def test_a_local_run_sends_its_blocks_by_file_and_leaves_no_directory(spark_sess
         assert magics == ({R.BLOCK} if way == "fast" else {R.ZBLOCK})      # FAST or a disk with room: raw
         runs[way] = (res.states_per_level, res.transitions)
     assert runs["fast"] == runs["disk"]
+
+
+def test_a_levels_rows_are_due_when_its_job_would_end_past_the_interval():
+    """spark/chain.due: the first level on Spark keeps its rows; later, a level whose job, as
+    long as the last one, would end --checkpoint-every seconds or more after the last rows
+    kept (part 2 of the billion run began a ten-minute level two minutes short of the mark and
+    kept none: a kill then went back 45 minutes)."""
+    from spark.chain import due
+    assert due(5.0, None, 0.0, 1800)                    # the first level on Spark
+    assert not due(1000.0, 0.0, 600.0, 1800)            # ends at 1,600 s: not yet
+    assert due(1300.0, 0.0, 600.0, 1800)                # would end at 1,900 s: this one
+    assert due(1800.0, 0.0, 0.0, 1800) and not due(1799.0, 0.0, 0.0, 1800)
+    assert due(0.0, 0.0, 0.0, 0)                        # --checkpoint-every 0: every level
+    assert not due(10.0**6, 0.0, 10.0**6, 1e9)          # 1e9 s: only the first
