@@ -52,7 +52,8 @@ def task(job, found: frozenset, owner: int, names: list, files: Files, level: in
         meta, pieces = _made(files, side, level, owner)
     else:
         runs = [read_run(files.run(owner, a, b)) for a, b, _ in files.runs[owner]]
-        fps, parents, labels, made, taken, _, seen = new_rows(job, side, [(owner, ("X", names))], runs)
+        fps, parents, labels, made, taken, _, seen = new_rows(job, side, [(owner, ("X", names))], runs,
+                                                               files.root)
         part = _level_part(job, side, owner, found, fps, parents, labels, made, taken, [], seen, start,
                            links=job.links, rows_too=rows)
         ((_, (_, meta)),) = owned(files, owner, level, part)
@@ -63,7 +64,7 @@ def task(job, found: frozenset, owner: int, names: list, files: Files, level: in
                 os.unlink(name)
     expansion = None
     if spill is not None:
-        out = list(expand_rows(job, found, pieces, (spill[0], owner, spill[1], spill[2])))
+        out = list(expand_rows(job, found, pieces, (spill[0], owner, spill[1], spill[2], files.root)))
         (stats,) = [v[1:] for _, v in out if v[0] == "S"]
         expansion = ({o: v[1] for o, v in out if v[0] == "X"}, stats)
     yield owner, (meta, expansion)

@@ -226,15 +226,18 @@ class Blocks:
     def open(self) -> list:
         return [int(o) for o in np.flatnonzero(self.counts)]
 
-    def close(self, o: int, texts: list, squeeze: bool) -> bytes:
-        """Owner o's open block as a BLOCK record (spark/rows.py); the owner's block is empty after."""
+    def close(self, o: int, texts: list, squeeze: bool, catalogue=None) -> bytes:
+        """Owner o's open block as a BLOCK record (spark/rows.py), its controller table the
+        values' texts, or with a `catalogue` (spark/catalogue.py) their digests; the owner's
+        block is empty after."""
         n, used = int(self.counts[o]), self.used[o, :self.n_used[o]]
         rows = [self.kind.astype(np.uint8).tobytes()]
         for g, cols in enumerate(self.cols):
             if len(cols):
                 rows.append(self.g[g][o, :n * len(cols)].tobytes())
+        table = catalogue.table(used) if catalogue is not None else [texts[c] for c in used]
         block = R.block(self.e_fp[o, :n], self.e_parent[o, :n], self.e_nth[o, :n], self.e_label[o, :n],
-                        b"".join(rows), n, self.width, [texts[c] for c in used], squeeze)
+                        b"".join(rows), n, self.width, table, squeeze, digests=catalogue is not None)
         self.place[o, used] = -1
         self.counts[o] = self.n_used[o] = 0
         return block

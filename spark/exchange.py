@@ -189,10 +189,12 @@ class Writer:
     shared with other programs) and there is a `fallback`, the task's remaining blocks go
     there: an owner then has two files, read one after the other."""
 
-    def __init__(self, where: str, task: int, fallback: Optional[str] = None, squeeze: bool = False):
+    def __init__(self, where: str, task: int, fallback: Optional[str] = None, squeeze: bool = False,
+                 catalogue: Optional[str] = None):
         os.makedirs(where, exist_ok=True)
         self.where, self.task, self.fallback = where, task, fallback
         self.squeeze = squeeze            # the blocks squeezed (Exchange.squeeze says when)
+        self.catalogue = catalogue        # the run's catalogue (spark/catalogue.py), where the blocks' values are
         self.files: dict = {}             # owner -> (file, bytes of whole frames)
         self.done: dict = {}              # owner -> the names of its files the fallback closed
         self.tmp = f".tmp-{uuid.uuid4().hex[:12]}"     # this attempt's: two attempts never share one

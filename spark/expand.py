@@ -22,8 +22,9 @@ def expand(job: KernelJob, found: frozenset, records, spill=None):
     for each block it closes (spark/emit.py says when), then (0, ("S", counts, events,
     seconds)) for the driver. With
     `spill` (an exchange directory, this task's number, a directory to fall back to, whether
-    to squeeze: spark/exchange.Writer) the blocks go to files instead, and the task yields
-    (owner, ("X", its files)) once it ends."""
+    to squeeze, the run's catalogue: spark/exchange.Writer) the blocks go to files instead,
+    their controller values named by digest, and the task yields (owner, ("X", its files))
+    once it ends."""
     start = time.perf_counter()
     side = _side(job)
     pieces = ((side.rows_of(rec), np.array(rec.fps)) for rec in (side.read(data, R.PART) for _, data in records))
@@ -52,9 +53,10 @@ def _expand(job: KernelJob, found: frozenset, pieces, files, start: float):
     out = side.blocks(job.partitions)
     out.reset()
     squeeze = files is not None and files.squeeze
+    catalogue = side.catalogue(files.catalogue) if files is not None and files.catalogue else None
 
     def send(owner: int):
-        block = out.close(owner, side.texts, squeeze)
+        block = out.close(owner, side.texts, squeeze, catalogue)
         if files is None:
             yield owner, ("B", block)
         else:

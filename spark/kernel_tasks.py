@@ -8,7 +8,8 @@ and spark/emit.py drive them).
 Each Python worker keeps one kernel per run (`_side`): its controller tables fill as its tasks
 meet new events, and a worker serves many tasks (Spark reuses its Python workers). A
 controller value crosses processes as its JSON text (spark/rows.py says why), each text parsed
-once per process.
+once per process; through the file exchange, as its digest, the text in the run's catalogue
+(spark/catalogue.py).
 
 The choices that make the counts and the counterexamples' lengths check's:
 the least (parent fingerprint, n-th successor) of each state is its parent, whatever the
@@ -105,6 +106,7 @@ class _Side:
         self.texts: list[str] = []              # controller id -> JSON text
         self.dig = np.zeros((0, 2), dtype=np.uint64)     # controller id -> its digest (two lanes)
         self._blocks = None
+        self._catalogues: dict = {}         # a run's exchange root -> its spark/catalogue.Catalogue
         self.sync()
 
     def sync(self) -> None:
@@ -141,6 +143,22 @@ class _Side:
                     raise BadData("a record's controller value is not in its canonical form")
             out[i] = cid
         return out
+
+    def catalogue(self, root: str):
+        """This process's view of the catalogue of the exchange at `root`."""
+        if root not in self._catalogues:
+            from spark.catalogue import Catalogue
+            self._catalogues[root] = Catalogue(root, self)
+        return self._catalogues[root]
+
+    def block_ids(self, block: R.Rows, root: Optional[str]) -> np.ndarray:
+        """A block's controller table as this process's ids: its texts, or its digests looked
+        up in the catalogue at `root` (BadData if there is none)."""
+        if block.digests is None:
+            return self.local(block.ctrls)
+        if root is None:
+            raise BadData("a block names its controller values by digest, and there is no catalogue")
+        return self.catalogue(root).ids(block.digests)
 
     def read(self, data: bytes, magic: bytes) -> R.Rows:
         return R.Rows(data, magic, self.width, self.ctrl)
@@ -227,10 +245,11 @@ def own(job: KernelJob, found: frozenset, part: int, items, runs=()):
     return _level_part(job, side, part, found, *new_rows(job, side, items, runs), start)
 
 
-def new_rows(job: KernelJob, side: _Side, items, runs=()) -> tuple:
+def new_rows(job: KernelJob, side: _Side, items, runs=(), catalogue: Optional[str] = None) -> tuple:
     """(fingerprints, parents, labels, rows with this process's controller ids, actions taken,
     the expand tasks' counts, the fingerprints sorted) of the states an owner's blocks hold
-    that its visited runs do not, each with its least (parent, n-th)."""
+    that its visited runs do not, each with its least (parent, n-th). `catalogue`: the
+    exchange's root, where blocks from files name their controller values."""
     blocks, stats, runs = [], [], list(runs)
     for _, value in items:
         tag = value[0]
@@ -270,7 +289,7 @@ def new_rows(job: KernelJob, side: _Side, items, runs=()) -> tuple:
             sel = kept[lo:hi] - starts[b]
             block.rows_to(sel, at, rows)
             block.labels_to(sel, at, labels)
-            X.remap_range(rows, lo, hi, side.ctrl, side.local(block.ctrls))
+            X.remap_range(rows, lo, hi, side.ctrl, side.block_ids(block, catalogue))
     taken = np.bincount(labels[:, 0], minlength=len(job.model_type.action_names)) if len(kept) else []
     names = job.model_type.action_names
     return fp[kept], parents[kept], labels, rows, {names[a]: int(n) for a, n in enumerate(taken) if n}, stats, seen

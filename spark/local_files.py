@@ -204,8 +204,9 @@ def expand_only(run, found: frozenset, level: int) -> tuple:
         frontier = run.levels.read(level, rows=bool(run.metas[level].get("links")))
     where = run.exchange.level(level + 1, run.metas[level]["states"])
     fallback, squeeze = run.exchange.fallback(level + 1), run.exchange.squeeze(level + 1)
+    root = run.files.root              # the blocks' catalogue (spark/catalogue.py)
     try:
-        out = frontier.mapPartitionsWithIndex(lambda i, it: job.expand(found, it, (where, i, fallback, squeeze))) \
+        out = frontier.mapPartitionsWithIndex(lambda i, it: job.expand(found, it, (where, i, fallback, squeeze, root))) \
             .collect()
     except BaseException:
         run.exchange.drop(level + 1)

@@ -16,7 +16,10 @@ controller column holds an index into the record's controller table (the distinc
 values of its rows, one JSON text of `to_data` a line, in the texts' order, parsed and
 checked where they are used: spark/kernel_tasks.py), not a process's own controller id: every
 process numbers the controller values it meets in its own order (specs/kernel/tables.py), so
-the number alone would mean nothing to another executor.
+the number alone would mean nothing to another executor. A block of the file exchange (magic
+DBLOCK, or ZDBLOCK squeezed) names its values by digest instead, raw after the nths (u64 m,
+then m x 16 bytes), and has no table after its rows: the texts are in the run's catalogue
+(spark/catalogue.py says why).
 
 A squeezed record (magic ZPART or ZBLOCK) holds the same head, and after it, instead of the
 labels, rows and table, one zstd frame of those bytes (its decoded size in the frame). Why:
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+import threading
 from typing import Optional
 
 import numpy as np
@@ -41,7 +45,9 @@ from verifier.core.values import BadData
 
 PART, BLOCK, LINKS = b"KVROWS1\n", b"KVRBLK1\n", b"KVLINK1\n"
 ZPART, ZBLOCK, ZLINKS = b"KVROWZ1\n", b"KVRBLZ1\n", b"KVLNKZ1\n"
-SQUEEZED = {PART: ZPART, BLOCK: ZBLOCK}
+DBLOCK, ZDBLOCK = b"KVRBLD1\n", b"KVRBDZ1\n"      # blocks whose table is digests (spark/catalogue.py)
+SQUEEZED = {PART: ZPART, BLOCK: ZBLOCK, DBLOCK: ZDBLOCK}
+_KINDS = {PART: (PART, ZPART), BLOCK: (BLOCK, ZBLOCK, DBLOCK, ZDBLOCK)}   # what a reader of each kind takes
 LEVEL = 1                  # zstd's level: its fastest that still shrinks the rows near its best
 TABLE_MAX = 1 << 26        # the most a record's controller table may take, decoded
 WIDTH_MAX = 1 << 16        # the widest row a record may say it holds
@@ -49,6 +55,7 @@ LABEL = 5
 _U64 = struct.Struct("<Q")
 FP = np.dtype("<u8")
 ROOT = np.uint64(0xFFFFFFFFFFFFFFFF)
+_ZSTD = threading.local()
 
 
 def encode(magic: bytes, fps, parents, labels, rows, ctrl_col: int, ctrls: list, nths=None,
@@ -69,30 +76,47 @@ def links(fps, parents, labels, squeeze: bool = False) -> bytes:
     n = len(fps)
     tail = _narrow(labels)
     if squeeze:
-        import zstandard
-        tail = zstandard.ZstdCompressor(level=LEVEL).compress(tail)
+        tail = _zstd().compress(tail)
     return b"".join([ZLINKS if squeeze else LINKS, _U64.pack(n), _U64.pack(0), np.ascontiguousarray(fps, FP).tobytes(),
                      np.ascontiguousarray(parents, FP).tobytes(), tail])
 
 
-def block(fps, parents, nths, labels, rows: bytes, n: int, width: int, ctrls: list, squeeze: bool = False) -> bytes:
+def block(fps, parents, nths, labels, rows: bytes, n: int, width: int, ctrls, squeeze: bool = False,
+          digests: bool = False) -> bytes:
     """A BLOCK record whose `rows` are narrowed already, as _narrow lays them out (column
-    widths, then each width's columns as one matrix): spark/emit.py writes them so."""
-    return _record(BLOCK, fps, parents, nths, _narrow(labels), rows, n, width, ctrls, squeeze)
+    widths, then each width's columns as one matrix): spark/emit.py writes them so. With
+    `digests` (a DBLOCK) `ctrls` is an (m, 2) array of the values' digests, kept raw after the
+    nths, and the texts are in the run's catalogue (spark/catalogue.py says why)."""
+    return _record(DBLOCK if digests else BLOCK, fps, parents, nths, _narrow(labels), rows, n, width, ctrls, squeeze)
 
 
-def _record(magic: bytes, fps, parents, nths, labels: bytes, rows: bytes, n: int, width: int, ctrls: list,
+def _record(magic: bytes, fps, parents, nths, labels: bytes, rows: bytes, n: int, width: int, ctrls,
             squeeze: bool) -> bytes:
     head = [SQUEEZED[magic] if squeeze else magic, _U64.pack(n), _U64.pack(width),
             np.ascontiguousarray(fps, FP).tobytes(), np.ascontiguousarray(parents, FP).tobytes()]
-    if magic == BLOCK:
+    if magic in (BLOCK, DBLOCK):
         head.append(_narrow(np.asarray(nths).reshape(n, 1)))
-    table = "\n".join(ctrls).encode()
-    tail = [labels, rows, _U64.pack(len(table)), table]
+    if magic == DBLOCK:
+        head += [_U64.pack(len(ctrls)), np.ascontiguousarray(ctrls, FP).tobytes()]
+        tail = [labels, rows]
+    else:
+        table = "\n".join(ctrls).encode()
+        tail = [labels, rows, _U64.pack(len(table)), table]
     if squeeze:
-        import zstandard
-        tail = [zstandard.ZstdCompressor(level=LEVEL).compress(b"".join(tail))]
+        tail = [_zstd().compress(b"".join(tail))]
     return b"".join(head + tail)
+
+
+def _zstd(decompress: bool = False):
+    """This thread's zstd compressor (or decompressor), made once: a new one a block cost a
+    context's allocation for each of a level's hundred thousand blocks."""
+    import zstandard
+    key = "d" if decompress else "c"
+    made = getattr(_ZSTD, key, None)
+    if made is None:
+        made = zstandard.ZstdDecompressor() if decompress else zstandard.ZstdCompressor(level=LEVEL)
+        setattr(_ZSTD, key, made)
+    return made
 
 
 def _unsqueeze(data, at: int, n: int, width: int) -> bytes:
@@ -105,7 +129,7 @@ def _unsqueeze(data, at: int, n: int, width: int) -> bytes:
         size = zstandard.frame_content_size(frame)
         if size < 0 or size > most:
             raise BadData("a squeezed record's frame does not say its size, or says too much")
-        out = zstandard.ZstdDecompressor().decompress(frame)
+        out = _zstd(decompress=True).decompress(frame)
     except zstandard.ZstdError:
         raise BadData("a squeezed record's frame is torn") from None
     if len(out) != size:
@@ -182,9 +206,10 @@ class Rows:
         LINKS record is read too (its `rows` then empty)."""
         data = data if isinstance(data, (bytes, memoryview)) else bytes(data)
         head = bytes(data[:len(magic)])
-        if len(data) < len(magic) + 16 or head not in (magic, SQUEEZED[magic]) + ((LINKS, ZLINKS) if links else ()):
+        if len(data) < len(magic) + 16 or head not in _KINDS[magic] + ((LINKS, ZLINKS) if links else ()):
             raise BadData("not a kraft-verify spark-check kernel record")
-        self.squeezed, self.links = head in (SQUEEZED[magic], ZLINKS), head in (LINKS, ZLINKS)
+        self.squeezed, self.links = head in (ZPART, ZBLOCK, ZDBLOCK, ZLINKS), head in (LINKS, ZLINKS)
+        self.digests = None
         at = len(magic)
         (n,), (w,) = _U64.unpack_from(data, at), _U64.unpack_from(data, at + 8)
         if self.links:
@@ -205,11 +230,19 @@ class Rows:
         if magic == BLOCK:
             nths = _Narrow(data, at, n, 1)
             self.nths, at = nths.all()[:, 0], nths.end
+        if head in (DBLOCK, ZDBLOCK):
+            at = self._digests(data, at)
         if self.squeezed:
             data, at = _unsqueeze(data, at, n, w), 0
         self._labels = _Narrow(data, at, n, LABEL)
         self._rows = _Narrow(data, self._labels.end, n, w)
         at = self._rows.end
+        if self.digests is not None:
+            if at != len(data):
+                raise BadData("a record with bytes after its rows")
+            self.ctrls = None
+            self._check_ctrl(ctrl_col, len(self.digests))
+            return
         if at + 8 > len(data):
             raise BadData("a record cut short")
         (size,) = _U64.unpack_from(data, at)
@@ -219,11 +252,23 @@ class Rows:
             self.ctrls = bytes(data[at + 8:]).decode().split("\n") if size else []
         except UnicodeDecodeError:
             raise BadData("a record's controller table is not text") from None
-        if ctrl_col is not None and n:
-            for m, cols in self._rows.parts:
+        self._check_ctrl(ctrl_col, len(self.ctrls))
+
+    def _digests(self, data, at: int) -> int:
+        if at + 8 > len(data):
+            raise BadData("a record cut short")
+        (m,) = _U64.unpack_from(data, at)
+        if at + 8 + 16 * m > len(data):
+            raise BadData("a record's controller digests are cut short")
+        self.digests = np.frombuffer(data, FP, 2 * m, at + 8).reshape(m, 2)
+        return at + 8 + 16 * m
+
+    def _check_ctrl(self, ctrl_col: Optional[int], m: int) -> None:
+        if ctrl_col is not None and self.n:
+            for rows, cols in self._rows.parts:
                 if ctrl_col in cols:
-                    col = m[:, int(np.flatnonzero(cols == ctrl_col)[0])]
-                    if int(col.min()) < 0 or int(col.max()) >= len(self.ctrls):
+                    col = rows[:, int(np.flatnonzero(cols == ctrl_col)[0])]
+                    if int(col.min()) < 0 or int(col.max()) >= m:
                         raise BadData("a record's controller indices are out of range")
 
     def _links(self, data, at: int, n: int, w: int) -> None:
@@ -263,7 +308,16 @@ def as_int(a, b) -> int:
 
 def fp_sum(fps) -> int:
     """The sum of a chunk's fingerprints as numbers (the manifest's checksum of a chunk)."""
-    return (sum(fps[:, 0].tolist()) << 64) + sum(fps[:, 1].tolist())
+    return (_exact_sum(fps[:, 0]) << 64) + _exact_sum(fps[:, 1])
+
+
+def _exact_sum(lane) -> int:
+    """The sum of uint64 values as a Python int, by 32-bit halves (numpy's sums of halves of
+    fewer than 2**32 values cannot wrap): a chunk's list of Python ints cost 1.8% of a worker."""
+    lane = np.asarray(lane, np.uint64)
+    low = int((lane & np.uint64(0xFFFFFFFF)).sum(dtype=np.uint64))
+    high = int((lane >> np.uint64(32)).sum(dtype=np.uint64))
+    return (high << 32) + low
 
 
 def visited_blob(fps) -> bytes:

@@ -181,19 +181,21 @@ def test_only_a_local_master_exchanges_by_file_and_the_directory_goes_with_the_r
 
 def test_a_local_run_sends_its_blocks_by_file_and_leaves_no_directory(spark_session, monkeypatch, tmp_path):
     """Blocks in FAST go raw; with FAST out of reach and the disk short of room they go to the
-    disk directory squeezed (spark/rows.py), and the run counts the same states, level by level."""
+    disk directory squeezed (spark/rows.py), and the run counts the same states, level by level.
+    Either way they name controller values by digest, the texts in the run's catalogue."""
     import spark.exchange as EX
     from spark import rows as R
     drop, opened = Exchange.drop, Exchange.open.__func__
     cfg = make_config("kafka", replicas=[1, 2], bounds={"records": 1, "fences": 1, "lossy_crashes": 0})
     runs = {}
     for way in ("fast", "disk"):
-        seen, roots, magics = [], [], set()
+        seen, roots, magics, catalogues = [], [], set(), []
 
         def spy_drop(self, level):
             names = sorted(os.listdir(self.level(level)))
             seen.append(names)
             magics.update(bytes(b[:8]) for n in names for b in blocks(os.path.join(self.level(level), n)))
+            catalogues.append(len(os.listdir(os.path.join(self.root, "ctrls"))))   # the texts beside them
             drop(self, level)
 
         def spy_open(cls, sc):
@@ -214,7 +216,8 @@ def test_a_local_run_sends_its_blocks_by_file_and_leaves_no_directory(spark_sess
         assert res.distinct_states > 0 and any("exchange=files" in (n or "") for n in notes)
         assert len(seen) == 6 and all(names and all(n.startswith("o0000") for n in names) for names in seen)
         assert roots and not any(os.path.exists(d) for d in roots)
-        assert magics == ({R.BLOCK} if way == "fast" else {R.ZBLOCK})      # FAST or a disk with room: raw
+        assert magics == ({R.DBLOCK} if way == "fast" else {R.ZDBLOCK})    # FAST or a disk with room: raw
+        assert catalogues and all(catalogues)             # values named by digest, their texts published
         runs[way] = (res.states_per_level, res.transitions)
     assert runs["fast"] == runs["disk"]
 

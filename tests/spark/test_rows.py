@@ -259,3 +259,12 @@ def test_emitted_blocks_hold_every_successor_once_in_its_owners_order_with_its_p
         assert len(widths) >= 2           # a column widened: blocks of either width read the same
         if cap:
             assert len(blocks) > 3 * j.partitions
+
+
+def test_a_chunks_fingerprint_sum_is_the_exact_sum_of_its_numbers():
+    """The manifest's checksum of a chunk, summed by 32-bit halves: the same as Python's
+    exact sum of the fingerprints as numbers, at the extremes too."""
+    rng = np.random.default_rng(11)
+    for fps in (np.zeros((0, 2), np.uint64), rng.integers(0, 2**64, size=(100_000, 2), dtype=np.uint64),
+                np.full((100_000, 2), 2**64 - 1, dtype=np.uint64)):
+        assert R.fp_sum(fps) == sum(R.as_int(a, b) for a, b in fps.tolist())
