@@ -85,6 +85,7 @@ def level(run, found: frozenset, level: int) -> list:
     expanding `level` (made by the last job, or now by an expand-only job: the first level on
     Spark, a resumed run's) and expand it for the next job. Returns each owner's (chunk
     metas, taken, events, the counts of expanding `level`, seconds, runs)."""
+    from spark.exchange import free
     from spark.local_files import expand_only
     job, n, sc, files, exchange = run.job, run.job.partitions, run.spark.sparkContext, run.files, run.exchange
     pending, run.pending = run.pending, None
@@ -106,6 +107,7 @@ def level(run, found: frozenset, level: int) -> list:
         outs = [v for _, v in sc.parallelize(range(n), n).mapPartitionsWithIndex(
             lambda i, _: task(job, found, i, names.get(i, []), files, level + 1, spill, rows_made)).collect()]
     except BaseException:
+        run.failed_free = free(exchange.root)      # before its blocks go: a full disk, if a worker only crashed
         exchange.drop(nxt)
         raise
     finally:

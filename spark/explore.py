@@ -20,11 +20,12 @@ every time, whatever the number of partitions or executors, and whichever tasks 
 """
 from __future__ import annotations
 
+import errno
 import time
 from collections import Counter
 from typing import Optional
 
-from spark.session import Interrupts, SparkGone, collect_garbage, failure, unpersist
+from spark.session import Interrupts, SparkGone, collect_garbage, disk_full, failure, unpersist
 from spark.shuffled import storage
 from spark.store import LevelStore
 from spark.kernel_tasks import KernelJob as Job
@@ -35,6 +36,9 @@ from verifier.core.fingerprint import collision_probability
 from verifier.core.result import COMPLETE, DEADLOCK, STOPPED, VIOLATION, Progress, SearchResult
 from verifier.core.settings import Limits
 from verifier.core.values import BadData, from_data, to_data
+
+
+LOW_DISK = 64 << 20      # bytes free on the scratch's disk as a job failed that make it the likely cause
 
 
 class _JobFailed(Exception):
@@ -269,6 +273,14 @@ class _Run:
         fps = [[v[1] for _, v in out if v[0] == "F"] for out in outs]
         self.held_visited = fps if self.held_visited is None else [a + b for a, b in zip(self.held_visited, fps)]
 
+    def _disk_said(self, why: str) -> str:
+        """`why`, and a scratch disk all but full as the job failed (a worker that crashed on it
+        says nothing of the disk)."""
+        left, self.failed_free = getattr(self, "failed_free", None), None
+        if "disk full" in why or left is None or left >= LOW_DISK:
+            return why
+        return disk_full(f"{why}; the scratch's disk had {left // 2**20} MB free as the job failed", "in a task", sure=True)
+
     def _expand(self, level: int) -> dict:
         """Expand level `level` into level + 1 (one Spark job, or on the driver if it is small
         and every level so far is held here); return the new level's meta."""
@@ -285,10 +297,14 @@ class _Run:
                 owned = shuffled(self, found, level)
         except Exception as exc:
             from py4j.protocol import Py4JError
+            from pyspark.errors.exceptions.captured import CapturedException
             if self.interrupts.signal is not None or self.interrupts.budget_spent:   # cancelled: not an error
                 raise _Interrupted() from None
-            if isinstance(exc, (Py4JError, ConnectionError)):     # ConnectionError: py4j finds the JVM gone
-                raise _JobFailed(failure(exc)) from None
+            # ConnectionError: py4j finds the JVM gone; CapturedException: a task's own (a Python
+            # worker's OSError, a disk that filled); OSError: the driver's files of the level
+            if isinstance(exc, (Py4JError, ConnectionError, CapturedException)) or \
+                    getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT):
+                raise _JobFailed(self._disk_said(failure(exc))) from None
             raise
         enabled, step_events, state_events = Counter(totals["enabled"]), {}, {}
         taken = Counter(totals["taken"])

@@ -257,21 +257,57 @@ def jvm_alive() -> bool:
         return False
 
 
+DISK_FULL = ("[Errno 28]", "No space left on device", "[Errno 122]", "Disk quota exceeded")
+
+
 def failure(exc: BaseException) -> str:
     """Why a level's Spark job failed, on one line. A JVM that died under the job cannot be
     asked for its exception: say that, and where its own log is; so does a context Spark shut
-    down itself, whose cancelled job names no cause."""
+    down itself, whose cancelled job names no cause. A Python worker's exception is its
+    traceback's last line, and a disk that filled says so and what to free."""
     from py4j.protocol import Py4JNetworkError
     from spark.hadoopfs import reason
     why = "(spark.log in the run's directory says why; out of memory: give it more with --driver-memory on a " \
           "local master, --executor-memory on a cluster)"
     gone = f"Spark's JVM exited under the job {why}"
+    if isinstance(exc, OSError) and not isinstance(exc, ConnectionError):      # the driver's own files
+        return disk_full(f"{type(exc).__name__}: {exc}", "on the driver")
+    cause = worker_cause(getattr(exc, "_desc", None))
+    if cause:
+        return disk_full(cause, "in a task")
     if isinstance(exc, (Py4JNetworkError, ConnectionError)) or not jvm_alive():
         return gone
     try:
         text = reason(exc)
+        whole = str(exc)        # the job's message: the failed task's, a Python worker's traceback in it
     except Exception:       # noqa: BLE001 -- asking the dead JVM for the cause fails too
         return gone
+    cause = worker_cause(whole)
+    if cause:               # the worker's exception, not the innermost Java cause (an EOF as it died)
+        return disk_full(cause, "in a task")
     if "SparkContext was shut down" in text:     # Spark stopped itself (an executor thread out of heap)
         return f"{text} {why}"
-    return text
+    return disk_full(text, "in Spark's own scratch") if any(m in whole for m in DISK_FULL) else text
+
+
+def worker_cause(desc) -> str:
+    """The exception line of the last Python traceback in a Spark exception's description (a
+    Python worker's failure, pyspark's PythonException), or ''."""
+    if not isinstance(desc, str):
+        return ""
+    lines = desc.split("JVM stacktrace:")[0].splitlines()
+    starts = [i for i, line in enumerate(lines) if "Traceback (most recent call last)" in line]
+    if not starts:
+        return ""
+    for line in lines[starts[-1] + 1:]:     # the frames are indented; the exception's line is not
+        if line.strip() and not line[:1].isspace() and not line.startswith("^"):
+            return " ".join(line.split())[:300]
+    return ""
+
+
+def disk_full(cause: str, where: str, sure: bool = False) -> str:
+    """`cause`, and if it is a disk that filled (or `sure`), what to free before a resume."""
+    if sure or any(mark in cause for mark in DISK_FULL):
+        return (f"disk full {where} ({cause}): free room where Spark keeps its scratch (SPARK_LOCAL_DIRS, else "
+                f"spark.local.dir: the levels' blocks and visited runs) or on the store's disk")
+    return cause
