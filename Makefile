@@ -108,11 +108,12 @@ availability: $(STAMP)
 
 # The overnight default: 4 brokers, 2 records, 2 fences, partition epochs up to 7 (2 ISR shrinks,
 # the default): 1,024,833,923 states, depth 36 (`check --visited disk` exhausts it too; figures
-# in BENCHMARKS.md, "A search bounded by a level"; spark-check's run of it on HDFS, not yet to
+# in BENCHMARKS.md, "A search bounded by a level"; spark-check's runs of it on HDFS, not yet to
 # its end: "The store on HDFS, against `check`"). Its
 # checkpoint takes about 33 bytes a state (every level's links, the rows of the last two
-# levels that kept them) and its run needs about as much again in level blocks and visited runs
-# beside it: keep about 75 GB free, or put the checkpoint on HDFS elsewhere
+# levels that kept them) and its run needs more again in level blocks and visited runs beside
+# it: the third run on HDFS took 82 GB of this disk above its start at level 23 and filled it,
+# so keep about 90 GB free, or put the checkpoint on HDFS elsewhere
 # (SPARK_CHECKPOINT=hdfs://...; `python -m spark.cluster hdfs 1` starts one on this machine).
 # Rows every 1800 s, not check's 300: the widest levels (about 110 million states) take 8-10
 # minutes each, so 300 would keep the rows of the two widest, 11 GB more at the disk's peak;

@@ -187,6 +187,7 @@ OWN_FILES = {"verifier.engines.kernel.checkpoint": "the compiled search's checkp
              "spark.cluster": "the namespace cluster's configuration", "spark.package": "the packed project",
              "spark.s3": "the S3 connector's pom", "spark.standalone": "a daemon's pid and log",
              "spark.exchange": "a level's successor blocks on their way to their owners (local masters)",
+             "spark.catalogue": "the texts of the controller values the successor blocks name by digest (local masters)",
              "spark.local_files": "an owner's visited runs and its chunks of a level (local masters)",
              "spark.seqfile": "an owner's level file on the driver's disk, on its way to the store (local masters)",
              "verifier.engines.kernel.narrow": "check --visited disk's levels and candidates, as narrowed chunks",
