@@ -2,6 +2,7 @@ import json
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,20 @@ def pytest_collection_modifyitems(config, items):
         where = Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
         if where.startswith(DEPS_DIRS) or where in DEPS_MODULES or "spark_session" in item.fixturenames:
             item.add_marker(pytest.mark.deps)
+
+
+@contextmanager
+def tmpfs(where: Path, size: str):
+    """A disk of its own at `where` (a tmpfs of `size`, mounted as root), unmounted after; a test
+    that cannot mount one fails in one line."""
+    where.mkdir()
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, text=True)
+    if p.returncode:
+        pytest.fail(f"this test mounts a tmpfs (as root): {p.stderr.strip()}", pytrace=False)
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=True)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from spark.session import disk_full, worker_cause
-from tests.conftest import run_cli
+from tests.conftest import run_cli, tmpfs
 
 CFG = ("--max-depth", "13")
 
@@ -24,13 +24,8 @@ def _summary(out):
 def small_scratch(tmp_path):
     """Spark's scratch (SPARK_LOCAL_DIRS: the exchange's levels, visited runs and catalogue) on
     a tmpfs of 1 MB, unmounted after."""
-    where = tmp_path / "scratch"
-    where.mkdir()
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)], capture_output=True, text=True)
-    if p.returncode:
-        pytest.fail(f"this test mounts a tmpfs (as root): {p.stderr.strip()}", pytrace=False)
-    yield where
-    subprocess.run(["umount", "-l", str(where)], check=True)
+    with tmpfs(tmp_path / "scratch", "1m") as where:
+        yield where
 
 
 def test_a_scratch_disk_that_fills_stops_in_one_line_and_resumes_once_there_is_room(tmp_path, small_scratch):

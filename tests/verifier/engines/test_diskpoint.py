@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT, kill_at_depth
+from tests.conftest import ROOT, kill_at_depth, tmpfs
 
 CONFIG = ("--brokers", "4", "--bound", "isr_shrinks=1")     # 1,942,387 states, 30 levels
 SMALL = ("--bound", "lossy_crashes=0")                       # 15,232 states, 25 levels
@@ -164,13 +164,8 @@ def test_a_disk_checkpoint_of_the_byte_chunks_is_refused_in_one_line_and_kept(tm
 @pytest.fixture
 def small_disk(tmp_path):
     """A disk of its own (a tmpfs) 10 MB past the 2 GB the search leaves free, unmounted after."""
-    where = tmp_path / "small"
-    where.mkdir()
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2058m", "tmpfs", str(where)], capture_output=True, text=True)
-    if p.returncode:
-        pytest.fail(f"this test mounts a tmpfs (as root): {p.stderr.strip()}", pytrace=False)
-    yield where
-    subprocess.run(["umount", "-l", str(where)], check=True)
+    with tmpfs(tmp_path / "small", "2058m") as where:
+        yield where
 
 
 def test_a_full_disk_stops_with_a_checkpoint_that_resumes_once_there_is_room(tmp_path, small_disk, uninterrupted):
