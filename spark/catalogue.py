@@ -36,9 +36,9 @@ _HEAD = struct.Struct("<I16s")    # a frame: its text's length, its digest; then
 TEXT_MAX = 1 << 20                # the longest text a frame may hold
 
 
-def digest(text: str) -> bytes:
-    """A controller text's digest (as _Side.sync makes them)."""
-    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+def digest(text: bytes) -> bytes:
+    """A controller value's digest, of its text's bytes (spark/kernel_tasks._Side.sync's lanes)."""
+    return hashlib.blake2b(text, digest_size=16).digest()
 
 
 class Catalogue:
@@ -59,13 +59,17 @@ class Catalogue:
     def table(self, used: np.ndarray) -> np.ndarray:
         """The digests of controller ids `used` (a block's table, in its order), their texts
         published first where this process has not yet."""
-        n = len(self.side.texts)
-        if len(self.published) < n:
-            self.published = np.concatenate([self.published, np.zeros(n - len(self.published), np.bool_)])
+        self._grow()
         new = used[~self.published[used]]
         if len(new):
             self._publish([int(c) for c in new])
         return self.side.dig[used]
+
+    def _grow(self) -> None:
+        """A published flag for each controller id this process has (its tables only grow)."""
+        more = len(self.side.texts) - len(self.published)
+        if more > 0:
+            self.published = np.concatenate([self.published, np.zeros(more, np.bool_)])
 
     def _publish(self, ids: list) -> None:
         os.makedirs(self.dir, exist_ok=True)
@@ -94,9 +98,7 @@ class Catalogue:
                 if text is None:
                     raise BadData("a block names a controller value no catalogue file holds")
                 (cid,) = self.side.local([text])
-                n = len(self.side.texts)
-                if len(self.published) < n:
-                    self.published = np.concatenate([self.published, np.zeros(n - len(self.published), np.bool_)])
+                self._grow()
                 self.published[cid] = True       # its text is in the catalogue already
                 out[i] = cid
         return out
@@ -138,7 +140,7 @@ class Catalogue:
                 if end > len(data):
                     break
                 raw = data[pos + _HEAD.size:end]
-                if hashlib.blake2b(raw, digest_size=16).digest() != key:
+                if digest(raw) != key:
                     raise BadData(f"a catalogue file's text does not match its digest: {path}")
                 try:
                     self.texts[key] = raw.decode()

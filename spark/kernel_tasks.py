@@ -28,6 +28,7 @@ import numpy as np
 from spark import compiled as X
 from spark import emit as E
 from spark import rows as R
+from spark.catalogue import Catalogue, digest
 from spark.exchange import blocks as exchanged
 from spark.store import chunk_key, owner_of_key
 from verifier.core import levels as L
@@ -118,7 +119,7 @@ class _Side:
         for text in new:
             self.ids.setdefault(text, len(self.texts))
             self.texts.append(text)
-        raw = b"".join(hashlib.blake2b(t.encode(), digest_size=16).digest() for t in new)
+        raw = b"".join(digest(t.encode()) for t in new)
         self.dig = np.concatenate([self.dig, np.frombuffer(raw, "<u8").reshape(-1, 2).astype(np.uint64)])
 
     def local(self, texts: list) -> np.ndarray:
@@ -147,7 +148,6 @@ class _Side:
     def catalogue(self, root: str):
         """This process's view of the catalogue of the exchange at `root`."""
         if root not in self._catalogues:
-            from spark.catalogue import Catalogue
             self._catalogues[root] = Catalogue(root, self)
         return self._catalogues[root]
 
