@@ -49,6 +49,21 @@ def row_fp(row, ctrl_col, dig):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def add_fields(m, cols, ctrl_col, dig, fps):
+    """fps[i] += the hashes of the fields row i holds in the columns `cols` of a narrowed
+    record (one width's matrix `m`, spark/rows.py): row_fp summed a width at a time, for the
+    blocks that carry no fingerprints. The controller column holds the record's own indices
+    into `dig`, its table of digests."""
+    for i in range(m.shape[0]):
+        a, b = fps[i, 0], fps[i, 1]
+        for g in range(m.shape[1]):
+            j, v = cols[g], np.int64(m[i, g])
+            a += _field(j, v, ctrl_col, dig, 0, SEED_A)
+            b += _field(j, v, ctrl_col, dig, 1, SEED_B)
+        fps[i, 0], fps[i, 1] = a, b
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def child_fp(parent, a, b, t, ctrl_col, dig):
     """row_fp(t), from its parent's row and fingerprint."""
     for j in range(len(t)):

@@ -19,7 +19,11 @@ process numbers the controller values it meets in its own order (specs/kernel/ta
 the number alone would mean nothing to another executor. A block of the file exchange (magic
 DBLOCK, or ZDBLOCK squeezed) names its values by digest instead, raw after the nths (u64 m,
 then m x 16 bytes), and has no table after its rows: the texts are in the run's catalogue
-(spark/catalogue.py says why).
+(spark/catalogue.py says why). Nor has it fingerprints: its reader sums them from the rows
+(spark/compiled.add_fields, the kernel's fingerprint is a sum of its fields' hashes, the
+controller's through its digest), since those 16 random bytes a successor were a third of
+what the exchange's blocks took on disk, and the disk is what spark-check's billion run ran
+out of (BENCHMARKS.md, "The billion config on HDFS, run 3").
 
 A squeezed record (magic ZPART or ZBLOCK) holds the same head, and after it, instead of the
 labels, rows and table, one zstd frame of those bytes (its decoded size in the frame). Why:
@@ -45,7 +49,7 @@ from verifier.core.values import BadData
 
 PART, BLOCK, LINKS = b"KVROWS1\n", b"KVRBLK1\n", b"KVLINK1\n"
 ZPART, ZBLOCK, ZLINKS = b"KVROWZ1\n", b"KVRBLZ1\n", b"KVLNKZ1\n"
-DBLOCK, ZDBLOCK = b"KVRBLD1\n", b"KVRBDZ1\n"      # blocks whose table is digests (spark/catalogue.py)
+DBLOCK, ZDBLOCK = b"KVRBLD2\n", b"KVRBDZ2\n"      # blocks whose table is digests, no fingerprints (below)
 SQUEEZED = {PART: ZPART, BLOCK: ZBLOCK, DBLOCK: ZDBLOCK}
 _KINDS = {PART: (PART, ZPART), BLOCK: (BLOCK, ZBLOCK, DBLOCK, ZDBLOCK)}   # what a reader of each kind takes
 LEVEL = 1                  # zstd's level: its fastest that still shrinks the rows near its best
@@ -92,8 +96,10 @@ def block(fps, parents, nths, labels, rows: bytes, n: int, width: int, ctrls, sq
 
 def _record(magic: bytes, fps, parents, nths, labels: bytes, rows: bytes, n: int, width: int, ctrls,
             squeeze: bool) -> bytes:
-    head = [SQUEEZED[magic] if squeeze else magic, _U64.pack(n), _U64.pack(width),
-            np.ascontiguousarray(fps, FP).tobytes(), np.ascontiguousarray(parents, FP).tobytes()]
+    head = [SQUEEZED[magic] if squeeze else magic, _U64.pack(n), _U64.pack(width)]
+    if magic != DBLOCK:                  # a digest block's fingerprints are its rows' (the module says why)
+        head.append(np.ascontiguousarray(fps, FP).tobytes())
+    head.append(np.ascontiguousarray(parents, FP).tobytes())
     if magic in (BLOCK, DBLOCK):
         head.append(_narrow(np.asarray(nths).reshape(n, 1)))
     if magic == DBLOCK:
@@ -209,7 +215,7 @@ class Rows:
         if len(data) < len(magic) + 16 or head not in _KINDS[magic] + ((LINKS, ZLINKS) if links else ()):
             raise BadData("not a kraft-verify spark-check kernel record")
         self.squeezed, self.links = head in (ZPART, ZBLOCK, ZDBLOCK, ZLINKS), head in (LINKS, ZLINKS)
-        self.digests = None
+        self.digests, self._fps = None, None
         at = len(magic)
         (n,), (w,) = _U64.unpack_from(data, at), _U64.unpack_from(data, at + 8)
         if self.links:
@@ -220,12 +226,15 @@ class Rows:
         if w > WIDTH_MAX:
             raise BadData(f"a record of rows {w} wide")
         at += 16
-        if at + 32 * n > len(data):
+        summed = head in (DBLOCK, ZDBLOCK)       # fingerprints summed from the rows, not carried
+        if at + (16 if summed else 32) * n > len(data):
             raise BadData("a record cut short")
-        self.n, self.width = n, w
-        self.fps = np.frombuffer(data, FP, 2 * n, at).reshape(n, 2)
-        self.parents = np.frombuffer(data, FP, 2 * n, at + 16 * n).reshape(n, 2)
-        at += 32 * n
+        self.n, self.width, self._ctrl_col = n, w, ctrl_col
+        if not summed:
+            self._fps = np.frombuffer(data, FP, 2 * n, at).reshape(n, 2)
+            at += 16 * n
+        self.parents = np.frombuffer(data, FP, 2 * n, at).reshape(n, 2)
+        at += 16 * n
         self.nths = None
         if magic == BLOCK:
             nths = _Narrow(data, at, n, 1)
@@ -275,7 +284,7 @@ class Rows:
         if w != 0 or at + 32 * n > len(data):
             raise BadData("a links record cut short" if w == 0 else "a links record with rows")
         self.n, self.width, self.nths, self.ctrls = n, 0, None, []
-        self.fps = np.frombuffer(data, FP, 2 * n, at).reshape(n, 2)
+        self._fps = np.frombuffer(data, FP, 2 * n, at).reshape(n, 2)
         self.parents = np.frombuffer(data, FP, 2 * n, at + 16 * n).reshape(n, 2)
         at += 32 * n
         if self.squeezed:
@@ -284,6 +293,19 @@ class Rows:
         self._rows = _Narrow(b"", 0, n, 0)
         if self._labels.end != len(data):
             raise BadData("a links record with bytes after its labels")
+
+    @property
+    def fps(self) -> np.ndarray:
+        """The records' fingerprints: carried, or (a digest block) summed from its rows once."""
+        if self._fps is None:
+            if self._ctrl_col is None:
+                raise ValueError("a digest block's fingerprints need its controller column")
+            from spark.compiled import add_fields
+            fps = np.zeros((self.n, 2), np.uint64)
+            for m, cols in self._rows.parts:
+                add_fields(m, cols, self._ctrl_col, self.digests, fps)
+            self._fps = fps
+        return self._fps
 
     @property
     def rows(self) -> np.ndarray:

@@ -12,6 +12,7 @@ import invariants as I
 import spark.rows as R
 from spark import catalogue as C
 from spark import exchange
+from spark import compiled as X
 from spark import kernel_tasks as KT
 from spark.kernel_tasks import KernelJob, _side, _Side, new_rows
 from specs import Model, make_config
@@ -144,3 +145,25 @@ def test_a_digest_block_cut_in_its_table_is_bad_data(tmp_path):
     assert len(rec.digests) > 0
     with pytest.raises(BadData):
         R.Rows(cut, R.BLOCK)
+
+
+def test_a_digest_block_carries_no_fingerprints_its_reader_sums_them_from_its_rows(tmp_path):
+    """16 random bytes a successor a third of the exchange's disk (spark/rows.py): gone from
+    the bytes, and summed from the rows to the fingerprints the emitter routed them by."""
+    j = job()
+    texts, files = both_ways(j, str(tmp_path), False)
+    side = _Side(j)
+    for owner, (_, names) in files:
+        for name in names:
+            for data in exchange.blocks(name):
+                rec = side.read(data, R.BLOCK)
+                fps = rec.fps
+                assert len(fps) and all(j.owner(R.as_int(*f)) == owner for f in fps)
+                head = len(R.DBLOCK) + 16         # magic, n, width: then the parents, no fingerprints
+                assert bytes(data[head:head + 16 * rec.n]) == np.ascontiguousarray(rec.parents, R.FP).tobytes()
+                rows = rec.rows                   # widened: the process's own ids, then row_fp
+                rows[:, side.ctrl] = side.block_ids(rec, str(tmp_path))[rows[:, side.ctrl]]
+                side.sync()
+                assert [X.row_fp(r, side.ctrl, side.dig) for r in rows] == [tuple(f) for f in fps]
+    with pytest.raises(ValueError, match="controller column"):
+        R.Rows(bytes(exchange.blocks(files[0][1][1][0])[0]), R.BLOCK).fps
