@@ -301,9 +301,9 @@ class Rows:
             if self._ctrl_col is None:
                 raise ValueError("a digest block's fingerprints need its controller column")
             from spark.compiled import add_fields
-            fps = np.zeros((self.n, 2), np.uint64)
+            fps, small = np.zeros((self.n, 2), np.uint64), _small(self.width)
             for m, cols in self._rows.parts:
-                add_fields(m, cols, self._ctrl_col, self.digests, fps)
+                add_fields(m, cols, self._ctrl_col, self.digests, small, fps)
             self._fps = fps
         return self._fps
 
@@ -321,6 +321,20 @@ class Rows:
 
     def labels_to(self, sel, dest, out) -> None:
         self._labels.to(sel, dest, out)
+
+
+_SMALL: dict = {}
+
+
+def _small(width: int) -> np.ndarray:
+    """The hashes of every 1-byte field of rows `width` wide (spark/compiled.field_table), made
+    once a process."""
+    if width not in _SMALL:
+        from spark.compiled import field_table
+        small = np.zeros((width, 256, 2), np.uint64)
+        field_table(small, np.zeros((0, 2), np.uint64))
+        _SMALL[width] = small
+    return _SMALL[width]
 
 
 def as_int(a, b) -> int:
