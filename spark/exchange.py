@@ -20,6 +20,13 @@ ends, so a retried (or a second, speculative) attempt replaces them with the sam
 reads a half-written file. A level's files are removed once the level is committed; the
 directory when the run ends. A driver killed outright leaves its directory, so each run first
 removes the directories of drivers no longer alive (the directory's name carries the pid).
+
+The disk's budget: a block, a level's file or a visited run written on a disk (not FAST) that
+would leave it less than 2 GB free (verifier/core/machine.DISK_SPARE, check's too) fails its task with "disk budget"
+(ENOSPC) instead, so the run stops as check's does, in one line, exit 3, resumable
+(spark/session.disk_full), and a store on the same disk (HDFS's DataNode here) never meets a
+full disk. Without it the billion run's third attempt wrote on to the last megabyte and its
+workers, not the run, failed.
 """
 from __future__ import annotations
 
@@ -34,6 +41,7 @@ from contextlib import contextmanager
 from typing import Optional
 
 from verifier.core.values import BadData
+from verifier.core.machine import DISK_SPARE
 
 PREFIX = "kraft-verify-exchange-"
 _FRAME = struct.Struct("<Q")
@@ -149,6 +157,20 @@ def free(path: str) -> int:
     return st.f_bavail * st.f_frsize
 
 
+def room(where: str, more: int) -> None:
+    """OSError ENOSPC ("disk budget") if `more` bytes more under `where` would leave its disk
+    less than DISK_SPARE free (the module says why); nothing if its room cannot be asked (the
+    write itself then says what is wrong)."""
+    try:
+        st = os.statvfs(where)
+    except OSError:
+        return
+    left = st.f_bavail * st.f_frsize
+    if more + DISK_SPARE > left:
+        raise OSError(errno.ENOSPC, f"disk budget: {more:,} bytes more in {where} would leave less than "
+                                    f"{DISK_SPARE >> 30} GB of its disk free ({left:,} bytes free)")
+
+
 def available() -> int:
     """The memory the kernel says is available (MemAvailable), 0 if it does not say."""
     try:
@@ -203,6 +225,8 @@ class Writer:
         if owner not in self.files:
             self.files[owner] = (open(self._name(owner) + self.tmp, "wb"), 0)
         f, size = self.files[owner]
+        if self.fallback is None:         # on a disk (FAST's own limit is its fallback)
+            room(self.where, 8 + len(block))
         try:
             f.write(_FRAME.pack(len(block)))
             f.write(block)
@@ -276,6 +300,7 @@ def write_framed(path: str, items) -> None:
     and placed."""
     with placed(path) as tmp, open(tmp, "wb") as f:
         for data in items:
+            room(os.path.dirname(path), 8 + len(data))
             f.write(_FRAME.pack(len(data)))
             f.write(data)
 

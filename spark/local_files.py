@@ -34,7 +34,7 @@ import shutil
 import numpy as np
 
 from spark.exchange import blocks as framed
-from spark.exchange import placed, write_framed
+from spark.exchange import placed, room, write_framed
 from spark.store import chunk_key
 
 FP = np.dtype("<u8")
@@ -113,6 +113,7 @@ def read_note(path: str) -> list:
 
 
 def write_run(path: str, fps: np.ndarray) -> None:
+    room(os.path.dirname(path), fps.nbytes)         # the disk's budget (spark/exchange.py)
     with placed(path) as tmp, open(tmp, "wb") as f:
         if len(fps):
             f.write(np.ascontiguousarray(fps, FP))      # its buffer, not a copy

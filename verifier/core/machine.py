@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from typing import Optional
 
+DISK_SPARE = 2 << 30    # bytes a search leaves free on a disk it writes (check's spills, spark-check's scratch)
+
 
 def _kb_field(path: str, key: str) -> Optional[int]:
     """The bytes of `path`'s "key: N kB" line (/proc/meminfo, /proc/self/status), or None

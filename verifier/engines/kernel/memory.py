@@ -21,10 +21,9 @@ from typing import Optional
 import numpy as np
 
 from specs.kernel.reserve import reserve
-from verifier.core.machine import machine_bytes, resident_bytes
+from verifier.core.machine import DISK_SPARE, machine_bytes, resident_bytes
 
 SHARE = 0.9           # of the machine's memory (MemTotal)
-DISK_SPARE = 2 << 30  # bytes a spill leaves free on its disk
 
 
 class MemoryBudget(Exception):
