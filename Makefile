@@ -112,8 +112,9 @@ availability: $(STAMP)
 # its end: "The store on HDFS, against `check`"). Its
 # checkpoint takes about 33 bytes a state (every level's links, the rows of the last two
 # levels that kept them) and its run needs more again in level blocks and visited runs beside
-# it: the third run on HDFS took 82 GB of this disk above its start at level 23 and filled it,
-# so keep about 90 GB free, or put the checkpoint on HDFS elsewhere
+# it: the fourth run on HDFS took 83 GB of this disk above its start in level 24 and filled it
+# (the run now stops 2 GB short of full, resumable), so keep about 90 GB free, or put the
+# checkpoint on HDFS elsewhere
 # (SPARK_CHECKPOINT=hdfs://...; `python -m spark.cluster hdfs 1` starts one on this machine).
 # Rows every 1800 s, not check's 300: the widest levels (about 110 million states) take 8-10
 # minutes each, so 300 would keep the rows of the two widest, 11 GB more at the disk's peak;
