@@ -22,11 +22,11 @@ directory when the run ends. A driver killed outright leaves its directory, so e
 removes the directories of drivers no longer alive (the directory's name carries the pid).
 
 The disk's budget: a block, a level's file or a visited run written on a disk (not FAST) that
-would leave it less than 2 GB free (verifier/core/machine.DISK_SPARE, check's too) fails its task with "disk budget"
-(ENOSPC) instead, so the run stops as check's does, in one line, exit 3, resumable
-(spark/session.disk_full), and a store on the same disk (HDFS's DataNode here) never meets a
-full disk. Without it the billion run's third attempt wrote on to the last megabyte and its
-workers, not the run, failed.
+would leave it less than 2 GB free (verifier/core/machine.DISK_SPARE, check's too) fails its
+task with "disk budget" (ENOSPC) instead, so the run stops as check's does, in one line, exit
+3, resumable (spark/session.disk_full), and a store on the same disk (HDFS's DataNode here)
+does not meet a full disk. Without it the billion run's fourth attempt wrote on to the last
+megabyte, and HDFS's NameNode, out of room, refused the commit of the level before.
 """
 from __future__ import annotations
 
