@@ -277,7 +277,7 @@ class _Run:
         """`why`, and a scratch disk all but full as the job failed (a worker that crashed on it
         says nothing of the disk)."""
         left, self.failed_free = getattr(self, "failed_free", None), None
-        if "disk full" in why or left is None or left >= LOW_DISK:
+        if "disk full" in why or "disk budget" in why or left is None or left >= LOW_DISK:
             return why
         return disk_full(f"{why}; the scratch's disk had {left // 2**20} MB free as the job failed", "in a task", sure=True)
 

@@ -308,6 +308,7 @@ def worker_cause(desc) -> str:
 def disk_full(cause: str, where: str, sure: bool = False) -> str:
     """`cause`, and if it is a disk that filled (or `sure`), what to free before a resume."""
     if sure or any(mark in cause for mark in DISK_FULL):
-        return (f"disk full {where} ({cause}): free room where Spark keeps its scratch (SPARK_LOCAL_DIRS, else "
+        what = "disk budget reached" if "disk budget" in cause else "disk full"     # spark/exchange.room's, or the disk's
+        return (f"{what} {where} ({cause}): free room where Spark keeps its scratch (SPARK_LOCAL_DIRS, else "
                 f"spark.local.dir: the levels' blocks and visited runs) or on the store's disk")
     return cause
