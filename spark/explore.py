@@ -349,16 +349,9 @@ class _Run:
     # ------------------------------------------------------------ the result
 
     def _path_to(self, level: int, fp: int) -> tuple[int, list]:
-        """(root fingerprint, labels from the root) by walking the parent links back; each
-        look-up reads one owner's chunks of one level (a one-task job, where the data is)."""
-        labels = []
-        for k in range(level, 0, -1):
-            owner = self.job.owner(fp)
-            chunks = self.held[k][owner] if k in self.held else self.levels.read_owner(k, owner)
-            fp, label = self.job.link(chunks, fp)
-            labels.append(label)
-        labels.reverse()
-        return fp, labels
+        """(root fingerprint, labels from the root) by walking the links back (spark/paths.py)."""
+        from spark.paths import path_to
+        return path_to(self, level, fp)
 
     def _result(self, invariants, keep_going: bool, status: str, reason: str) -> SearchResult:
         self.settle()

@@ -86,6 +86,9 @@ class KernelJob:
     def link(self, chunks: list, fp: int) -> tuple:
         return find_link(self, chunks, fp)
 
+    def with_lane(self, chunks: list, lane: int) -> list:
+        return with_lane(self, chunks, lane)
+
     def merge(self, items):
         """An owner's visited runs ("F" entries) as one sorted run (spark/shuffled.py's compaction)."""
         return merge(items)
@@ -350,7 +353,8 @@ def seed(job: KernelJob, part: int, roots: list) -> list:
 
 
 def find_link(job: KernelJob, chunks: list, fp: int) -> tuple:
-    """(parent fingerprint, label) of the state `fp` among one owner's chunks of a level."""
+    """(its parent's low lane, label) of the state `fp` among one owner's chunks of a level
+    (spark/rows.links: a link keeps no more of its parent)."""
     side = _side(job)
     a, b = np.uint64(fp >> 64), np.uint64(fp & 0xFFFFFFFFFFFFFFFF)
     for _, data in chunks:
@@ -358,8 +362,15 @@ def find_link(job: KernelJob, chunks: list, fp: int) -> tuple:
         at = np.flatnonzero((rec.fps[:, 0] == a) & (rec.fps[:, 1] == b))
         if len(at):
             i = int(at[0])
-            parent = rec.parents[i]
-            if parent[0] == R.ROOT and parent[1] == R.ROOT:
-                raise LookupError(f"state {fp:x} is a root, not a level's state")
-            return R.as_int(*parent), side.k.label(rec.labels[i])
+            return int(rec.parent_lanes[i]), side.k.label(rec.labels[i])
     raise LookupError(f"state {fp:x} is not in the level's chunks")
+
+
+def with_lane(job: KernelJob, chunks: list, lane: int) -> list:
+    """The fingerprints, in one owner's chunks of a level, whose low lane is `lane`: a link's
+    parent (one, but for a chance of 2^-64 a state)."""
+    side, out = _side(job), []
+    for _, data in chunks:
+        fps = R.Rows(data, R.PART, side.width, links=True).fps
+        out += [R.as_int(*fps[i]) for i in np.flatnonzero(fps[:, 1] == np.uint64(lane))]
+    return out

@@ -47,8 +47,8 @@ import numpy as np
 
 from verifier.core.values import BadData
 
-PART, BLOCK, LINKS = b"KVROWS1\n", b"KVRBLK1\n", b"KVLINK1\n"
-ZPART, ZBLOCK, ZLINKS = b"KVROWZ1\n", b"KVRBLZ1\n", b"KVLNKZ1\n"
+PART, BLOCK, LINKS = b"KVROWS1\n", b"KVRBLK1\n", b"KVLINK2\n"
+ZPART, ZBLOCK, ZLINKS = b"KVROWZ1\n", b"KVRBLZ1\n", b"KVLNKZ2\n"
 DBLOCK, ZDBLOCK = b"KVRBLD2\n", b"KVRBDZ2\n"      # blocks whose table is digests, no fingerprints (below)
 SQUEEZED = {PART: ZPART, BLOCK: ZBLOCK, DBLOCK: ZDBLOCK}
 _KINDS = {PART: (PART, ZPART), BLOCK: (BLOCK, ZBLOCK, DBLOCK, ZDBLOCK)}   # what a reader of each kind takes
@@ -73,16 +73,19 @@ def encode(magic: bytes, fps, parents, labels, rows, ctrl_col: int, ctrls: list,
 
 def links(fps, parents, labels, squeeze: bool = False) -> bytes:
     """A chunk of links only (magic LINKS, or ZLINKS with its labels squeezed): fingerprints,
-    parents and labels, no rows. A local master's levels are expanded from their owners'
-    memory (spark/chain.py); afterwards a level is read only by a trace's walk back and a
-    resume's visited set, which need no more. (A store keeps the rows of its last two levels
-    beside them, spark/store.py.)"""
+    each parent's low lane (8 bytes) and labels, no rows. A local master's levels are expanded
+    from their owners' memory (spark/chain.py); afterwards a level is read only by a trace's
+    walk back and a resume's visited set, which need no more. (A store keeps the rows of its
+    last two levels beside them, spark/store.py.) A parent's low lane names its owner and, but
+    for a chance of 2^-64 a state of its level, the parent itself (spark/paths.py walks back
+    through every state that has it and keeps the path that replays to the state): the parent's
+    whole fingerprint cost 8 bytes more a state, a fifth of a billion-state run's store."""
     n = len(fps)
     tail = _narrow(labels)
     if squeeze:
         tail = _zstd().compress(tail)
     return b"".join([ZLINKS if squeeze else LINKS, _U64.pack(n), _U64.pack(0), np.ascontiguousarray(fps, FP).tobytes(),
-                     np.ascontiguousarray(parents, FP).tobytes(), tail])
+                     np.ascontiguousarray(np.asarray(parents)[:, 1], FP).tobytes(), tail])
 
 
 def block(fps, parents, nths, labels, rows: bytes, n: int, width: int, ctrls, squeeze: bool = False,
@@ -234,6 +237,7 @@ class Rows:
             self._fps = np.frombuffer(data, FP, 2 * n, at).reshape(n, 2)
             at += 16 * n
         self.parents = np.frombuffer(data, FP, 2 * n, at).reshape(n, 2)
+        self.parent_lanes = self.parents[:, 1]
         at += 16 * n
         self.nths = None
         if magic == BLOCK:
@@ -281,12 +285,13 @@ class Rows:
                         raise BadData("a record's controller indices are out of range")
 
     def _links(self, data, at: int, n: int, w: int) -> None:
-        if w != 0 or at + 32 * n > len(data):
+        if w != 0 or at + 24 * n > len(data):
             raise BadData("a links record cut short" if w == 0 else "a links record with rows")
         self.n, self.width, self.nths, self.ctrls = n, 0, None, []
         self._fps = np.frombuffer(data, FP, 2 * n, at).reshape(n, 2)
-        self.parents = np.frombuffer(data, FP, 2 * n, at + 16 * n).reshape(n, 2)
-        at += 32 * n
+        self.parents = None                  # each parent's low lane only (links says why)
+        self.parent_lanes = np.frombuffer(data, FP, n, at + 16 * n)
+        at += 24 * n
         if self.squeezed:
             data, at = _unsqueeze(data, at, n, 0), 0
         self._labels = _Narrow(data, at, n, LABEL)

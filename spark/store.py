@@ -54,7 +54,7 @@ from spark.session import SparkGone, unpersist
 from verifier.core.checkpoint import MANIFEST, CheckpointDir, CheckpointError
 from verifier.core.values import BadData
 
-VERSION = 4
+VERSION = 5
 MAX_PARTITIONS = 10_000
 SEQUENCE_FILE = "org.apache.hadoop.mapred.SequenceFileOutputFormat"
 TEXT, BYTES = "org.apache.hadoop.io.Text", "org.apache.hadoop.io.BytesWritable"

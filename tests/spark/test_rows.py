@@ -82,7 +82,7 @@ def test_a_torn_or_foreign_record_is_bad_data(damage):
 @pytest.mark.parametrize("damage", [None, "cut", "tail", "rows", "as rows"])
 def test_a_links_record_reads_back_its_links_and_only_where_links_do(damage):
     """A LINKS chunk (spark/rows.py: a level no one expands again) holds each state's
-    fingerprint, parent and label; torn, longer, claiming rows, or read where rows are needed,
+    fingerprint, its parent's low lane and label; torn, longer, claiming rows, or read where rows are needed,
     it is BadData (chunk_measure: None)."""
     rng = np.random.default_rng(9)
     fps = rng.integers(0, 2**64, size=(30, 2), dtype=np.uint64)
@@ -92,7 +92,7 @@ def test_a_links_record_reads_back_its_links_and_only_where_links_do(damage):
     if damage is None:
         rec = R.Rows(data, R.PART, 9, links=True)
         assert rec.links and rec.n == 30 and rec.rows.shape == (30, 0)
-        assert (rec.fps == fps).all() and (rec.parents == parents).all() and (rec.labels == labels).all()
+        assert (rec.fps == fps).all() and (rec.parent_lanes == parents[:, 1]).all() and (rec.labels == labels).all()
         assert R.chunk_measure(data)[:2] == [30, f"{R.fp_sum(fps):x}"]
         return
     if damage == "cut":
