@@ -110,8 +110,8 @@ availability: $(STAMP)
 # the default): 1,024,833,923 states, depth 36 (`check --visited disk` exhausts it too; figures
 # in BENCHMARKS.md, "A search bounded by a level"; spark-check's runs of it on HDFS, not yet to
 # its end: "The store on HDFS, against `check`"). Its
-# checkpoint takes about 33 bytes a state (every level's links, the rows of the last two
-# levels that kept them) and its run needs more again in level blocks and visited runs beside
+# checkpoint takes about 25 bytes a state (every level's links, the rows of the last two
+# levels that kept them; 33 before links kept a parent's low lane only) and its run needs more again in level blocks and visited runs beside
 # it: the fourth run on HDFS took 83 GB of this disk above its start in level 24 and filled it
 # (the run now stops 2 GB short of full, resumable), so keep about 90 GB free, or put the
 # checkpoint on HDFS elsewhere
