@@ -67,3 +67,26 @@ def test_a_level_copied_from_the_drivers_disk_is_what_hadoop_and_the_store_read(
     assert sorted((k, bytes(v)) for k, v in hadoop) == sorted(kv for owner in made.values() for kv in owner)
     assert sorted(levels.read(3).collect()) == sorted(kv for owner in made.values() for kv in owner)
     assert levels.measure(3) == {k: chunk_measure(v) for owner in made.values() for k, v in owner}
+
+
+def test_a_checkpoint_of_the_format_before_is_refused_in_one_line_and_kept(cli, tmp_path):
+    """Format 4's links kept a parent's whole fingerprint (format 5: its low lane,
+    spark/rows.links): a run of it is not read as this format's, nor cleared; one line, exit 2."""
+    import json
+    from spark.store import VERSION
+    ck = tmp_path / "ck"
+    made = cli("spark-check", "--max-depth", "3", "--master", "local[2]", "--partitions", "2", "-q",
+               "--checkpoint-dir", str(ck), "--out", str(tmp_path / "o1"))
+    assert made.returncode == 3, made.stdout + made.stderr
+    manifest = ck / "manifest.json"
+    data = json.loads(manifest.read_text())
+    assert data["version"] == VERSION == 5
+    manifest.write_text(json.dumps(dict(data, version=4)))
+    before = sorted(p.name for p in ck.rglob("*"))
+    for resume in (["--resume"], []):
+        r = cli("spark-check", "--max-depth", "3", "--master", "local[2]", "--partitions", "2", "-q",
+                "--checkpoint-dir", str(ck), "--out", str(tmp_path / "o2"), *resume)
+        assert r.returncode == 2, r.stdout + r.stderr
+        (line,) = r.stderr.strip().splitlines()
+        assert "of an earlier kraft-verify (format 4; this one reads 5)" in line and "fresh directory" in line
+    assert sorted(p.name for p in ck.rglob("*")) == before

@@ -127,6 +127,12 @@ class CheckpointDir:
         except RecursionError:
             raise CheckpointError(f"--checkpoint-dir {where}: unreadable manifest (nested too deeply)") from None
         kind = data.get("kind", "spark-check") if isinstance(data, dict) else None
+        older = isinstance(data, dict) and kind == self.kind and type(data.get("version")) is int \
+            and 0 < data["version"] < self.version
+        if older:          # its files are another format's (spark-check's links, say): not read as ours
+            raise CheckpointError(f"--checkpoint-dir {where}: a {self.kind} checkpoint of an earlier kraft-verify "
+                                  f"(format {data['version']}; this one reads {self.version}): it cannot be "
+                                  f"resumed by this one; use a fresh directory")
         if not isinstance(data, dict) or data.get("version") != self.version or kind != self.kind:
             raise CheckpointError(f"--checkpoint-dir {where}: not a kraft-verify {self.kind} checkpoint")
         if data.get("identity") != self.identity:
