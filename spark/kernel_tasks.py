@@ -367,10 +367,12 @@ def find_link(job: KernelJob, chunks: list, fp: int) -> tuple:
 
 
 def with_lane(job: KernelJob, chunks: list, lane: int) -> list:
-    """The fingerprints, in one owner's chunks of a level, whose low lane is `lane`: a link's
-    parent (one, but for a chance of 2^-64 a state)."""
+    """(fingerprint, its parent's low lane, label) of each state, in one owner's chunks of a
+    level, whose low lane is `lane`: a link's parent (one, but for a chance of 2^-64 a state),
+    with its own link, so a walk back reads each level once."""
     side, out = _side(job), []
     for _, data in chunks:
-        fps = R.Rows(data, R.PART, side.width, links=True).fps
-        out += [R.as_int(*fps[i]) for i in np.flatnonzero(fps[:, 1] == np.uint64(lane))]
+        rec = R.Rows(data, R.PART, side.width, links=True)
+        for i in np.flatnonzero(rec.fps[:, 1] == np.uint64(lane)):
+            out.append((R.as_int(*rec.fps[i]), int(rec.parent_lanes[i]), side.k.label(rec.labels[i])))
     return out

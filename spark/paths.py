@@ -26,23 +26,25 @@ def path_to(run, level: int, fp: int) -> tuple[int, list]:
 
 
 def paths_to(run, level: int, fp: int) -> list[tuple[int, list]]:
-    """Every (root fingerprint, labels from the root) the links allow back from state `fp`."""
-    job, frontier = run.job, [(fp, [])]
+    """Every (root fingerprint, labels from the root) the links allow back from state `fp`;
+    each level's owner's chunks are read once (a parent comes with its own link)."""
+    job = run.job
+    lane, label = job.link(_chunks(run, level, job.owner(fp)), fp) if level else (None, None)
+    frontier = [(fp, lane, label, [])]     # a state, its parent's lane, its label, labels after it
     for k in range(level, 0, -1):
         back = []
-        for state, labels in frontier:
-            lane, label = job.link(_chunks(run, k, job.owner(state)), state)
+        for _, lane, label, labels in frontier:
             if k == 1:
-                parents = sorted(r for r in run.roots if r & MASK == lane)
+                parents = [(r, None, None) for r in sorted(run.roots) if r & MASK == lane]
             else:
                 parents = job.with_lane(_chunks(run, k - 1, job.owner(lane)), lane)
-            back += [(p, [label] + labels) for p in parents]
+            back += [(p, up, above, [label] + labels) for p, up, above in parents]
         if not back:
             raise LookupError(f"no state of level {k - 1} has the parent lane a link of level {k} names")
         if len(back) > MAX_PATHS:
             raise LookupError(f"{len(back)} states of level {k - 1} share a link's parent lane")
         frontier = back
-    return frontier
+    return [(state, labels) for state, _, _, labels in frontier]
 
 
 def replayed_fp(run, root_fp: int, labels: list) -> int:

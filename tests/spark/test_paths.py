@@ -30,7 +30,7 @@ def test_a_walk_back_that_meets_a_shared_lane_keeps_the_path_that_replays_to_the
     def with_decoy(job, chunks, lane):
         found = real_with_lane(job, chunks, lane)
         fps = [R.as_int(*f) for _, data in chunks for f in R.Rows(data, R.PART, KT._side(job).width, links=True).fps]
-        decoys = [f for f in fps if f not in found][:1]
+        decoys = [(f, *KT.find_link(job, chunks, f)) for f in fps if f not in {p[0] for p in found}][:1]
         seen["decoys"] += len(decoys)
         return decoys + found
 
