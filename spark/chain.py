@@ -57,11 +57,13 @@ def task(job, found: frozenset, owner: int, names: list, files: Files, level: in
         part = _level_part(job, side, owner, found, fps, parents, labels, made, taken, [], seen, start,
                            links=job.links, rows_too=rows)
         ((_, (_, meta)),) = owned(files, owner, level, part)
+        del runs, seen                    # the plan's runs unmapped (a removed file's room comes back then)
         pieces = ((made[at:at + CHUNK], fps[at:at + CHUNK]) for at in range(0, len(made), CHUNK))
         if rows:                          # its part and its rows are files now: a retry starts from them
             write_note(done, meta)
             for name in names:            # room for the next level's blocks (the widest two levels' did not fit)
                 os.unlink(name)
+            files.drop_replaced(owner, meta[5])     # and the runs its merges replaced
     expansion = None
     if spill is not None:
         out = list(expand_rows(job, found, pieces, (spill[0], owner, spill[1], spill[2], files.root)))

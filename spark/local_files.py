@@ -78,6 +78,18 @@ class Files:
             self.runs[owner] = [(0, level, len(fps))]
         self.started = True
 
+    def drop_replaced(self, owner: int, runs: list) -> None:
+        """The plan's runs of `owner` that its task's merges replaced by `runs`, removed before
+        the level's commit: only once the task's part of the level is noted as made (spark/chain.py),
+        when no retry of the task reads them again. Why: the level whose merge rewrites the whole
+        visited set (level 24 of the billion config) held the old runs beside the new until the
+        commit, 13 GB more at the run's fullest (BENCHMARKS.md, "Merged runs go at once")."""
+        for a, b, _ in set(map(tuple, self.runs[owner])) - set(map(tuple, runs)):
+            try:
+                os.unlink(self.run(owner, a, b))
+            except FileNotFoundError:
+                pass
+
     def settle(self, plans: list) -> None:
         """The runs after a committed level (each owner's, from its meta); the files the
         level's merges replaced are removed."""
@@ -127,6 +139,7 @@ def _merged(files: Files, owner: int, older: tuple, newer: tuple) -> tuple:
     if m + n == 0:
         write_run(path, np.zeros((0, 2), dtype=FP))
         return a, b, 0
+    room(os.path.dirname(path), 16 * (m + n))       # a map's write to a full disk is a SIGBUS, not an OSError
     with placed(path) as tmp:
         out = np.memmap(tmp, dtype=FP, mode="w+", shape=(m + n, 2))
         merge_runs(read_run(files.run(owner, *older[:2])), read_run(files.run(owner, *newer[:2])), out)
@@ -160,10 +173,11 @@ def owned(files: Files, owner: int, level: int, parts):
     runs.append((level, level, len(run) // 16))
     made = {runs[-1]}                     # this task's: the driver's plan does not name them
     while len(runs) >= 2 and 2 * runs[-1][2] >= runs[-2][2]:
-        runs[-2:] = [_merged(files, owner, runs[-2], runs[-1])]
-        made.add(runs[-1])
-    for a, b, _ in made - set(runs):      # merged into a later run of this task
-        os.unlink(files.run(owner, a, b))
+        older, newer = runs[-2], runs[-1]
+        runs[-2:] = [_merged(files, owner, older, newer)]
+        for a, b, _ in made & {older, newer}:     # this task's, merged into a later one: gone at once
+            os.unlink(files.run(owner, a, b))
+        made = (made - {older, newer}) | {runs[-1]}
     yield owner, ("M", meta + (runs, measured))
 
 

@@ -127,9 +127,14 @@ def test_a_retried_chained_task_writes_the_same_level_runs_and_next_blocks(tmp_p
             blk = side.read(b, R.BLOCK)
             for fp, row in zip(blk.fps, side.rows_of(blk)):
                 rows_by_fp[R.as_int(*fp)] = row.copy()
+    merges = 0
     for owner in range(2):
         first = attempt(owner)
         assert all(os.path.exists(name) for name in names.get(owner, [])) is not rows    # read, then removed
+        if first[1][4] != files.runs[owner]:               # merged: the plan's run goes once the part is noted
+            merges += 1
+            assert [tuple(r[:2]) for r in first[1][4]] == [(0, 1)]
+            assert os.path.exists(files.run(owner, 0, 0)) is not rows
         again = attempt(owner)
         assert first == again and first[0] == owner
         assert os.path.exists(files.level(1, owner) + ".meta") is rows
@@ -142,6 +147,7 @@ def test_a_retried_chained_task_writes_the_same_level_runs_and_next_blocks(tmp_p
         want = {R.as_int(*fp): side.k.successor_rows(rows_by_fp[R.as_int(*fp)]) for rec in level for fp in rec.fps}
         assert dict(parents) == {fp: n for fp, n in want.items() if n}    # each new state expanded, whole
         assert sum(parents.values()) == first[3][0][0] > 0    # the counts say what the blocks hold
+    assert merges == 2                                     # level 1 outgrows level 0 for both owners
 
 
 def test_a_levels_copy_to_the_store_runs_beside_the_next_job_and_the_manifest_waits_for_it(spark_session, tmp_path):
@@ -255,3 +261,25 @@ def test_rows_go_to_the_store_every_so_often_and_a_resume_goes_on_from_the_last_
     again = search(None, resume=True, store=opened())
     assert again.states_per_level == whole.states_per_level and again.transitions == whole.transitions
     assert again.distinct_states == whole.distinct_states
+
+
+def test_a_merge_asks_the_disk_budget_for_its_run_before_mapping_it(tmp_path, monkeypatch):
+    """A merged run is written through a map, where a full disk is a SIGBUS that kills the
+    worker, not an OSError the run reports: the budget is asked first (spark/exchange.room)."""
+    import spark.local_files as F
+    asked = []
+    monkeypatch.setattr(F, "room", lambda where, more: asked.append((where, more)))
+    files = Files(str(tmp_path), 1)
+    files.start(0, [fps(10)])
+    asked.clear()
+    _, runs = own_level(files, 0, 1, fps(8), [b"c"])
+    files.settle([runs])
+    visited = os.path.join(files.root, "visited")
+    assert asked == [(visited, 8 * 16), (visited, 18 * 16)]     # the level's run, then the merged one
+
+    def full(where, more):
+        raise OSError(28, "disk budget: test")
+    monkeypatch.setattr(F, "room", lambda where, more: full(where, more) if more == 30 * 16 else None)
+    with pytest.raises(OSError, match="disk budget"):
+        own_level(files, 0, 2, fps(12), [b"d"])
+    assert listing(files) == ["o00000-00000-00001", "o00000-00002-00002"]   # the plan, and the run not merged
