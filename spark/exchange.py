@@ -41,7 +41,7 @@ from contextlib import contextmanager
 from typing import Optional
 
 from verifier.core.values import BadData
-from verifier.core.machine import DISK_SPARE
+from verifier.core.machine import DISK_SPARE, available_bytes, disk_free
 
 PREFIX = "kraft-verify-exchange-"
 _FRAME = struct.Struct("<Q")
@@ -129,10 +129,10 @@ class Exchange:
 
     def _fits(self, size: int) -> bool:
         try:
-            st = os.statvfs(self.fast)
+            room_there = disk_free(self.fast)
         except OSError:
             return False
-        return size <= st.f_bavail * st.f_frsize // 2 and size <= available() // 3
+        return size <= room_there // 2 and size <= available() // 3
 
     def drop(self, level: int) -> None:
         """The level's blocks removed, once its owners have them; their size per state is the
@@ -151,10 +151,9 @@ class Exchange:
 def free(path: str) -> int:
     """The bytes free to this user on the file system of `path` (0 if it cannot be asked)."""
     try:
-        st = os.statvfs(path)
+        return disk_free(path)
     except OSError:
         return 0
-    return st.f_bavail * st.f_frsize
 
 
 def room(where: str, more: int) -> None:
@@ -162,10 +161,9 @@ def room(where: str, more: int) -> None:
     less than DISK_SPARE free (the module says why); nothing if its room cannot be asked (the
     write itself then says what is wrong)."""
     try:
-        st = os.statvfs(where)
+        left = disk_free(where)
     except OSError:
         return
-    left = st.f_bavail * st.f_frsize
     if more + DISK_SPARE > left:
         raise OSError(errno.ENOSPC, f"disk budget: {more:,} bytes more in {where} would leave less than "
                                     f"{DISK_SPARE >> 30} GB of its disk free ({left:,} bytes free)")
@@ -173,14 +171,7 @@ def room(where: str, more: int) -> None:
 
 def available() -> int:
     """The memory the kernel says is available (MemAvailable), 0 if it does not say."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+    return available_bytes()
 
 
 def sweep(parent: str) -> None:

@@ -22,6 +22,19 @@ def _kb_field(path: str, key: str) -> Optional[int]:
     return None
 
 
+def disk_free(path) -> int:
+    """The bytes free to this user on the file system of `path` (statvfs: f_bavail); OSError
+    where it cannot be asked (the directory gone). Every disk budget reads this one figure:
+    check's spills (verifier/engines/kernel/memory.py), spark-check's scratch (spark/exchange.py)."""
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize
+
+
+def available_bytes() -> int:
+    """The memory the kernel says is available (MemAvailable), 0 where it does not say."""
+    return _kb_field("/proc/meminfo", "MemAvailable") or 0
+
+
 def machine_bytes() -> Optional[int]:
     """MemTotal, or None where /proc/meminfo cannot be read."""
     return _kb_field("/proc/meminfo", "MemTotal")

@@ -43,3 +43,31 @@ def test_a_check_says_its_bytes_a_state_resident_and_on_disk(tmp_path):
     assert f"{m['disk_bytes_per_state']:,.1f} B a state on disk" in line
     report = next(out.glob("*/report.md")).read_text()
     assert "| bytes a state, resident at the peak |" in report and "| bytes a state on disk (checkpoint) |" in report
+
+
+def test_every_disk_budget_reads_one_figure_and_a_vanished_directory_is_said_so(tmp_path, monkeypatch):
+    """check's spills and spark-check's scratch ask verifier.core.machine.disk_free: a disk
+    with too little room stops both, a directory gone is an OSError to it, which check says in
+    its budget's words and spark-check's room leaves to the write itself."""
+    import pytest
+
+    import spark.exchange as EX
+    from verifier.core import machine
+    from verifier.engines.kernel.memory import Budget, MemoryBudget
+    gone = tmp_path / "gone"
+    with pytest.raises(OSError):
+        machine.disk_free(gone)
+    assert EX.free(str(gone)) == 0
+    EX.room(str(gone), 1 << 40)                           # not asked: the write says what is wrong
+    with pytest.raises(MemoryBudget, match="cannot be written"):
+        Budget().allow_disk(1, "the test", str(gone))
+    monkeypatch.setattr(machine, "disk_free", lambda path: 3 << 30)
+    monkeypatch.setattr(EX, "disk_free", machine.disk_free)
+    import verifier.engines.kernel.memory as M
+    monkeypatch.setattr(M, "disk_free", machine.disk_free)
+    EX.room(str(tmp_path), 1 << 30)                       # 3 GB free, 1 GB more: 2 GB left
+    with pytest.raises(OSError, match="disk budget"):
+        EX.room(str(tmp_path), (1 << 30) + 1)
+    Budget().allow_disk(1 << 30, "the test", str(tmp_path))
+    with pytest.raises(MemoryBudget, match="disk budget"):
+        Budget().allow_disk((1 << 30) + 1, "the test", str(tmp_path))

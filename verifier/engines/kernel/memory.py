@@ -14,14 +14,13 @@ what it reached and how much it needed.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from typing import Optional
 
 import numpy as np
 
 from specs.kernel.reserve import reserve
-from verifier.core.machine import DISK_SPARE, machine_bytes, resident_bytes
+from verifier.core.machine import DISK_SPARE, disk_free, machine_bytes, resident_bytes
 
 SHARE = 0.9           # of the machine's memory (MemTotal)
 
@@ -46,7 +45,7 @@ class Budget:
         if not given) would leave its disk less than DISK_SPARE free."""
         where = where or self.spill or tempfile.gettempdir()
         try:
-            free = shutil.disk_usage(where).free
+            free = disk_free(where)
         except OSError as exc:               # the directory is gone (removed by another process)
             raise MemoryBudget(f"{where} cannot be written ({exc.strerror}): the search cannot go on") from None
         if more + DISK_SPARE > free:
