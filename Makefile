@@ -107,14 +107,13 @@ availability: $(STAMP)
 	$(BIN)/kraft-verify availability
 
 # The overnight default: 4 brokers, 2 records, 2 fences, partition epochs up to 7 (2 ISR shrinks,
-# the default): 1,024,833,923 states, depth 36 (`check --visited disk` exhausts it too; figures
-# in BENCHMARKS.md, "A search bounded by a level"; spark-check's runs of it on HDFS, not yet to
-# its end: "The store on HDFS, against `check`"). Its
-# checkpoint takes about 25 bytes a state (every level's links, the rows of the last two
-# levels that kept them; 33 before links kept a parent's low lane only) and its run needs more again in level blocks and visited runs beside
-# it: the fourth run on HDFS took 83 GB of this disk above its start in level 24 and filled it
-# (the run now stops 2 GB short of full, resumable), so keep about 90 GB free, or put the
-# checkpoint on HDFS elsewhere
+# the default): 1,024,833,923 states, depth 36, which spark-check exhausts with its checkpoint
+# on HDFS on this machine's disk in about 1:15-1:40 (BENCHMARKS.md, "The store on HDFS, against
+# `check`"; `check --visited disk` exhausts it too). Its checkpoint takes about 32 bytes a
+# state (every level's links with a parent's low lane, the rows of the last two levels that
+# kept them) and its run needs more again in level blocks and visited runs beside it: at most
+# 71 GB of this disk above its start with the store on the same disk (the run stops 2 GB short
+# of a full disk, resumable), so keep about 80 GB free, or put the checkpoint on HDFS elsewhere
 # (SPARK_CHECKPOINT=hdfs://...; `python -m spark.cluster hdfs 1` starts one on this machine).
 # Rows every 1800 s, not check's 300: the widest levels (about 110 million states) take 8-10
 # minutes each, so 300 would keep the rows of the two widest, 11 GB more at the disk's peak;
