@@ -39,10 +39,20 @@ def row_hash(row):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def child_hash(parent, a, b, t):
-    """The fingerprint of row t from its parent's row and fingerprint (a, b): row_hash(t)."""
+    """The fingerprint of row t from its parent's row and fingerprint (a, b): row_hash(t).
+
+    The changed fields are found by a search loop that leaves at the first difference, and
+    only they are hashed: written as one loop with the hashing under an `if`, LLVM vectorised
+    it into hashing all 83 fields of a --brokers 5 row every time (masked AVX-512
+    multiplies), 336 ns a successor where about 4 fields change (bench/kernel_profile.py)."""
     ha, hb = np.uint64(a), np.uint64(b)      # (a Python int below 2**63 would be typed int64)
-    for j in range(len(t)):
-        if t[j] != parent[j]:
-            ha += _field(j, t[j], SEED_A) - _field(j, parent[j], SEED_A)
-            hb += _field(j, t[j], SEED_B) - _field(j, parent[j], SEED_B)
-    return ha, hb
+    n = len(t)
+    j = 0
+    while True:
+        while j < n and t[j] == parent[j]:
+            j += 1
+        if j == n:
+            return ha, hb
+        ha += _field(j, t[j], SEED_A) - _field(j, parent[j], SEED_A)
+        hb += _field(j, t[j], SEED_B) - _field(j, parent[j], SEED_B)
+        j += 1

@@ -1,0 +1,30 @@
+"""A successor's fingerprint made from its parent's (`child_hash`) is the one made from scratch
+(`row_hash`), wherever the step changed the row: no field, the first, the last, neighbours, all."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from verifier.core.rowhash import child_hash, row_hash
+
+WIDTH = 83          # a --brokers 5 row
+
+
+def _pair(changed):
+    rng = np.random.default_rng(len(changed))
+    parent = rng.integers(-2, 3000, WIDTH).astype(np.int32)
+    child = parent.copy()
+    for j in changed:
+        child[j] += 1 + j
+    return parent, child
+
+
+@pytest.mark.parametrize("changed", [(), (0,), (WIDTH - 1,), (0, WIDTH - 1), (40, 41, 42), tuple(range(WIDTH)),
+                                     tuple(range(0, WIDTH, 2))])
+def test_a_childs_fingerprint_from_its_parents_is_its_own(changed):
+    parent, child = _pair(changed)
+    a, b = row_hash(parent)
+    got = tuple(int(v) for v in child_hash(parent, a, b, child))
+    assert got == tuple(int(v) for v in row_hash(child))
+    assert (got == tuple(int(v) for v in row_hash(parent))) == (not changed)
+
