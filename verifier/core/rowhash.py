@@ -44,7 +44,8 @@ def child_hash(parent, a, b, t):
     The changed fields are found by a search loop that leaves at the first difference, and
     only they are hashed: written as one loop with the hashing under an `if`, LLVM vectorised
     it into hashing all 83 fields of a --brokers 5 row every time (masked AVX-512
-    multiplies), 336 ns a successor where about 4 fields change (bench/kernel_profile.py)."""
+    multiplies) where about 4 change: 212 ns a successor against 133 now
+    (bench/fingerprint_bench.py; BENCHMARKS.md)."""
     ha, hb = np.uint64(a), np.uint64(b)      # (a Python int below 2**63 would be typed int64)
     n = len(t)
     j = 0
