@@ -27,4 +27,3 @@ def test_a_childs_fingerprint_from_its_parents_is_its_own(changed):
     got = tuple(int(v) for v in child_hash(parent, a, b, child))
     assert got == tuple(int(v) for v in row_hash(child))
     assert (got == tuple(int(v) for v in row_hash(parent))) == (not changed)
-
