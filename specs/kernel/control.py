@@ -2,7 +2,8 @@
 heartbeats, controlled shutdown, admin elections, topic config changes, reassignment and
 unclean recovery rounds. Their rules are the algebra's (specs/controller.py), reached through
 the event table; what is here is each operation's guard (`<action>_params`) and what it does
-on the broker side beside its event (`<action>_effect`), as in specs/kernel/data.py.
+on the broker side beside its event (`<action>_effect`), as in specs/kernel/data.py (a guard
+is inlined into the successors loop, as there).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from specs.kernel.tables import (E_CONTROLLED_SHUTDOWN, E_ELECT, E_FENCE, E_PERI
 
 
 # ---------------------------------------------------------------- fence, unfence
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def fence_params(r, lay, cv, f, tables, key, work, params):
     """A registered broker not yet fenced: its session times out (free for a stopped broker:
     the budget counts only a running one's, a network partition from the controller)."""
@@ -37,7 +38,7 @@ def fence_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
     return event(t, lay, f, tables, E_FENCE, p0, 0, 0, prefer, key, work)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def unfence_params(r, lay, cv, f, tables, key, work, params):
     """A fenced running broker, not in controlled shutdown, heartbeats."""
     m = 0
@@ -54,7 +55,7 @@ def unfence_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
 
 
 # ---------------------------------------------------------------- controlled_shutdown
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def controlled_shutdown_params(r, lay, cv, f, tables, key, work, params):
     """A registered, running, unfenced broker not yet in controlled shutdown asks to shut down."""
     m = 0
@@ -77,7 +78,7 @@ def controlled_shutdown_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, w
 
 
 # ---------------------------------------------------------------- elect
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def elect_params(r, lay, cv, f, tables, key, work, params):
     """Admin elections (ElectLeaders): (0: preferred, -1) always; while leaderless (1: unclean,
     -1) and, with designated_elections, (2: designated, each replica)."""
@@ -96,7 +97,7 @@ def elect_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
 
 
 # ---------------------------------------------------------------- topic config
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def set_min_isr_params(r, lay, cv, f, tables, key, work, params):
     """Any min.insync.replicas from 1 to |replicas| but the topic's own."""
     m = 0
@@ -111,7 +112,7 @@ def set_min_isr_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
     return event(t, lay, f, tables, E_SET_MIN_ISR, p0, 0, 0, -1, key, work)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def set_unclean_params(r, lay, cv, f, tables, key, work, params):
     """unclean.leader.election.enable flipped."""
     return put(params, 0, 1 - f[F_UNCLEAN], 0)
@@ -123,7 +124,7 @@ def set_unclean_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
 
 
 # ---------------------------------------------------------------- periodic_unclean_election
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def periodic_unclean_election_params(r, lay, cv, f, tables, key, work, params):
     """A leaderless partition of a topic with unclean elections on; variant: recovery rounds
     (unclean_recovery_strategy) replace the periodic task."""
@@ -138,7 +139,7 @@ def periodic_unclean_election_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, 
 
 
 # ---------------------------------------------------------------- reassign
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def reassign_params(r, lay, cv, f, tables, key, work, params):
     """With no reassignment under way: the replica set with one replica swapped for a spare
     broker, as base-16 digits (index + 1, first replica lowest)."""
@@ -163,7 +164,7 @@ def reassign_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
 
 
 # ---------------------------------------------------------------- unclean_recovery
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def unclean_recovery_params(r, lay, cv, f, tables, key, work, params):
     """With a recovery strategy, a leaderless partition whose round would elect (a round that
     must wait changes nothing): (the strategy)."""

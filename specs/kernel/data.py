@@ -5,7 +5,8 @@ engine runs these functions, compiled (specs/kernel/successors.py) or interprete
 Each action is its guard, `<action>_params` (the parameter tuples it is enabled for, written
 to `params`: their count, or MISS), beside its effect, `<action>_effect` (the step applied
 to the row `t`: 0, or MISS). The declarations in specs/actions/data.py give each action's
-description, parameters, budget and category. `f` is the row's controller facts.
+description, parameters, budget and category. `f` is the row's controller facts. A guard is
+compiled into the successors loop itself (inline="always": specs/kernel/successors.py says why).
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def put(params, m, a, b):
 
 
 # ---------------------------------------------------------------- produce
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def produce_params(r, lay, cv, f, tables, key, work, params):
     """acks=all produce to the running leader; refused (NOT_ENOUGH_REPLICAS) while |ISR| < min ISR."""
     if live_leader(r, lay, f) >= 0 and f[F_N_ISR] >= f[F_EFFECTIVE_MIN_ISR]:
@@ -60,7 +61,7 @@ def produce_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
 
 
 # ---------------------------------------------------------------- fetch
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def fetch_params(r, lay, cv, f, tables, key, work, params):
     """A running follower (in replica order) whose log, log end offset, broker epoch or HWM
     the running leader has not yet caught up with."""
@@ -87,7 +88,7 @@ def fetch_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
 
 
 # ---------------------------------------------------------------- advance_hwm
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def advance_hwm_params(r, lay, cv, f, tables, key, work, params):
     """The HWM rule (mechanics.next_hwm) lets the leader advance."""
     return put(params, 0, 0, 0) if next_hwm(r, lay, cv, f) >= 0 else 0
@@ -116,7 +117,7 @@ def advance_hwm_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
 
 
 # ---------------------------------------------------------------- shrink_isr
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def shrink_isr_params(r, lay, cv, f, tables, key, work, params):
     """An idle running leader (no AlterPartition in flight) drops a lagging ISR follower (LEO
     behind its own), and any others lagging as long (Kafka's maybeShrinkIsr drops every
@@ -163,7 +164,7 @@ def shrink_isr_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
 
 
 # ---------------------------------------------------------------- expand_isr
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def expand_isr_params(r, lay, cv, f, tables, key, work, params):
     """An idle running leader may propose a replica outside the ISR that caught up with its HWM
     (rule expand_requires_catch_up), is an acceptable leader in its metadata, and (KIP-903)
@@ -196,7 +197,7 @@ def expand_isr_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
 
 
 # ---------------------------------------------------------------- deliver_alter_partition
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def deliver_alter_partition_params(r, lay, cv, f, tables, key, work, params):
     """An AlterPartition is in flight."""
     return put(params, 0, 0, 0) if r[lay[L_INFL] + I_PRESENT] else 0
@@ -213,7 +214,7 @@ def deliver_alter_partition_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, ke
 
 
 # ---------------------------------------------------------------- crash, crash_lossy
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def crash_params(r, lay, cv, f, tables, key, work, params):
     """A running broker."""
     m = 0
@@ -230,7 +231,7 @@ def crash_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
     return 0
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def crash_lossy_params(r, lay, cv, f, tables, key, work, params):
     """A running broker, keeping `keep` entries for each keep from its flushed prefix up to its
     log end (the OS flushes in the background)."""
@@ -254,7 +255,7 @@ def crash_lossy_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
 
 
 # ---------------------------------------------------------------- restart
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def restart_params(r, lay, cv, f, tables, key, work, params):
     """A stopped broker; variant (Kafka 3.9, restart_before_fence=false): only once the
     controller has fenced the old incarnation."""
@@ -277,7 +278,7 @@ def restart_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
 
 
 # ---------------------------------------------------------------- clean_shutdown
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def clean_shutdown_params(r, lay, cv, f, tables, key, work, params):
     """A running broker in controlled shutdown."""
     m = 0

@@ -345,7 +345,7 @@ def least_min_isr(r, lay, f):
     return m if m > 0 else f[F_EFFECTIVE_MIN_ISR]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def keep_promises(r, t, lay, facts):
     """After any step r -> t: a raise of the effective min ISR (set_min_isr, a reassignment's
     replica set) does not raise the promise committed records were made, a lowering lowers it

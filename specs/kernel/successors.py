@@ -11,6 +11,13 @@ by the runs where it picked another candidate. Mode GUARDS lists what the guards
 (budgets, bounds and self-loops aside): what replay checks a data step against.
 
 A label is five ints: (action, three parameters, elected broker or -1).
+
+The dispatchers `guard` and `effect`, every guard, `_emit` and its helpers are inlined where
+they are called (numba's inline="always"): a call between compiled functions passes each array
+as several words (data, shape, strides...), and through `guard` with its eleven arrays a call
+cost about 45 ns before the guard did anything, 19 times a row. Inlined, a row's successors take
+0.70-0.77x the time (bench/phase_bench.py, BENCHMARKS.md); the effects' bodies inlined as well
+gained nothing, and a cold compile stays about 30 s.
 """
 from __future__ import annotations
 
@@ -37,13 +44,13 @@ def used_at(lay):
     return lay[L_HIST] + H_VISIBLE + lay[L_CAP]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def within_bounds(t, lay, cv, facts):
     f = facts_of(t, lay, facts)
     return f[F_LEADER_EPOCH] <= cv[CV_MAX_LEADER_EPOCH] and f[F_PARTITION_EPOCH] <= cv[CV_MAX_PARTITION_EPOCH]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def same_but_budgets(a, b, lay):
     for k in range(used_at(lay)):
         if a[k] != b[k]:
@@ -51,7 +58,7 @@ def same_but_budgets(a, b, lay):
     return True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def charged(r, lay, plan, action, p0):
     """The budget `action` charges in state r (-1: none): plan[action] is (budget, elects,
     charged only when the broker p0 runs)."""
@@ -60,7 +67,7 @@ def charged(r, lay, plan, action, p0):
     return plan[action, 0]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def guard(r, lay, cv, f, tables, key, work, params, action):
     """The action's parameter tuples in r (params[:count]): count, or MISS."""
     if action == PRODUCE:
@@ -102,7 +109,7 @@ def guard(r, lay, cv, f, tables, key, work, params, action):
     return C.unclean_recovery_params(r, lay, cv, f, tables, key, work, params)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def effect(t, lay, cv, f, tables, action, p0, p1, p2, prefer, key, work):
     """Apply the action to t (its facts f): 0, or MISS."""
     if action == PRODUCE:
@@ -161,7 +168,7 @@ def apply(r, t, lay, cv, plan, tables, action, p0, p1, p2, prefer, key, work):
     return 0
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def _emit(r, lay, cv, plan, tables, unbounded, out, labels, key, work, n, action, p0, p1, p2):
     """Append the step (action, p0, p1, p2) and its other candidates to out/labels from n on:
     the new count, or MISS."""

@@ -37,7 +37,7 @@ def row_hash(row):
     return a, b
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def child_hash(parent, a, b, t):
     """The fingerprint of row t from its parent's row and fingerprint (a, b): row_hash(t).
 

@@ -123,7 +123,7 @@ and nxt_fp: (what ended it, pos, n_next, n_store).
     return DONE, pos, n_next, n_store
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def take(t, label, parent, nxt, n_next, parents, labels_of, n_store, ctr, taken):
     """Keep a new state: number n_store, reached from `parent` by `label`, row n_next of the
     next level."""
@@ -132,7 +132,7 @@ def take(t, label, parent, nxt, n_next, parents, labels_of, n_store, ctr, taken)
         nxt[n_next, j] = t[j]
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def keep(label, parent, parents, labels_of, n_store, ctr, taken):
     """Number a new state n_store, reached from `parent` by `label` (the one-thread loop and the
     threads' merge both number states so; its row is copied by the caller)."""
@@ -143,7 +143,7 @@ def keep(label, parent, parents, labels_of, n_store, ctr, taken):
         labels_of[n_store, j] = label[j]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def _found_mask(found_index, first, count):
     m = 0
     for k in range(count):

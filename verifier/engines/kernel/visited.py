@@ -61,7 +61,7 @@ def _prefetch(table, b):
     return compiled
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def visit(table, a, b):
     """Insert the fingerprint (a, b) into `table`; True if it was new. The first hash is
     stored with its low bit set, so that no fingerprint is EMPTY."""
@@ -84,7 +84,7 @@ def rehash(table, grown):
             visit(grown, table[slot, 0], table[slot, 1])
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def claim(table, a, b, key, first, lost):
     """Insert (a, b), found under `key`, into a table other threads insert into at once (a
     slot is a, b, the key it was found under, a spare): (what it did, the slot). 1 if it took
