@@ -7,6 +7,10 @@ counts and seconds from its summary.json, peak RSS from GNU time); the counts mu
 
     git worktree add /tmp/old <older commit>
     .venv/bin/python bench/trees_bench.py --old /tmp/old --rounds 2 --json OUT.json -- --brokers 5
+
+`--together` runs the two trees at the same time, one on each core: both then meet the same
+host (its drift moves both alike), at the price of sharing the caches and memory bandwidth, so
+their states/s are lower than alone and the ratio is a second, independent estimate.
 """
 from __future__ import annotations
 
@@ -23,12 +27,19 @@ def main() -> int:
     ap.add_argument("--old", required=True, help="a checkout of the older code")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--json")
+    ap.add_argument("--together", action="store_true", help="run the two trees at once, one a core")
     ap.add_argument("check_args", nargs="*", help="check's own arguments (after --)")
     args = ap.parse_args()
     rounds = []
     for r in range(args.rounds):
-        old = run(Path(args.old), args.check_args, 1)
-        new = run(ROOT, args.check_args, 1)
+        if args.together:
+            from concurrent.futures import ThreadPoolExecutor
+            with ThreadPoolExecutor(2) as pool:
+                both = [pool.submit(run, tree, args.check_args, 1) for tree in (Path(args.old), ROOT)]
+                old, new = (job.result() for job in both)
+        else:
+            old = run(Path(args.old), args.check_args, 1)
+            new = run(ROOT, args.check_args, 1)
         if (old["distinct_states"], old["transitions"]) != (new["distinct_states"], new["transitions"]):
             print(f"the trees disagree: {old} against {new}", file=sys.stderr)
             return 1
