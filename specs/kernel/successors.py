@@ -16,7 +16,7 @@ The dispatchers `guard` and `effect`, every guard, `_emit` and its helpers are i
 they are called (numba's inline="always"): a call between compiled functions passes each array
 as several words (data, shape, strides...), and through `guard` with its eleven arrays a call
 cost about 45 ns before the guard did anything, 19 times a row. Inlined, a row's successors take
-0.70-0.77x the time (bench/phase_bench.py, BENCHMARKS.md); the effects' bodies inlined as well
+0.67-0.76x the time (bench/phase_bench.py, BENCHMARKS.md); the effects' bodies inlined as well
 gained nothing, and a cold compile stays about 30 s.
 """
 from __future__ import annotations

@@ -45,8 +45,9 @@ def child_hash(parent, a, b, t):
     eight at a time: a block's differences are OR-ed together (one vector compare), and only a
     block that differs is looked into. Written as one loop with the hashing under an `if`, LLVM
     vectorised it into hashing all 83 fields every time (masked AVX-512 multiplies): 212 ns a
-    successor; a search loop leaving at each difference took 133; the blocks take about 0.8x
-    that (bench/fingerprint_bench.py; BENCHMARKS.md). Inlined into the search loops."""
+    successor against 133 for a loop leaving at each difference (bench/fingerprint_bench.py);
+    the blocks, inlined into the search loops, made the fingerprints 1.58-1.69x faster again
+    (bench/phase_bench.py; BENCHMARKS.md)."""
     ha, hb = np.uint64(a), np.uint64(b)      # (a Python int below 2**63 would be typed int64)
     n = len(t)
     full = n - n % 8
