@@ -12,6 +12,7 @@ functions serve every config; `Layout` also keeps them as attributes for Python.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from specs.config import BUDGETS, Config
 from specs.state import NO_EPOCH, AlterPartitionRequest, FollowerState, History, Replica, State
@@ -36,6 +37,21 @@ I_PRESENT, I_BROKER, I_BROKER_EPOCH, I_LEADER_EPOCH, I_PARTITION_EPOCH, I_RECOVE
 # ISR: specs/state.py, History), |visible|, visible, budget use.
 (H_PRODUCED, H_ACKED, H_LOSSY, H_UNCLEAN_SHUTDOWNS, H_UNCLEAN_ELECTIONS, H_OPERATOR_UNCLEAN, H_PROMISED_MIN_ISR,
  H_LEAST_MIN_ISR, H_VISIBLE_LEN, H_VISIBLE) = range(10)
+
+
+BLOCK = 8          # fields two rows are compared by at once (block_differs)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def block_differs(a, b, s):
+    """Whether rows a and b differ in fields s..s+BLOCK-1: their differences OR-ed, which LLVM
+    makes one vector compare (a loop leaving at the first difference compares one field at a
+    time). How a step's changes are found: verifier/core/rowhash.child_hash, and the self-loop
+    check (specs/kernel/successors.same_but_budgets)."""
+    differs = 0
+    for k in range(s, s + BLOCK):
+        differs |= a[k] ^ b[k]
+    return differs != 0
 
 
 class KernelUnsupported(ValueError):

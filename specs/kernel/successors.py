@@ -26,7 +26,7 @@ from numba import njit
 from specs.kernel import control as C
 from specs.kernel import data as D
 from specs.kernel.events import MISS
-from specs.kernel.layout import H_VISIBLE, L_CAP, L_HIST, L_NB
+from specs.kernel.layout import BLOCK, H_VISIBLE, L_CAP, L_HIST, L_NB, block_differs
 from specs.kernel.mechanics import (CV_BOUNDS, CV_MAX_LEADER_EPOCH, CV_MAX_PARTITION_EPOCH,
                                     R_ANY_CANDIDATE_ELECTIONS, alive, facts_of, keep_promises, log_len)
 from specs.kernel.tables import F_LEADER, F_LEADER_EPOCH, F_PARTITION_EPOCH
@@ -52,15 +52,11 @@ def within_bounds(t, lay, cv, facts):
 
 @njit(cache=True, inline="always", _nrt=False)
 def same_but_budgets(a, b, lay):
-    """a and b agree up to the budget use: eight fields at a time (one vector compare), as
-    verifier/core/rowhash.child_hash finds a step's changes."""
+    """a and b agree up to the budget use (a block of fields at a time: layout.block_differs)."""
     n = used_at(lay)
-    full = n - n % 8
-    for s in range(0, full, 8):
-        differs = 0
-        for k in range(s, s + 8):
-            differs |= a[k] ^ b[k]
-        if differs:
+    full = n - n % BLOCK
+    for s in range(0, full, BLOCK):
+        if block_differs(a, b, s):
             return False
     for k in range(full, n):
         if a[k] != b[k]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from specs.kernel.layout import BLOCK, block_differs
+
 EMPTY = np.uint64(0)          # a stored first hash is never 0 (a table sets its low bit)
 SEED_A = np.uint64(0x243F6A8885A308D3)
 SEED_B = np.uint64(0x13198A2E03707344)
@@ -38,31 +40,32 @@ def row_hash(row):
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _moved(ha, hb, j, new, old):
+    """The fingerprint (ha, hb) with field j changed from old to new."""
+    return (ha + _field(j, new, SEED_A) - _field(j, old, SEED_A),
+            hb + _field(j, new, SEED_B) - _field(j, old, SEED_B))
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def child_hash(parent, a, b, t):
     """The fingerprint of row t from its parent's row and fingerprint (a, b): row_hash(t).
 
     Only the fields that changed are hashed (about 4 of a --brokers 5 row's 83). They are found
-    eight at a time: a block's differences are OR-ed together (one vector compare), and only a
-    block that differs is looked into. Written as one loop with the hashing under an `if`, LLVM
-    vectorised it into hashing all 83 fields every time (masked AVX-512 multiplies): 212 ns a
+    a block of eight at a time (specs/kernel/layout.block_differs: one vector compare), and only
+    a block that differs is looked into. Written as one loop with the hashing under an `if`,
+    LLVM vectorised it into hashing all 83 fields every time (masked AVX-512 multiplies): 212 ns a
     successor against 133 for a loop leaving at each difference (bench/fingerprint_bench.py);
     the blocks, inlined into the search loops, made the fingerprints 1.58-1.69x faster again
     (bench/phase_bench.py; BENCHMARKS.md)."""
     ha, hb = np.uint64(a), np.uint64(b)      # (a Python int below 2**63 would be typed int64)
     n = len(t)
-    full = n - n % 8
-    for s in range(0, full, 8):
-        differs = 0
-        for j in range(s, s + 8):
-            differs |= t[j] ^ parent[j]
-        if differs == 0:
-            continue
-        for j in range(s, s + 8):
-            if t[j] != parent[j]:
-                ha += _field(j, t[j], SEED_A) - _field(j, parent[j], SEED_A)
-                hb += _field(j, t[j], SEED_B) - _field(j, parent[j], SEED_B)
+    full = n - n % BLOCK
+    for s in range(0, full, BLOCK):
+        if block_differs(t, parent, s):
+            for j in range(s, s + BLOCK):
+                if t[j] != parent[j]:
+                    ha, hb = _moved(ha, hb, j, t[j], parent[j])
     for j in range(full, n):
         if t[j] != parent[j]:
-            ha += _field(j, t[j], SEED_A) - _field(j, parent[j], SEED_A)
-            hb += _field(j, t[j], SEED_B) - _field(j, parent[j], SEED_B)
+            ha, hb = _moved(ha, hb, j, t[j], parent[j])
     return ha, hb

@@ -20,12 +20,16 @@ def _pair(changed, width=WIDTH):
     return parent, child
 
 
+def _from_parent(parent, child):
+    a, b = map(np.uint64, row_hash(parent))     # (a Python int would be typed int64)
+    return tuple(int(v) for v in child_hash(parent, a, b, child))
+
+
 @pytest.mark.parametrize("changed", [(), (0,), (WIDTH - 1,), (0, WIDTH - 1), (40, 41, 42), tuple(range(WIDTH)),
                                      tuple(range(0, WIDTH, 2)), (7, 8), (15,), (79, 80), (81,)])
 def test_a_childs_fingerprint_from_its_parents_is_its_own(changed):
     parent, child = _pair(changed)
-    a, b = map(np.uint64, row_hash(parent))     # (a Python int would be typed int64)
-    got = tuple(int(v) for v in child_hash(parent, a, b, child))
+    got = _from_parent(parent, child)
     assert got == tuple(int(v) for v in row_hash(child))
     assert (got == tuple(int(v) for v in row_hash(parent))) == (not changed)
 
@@ -33,5 +37,4 @@ def test_a_childs_fingerprint_from_its_parents_is_its_own(changed):
 @pytest.mark.parametrize("width,changed", [(80, (79,)), (80, (0, 72)), (5, (2,)), (5, (0, 4)), (8, (7,)), (9, (8,))])
 def test_rows_of_other_widths_whole_blocks_or_none(width, changed):
     parent, child = _pair(changed, width)
-    a, b = map(np.uint64, row_hash(parent))     # (a Python int would be typed int64)
-    assert tuple(int(v) for v in child_hash(parent, a, b, child)) == tuple(int(v) for v in row_hash(child))
+    assert _from_parent(parent, child) == tuple(int(v) for v in row_hash(child))
