@@ -169,11 +169,17 @@ def test_an_edit_of_any_kernel_source_names_another_directory(tmp_path, monkeypa
 
 
 @pytest.mark.parametrize("flags", [[], ["--flag", "any_candidate_elections"]], ids=["plain", "symmetric"])
-def test_a_second_run_of_a_config_compiles_nothing(tmp_path, flags):
+def test_a_second_run_of_a_config_compiles_nothing(tmp_path, monkeypatch, flags):
     """The search loops once took the symmetry reduction as a function argument: a dispatcher in
     a signature never matches the cache's entry in a later process, so every run compiled the
     loop again (1.3 s) and added an entry to the index. The second of two runs of a config
-    loads everything: no compile second, no compiling line, and no cache file written."""
+    loads everything: no compile second, no compiling line, and no cache file written. The runs
+    have a cache of their own: in the shared one, another test process compiling a cold kernel
+    at the same moment wrote files between the two runs (seen under `-n 2`)."""
+    own = tmp_path / "cache"
+    own.mkdir(mode=0o700)
+    monkeypatch.setenv("KRAFT_VERIFY_CACHE", str(own))        # (run_cli passes os.environ on)
+
     def run(out):
         r = run_cli("check", *flags, "--out", str(tmp_path / out))
         assert r.returncode == 0, r.stdout + r.stderr
