@@ -26,6 +26,7 @@ import argparse
 import ast
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from specs import MUTANTS, RELEASES, Model, load_scenario, run_operations  # noq
 from specs.controller import ERRORS  # noqa: E402
 from verifier.cli.conform import set_config  # noqa: E402
 from verifier.engines.conform.engine import Case, check, walk  # noqa: E402
+from verifier.engines.conform.jacoco import percent  # noqa: E402
 from verifier.engines.conform.oracle import Oracle  # noqa: E402
 from verifier.core.settings import Settings  # noqa: E402
 from verifier.engines.conform import run as C  # noqa: E402
@@ -55,9 +57,12 @@ FILES_ONLY = {"NOT_CONTROLLER": "only a raw AlterPartition names epochs above th
 
 
 def compare(rel, model, **knobs):
-    """The conform engine as the command line runs it: its Outcome."""
+    """The conform engine as the command line runs it: its Outcome (with `coverage`, its
+    `kafka_code`: what JaCoCo saw of Kafka's code so far)."""
     own = C.Knobs(version=rel.version, api=rel.api, preset=rel.preset, **knobs)
-    return C.run(model, (), Settings(knobs=own)).facts
+    result = C.run(model, (), Settings(knobs=own))
+    result.facts.kafka_code = result.sections.get("kafka_coverage")
+    return result.facts
 
 
 def scenario_cases(rel) -> tuple[list[Case], int]:
@@ -88,19 +93,24 @@ def _add(into: dict, counts: dict) -> None:
         into[k] = into.get(k, 0) + n
 
 
-def agreement(steps: int, seed: int, releases: list[str], minimum: int) -> tuple[list[dict], dict, bool]:
-    rows, coverage, ok = [], {}, True
+def agreement(steps: int, seed: int, releases: list[str], minimum: int) -> tuple[list[dict], dict, bool, dict]:
+    """The rows, the walks' coverage of the model's actions and errors, whether all is well, and
+    per release what the comparisons reached of Kafka's controller code (JaCoCo, jacoco.py:
+    every compare of a release appends to one execution file, read after its last)."""
+    rows, coverage, code, ok = [], {}, {}, True
+    scratch = tempfile.TemporaryDirectory(prefix="kraft-verify-jacoco-")
     for version in releases:
         rel = RELEASES[version]
+        probes = str(Path(scratch.name) / f"kafka-{version}.exec")
         cases, skipped = scenario_cases(rel)
-        out = compare(rel, None, cases=tuple(cases))
+        out = compare(rel, None, cases=tuple(cases), coverage=probes)
         rows.append({"kafka": version, "input": f"scenario files ({skipped} not applicable)", "traces": out.cases,
                      "steps": out.steps, "seconds": round(out.seconds, 1), "diverged": out.divergence is not None,
                      "per_action": out.ops, "errors": out.errors})
         walked, errors = {}, {}
         for name in CONFORM_SETS:
             cfg, plan = set_config(rel.preset, name)
-            w = compare(rel, Model(cfg, symmetry=False), steps=steps, seed=seed, plan=plan)
+            w = compare(rel, Model(cfg, symmetry=False), steps=steps, seed=seed, plan=plan, coverage=probes)
             rows.append({"kafka": version, "input": f"walks, {name}", "traces": w.walks, "steps": w.walk_steps,
                          "seconds": round(w.seconds, 1), "steps_per_second": round(w.steps_per_second),
                          "diverged": w.divergence is not None, "per_action": w.walk_ops, "errors": w.errors})
@@ -124,8 +134,29 @@ def agreement(steps: int, seed: int, releases: list[str], minimum: int) -> tuple
         for e in not_in_files:
             print(f"Kafka {version}: no scenario file's step was answered {e}")
         ok &= not short and not unseen and not not_in_files
+        code[version] = w.kafka_code
+        print(f"Kafka {version}: its controller code in scope reached: lines {percent(w.kafka_code['lines'])}, "
+              f"branches {percent(w.kafka_code['branches'])}", flush=True)
+    scratch.cleanup()
     _table(coverage, releases)
-    return rows, coverage, ok
+    _code_table(code, releases)
+    return rows, coverage, ok, code
+
+
+def _code_table(code: dict, releases: list[str]) -> None:
+    """Per class in scope, the branches reached, one column per release (BENCHMARKS.md)."""
+    def per_class(version: str) -> dict:
+        sums: dict = {}
+        for m in code[version]["methods"]:
+            got = sums.setdefault(m["class"].split("$")[0], [0, 0])
+            got[0], got[1] = got[0] + m["branches"][0], got[1] + m["branches"][1]
+        return sums
+    tables = {v: per_class(v) for v in releases}
+    print("\n| branches reached | " + " | ".join(releases) + " |\n|---|" + "---|" * len(releases))
+    for cls in sorted({c for t in tables.values() for c in t}):
+        print(f"| {cls} | " + " | ".join(percent(tables[v].get(cls, [0, 0])) for v in releases) + " |")
+    print("| every method in scope | " + " | ".join(percent(code[v]["branches"]) for v in releases) + " |")
+    print("| lines, every method in scope | " + " | ".join(percent(code[v]["lines"]) for v in releases) + " |")
 
 
 def _table(coverage: dict, releases: list[str]) -> None:
@@ -232,7 +263,8 @@ def main() -> int:
     out, ok = {"command": " ".join(["python"] + sys.argv)}, True
     if args.only in (None, "agreement"):
         releases = args.release or sorted(RELEASES, reverse=True)
-        out["agreement"], out["coverage"], ok = agreement(args.steps, args.seed, releases, args.min_per_action)
+        out["agreement"], out["coverage"], ok, out["kafka_code"] = agreement(args.steps, args.seed, releases,
+                                                                            args.min_per_action)
     if args.only == "mutants":
         out["mutants"] = mutants(args.walks or 300, args.seed)
         ok = all(r["diverged"] == r["changes_controller"] for r in out["mutants"])

@@ -182,6 +182,7 @@ OWN_FILES = {"verifier.engines.kernel.checkpoint": "the compiled search's checkp
              "verifier.engines.cluster.cluster": "a broker's server.properties and log4j files",
              "verifier.engines.cluster.dist": "the distribution's build stamp",
              "verifier.engines.conform.oracle": "the oracle's build stamp",
+             "verifier.engines.conform.jacoco": "a note that Maven Central serves no -sources jar of a release",
              "verifier.core.compiling": "the last compile's length, beside numba's cache",
              "verifier.engines.cluster.run": "KRAFT_VERIFY_CLUSTER_DEBUG's per-step dump",
              "spark.cluster": "the namespace cluster's configuration", "spark.package": "the packed project",

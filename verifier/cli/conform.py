@@ -158,7 +158,8 @@ def run(args: argparse.Namespace) -> int:
     run_id, out_dir = run_dir(args.out, f"conform-{rel.version}", cfg)
     try:
         own = knobs("conform", version=rel.version, api=rel.api, preset=preset, cases=tuple(cases), walks=walks,
-                    steps=args.steps, depth=args.depth, plan=plan, seed=args.seed)
+                    steps=args.steps, depth=args.depth, plan=plan, seed=args.seed,
+                    coverage=str(out_dir / "kafka-coverage.exec") if args.coverage else "")
         with ProgressLine(out, not args.quiet, compared=True) as progress:
             result = engine("conform")(model, (), Settings(limits=Limits(time_budget=args.time_budget), knobs=own),
                                        progress)
@@ -185,7 +186,8 @@ def _report(args, rel, cfg, model, result, cases, skipped, run_id, out_dir, out,
         "files": [{"path": p, "steps": n, "cut_short": c, "model_violates": (case.violates or [None])[0]}
                   for (p, n, c), case in zip(outcome.files, cases)],
         "not_applicable": [{"path": p, "why": w} for p, w in skipped], "steps_per_action": outcome.ops,
-        "actions": actions, "errors_seen": dict(sorted(outcome.errors.items())), "divergence": divergence}}
+        "actions": actions, "errors_seen": dict(sorted(outcome.errors.items())), "divergence": divergence,
+        "kafka_coverage": result.sections.get("kafka_coverage")}}
     summary = write_result(result, model, out_dir, run_id, args, f"conform-{rel.version}", None, also="conform.json")
     _print(out, rel, outcome, cases, skipped, divergence, summary)
     out.print(f"report: {out_dir}", markup=False)
@@ -240,6 +242,12 @@ def _print(out, rel, result, cases, skipped, divergence, summary) -> None:
         out.print(f"  compared in walks, per action: {counts}", markup=False)
         out.print("  errors answered: " + (", ".join(f"{e} {n:,}" for e, n in sorted(result.errors.items()))
                                            or "none"), markup=False)
+    reached = (summary.get("details") or {}).get("kafka_coverage")
+    if reached:
+        from verifier.engines.conform.jacoco import percent
+        out.print(f"  Kafka {rel.version}'s controller code in scope reached (JaCoCo): lines {percent(reached['lines'])}, "
+                  f"branches {percent(reached['branches'])}; {len(reached['missed']):,} lines with a branch never "
+                  f"taken (report.md lists them)", markup=False)
     coverage = next((v for v in summary["invariants"] if v["name"] == COVERAGE), None)
     verdict = (f"DIVERGES from Kafka {rel.version}" if divergence else
                f"STOPPED ({result.stopped})" if result.stopped else

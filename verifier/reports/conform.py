@@ -74,6 +74,35 @@ def divergence_rows(summary: dict) -> list[list[str]]:
     return [[f["field"], scalar(f["model"]), scalar(f["kafka"])] for f in div.get("fields") or []]
 
 
+CODE_HEAD = ["method", "first line", "lines reached", "branches reached"]
+MISSED_HEAD = ["line", "method", "branches never taken", "source"]
+
+
+def _pct(pair) -> str:
+    covered, total = pair
+    return f"{covered:,} of {total:,} ({100 * covered / total:.0f}%)" if total else "none"
+
+
+def code_rows(summary: dict) -> list[list[str]]:
+    """Per method in scope of Kafka's controller code: what the comparisons reached (JaCoCo)."""
+    c = (summary.get("details") or {}).get("kafka_coverage") or {}
+    return [[f"{m['class']}.{m['method']}", str(m["line"]), _pct(m["lines"]), _pct(m["branches"])]
+            for m in c.get("methods") or []]
+
+
+def missed_rows(summary: dict) -> list[list[str]]:
+    c = (summary.get("details") or {}).get("kafka_coverage") or {}
+    return [[f"{x['file']}:{x['line']}", x["method"], f"{x['missed']} of {x['branches']}",
+             x.get("text") or "(no -sources jar for this release)"] for x in c.get("missed") or []]
+
+
+def code_caption(summary: dict) -> str:
+    c = (summary.get("details") or {}).get("kafka_coverage") or {}
+    return (f"Kafka {c.get('release')}'s controller methods in scope, run under JaCoCo {c.get('jacoco')} while "
+            f"this run compared: lines {_pct(c.get('lines') or [0, 0])}, branches {_pct(c.get('branches') or [0, 0])}. "
+            f"A branch never taken is one no compared step drove Kafka's code through.")
+
+
 def markdown(summary: dict, md_table, config_lines, invariant_lines) -> list[str]:
     """The whole report.md of a conform run (the table, config and property helpers are
     markdown.py's)."""
@@ -91,6 +120,11 @@ def markdown(summary: dict, md_table, config_lines, invariant_lines) -> list[str
         out += ["", f"Kafka wrote: {', '.join(div.get('kafka_records') or []) or 'nothing'}.", "",
                 "Shrunk steps: " + "; ".join(f"{i}. {s}" for i, s in enumerate(div.get("steps") or [], 1)), "",
                 f"Replay scenario: `{div.get('scenario')}` (found from {div.get('found_from')}).", ""]
+    if code_rows(summary):
+        out += ["## Kafka's controller code reached", "", code_caption(summary), ""]
+        out += md_table(CODE_HEAD, code_rows(summary)) + [""]
+        out += ["### Branches never taken", ""] + (md_table(MISSED_HEAD, missed_rows(summary)) if missed_rows(summary)
+                                                   else ["None."]) + [""]
     out += invariant_lines(summary)
     out += ["## Warnings", ""] + ([f"- {w}" for w in summary.get("warnings") or []] or ["None."]) + [""]
     return out + config_lines(summary)
@@ -114,5 +148,9 @@ def html_parts(summary: dict) -> list[str]:
                      + table(["field", "model", "Kafka"], divergence_rows(summary), "divergence", "divergence")
                      + f"<p>Kafka wrote: {escape(', '.join(div.get('kafka_records') or []) or 'nothing')}</p>"
                      + "<ol>" + "".join(f"<li>{escape(s)}</li>" for s in div.get("steps") or []) + "</ol>")
+    if code_rows(summary):
+        parts.append(f"<h2>Kafka's controller code reached</h2><p>{escape(code_caption(summary))}</p>"
+                     + table(CODE_HEAD, code_rows(summary), "kafka-code", "kafka-code")
+                     + "<h3>Branches never taken</h3>" + table(MISSED_HEAD, missed_rows(summary), "kafka-missed", "kafka-missed"))
     warnings = "".join(f"<li>{escape(w)}</li>" for w in summary.get("warnings") or [])
     return parts + ([f"<h2>Warnings</h2><ul>{warnings}</ul>"] if warnings else [])

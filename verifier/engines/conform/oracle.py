@@ -130,9 +130,19 @@ class Oracle:
     pipe holds would otherwise block) and its tail kept to say why it stopped; an answer is
     bounded in size, decoded leniently and checked for shape before anyone reads it."""
 
-    def __init__(self, version: str, generation: str):
+    def __init__(self, version: str, generation: str, coverage: Optional[Path] = None):
+        """`coverage`: run Kafka's classes under JaCoCo's agent, its probes appended to this file
+        when the JVM ends (jacoco.py)."""
         self.version = version
         self.classpath = build(version, generation)
+        self.coverage = coverage
+        self._agent: list[str] = []
+        if coverage is not None:
+            from verifier.engines.conform.jacoco import JacocoError, agent_option
+            try:
+                self._agent = [agent_option(coverage)]
+            except JacocoError as exc:
+                raise OracleError(str(exc)) from None
         self.proc: Optional[subprocess.Popen] = None
         self.deadline: Optional[float] = None      # time.monotonic() at which the run's budget ends
         self._answers: queue.Queue = queue.Queue()
@@ -144,7 +154,7 @@ class Oracle:
         if java is None:
             raise OracleError("the oracle needs Java 17 (java): install a JDK")
         self.proc = subprocess.Popen(
-            [java, "-XX:+UseSerialGC", "-cp", os.pathsep.join(self.classpath),
+            [java, "-XX:+UseSerialGC", *self._agent, "-cp", os.pathsep.join(self.classpath),
              "org.apache.kafka.controller.KraftVerifyOracle"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True)     # a Ctrl-C is the run's to handle (verifier/core/stop.py): it closes the JVM

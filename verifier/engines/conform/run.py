@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -47,6 +48,7 @@ class Outcome:
     divergence: Optional[Divergence] = None
     stopped: Optional[str] = None                  # why the run ended before its budget
     seconds: float = 0.0
+    classpath: list = field(default_factory=list)  # the oracle's (its kafka-metadata jar: coverage)
 
     @property
     def steps_per_second(self) -> float:
@@ -64,15 +66,18 @@ def _count(table: dict, key: str) -> None:
 def conform(version: str, api: str, preset: str, *, cases: list[Case], model=None, walks: int = 0,
             steps: int = 0, depth: int = 50, seed: int = 0, time_budget: Optional[float] = None,
             shrink_budget: int = 400, progress: Optional[Callable[[Progress], None]] = None,
-            plan: Plan = PLAIN) -> Outcome:
+            plan: Plan = PLAIN, coverage: Optional[str] = None) -> Outcome:
     """Compare `cases` (scenario files), then random walks of `model` with Kafka `version` (driver
     API generation `api`): `walks` of them, and more until `steps` walk steps were compared, each
-    chosen as `plan` says. Raises OracleError if the oracle cannot run."""
+    chosen as `plan` says; with `coverage` (a file) Kafka's classes run under JaCoCo, their probes
+    appended there (jacoco.py). Raises OracleError if the oracle cannot run."""
     out = Outcome(version, preset)
     start = time.monotonic()
     if model is not None and plan.refusals and (walks or steps):
         out.refusable = scout(model, walk_rng(seed, -1))
-    with Oracle(version, api) as oracle, stop.polled():
+    oracle = Oracle(version, api, Path(coverage) if coverage else None)
+    out.classpath = oracle.classpath
+    with oracle, stop.polled():
         oracle.deadline = start + time_budget if time_budget is not None else None
         try:
             _compare(oracle, out, cases, model, walks, steps, depth, seed, plan, time_budget, shrink_budget,
@@ -182,13 +187,15 @@ class Knobs(knobs.Knobs):
     depth: int = knobs.knob(50, least=1)  # steps per walk at the most
     seed: int = 0  # walk i of seed S is the same on every run
     plan: Plan = PLAIN  # what a walk chooses (a walk set)
+    coverage: str = ""  # a file: Kafka's classes under JaCoCo, their probes appended there
 
 
 def run(model, properties=(), settings: Settings = Settings(), progress=None) -> Result:
     """The engine interface. Its properties are agreement with Kafka (the safety properties
     are not its business) and, when it walks, that the walks compared every action the config
     can enable; what is compared is its `Knobs`, the time budget the settings' own; `facts` is
-    the run's Outcome, `sections["actions"]` the coverage rows.
+    the run's Outcome, `sections["actions"]` the coverage rows, `sections["kafka_coverage"]` (with
+    the `coverage` knob) what JaCoCo saw of Kafka's controller code (jacoco.measure).
     Raises OracleError if the oracle cannot run.
 
     An action never compared by walks that ran their whole budget is a violation (exit 1), not
@@ -198,7 +205,8 @@ def run(model, properties=(), settings: Settings = Settings(), progress=None) ->
     mutation gate. A run cut short says which actions it had not reached yet, as a warning."""
     e = Knobs.of(settings)
     out = conform(e.version, e.api, e.preset, cases=list(e.cases), model=model, walks=e.walks, steps=e.steps,
-                  depth=e.depth, seed=e.seed, time_budget=settings.limits.time_budget, progress=progress, plan=e.plan)
+                  depth=e.depth, seed=e.seed, time_budget=settings.limits.time_budget, progress=progress, plan=e.plan,
+                  coverage=e.coverage or None)
     d = out.divergence
     trace = None
     if d is not None:
@@ -207,7 +215,7 @@ def run(model, properties=(), settings: Settings = Settings(), progress=None) ->
     verdicts = [Verdict(PROPERTY, "conformance", VIOLATED if d else SAMPLED_STATUS, trace=trace,
                         quote=f"after every step, the model's controller state and answer equal those of Kafka "
                               f"{e.version}'s own controller code")]
-    rows, never = coverage(model, out)
+    rows, never = coverage(model, out) if model is not None else ([], [])    # files alone: no walks, no model
     warnings = []
     if out.walks and not d:
         if out.stopped and never:
@@ -219,9 +227,17 @@ def run(model, properties=(), settings: Settings = Settings(), progress=None) ->
                                 quote="the walks compared every action the config can enable with Kafka at least once",
                                 detail=(f"never compared in {out.walks:,} walks: " + ", ".join(never)) if never
                                 and not out.stopped else ""))
+    sections = {"actions": rows}
+    if e.coverage:
+        from verifier.engines.conform.jacoco import JacocoError, measure
+        from verifier.engines.conform.oracle import OracleError
+        try:
+            sections["kafka_coverage"] = measure(Path(e.coverage), out.classpath, e.version, Path(e.coverage).parent)
+        except JacocoError as exc:
+            raise OracleError(str(exc)) from None
     failed = bool(d) or (out.walks and not out.stopped and bool(never))
     return Result(VIOLATION if failed else (STOPPED if out.stopped else COMPLETE), out.seconds, out.stopped or "",
-                  "conform", facts=out, verdicts=verdicts, sections={"actions": rows},
+                  "conform", facts=out, verdicts=verdicts, sections=sections,
                   counts={"samples": out.cases, "steps_compared": out.steps, "walks": out.walks,
                           "walk_steps": out.walk_steps, "scenario_files": len(out.files),
                           "seconds": round(out.seconds, 2), "steps_per_second": round(out.steps_per_second)},

@@ -1,0 +1,93 @@
+"""What conform reports of Kafka's controller code under JaCoCo (verifier/engines/conform/jacoco.py):
+the report is read for the methods in scope only, a branch never taken is given to the method it
+lies in, a malformed report or missing data is one line; and a real run (Maven Central's JaCoCo
+and Kafka 3.9.2's classes: a machine without them fails here with one line, never skips) shows
+the driven handlers reached and the undriven ones not."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from specs import RELEASES
+from verifier.engines.conform import jacoco
+from verifier.engines.conform.oracle import build
+
+REPORT = """<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<!DOCTYPE report PUBLIC "-//JACOCO//DTD Report 1.1//EN" "report.dtd"><report name="r">
+<package name="org/apache/kafka/controller">
+ <class name="org/apache/kafka/controller/ReplicationControlManager" sourcefilename="ReplicationControlManager.java">
+  <method name="alterPartition" desc="()V" line="10">
+   <counter type="BRANCH" missed="1" covered="3"/><counter type="LINE" missed="1" covered="4"/></method>
+  <method name="somethingElse" desc="()V" line="20">
+   <counter type="BRANCH" missed="2" covered="0"/><counter type="LINE" missed="3" covered="0"/></method>
+  <method name="lambda$alterPartition$3" desc="()V" line="30">
+   <counter type="BRANCH" missed="{lambda_missed}" covered="1"/><counter type="LINE" missed="0" covered="1"/></method>
+ </class>
+ <class name="org/apache/kafka/controller/QuorumController" sourcefilename="QuorumController.java">
+  <method name="run" desc="()V" line="5"><counter type="BRANCH" missed="9" covered="0"/></method>
+ </class>
+ <sourcefile name="ReplicationControlManager.java">
+  <line nr="12" mi="0" ci="3" mb="1" cb="1"/><line nr="13" mi="0" ci="3" mb="0" cb="2"/>
+  <line nr="22" mi="3" ci="0" mb="2" cb="0"/><line nr="31" mi="0" ci="1" mb="1" cb="1"/>
+ </sourcefile>
+ <sourcefile name="QuorumController.java"><line nr="6" mi="1" ci="0" mb="9" cb="0"/></sourcefile>
+</package></report>
+"""
+
+
+def _report(tmp_path: Path, lambda_missed: str = "1") -> Path:
+    path = tmp_path / "r.xml"
+    path.write_text(REPORT.replace("{lambda_missed}", lambda_missed))
+    return path
+
+
+def test_only_the_methods_in_scope_are_counted_and_missed_branches_go_to_their_method(tmp_path):
+    got = jacoco.read(_report(tmp_path), "9.9.9")
+    assert [m["method"] for m in got["methods"]] == ["alterPartition", "lambda$alterPartition$3"]
+    assert got["methods"][1]["in"] == "alterPartition"              # a lambda counts for its method
+    assert got["branches"] == [4, 6] and got["lines"] == [5, 6]      # somethingElse and QuorumController left out
+    assert [(x["line"], x["method"], x["missed"], x["branches"]) for x in got["missed"]] == [
+        (12, "ReplicationControlManager.alterPartition", 1, 2),
+        (31, "ReplicationControlManager.lambda$alterPartition$3", 1, 2)]  # line 22 is somethingElse's
+    assert all(x["text"] is None for x in got["missed"]) and not got["sources"]
+
+
+@pytest.mark.parametrize("bad,why", [("-1", "negative counter"), ("x", "not a number")])
+def test_a_report_with_a_bad_counter_is_one_line(tmp_path, bad, why):
+    with pytest.raises(jacoco.JacocoError, match=why):
+        jacoco.read(_report(tmp_path, bad), "9.9.9")
+
+
+def test_what_is_not_jacocos_xml_is_one_line(tmp_path):
+    path = tmp_path / "r.xml"
+    path.write_text("<report><package name='p'>")
+    with pytest.raises(jacoco.JacocoError, match="not JaCoCo's XML report"):
+        jacoco.read(path, "9.9.9")
+
+
+def test_no_coverage_data_is_one_line(tmp_path):
+    (tmp_path / "empty.exec").write_bytes(b"")
+    with pytest.raises(jacoco.JacocoError, match="no coverage data"):
+        jacoco.xml_report(tmp_path / "empty.exec", [], "3.9.2", tmp_path / "out.xml")
+
+
+def test_conform_reports_the_kafka_code_its_comparisons_reached(cli, tmp_path):
+    rel = RELEASES["3.9.2"]
+    build(rel.version, rel.api)                  # Maven: fails (never skips) when it cannot build
+    r = cli("conform", "--kafka", rel.version, "--walks", "30", "--coverage", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"Kafka {rel.version}'s controller code in scope reached (JaCoCo)" in r.stdout
+    code = json.loads(next(tmp_path.glob("*/summary.json")).read_text())["details"]["kafka_coverage"]
+    by_name = {}
+    for m in code["methods"]:
+        got = by_name.setdefault(m["method"], [0, 0])
+        got[0], got[1] = got[0] + m["branches"][0], got[1] + m["branches"][1]
+    assert by_name["alterPartition"][0] > 0 and by_name["handleBrokerFenced"][0] > 0   # walks drive these
+    assert by_name["alterPartitionReassignments"] == [0, by_name["alterPartitionReassignments"][1]]  # no reassign
+    assert 0 < code["branches"][0] < code["branches"][1]
+    assert code["sources"] and any(x["text"] for x in code["missed"])   # 3.9.2 has a -sources jar
+    page = next(tmp_path.glob("*/report.md")).read_text()
+    assert "## Kafka's controller code reached" in page and "### Branches never taken" in page
+    assert 'id="kafka-missed"' in next(tmp_path.glob("*/report.html")).read_text()

@@ -1,0 +1,242 @@
+"""How much of Kafka's controller code conform's comparisons reach, measured by JaCoCo.
+
+The oracle's JVM runs under JaCoCo's agent (`Oracle(..., coverage=EXEC)`: Maven Central's
+org.jacoco.agent runtime jar), which records every probe Kafka's classes hit and writes them
+to EXEC when the JVM ends (every oracle of a run appends to the one file). `measure` turns that
+into JaCoCo's XML report over the release's own kafka-metadata jar (org.jacoco.cli), then reads
+it for the methods in scope (`SCOPE`: the controller code the model claims to describe):
+line and branch counters per method, and every line where a branch was never taken, with its
+source text where Maven Central serves the release's -sources jar.
+
+The XML is another program's output, so it is read as data: the external DTD its DOCTYPE names
+is never fetched (expat does not), its numbers are checked, a malformed report is one line of
+JacocoError. The jars are fetched into oracle/target/jacoco-VERSION once;
+every way that fails is a JacocoError with one line, which the caller turns into exit 2.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+from typing import Optional
+from xml.etree import ElementTree
+
+from verifier.core.maven import MAVEN_ARGS, ROOT
+from verifier.core.maven import failure as _maven_failure
+
+VERSION = "0.8.15"      # the newest JaCoCo whose runtime agent jar Maven Central serves (0.8.16's is not)
+HOME = ROOT / "oracle" / "target" / f"jacoco-{VERSION}"
+AGENT = ("org.jacoco:org.jacoco.agent", "runtime")
+CLI = ("org.jacoco:org.jacoco.cli", "nodeps")
+# The classes the agent instruments: Kafka's controller and metadata packages (the rest of the
+# JVM, the driver included, costs nothing and is not reported).
+INCLUDES = "org.apache.kafka.controller.*:org.apache.kafka.metadata.*"
+
+# The methods in scope (issue 59): the partition change rules whole; ReplicationControlManager's
+# ISR, ELR, election, fence, unfence, shutdown and registration handlers; ClusterControlManager's
+# registration; BrokerHeartbeatManager's fencing. A class maps to None (every method, its nested
+# classes' too) or to the names of its methods in scope (each with its lambdas).
+SCOPE: dict[str, Optional[tuple[str, ...]]] = {
+    "org/apache/kafka/controller/PartitionChangeBuilder": None,
+    "org/apache/kafka/controller/ReplicationControlManager": (
+        "alterPartition", "validateAlterPartitionData", "validateIsrChanges", "isValidIsrChange", "ineligibleReplicasForIsr",
+        "electLeaders", "electLeader", "electionIsUnclean", "maybeElectUncleanLeaders", "maybeBalancePartitionLeaders",
+        "handleBrokerFenced", "handleBrokerUnfenced", "handleBrokerInControlledShutdown",
+        "handleBrokerUncleanShutdown", "handleBrokerShutdown", "generateLeaderAndIsrUpdates",
+        "maybeTriggerLeaderChangeForPartitionsWithoutPreferredLeader", "processBrokerHeartbeat",
+        "maybeFenceOneStaleBroker", "alterPartitionReassignments", "alterPartitionReassignment",
+        "changePartitionReassignment", "cancelPartitionReassignment", "completeReassignmentIfNeeded",
+        "replay", "isElrEnabled", "getPartitionElrMinIsr", "handleDirectoriesOffline",
+    ),
+    "org/apache/kafka/controller/ClusterControlManager": (
+        "registerBroker", "checkBrokerEpoch", "replay", "trackBrokerHeartbeat", "activate",
+    ),
+    "org/apache/kafka/controller/BrokerHeartbeatManager": (
+        "fence", "touch", "updateControlledShutdown", "findOneStaleBroker", "calculateNextBrokerState",
+    ),
+}
+
+
+class JacocoError(Exception):
+    """JaCoCo could not be fetched or run, or wrote what is not its report; str() is the line."""
+
+
+def _fetch(artifact: tuple[str, str]) -> Path:
+    """The jar of (group:artifact, classifier) at VERSION, fetched from Maven Central once."""
+    name, classifier = artifact
+    jar = HOME / f"{name.split(':')[1]}-{VERSION}-{classifier}.jar"
+    if jar.is_file():
+        return jar
+    if shutil.which("mvn") is None:
+        raise JacocoError("coverage needs Maven (mvn) to fetch JaCoCo's jars: install maven")
+    HOME.mkdir(parents=True, exist_ok=True)
+    cmd = ["mvn", "-B", "-q", *MAVEN_ARGS, "dependency:copy", f"-Dartifact={name}:{VERSION}:jar:{classifier}",
+           f"-DoutputDirectory={HOME}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=HOME)
+    if proc.returncode != 0 or not jar.is_file():
+        raise JacocoError(_maven_failure(proc.stdout + proc.stderr, "JaCoCo", f"{name}:{VERSION}:{classifier}"))
+    return jar
+
+
+def agent_option(exec_file: Path) -> str:
+    """The JVM option that runs a JVM under JaCoCo's agent, writing its probes to exec_file."""
+    return (f"-javaagent:{_fetch(AGENT)}=destfile={exec_file},append=true,includes={INCLUDES},"
+            f"output=file,dumponexit=true,jmx=false")
+
+
+def _metadata_jar(classpath: list[str], version: str) -> Path:
+    """The release's kafka-metadata jar (the controller's classes) on the oracle's classpath."""
+    name = f"kafka-metadata-{version}.jar"
+    found = next((Path(p) for p in classpath if Path(p).name == name), None)
+    if found is None or not found.is_file():
+        raise JacocoError(f"the oracle for Kafka {version} has no {name} on its classpath: run `make oracle`")
+    return found
+
+
+def sources_jar(version: str) -> Optional[Path]:
+    """The release's kafka-metadata -sources jar (fetched once), or None where Maven Central
+    serves none (4.4.0 and 4.2.2: then lines are named by number only)."""
+    jar = HOME / f"kafka-metadata-{version}-sources.jar"
+    if jar.is_file():
+        return jar
+    if (HOME / f"kafka-metadata-{version}-sources.none").is_file() or shutil.which("mvn") is None:
+        return None
+    HOME.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(["mvn", "-B", "-q", *MAVEN_ARGS, "dependency:copy",
+                           f"-Dartifact=org.apache.kafka:kafka-metadata:{version}:jar:sources",
+                           f"-DoutputDirectory={HOME}"], capture_output=True, text=True, cwd=HOME)
+    if proc.returncode != 0 or not jar.is_file():
+        if "could not find artifact" in (proc.stdout + proc.stderr).lower():
+            (HOME / f"kafka-metadata-{version}-sources.none").write_text("Maven Central serves none\n")
+        return None
+    return jar
+
+
+def xml_report(exec_file: Path, classpath: list[str], version: str, out: Path) -> Path:
+    """JaCoCo's XML report of exec_file over the release's kafka-metadata classes."""
+    if not exec_file.is_file() or exec_file.stat().st_size == 0:
+        raise JacocoError(f"no coverage data in {exec_file}: the oracle's JVM did not end normally")
+    java = shutil.which("java")
+    if java is None:
+        raise JacocoError("coverage needs Java 17 (java): install a JDK")
+    proc = subprocess.run([java, "-jar", str(_fetch(CLI)), "report", str(exec_file), "--classfiles",
+                           str(_metadata_jar(classpath, version)), "--xml", str(out), "--quiet"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0 or not out.is_file():
+        said = (proc.stderr or proc.stdout).strip().splitlines()
+        raise JacocoError(f"JaCoCo's report of {exec_file.name} failed: {said[-1][:300] if said else 'no output'}")
+    return out
+
+
+def measure(exec_file: Path, classpath: list[str], version: str, out_dir: Path) -> dict:
+    """The coverage of the methods in scope (see `read`), from a run's execution data."""
+    xml = xml_report(exec_file, classpath, version, out_dir / f"kafka-{version}-coverage.xml")
+    return read(xml, version, sources_jar(version))
+
+
+def _counter(node, kind: str) -> tuple[int, int]:
+    """(covered, total) of one JaCoCo counter under node."""
+    for c in node.findall("counter"):
+        if c.get("type") == kind:
+            missed, covered = _int(c.get("missed")), _int(c.get("covered"))
+            return covered, missed + covered
+    return 0, 0
+
+
+def _int(text) -> int:
+    try:
+        value = int(text)
+    except (TypeError, ValueError):
+        raise JacocoError(f"JaCoCo's report holds a counter that is not a number ({str(text)[:40]!r})") from None
+    if value < 0:
+        raise JacocoError(f"JaCoCo's report holds a negative counter ({value})")
+    return value
+
+
+def _in_scope(cls: str, method: str) -> Optional[str]:
+    """The scope entry of a class's method (its name, lambdas by their enclosing method), or None."""
+    top = cls.split("$", 1)[0]
+    if top not in SCOPE:
+        return None
+    names = SCOPE[top]
+    if names is None:
+        return method
+    base = method.split("$")[1] if method.startswith("lambda$") and method.count("$") >= 2 else method
+    return base if base in names else None
+
+
+def read(xml: Path, version: str, sources: Optional[Path] = None) -> dict:
+    """{"release", "methods": [{class, method, line, lines: [covered, total], branches: [...]}],
+    "lines", "branches" (totals in scope), "missed": [{file, line, missed, branches, method, text}],
+    "scope": the classes and methods asked for, "sources": whether lines carry text}."""
+    try:
+        root = ElementTree.parse(xml, parser=ElementTree.XMLParser()).getroot()
+    except (ElementTree.ParseError, OSError) as exc:
+        raise JacocoError(f"{xml.name} is not JaCoCo's XML report ({str(exc)[:200]})") from None
+    methods, ranges = [], {}
+    for pkg in root.iter("package"):
+        for cls in pkg.findall("class"):
+            name, source = cls.get("name", ""), cls.get("sourcefilename", "")
+            for m in cls.findall("method"):
+                scoped = _in_scope(name, m.get("name", ""))
+                if scoped is None:
+                    continue
+                first = _int(m.get("line", 0))
+                row = {"class": name.rsplit("/", 1)[-1], "method": m.get("name", ""), "in": scoped, "line": first,
+                       "lines": list(_counter(m, "LINE")), "branches": list(_counter(m, "BRANCH"))}
+                methods.append(row)
+                ranges.setdefault(f"{pkg.get('name')}/{source}", []).append((first, row))
+    missed = _missed_lines(root, ranges, sources)
+    total = lambda key: [sum(m[key][0] for m in methods), sum(m[key][1] for m in methods)]  # noqa: E731
+    return {"release": version, "jacoco": VERSION, "methods": methods, "lines": total("lines"),
+            "branches": total("branches"), "missed": missed, "sources": sources is not None,
+            "scope": {cls.rsplit("/", 1)[-1]: (list(names) if names else "every method") for cls, names in SCOPE.items()}}
+
+
+def _missed_lines(root, ranges: dict, sources: Optional[Path]) -> list[dict]:
+    """Every line of a method in scope with a branch never taken. A line belongs to the method
+    in scope that starts last at or before it (JaCoCo names a method's first line only); lines
+    of methods out of scope in the same file are told apart by their own start lines."""
+    every_start = {}
+    for pkg in root.iter("package"):
+        for cls in pkg.findall("class"):
+            key = f"{pkg.get('name')}/{cls.get('sourcefilename', '')}"
+            every_start.setdefault(key, set()).update(_int(m.get("line", 0)) for m in cls.findall("method"))
+    out = []
+    for pkg in root.iter("package"):
+        for sf in pkg.findall("sourcefile"):
+            key = f"{pkg.get('name')}/{sf.get('name')}"
+            if key not in ranges:
+                continue
+            scoped = sorted(ranges[key], key=lambda r: r[0])
+            starts = sorted(every_start.get(key, ()))
+            text = _source_lines(sources, key)
+            for ln in sf.findall("line"):
+                nr, mb, cb = _int(ln.get("nr")), _int(ln.get("mb", 0)), _int(ln.get("cb", 0))
+                if not mb:
+                    continue
+                owner_start = max((s for s in starts if s <= nr), default=None)
+                row = next((r for s, r in scoped if s == owner_start), None)
+                if row is None:
+                    continue
+                out.append({"file": sf.get("name"), "line": nr, "missed": mb, "branches": mb + cb,
+                            "method": f"{row['class']}.{row['method']}",
+                            "text": text[nr - 1].strip()[:160] if text and nr <= len(text) else None})
+    return out
+
+
+def _source_lines(sources: Optional[Path], key: str) -> Optional[list[str]]:
+    """The lines of one source file of the -sources jar, or None."""
+    if sources is None:
+        return None
+    try:
+        with zipfile.ZipFile(sources) as z:
+            return z.read(key).decode("utf-8", "replace").splitlines()
+    except (KeyError, OSError, zipfile.BadZipFile):
+        return None
+
+
+def percent(pair) -> str:
+    covered, total = pair
+    return f"{100 * covered / total:.1f}% ({covered:,} of {total:,})" if total else "-"
