@@ -36,7 +36,8 @@ INCLUDES = "org.apache.kafka.controller.*:org.apache.kafka.metadata.*"
 # The methods in scope (issue 59): the partition change rules whole; ReplicationControlManager's
 # ISR, ELR, election, fence, unfence, shutdown and registration handlers; ClusterControlManager's
 # registration; BrokerHeartbeatManager's fencing. A class maps to None (every method, its nested
-# classes' too) or to the names of its methods in scope (each with its lambdas).
+# classes' too) or to the names of its methods in scope (each with its lambdas); `name(Type)` is
+# the overload whose first parameter is of that simple type (replay of one record type).
 SCOPE: dict[str, Optional[tuple[str, ...]]] = {
     "org/apache/kafka/controller/PartitionChangeBuilder": None,
     "org/apache/kafka/controller/ReplicationControlManager": (
@@ -47,10 +48,12 @@ SCOPE: dict[str, Optional[tuple[str, ...]]] = {
         "maybeTriggerLeaderChangeForPartitionsWithoutPreferredLeader", "processBrokerHeartbeat",
         "maybeFenceOneStaleBroker", "alterPartitionReassignments", "alterPartitionReassignment",
         "changePartitionReassignment", "cancelPartitionReassignment", "completeReassignmentIfNeeded",
-        "replay", "isElrEnabled", "getPartitionElrMinIsr", "handleDirectoriesOffline",
+        "replay(TopicRecord)", "replay(PartitionRecord)", "replay(PartitionChangeRecord)", "isElrEnabled",
+        "getPartitionElrMinIsr",
     ),
     "org/apache/kafka/controller/ClusterControlManager": (
-        "registerBroker", "checkBrokerEpoch", "replay", "trackBrokerHeartbeat", "activate",
+        "registerBroker", "checkBrokerEpoch", "trackBrokerHeartbeat", "activate", "replay(RegisterBrokerRecord)",
+        "replay(FenceBrokerRecord)", "replay(UnfenceBrokerRecord)", "replay(BrokerRegistrationChangeRecord)",
     ),
     "org/apache/kafka/controller/BrokerHeartbeatManager": (
         "fence", "touch", "updateControlledShutdown", "findOneStaleBroker", "calculateNextBrokerState",
@@ -154,8 +157,9 @@ def _int(text) -> int:
     return value
 
 
-def _in_scope(cls: str, method: str) -> Optional[str]:
-    """The scope entry of a class's method (its name, lambdas by their enclosing method), or None."""
+def _in_scope(cls: str, method: str, desc: str = "") -> Optional[str]:
+    """The scope entry of a class's method (its name, or name(Type) for an overload; lambdas by
+    their enclosing method), or None."""
     top = cls.split("$", 1)[0]
     if top not in SCOPE:
         return None
@@ -163,7 +167,11 @@ def _in_scope(cls: str, method: str) -> Optional[str]:
     if names is None:
         return method
     base = method.split("$")[1] if method.startswith("lambda$") and method.count("$") >= 2 else method
-    return base if base in names else None
+    if base in names:
+        return base
+    first = desc[1:].split(";", 1)[0].rsplit("/", 1)[-1] if desc.startswith("(L") else ""
+    overload = f"{base}({first})"
+    return overload if first and not method.startswith("lambda$") and overload in names else None
 
 
 def read(xml: Path, version: str, sources: Optional[Path] = None) -> dict:
@@ -179,11 +187,12 @@ def read(xml: Path, version: str, sources: Optional[Path] = None) -> dict:
         for cls in pkg.findall("class"):
             name, source = cls.get("name", ""), cls.get("sourcefilename", "")
             for m in cls.findall("method"):
-                scoped = _in_scope(name, m.get("name", ""))
+                scoped = _in_scope(name, m.get("name", ""), m.get("desc", ""))
                 if scoped is None:
                     continue
                 first = _int(m.get("line", 0))
-                row = {"class": name.rsplit("/", 1)[-1], "method": m.get("name", ""), "in": scoped, "line": first,
+                row = {"class": name.rsplit("/", 1)[-1], "method": scoped if "(" in scoped else m.get("name", ""),
+                       "in": scoped, "line": first,
                        "lines": list(_counter(m, "LINE")), "branches": list(_counter(m, "BRANCH"))}
                 methods.append(row)
                 ranges.setdefault(f"{pkg.get('name')}/{source}", []).append((first, row))
