@@ -205,8 +205,9 @@ def read(xml: Path, version: str, sources: Optional[Path] = None) -> dict:
 
 def _missed_lines(root, ranges: dict, sources: Optional[Path]) -> list[dict]:
     """Every line of a method in scope with a branch never taken. A line belongs to the method
-    in scope that starts last at or before it (JaCoCo names a method's first line only); lines
-    of methods out of scope in the same file are told apart by their own start lines."""
+    in scope that starts last at or before it (JaCoCo names a method's first line only), named
+    by its scope entry: a lambda's lines and those of its method after it are its method's either
+    way; lines of methods out of scope in the same file are told apart by their own start lines."""
     every_start = {}
     for pkg in root.iter("package"):
         for cls in pkg.findall("class"):
@@ -230,7 +231,7 @@ def _missed_lines(root, ranges: dict, sources: Optional[Path]) -> list[dict]:
                 if row is None:
                     continue
                 out.append({"file": sf.get("name"), "line": nr, "missed": mb, "branches": mb + cb,
-                            "method": f"{row['class']}.{row['method']}",
+                            "method": f"{row['class']}.{row['in']}",
                             "text": text[nr - 1].strip()[:160] if text and nr <= len(text) else None})
     return out
 
