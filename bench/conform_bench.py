@@ -136,7 +136,8 @@ def agreement(steps: int, seed: int, releases: list[str], minimum: int) -> tuple
         ok &= not short and not unseen and not not_in_files
         code[version] = w.kafka_code
         print(f"Kafka {version}: its controller code in scope reached: lines {percent(w.kafka_code['lines'])}, "
-              f"branches {percent(w.kafka_code['branches'])}", flush=True)
+              f"branches {percent(w.kafka_code['branches'])}; never taken: {w.kafka_code['unreached']['with_a_reason']} "
+              f"with a reason, {w.kafka_code['unreached']['without']} without", flush=True)
     scratch.cleanup()
     _table(coverage, releases)
     _code_table(code, releases)
@@ -157,6 +158,8 @@ def _code_table(code: dict, releases: list[str]) -> None:
         print(f"| {cls} | " + " | ".join(percent(tables[v].get(cls, [0, 0])) for v in releases) + " |")
     print("| every method in scope | " + " | ".join(percent(code[v]["branches"]) for v in releases) + " |")
     print("| lines, every method in scope | " + " | ".join(percent(code[v]["lines"]) for v in releases) + " |")
+    print("| branches never taken: with a reason / none yet | " + " | ".join(
+        f"{code[v]['unreached']['with_a_reason']} / {code[v]['unreached']['without']}" for v in releases) + " |")
 
 
 def _table(coverage: dict, releases: list[str]) -> None:

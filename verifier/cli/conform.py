@@ -246,8 +246,9 @@ def _print(out, rel, result, cases, skipped, divergence, summary) -> None:
     if reached:
         from verifier.engines.conform.jacoco import percent
         out.print(f"  Kafka {rel.version}'s controller code in scope reached (JaCoCo): lines {percent(reached['lines'])}, "
-                  f"branches {percent(reached['branches'])}; {len(reached['missed']):,} lines with a branch never "
-                  f"taken (report.md lists them)", markup=False)
+                  f"branches {percent(reached['branches'])}; of the branches never taken, "
+                  f"{reached['unreached']['with_a_reason']:,} have a reason, {reached['unreached']['without']:,} "
+                  f"none yet (report.md lists them)", markup=False)
     coverage = next((v for v in summary["invariants"] if v["name"] == COVERAGE), None)
     verdict = (f"DIVERGES from Kafka {rel.version}" if divergence else
                f"STOPPED ({result.stopped})" if result.stopped else

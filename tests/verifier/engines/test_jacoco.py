@@ -93,6 +93,8 @@ def test_conform_reports_the_kafka_code_its_comparisons_reached(cli, tmp_path):
     assert by_name["alterPartitionReassignments"] == [0, by_name["alterPartitionReassignments"][1]]  # no reassign
     assert 0 < code["branches"][0] < code["branches"][1]
     assert code["sources"] and any(x["text"] for x in code["missed"])   # 3.9.2 has a -sources jar
+    assert code["unreached"]["with_a_reason"] > 0 and code["unreached"]["without"] > 0
+    assert all(x["kind"] == "not behaviour" for x in code["missed"] if "log.isDebugEnabled()" in (x["text"] or ""))
     page = next(tmp_path.glob("*/report.md")).read_text()
     assert "## Kafka's controller code reached" in page and "### Branches never taken" in page
     assert 'id="kafka-missed"' in next(tmp_path.glob("*/report.html")).read_text()
@@ -107,3 +109,42 @@ def test_benchmarks_quotes_make_conforms_recorded_coverage():
         cells = [jacoco.percent(code[v][key]) for v in code]
         row = f"| {label} | " + " | ".join(cells) + " |"
         assert row.replace("**", "") in bench.replace("**", ""), row
+
+
+def test_a_branch_never_taken_gets_the_first_reason_that_matches_its_method_and_line():
+    got = {"missed": [
+        {"method": "ReplicationControlManager.alterPartition", "text": "if (log.isDebugEnabled()) {", "missed": 1},
+        {"method": "ReplicationControlManager.alterPartition", "text": "if (requestVersion < 3) {", "missed": 1},
+        {"method": "ReplicationControlManager.electLeader", "text": "if (partition == null) {", "missed": 1},
+        {"method": "ReplicationControlManager.alterPartition", "text": "if (partition == null) {", "missed": 2},
+        {"method": "ReplicationControlManager.alterPartition", "text": None, "missed": 1}]}
+    jacoco.classify(got)
+    kinds = [(x["kind"], bool(x["why"])) for x in got["missed"]]
+    assert kinds == [("not behaviour", True), ("outside the model", True), ("outside the model", True),
+                     (None, False), (None, False)]          # another method's reason is not this one's
+    assert got["unreached"] == {"with_a_reason": 3, "without": 3}
+
+
+def test_every_reason_is_well_formed_and_matches_a_line_of_some_release():
+    """A reason that matches nothing in make conform's recorded lists is dead text (or a typo)."""
+    root = Path(__file__).resolve().parents[3]
+    code = json.loads((root / "bench/results/conform.json").read_text())["kafka_code"]
+    lines = [(x["method"], x["text"] or "") for c in code.values() for x in c["missed"]]
+    for r in jacoco._reasons():
+        assert any(r["text"] in t and r["in"] in ("*", m) for m, t in lines), r
+
+
+def test_a_release_without_sources_borrows_text_only_where_the_method_is_the_same(tmp_path):
+    ref = jacoco.read(_report(tmp_path), "1.0.0")
+    got = jacoco.read(_report(tmp_path), "1.0.1")
+    got["missed"][0]["text"] = None
+    shifted = json.loads(json.dumps(got))
+    for m in shifted["methods"]:
+        m["lines"][1] += 1                         # the method changed: no text is borrowed
+    src = tmp_path / "src.jar"
+    import zipfile
+    with zipfile.ZipFile(src, "w") as z:
+        z.writestr("org/apache/kafka/controller/ReplicationControlManager.java",
+                   "\n".join(f"line {i}" for i in range(1, 40)))
+    assert jacoco.borrow(got, ref, src)["missed"][0]["text"] == "line 12" and got["text_from"] == "1.0.0"
+    assert jacoco.borrow(shifted, ref, src)["missed"][0]["text"] is None

@@ -133,9 +133,95 @@ def xml_report(exec_file: Path, classpath: list[str], version: str, out: Path) -
 
 
 def measure(exec_file: Path, classpath: list[str], version: str, out_dir: Path) -> dict:
-    """The coverage of the methods in scope (see `read`), from a run's execution data."""
+    """The coverage of the methods in scope (see `read`), from a run's execution data, each
+    branch never taken classified (`classify`). A release Maven Central serves no -sources jar
+    of takes its lines' text from the newest older release that has one, where the method is the
+    same (`borrow`)."""
     xml = xml_report(exec_file, classpath, version, out_dir / f"kafka-{version}-coverage.xml")
-    return read(xml, version, sources_jar(version))
+    sources = sources_jar(version)
+    got = read(xml, version, sources)
+    ref = None if sources is not None else _reference(version)
+    if ref is not None:
+        ref_xml = xml_report(exec_file, [str(_metadata(ref))], ref, out_dir / f"kafka-{ref}-classes.xml")
+        borrow(got, read(ref_xml, ref, sources_jar(ref)), sources_jar(ref))
+    return classify(got)
+
+
+def _reference(version: str) -> Optional[str]:
+    """The newest release older than `version` whose -sources jar Maven Central serves."""
+    from specs import RELEASES
+    key = lambda v: tuple(int(p) for p in v.split("."))  # noqa: E731
+    older = sorted((v for v in RELEASES if key(v) < key(version)), key=key, reverse=True)
+    return next((v for v in older if sources_jar(v) is not None), None)
+
+
+def _metadata(version: str) -> Path:
+    """Release `version`'s kafka-metadata jar, fetched once (the classes a reference's lines are in)."""
+    jar = HOME / f"kafka-metadata-{version}.jar"
+    if not jar.is_file():
+        proc = subprocess.run(["mvn", "-B", "-q", *MAVEN_ARGS, "dependency:copy",
+                               f"-Dartifact=org.apache.kafka:kafka-metadata:{version}:jar",
+                               f"-DoutputDirectory={HOME}"], capture_output=True, text=True, cwd=HOME)
+        if proc.returncode != 0 or not jar.is_file():
+            raise JacocoError(_maven_failure(proc.stdout + proc.stderr, f"Kafka {version}",
+                                             f"org.apache.kafka:kafka-metadata:{version}"))
+    return jar
+
+
+def borrow(got: dict, ref: dict, ref_sources: Optional[Path]) -> dict:
+    """Give got's lines without text the text of the same line in `ref`'s source: the same method
+    (class, name and descriptor) with the same numbers of lines and branches, at the same offset
+    from its first line. Where the method differs, the line keeps no text."""
+    methods = {m["jvm"]: m for m in ref["methods"]}
+    mine = {m["jvm"]: m for m in got["methods"]}
+    files: dict = {}
+    for x in got["missed"]:
+        theirs, ours = methods.get(x["owner"]), mine.get(x["owner"])
+        if x["text"] is not None or theirs is None or ours is None:
+            continue
+        if (theirs["lines"][1], theirs["branches"][1]) != (ours["lines"][1], ours["branches"][1]):
+            continue
+        text = files.setdefault(theirs["file"], _source_lines(ref_sources, theirs["file"]))
+        at = theirs["line"] + x["offset"]
+        if text and 0 < at <= len(text):
+            x["text"] = text[at - 1].strip()[:160]
+    got["text_from"] = ref["release"]
+    return got
+
+
+REASONS = Path(__file__).with_name("unreached.toml")
+
+
+def _reasons() -> list[dict]:
+    import tomllib
+    try:
+        data = tomllib.loads(REASONS.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise JacocoError(f"{REASONS.name} cannot be read ({str(exc)[:200]})") from None
+    rows = data.get("reason")
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and {"in", "text", "kind", "why"} <= set(r)
+                                             and all(isinstance(r[k], str) for k in ("in", "text", "kind", "why"))
+                                             and r["kind"] in KINDS for r in rows):
+        raise JacocoError(f"{REASONS.name}: every [[reason]] needs in, text, kind ({' or '.join(KINDS)}) and why")
+    return rows
+
+
+KINDS = ("outside the model", "not behaviour")
+
+
+def classify(got: dict) -> dict:
+    """Each branch never taken with the first reason of unreached.toml whose method (`in`: a
+    scope entry, Class.method, or "*") and text (a part of the line) match it, or none:
+    "unreached" counts the branches never taken, with a reason and without."""
+    rows = _reasons()
+    said = unsaid = 0
+    for x in got["missed"]:
+        hit = next((r for r in rows if x["text"] and r["text"] in x["text"]
+                    and (r["in"] == "*" or x["method"] == r["in"])), None)
+        x["kind"], x["why"] = (hit["kind"], hit["why"]) if hit else (None, None)
+        said, unsaid = (said + x["missed"], unsaid) if hit else (said, unsaid + x["missed"])
+    got["unreached"] = {"with_a_reason": said, "without": unsaid}
+    return got
 
 
 def _counter(node, kind: str) -> tuple[int, int]:
@@ -192,14 +278,15 @@ def read(xml: Path, version: str, sources: Optional[Path] = None) -> dict:
                     continue
                 first = _int(m.get("line", 0))
                 row = {"class": name.rsplit("/", 1)[-1], "method": scoped if "(" in scoped else m.get("name", ""),
-                       "in": scoped, "line": first,
+                       "in": scoped, "line": first, "jvm": f"{name}#{m.get('name', '')}{m.get('desc', '')}",
+                       "file": f"{pkg.get('name')}/{source}",
                        "lines": list(_counter(m, "LINE")), "branches": list(_counter(m, "BRANCH"))}
                 methods.append(row)
                 ranges.setdefault(f"{pkg.get('name')}/{source}", []).append((first, row))
     missed = _missed_lines(root, ranges, sources)
     total = lambda key: [sum(m[key][0] for m in methods), sum(m[key][1] for m in methods)]  # noqa: E731
     return {"release": version, "jacoco": VERSION, "methods": methods, "lines": total("lines"),
-            "branches": total("branches"), "missed": missed, "sources": sources is not None,
+            "branches": total("branches"), "missed": missed, "sources": sources is not None, "text_from": None,
             "scope": {cls.rsplit("/", 1)[-1]: (list(names) if names else "every method") for cls, names in SCOPE.items()}}
 
 
@@ -231,7 +318,7 @@ def _missed_lines(root, ranges: dict, sources: Optional[Path]) -> list[dict]:
                 if row is None:
                     continue
                 out.append({"file": sf.get("name"), "line": nr, "missed": mb, "branches": mb + cb,
-                            "method": f"{row['class']}.{row['in']}",
+                            "method": f"{row['class']}.{row['in']}", "owner": row["jvm"], "offset": nr - owner_start,
                             "text": text[nr - 1].strip()[:160] if text and nr <= len(text) else None})
     return out
 
