@@ -109,6 +109,8 @@ def test_benchmarks_quotes_make_conforms_recorded_coverage():
         cells = [jacoco.percent(code[v][key]) for v in code]
         row = f"| {label} | " + " | ".join(cells) + " |"
         assert row.replace("**", "") in bench.replace("**", ""), row
+    said = " | ".join(f"{code[v]['unreached']['with_a_reason']} / {code[v]['unreached']['without']}" for v in code)
+    assert f"| branches never taken: with a reason / none yet | {said} |" in bench
 
 
 def test_a_branch_never_taken_gets_the_first_reason_that_matches_its_method_and_line():

@@ -6,7 +6,8 @@ to EXEC when the JVM ends (every oracle of a run appends to the one file). `meas
 into JaCoCo's XML report over the release's own kafka-metadata jar (org.jacoco.cli), then reads
 it for the methods in scope (`SCOPE`: the controller code the model claims to describe):
 line and branch counters per method, and every line where a branch was never taken, with its
-source text where Maven Central serves the release's -sources jar.
+source text (the release's -sources jar, or a reference release's: `borrow`) and the reason it
+is never taken where unreached.toml gives one (`classify`).
 
 The XML is another program's output, so it is read as data: the external DTD its DOCTYPE names
 is never fetched (expat does not), its numbers are checked, a malformed report is one line of
@@ -99,7 +100,7 @@ def _metadata_jar(classpath: list[str], version: str) -> Path:
 
 def sources_jar(version: str) -> Optional[Path]:
     """The release's kafka-metadata -sources jar (fetched once), or None where Maven Central
-    serves none (4.4.0 and 4.2.2: then lines are named by number only)."""
+    serves none (4.4.0 and 4.2.2: their lines then take a reference release's text, `borrow`)."""
     jar = HOME / f"kafka-metadata-{version}-sources.jar"
     if jar.is_file():
         return jar
