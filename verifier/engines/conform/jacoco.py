@@ -202,8 +202,10 @@ def _reasons() -> list[dict]:
     rows = data.get("reason")
     if not isinstance(rows, list) or not all(isinstance(r, dict) and {"in", "text", "kind", "why"} <= set(r)
                                              and all(isinstance(r[k], str) for k in ("in", "text", "kind", "why"))
-                                             and r["kind"] in KINDS for r in rows):
-        raise JacocoError(f"{REASONS.name}: every [[reason]] needs in, text, kind ({' or '.join(KINDS)}) and why")
+                                             and r["kind"] in KINDS and isinstance(r.get("releases", []), list)
+                                             for r in rows):
+        raise JacocoError(f"{REASONS.name}: every [[reason]] needs in, text, kind ({' or '.join(KINDS)}) and why "
+                          f"(and releases, if given, a list)")
     return rows
 
 
@@ -212,9 +214,10 @@ KINDS = ("outside the model", "not behaviour")
 
 def classify(got: dict) -> dict:
     """Each branch never taken with the first reason of unreached.toml whose method (`in`: a
-    scope entry, Class.method, or "*") and text (a part of the line) match it, or none:
+    scope entry, Class.method, or "*") and text (a part of the line) match it, among those for
+    its release (`releases`, where a reason holds for some releases only), or none:
     "unreached" counts the branches never taken, with a reason and without."""
-    rows = _reasons()
+    rows = [r for r in _reasons() if got["release"] in r.get("releases", [got["release"]])]
     said = unsaid = 0
     for x in got["missed"]:
         hit = next((r for r in rows if x["text"] and r["text"] in x["text"]
@@ -251,9 +254,9 @@ def _in_scope(cls: str, method: str, desc: str = "") -> Optional[str]:
     if top not in SCOPE:
         return None
     names = SCOPE[top]
-    if names is None:
-        return method
     base = method.split("$")[1] if method.startswith("lambda$") and method.count("$") >= 2 else method
+    if names is None:
+        return base
     if base in names:
         return base
     first = desc[1:].split(";", 1)[0].rsplit("/", 1)[-1] if desc.startswith("(L") else ""
