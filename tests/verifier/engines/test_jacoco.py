@@ -114,7 +114,11 @@ def test_benchmarks_quotes_make_conforms_recorded_coverage():
 
 
 def test_a_branch_never_taken_gets_the_first_reason_that_matches_its_method_and_line():
-    got = {"missed": [
+    elr_off = {"method": "ReplicationControlManager.isElrEnabled", "missed": 1,
+               "text": "return eligibleLeaderReplicasEnabled && featureControl.metadataVersion().isElrSupported();"}
+    old, new = ({"release": v, "missed": [dict(elr_off)]} for v in ("3.9.2", "4.4.0"))
+    assert jacoco.classify(old)["missed"][0]["why"] and not jacoco.classify(new)["missed"][0]["why"]  # 3.9's only
+    got = {"release": "4.4.0", "missed": [
         {"method": "ReplicationControlManager.alterPartition", "text": "if (log.isDebugEnabled()) {", "missed": 1},
         {"method": "ReplicationControlManager.alterPartition", "text": "if (requestVersion < 3) {", "missed": 1},
         {"method": "ReplicationControlManager.electLeader", "text": "if (partition == null) {", "missed": 1},
