@@ -36,7 +36,7 @@ from specs import MUTANTS, RELEASES, Model, load_scenario, run_operations  # noq
 from specs.controller import ERRORS  # noqa: E402
 from verifier.cli.conform import set_config  # noqa: E402
 from verifier.engines.conform.engine import Case, check, walk  # noqa: E402
-from verifier.engines.conform.jacoco import percent  # noqa: E402
+from verifier.engines.conform.jacoco import measure, percent  # noqa: E402
 from verifier.engines.conform.oracle import Oracle  # noqa: E402
 from verifier.core.settings import Settings  # noqa: E402
 from verifier.engines.conform import run as C  # noqa: E402
@@ -57,12 +57,9 @@ FILES_ONLY = {"NOT_CONTROLLER": "only a raw AlterPartition names epochs above th
 
 
 def compare(rel, model, **knobs):
-    """The conform engine as the command line runs it: its Outcome (with `coverage`, its
-    `kafka_code`: what JaCoCo saw of Kafka's code so far)."""
+    """The conform engine as the command line runs it: its Outcome."""
     own = C.Knobs(version=rel.version, api=rel.api, preset=rel.preset, **knobs)
-    result = C.run(model, (), Settings(knobs=own))
-    result.facts.kafka_code = result.sections.get("kafka_coverage")
-    return result.facts
+    return C.run(model, (), Settings(knobs=own)).facts
 
 
 def scenario_cases(rel) -> tuple[list[Case], int]:
@@ -103,14 +100,15 @@ def agreement(steps: int, seed: int, releases: list[str], minimum: int) -> tuple
         rel = RELEASES[version]
         probes = str(Path(scratch.name) / f"kafka-{version}.exec")
         cases, skipped = scenario_cases(rel)
-        out = compare(rel, None, cases=tuple(cases), coverage=probes)
+        out = compare(rel, None, cases=tuple(cases), coverage=probes, coverage_report=False)
         rows.append({"kafka": version, "input": f"scenario files ({skipped} not applicable)", "traces": out.cases,
                      "steps": out.steps, "seconds": round(out.seconds, 1), "diverged": out.divergence is not None,
                      "per_action": out.ops, "errors": out.errors})
         walked, errors = {}, {}
         for name in CONFORM_SETS:
             cfg, plan = set_config(rel.preset, name)
-            w = compare(rel, Model(cfg, symmetry=False), steps=steps, seed=seed, plan=plan, coverage=probes)
+            w = compare(rel, Model(cfg, symmetry=False), steps=steps, seed=seed, plan=plan, coverage=probes,
+                        coverage_report=False)
             rows.append({"kafka": version, "input": f"walks, {name}", "traces": w.walks, "steps": w.walk_steps,
                          "seconds": round(w.seconds, 1), "steps_per_second": round(w.steps_per_second),
                          "diverged": w.divergence is not None, "per_action": w.walk_ops, "errors": w.errors})
@@ -134,10 +132,10 @@ def agreement(steps: int, seed: int, releases: list[str], minimum: int) -> tuple
         for e in not_in_files:
             print(f"Kafka {version}: no scenario file's step was answered {e}")
         ok &= not short and not unseen and not not_in_files
-        code[version] = w.kafka_code
-        print(f"Kafka {version}: its controller code in scope reached: lines {percent(w.kafka_code['lines'])}, "
-              f"branches {percent(w.kafka_code['branches'])}; never taken: {w.kafka_code['unreached']['with_a_reason']} "
-              f"with a reason, {w.kafka_code['unreached']['without']} without", flush=True)
+        code[version] = got = measure(Path(probes), w.classpath, version, Path(scratch.name))
+        print(f"Kafka {version}: its controller code in scope reached: lines {percent(got['lines'])}, "
+              f"branches {percent(got['branches'])}; never taken: {got['unreached']['with_a_reason']} "
+              f"with a reason, {got['unreached']['without']} without", flush=True)
     scratch.cleanup()
     _table(coverage, releases)
     _code_table(code, releases)

@@ -188,6 +188,7 @@ class Knobs(knobs.Knobs):
     seed: int = 0  # walk i of seed S is the same on every run
     plan: Plan = PLAIN  # what a walk chooses (a walk set)
     coverage: str = ""  # a file: Kafka's classes under JaCoCo, their probes appended there
+    coverage_report: bool = True  # and read into the result (False: the caller reads it once, after its runs)
 
 
 def run(model, properties=(), settings: Settings = Settings(), progress=None) -> Result:
@@ -228,7 +229,7 @@ def run(model, properties=(), settings: Settings = Settings(), progress=None) ->
                                 detail=(f"never compared in {out.walks:,} walks: " + ", ".join(never)) if never
                                 and not out.stopped else ""))
     sections = {"actions": rows}
-    if e.coverage:
+    if e.coverage and e.coverage_report:
         from verifier.engines.conform.jacoco import JacocoError, measure
         from verifier.engines.conform.oracle import OracleError
         try:
