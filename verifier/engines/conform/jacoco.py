@@ -70,17 +70,23 @@ def _fetch(artifact: tuple[str, str]) -> Path:
     """The jar of (group:artifact, classifier) at VERSION, fetched from Maven Central once."""
     name, classifier = artifact
     jar = HOME / f"{name.split(':')[1]}-{VERSION}-{classifier}.jar"
-    if jar.is_file():
-        return jar
-    if shutil.which("mvn") is None:
+    if shutil.which("mvn") is None and not jar.is_file():
         raise JacocoError("coverage needs Maven (mvn) to fetch JaCoCo's jars: install maven")
-    HOME.mkdir(parents=True, exist_ok=True)
-    cmd = ["mvn", "-B", "-q", *MAVEN_ARGS, "dependency:copy", f"-Dartifact={name}:{VERSION}:jar:{classifier}",
-           f"-DoutputDirectory={HOME}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=HOME)
-    if proc.returncode != 0 or not jar.is_file():
-        raise JacocoError(_maven_failure(proc.stdout + proc.stderr, "JaCoCo", f"{name}:{VERSION}:{classifier}"))
+    failed = _copy(f"{name}:{VERSION}:jar:{classifier}", jar)
+    if failed is not None:
+        raise JacocoError(_maven_failure(failed, "JaCoCo", f"{name}:{VERSION}:{classifier}"))
     return jar
+
+
+def _copy(artifact: str, jar: Path) -> Optional[str]:
+    """Fetch `artifact` (group:name:version:jar[:classifier]) from Maven Central into HOME as
+    `jar`, unless it is there: None, or Maven's output when it could not."""
+    if jar.is_file():
+        return None
+    HOME.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(["mvn", "-B", "-q", *MAVEN_ARGS, "dependency:copy", f"-Dartifact={artifact}",
+                           f"-DoutputDirectory={HOME}"], capture_output=True, text=True, cwd=HOME)
+    return None if proc.returncode == 0 and jar.is_file() else (proc.stdout + proc.stderr or "no output")
 
 
 def agent_option(exec_file: Path) -> str:
@@ -102,17 +108,13 @@ def sources_jar(version: str) -> Optional[Path]:
     """The release's kafka-metadata -sources jar (fetched once), or None where Maven Central
     serves none (4.4.0 and 4.2.2: their lines then take a reference release's text, `borrow`)."""
     jar = HOME / f"kafka-metadata-{version}-sources.jar"
-    if jar.is_file():
-        return jar
-    if (HOME / f"kafka-metadata-{version}-sources.none").is_file() or shutil.which("mvn") is None:
+    none = HOME / f"kafka-metadata-{version}-sources.none"
+    if not jar.is_file() and (none.is_file() or shutil.which("mvn") is None):
         return None
-    HOME.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(["mvn", "-B", "-q", *MAVEN_ARGS, "dependency:copy",
-                           f"-Dartifact=org.apache.kafka:kafka-metadata:{version}:jar:sources",
-                           f"-DoutputDirectory={HOME}"], capture_output=True, text=True, cwd=HOME)
-    if proc.returncode != 0 or not jar.is_file():
-        if "could not find artifact" in (proc.stdout + proc.stderr).lower():
-            (HOME / f"kafka-metadata-{version}-sources.none").write_text("Maven Central serves none\n")
+    failed = _copy(f"org.apache.kafka:kafka-metadata:{version}:jar:sources", jar)
+    if failed is not None:
+        if "could not find artifact" in failed.lower():
+            none.write_text("Maven Central serves none\n")
         return None
     return jar
 
@@ -159,13 +161,9 @@ def _reference(version: str) -> Optional[str]:
 def _metadata(version: str) -> Path:
     """Release `version`'s kafka-metadata jar, fetched once (the classes a reference's lines are in)."""
     jar = HOME / f"kafka-metadata-{version}.jar"
-    if not jar.is_file():
-        proc = subprocess.run(["mvn", "-B", "-q", *MAVEN_ARGS, "dependency:copy",
-                               f"-Dartifact=org.apache.kafka:kafka-metadata:{version}:jar",
-                               f"-DoutputDirectory={HOME}"], capture_output=True, text=True, cwd=HOME)
-        if proc.returncode != 0 or not jar.is_file():
-            raise JacocoError(_maven_failure(proc.stdout + proc.stderr, f"Kafka {version}",
-                                             f"org.apache.kafka:kafka-metadata:{version}"))
+    failed = _copy(f"org.apache.kafka:kafka-metadata:{version}:jar", jar)
+    if failed is not None:
+        raise JacocoError(_maven_failure(failed, f"Kafka {version}", f"org.apache.kafka:kafka-metadata:{version}"))
     return jar
 
 
