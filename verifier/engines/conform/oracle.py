@@ -135,7 +135,6 @@ class Oracle:
         when the JVM ends (jacoco.py)."""
         self.version = version
         self.classpath = build(version, generation)
-        self.coverage = coverage
         self._agent: list[str] = []
         if coverage is not None:
             from verifier.engines.conform.jacoco import JacocoError, agent_option
