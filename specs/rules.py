@@ -39,11 +39,12 @@ class Outside(NamedTuple):
 
 def _rule(name: str, spec: dict) -> tuple:
     """One field of Rules from its table in catalogue.toml, checked."""
-    known = {"default", "kind", "z3", "outside", "only_in", "source", "doc"}
+    known = {"default", "kind", "z3", "outside", "only_in", "source", "doc", "side"}
     unknown = set(spec) - known
     if unknown or not {"default", "kind", "z3", "source", "doc"} <= set(spec):
         raise ValueError(f"catalogue.toml: rule {name}: fields {sorted(unknown) or 'missing'}")
-    if spec["kind"] not in ("protocol", "abstraction", "fault") or spec["z3"] not in (SHARED, BROKER, "outside"):
+    if (spec["kind"] not in ("protocol", "abstraction", "fault") or spec["z3"] not in (SHARED, BROKER, "outside")
+            or spec.get("side", "controller") not in ("broker", "controller")):
         raise ValueError(f"catalogue.toml: rule {name}: unknown kind or z3 value")
     z3: Any = spec["z3"]
     if z3 == "outside":
@@ -52,7 +53,8 @@ def _rule(name: str, spec: dict) -> tuple:
     kind = str if name == "unclean_recovery_strategy" else bool
     if default is not None and not isinstance(default, kind):
         raise ValueError(f"catalogue.toml: rule {name}: default {default!r} is not a {kind.__name__}")
-    meta = {"doc": spec["doc"], "source": spec["source"], "z3": z3, "kind": spec["kind"]}
+    meta = {"doc": spec["doc"], "source": spec["source"], "z3": z3, "kind": spec["kind"],
+            "side": spec.get("side", "controller")}
     return name, Optional[kind] if kind is str else kind, field(default=default, metadata=meta)
 
 
@@ -66,6 +68,12 @@ DEFAULT_RULES = Rules()
 
 def rule_doc(name: str) -> str:
     return RULE_FIELDS[name].metadata["doc"]
+
+
+def broker_side_rules() -> tuple[str, ...]:
+    """The rules the brokers run (`side = "broker"` in catalogue.toml): the ones only a real
+    broker, not the controller classes conform drives, can tell apart."""
+    return tuple(n for n, f in RULE_FIELDS.items() if f.metadata["side"] == "broker")
 
 
 def outside_z3(name: str) -> Optional[str]:

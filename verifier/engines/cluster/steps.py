@@ -21,6 +21,15 @@ DRIVEN = ("produce", "fetch", "crash", "crash_lossy", "restart", "fence", "unfen
           "set_min_isr", "set_unclean", "elect", "reassign", "shrink_isr")
 WAITED = ("advance_hwm", "expand_isr", "deliver_alter_partition", "clean_shutdown",
           "periodic_unclean_election")
+# How long past a waited step a real cluster may still take it, from the harness's Kafka settings
+# (cluster.py): a leader advances its HWM and expands its ISR when it handles a Fetch
+# (replica.fetch.wait.max.ms 200 ms; a fetch outstanding when a link was cut is answered or
+# dropped within replica.socket.timeout.ms, 5 s); an AlterPartition is sent at once and resent
+# after controller.socket.timeout.ms (5 s); a clean stop follows the controlled shutdown the
+# harness waited for. A step the model drives and the cluster has not taken by then is a
+# divergence (run.py). The periodic unclean election is not here: its task runs every 5 minutes
+# (explain.MAY_BE_LEFT_OUT).
+WAIT_PAST = {"advance_hwm": 6.0, "expand_isr": 6.0, "deliver_alter_partition": 6.0, "clean_shutdown": 6.0}
 
 
 def not_drivable(model, s, label: tuple) -> Optional[str]:
@@ -57,11 +66,11 @@ def _wait_quietly(test, seconds: float) -> bool:
     while time.monotonic() < end:
         if test():
             return True
-        _pause(0.1)
+        pause(0.1)
     return test()
 
 
-def _pause(seconds: float) -> None:
+def pause(seconds: float) -> None:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         if stop.requested():
@@ -87,7 +96,7 @@ def drive(h: Harness, model, s, label: tuple, after, precut: tuple = ()) -> Opti
             c.heal_controller(b)
         c.heal_data(b, leader)
         h.until(lambda: h.log(b) == h.log(leader), f"b{b}'s log equal to the leader b{leader}'s")
-        _pause(1.0)                      # a fetch more: the leader learns the follower's log end, the HWM moves
+        pause(1.0)                      # a fetch more: the leader learns the follower's log end, the HWM moves
         # and one more, so the follower learns the HWM its fetch moved (if it does not within 10 s,
         # a reconnection after the cut can take that long, the observation compares what it has
         # with the model: a difference is a divergence, not the harness's failure)
@@ -97,9 +106,9 @@ def drive(h: Harness, model, s, label: tuple, after, precut: tuple = ()) -> Opti
     if name in ("crash", "crash_lossy"):
         for a in precut:
             c.cut_controller(a)
-            _pause(0.6)
+            pause(0.6)
         if precut:
-            _pause(1.0)
+            pause(1.0)
         c.nodes[b].kill()
         if name == "crash_lossy":
             keep = len(after.replicas[model.cfg.brokers.index(b)].log)
