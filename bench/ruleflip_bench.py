@@ -72,7 +72,8 @@ def gate_row(version: str, rule: str, value, out: Path, depth: int) -> dict:
         return row
     model = case.trace.model
     steps = [model.describe(lbl) for lbl, _ in case.trace.steps]
-    row.update(bounds=case.bounds, steps=steps, release_takes_last_step=case.release_takes is not None)
+    row.update(bounds=case.bounds, steps=steps, parts_at=case.parts_at,
+               release_takes_last_step=case.release_takes is not None)
     out.mkdir(parents=True, exist_ok=True)
     scenario = out / f"ruleflip-{version}-{rule}.json"
     scenario.write_text(json.dumps(Model.scenario(case.trace, f"ruleflip-{version}-{rule}",
@@ -86,10 +87,11 @@ def gate_row(version: str, rule: str, value, out: Path, depth: int) -> dict:
     elif d is None:
         row["verdict"] = "AGREES: the flip passes unseen" + (
             f" (the cluster took another run: {'; '.join(row['not_taken'])})" if row["not_taken"] else "")
-    elif d["step"] == len(steps) - len(row.get("skipped", [])):
+    elif d["index"] >= case.parts_at:
         row["verdict"] = "diverges at the step that parts the models"
     else:
-        row["verdict"] = f"DIVERGES AT STEP {d['step']} of {len(steps)}: before the step that parts the models"
+        row["verdict"] = (f"DIVERGES AT STEP {d['index']} of {len(steps)}: in the common run, before step "
+                          f"{case.parts_at} that parts the models")
     return row
 
 
@@ -104,7 +106,7 @@ def markdown(rows: list[dict]) -> list[str]:
         where = ("; ".join(f"{f['field']}: {json.dumps(f['model'])}, {json.dumps(f['kafka'])}" for f in d["fields"])
                  if d else r.get("why", r.get("error", "")))
         steps = ", ".join(r["steps"]) if r.get("steps") else "none"
-        verdict = r["verdict"] + (f" (step {d['step']}, {d['label']})" if d else "")
+        verdict = r["verdict"] + (f" (step {d['index']}, {d['label']})" if d else "")
         cluster = f"{r['cluster_seconds']} s" if "cluster_seconds" in r else "-"
         out.append(f"| {r['release']} | {flip} | {steps} | {verdict} | {where} | {r['search_seconds']} s | {cluster} |")
     return out
@@ -132,7 +134,7 @@ def main() -> int:
                 continue
             row = gate_row(version, rule, value, Path(a.out), a.depth)
             rows.append(row)
-            where = (f" at step {row['divergence']['step']} ({row['divergence']['label']})"
+            where = (f" at step {row['divergence']['index']} ({row['divergence']['label']})"
                      if row.get("divergence") else "")
             print(f"{version} {rule}={str(value).lower()}{' (' + row['mutant'] + ')' if row['mutant'] else ''}: "
                   f"{row['verdict']}{where}" + (f": {row['why']}" if row.get("why") else "")

@@ -85,7 +85,7 @@ def _report(args, rel, cfg, model, result, run_id, out_dir: Path, out) -> int:
 
 
 def _case_json(c, m) -> dict:
-    return {"name": c.name, "steps": [{"step": m.describe(s.label), "taken": s.taken,
+    return {"name": c.name, "steps": [{"step": m.describe(s.label), "index": s.index, "taken": s.taken,
                                        "taken_by_the_cluster": [m.describe(x) for x in s.silent],
                                        "kafka_records": s.records, "seconds": round(s.seconds, 2)} for s in c.steps],
             "skipped": c.skipped, "not_drivable": c.not_drivable, "divergence": c.divergence,

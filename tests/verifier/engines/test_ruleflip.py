@@ -128,6 +128,13 @@ def test_benchmarks_shows_the_recorded_gate_and_every_flip_passes_it():
     for r in rows:
         assert r["verdict"] in ("diverges at the step that parts the models", "no difference a cluster can show"), r
         assert r.get("divergence") or r["why"]
+    # every broker-side mutant of the catalogue is a row of each release it breaks
+    from specs.catalogue import MUTANTS
+    side = set(broker_side_rules())
+    for m in MUTANTS.values():
+        if set(m.changes) <= side:
+            for version in ("4.4.0", "3.9.2"):
+                assert any(r["mutant"] == m.name and r["release"] == version for r in rows), (m.name, version)
 
 
 def test_the_search_takes_steps_as_the_harness_makes_a_cluster_take_them():

@@ -52,6 +52,8 @@ class Case(NamedTuple):
     states: int                     # settled states of the common run searched (every rung)
     why_none: str = ""              # no case: why
     bounds: Optional[dict] = None   # the rung of LADDER the case was found on
+    parts_at: int = 0               # the place (1-based) in the trace of the step whose run parts the two: the
+                                    # steps before it are the common run
 
 
 def _incarnation(b: int, epoch: int) -> int:
@@ -144,7 +146,7 @@ def _distinguish(preset: str, rule: str, value: Any, bounds: dict, max_depth: in
     flipped = Model(make_config(preset, replicas=replicas, bounds=bounds, flags={rule: value}), symmetry=False)
     start = release.init_states()[0]
     if flipped.init_states()[0] != start:
-        return Case(rule, value, Trace(flipped, flipped.init_states()[0]), None, 0)
+        return Case(rule, value, Trace(flipped, flipped.init_states()[0]), None, 0, parts_at=1)
     first = at_once(release, start)
     if first != at_once(flipped, start):
         return _ends(release, flipped, rule, value, {start: None}, start, None, 1)
@@ -210,8 +212,9 @@ def _ends(release, flipped, rule, value, parent, s, label, states) -> Optional[C
         obs, after = predicted(release, x_release, step)
         found = search(flipped, x_flipped, step, obs, _incarnation, _cut(flipped.cfg, x_flipped)).found
         if found is None:
-            return Case(rule, value, _trace(flipped, parent, s, theirs[:j + 1]), _taken(release, x_release, step),
-                        states)
+            trace = _trace(flipped, parent, s, theirs[:j + 1])
+            return Case(rule, value, trace, _taken(release, x_release, step), states,
+                        parts_at=len(trace.steps) - j)
         taken += [lbl for lbl, _, _ in found.path if lbl != step]
         x_flipped, x_release = found.state, after
     return None

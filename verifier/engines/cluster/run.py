@@ -33,6 +33,7 @@ class Step:
     seconds: float
     taken: bool = True                  # False: the cluster did not take it (a step it takes on its
                                         # own, or a fetch that changed nothing), the silent ones did
+    index: int = 0                      # its place among the file's steps (1-based; a walk's: its number)
 
 
 @dataclass
@@ -81,12 +82,13 @@ def run_case(h: Harness, model, properties, name: str, script: Optional[list[tup
         return out
     taken: list[tuple] = []
     queue = list(script) if script is not None else None
-    n = 0
+    n = index = 0
     while n < depth:
         if queue is not None:
             if not queue:
                 break
             label = queue.pop(0)
+            index += 1
             if not model.allows(s, label):
                 if label in taken:
                     taken.remove(label)
@@ -104,6 +106,8 @@ def run_case(h: Harness, model, properties, name: str, script: Optional[list[tup
             out.not_drivable = f"step {n + 1} ({model.describe(label)}): {why}"
             break
         n += 1
+        if queue is None:
+            index = n
         start = time.monotonic()
         after, _ = model.apply(s, label)
         precut = _precut(model, s, label, queue or [])
@@ -129,14 +133,14 @@ def run_case(h: Harness, model, properties, name: str, script: Optional[list[tup
             out.path += shown
             out.step_of += [n] * len(shown)
             out.divergence = _divergence(n, model.describe(label), diffs, obs, where,
-                                         [model.describe(lbl) for lbl, _, _ in found.best_path])
+                                         [model.describe(lbl) for lbl, _, _ in found.best_path], index)
             break
         silent = [lbl for lbl, _, _ in exp.path if lbl != label]
         taken += silent
         out.path += [(lbl, st) for lbl, st, _ in exp.path]
         out.step_of += [n] * len(exp.path)
         driven = any(lbl == label for lbl, _, _ in exp.path)
-        out.steps.append(Step(label, silent, obs.records, time.monotonic() - start, driven))
+        out.steps.append(Step(label, silent, obs.records, time.monotonic() - start, driven, index))
         s = exp.state
         if progress:
             progress(_step_note(out))
@@ -191,8 +195,8 @@ def _precut(model, s, label, rest: list[tuple]) -> tuple:
 
 
 def _divergence(step: int, label: Optional[str], diffs: list[Diff], obs, where: str = "the start",
-                matched: Optional[list[str]] = None) -> dict:
-    return {"step": step, "label": label, "where": where, "matched_steps": matched or [],
+                matched: Optional[list[str]] = None, index: int = 0) -> dict:
+    return {"step": step, "index": index, "label": label, "where": where, "matched_steps": matched or [],
             "fields": [{"field": d.field, "model": d.model, "kafka": d.kafka} for d in diffs],
             "kafka_records": [k for ks in obs.records for k in ks]}
 
