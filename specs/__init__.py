@@ -4,7 +4,8 @@ Engines, writers and the command line use what this module exports and nothing d
 - `Model(cfg)`: initial states, successors, steps, properties and display hooks;
 - `Trace`: a run of the model, as engines report it;
 - configs: `make_config`, `Config`, `ConfigError`, `with_mutant`, `with_bounds`, and the
-  catalogue (`PRESETS`, `MUTANTS`) and rule fields (`RULE_FIELDS`) they are built from;
+  catalogue (`PRESETS`, `MUTANTS`) and rule fields (`RULE_FIELDS`, `broker_side_rules`) they are
+  built from;
 - scenarios: `load_scenario`, `parse_scenario`, `run_operations`, `ScenarioError`, and
   `unreadable` (an input file that is not a regular file: a FIFO would hang its reader), which
   config files use too. Running one against properties is the replay engine's.
@@ -17,7 +18,7 @@ from specs.config import (BOUND_NAMES, BUDGETS, Bounds, Config, ConfigError, con
                           config_summary, deep_bounds, explicit_flags, make_config, mutant_config, unknown,
                           with_bounds, with_mutant)
 from specs.model import Model
-from specs.rules import RULE_FIELDS, Rules, ignored_by_z3, outside_z3, refused_by_z3, rule_doc
+from specs.rules import RULE_FIELDS, Rules, broker_side_rules, ignored_by_z3, outside_z3, refused_by_z3, rule_doc
 from specs.scenario import ScenarioError, run_operations
 from specs.scenario import load as load_scenario
 from specs.scenario import parse as parse_scenario
@@ -28,6 +29,6 @@ from specs.userkey import KeyError_, key, key_path
 __all__ = ["ALIASES", "MUTANTS", "NEWEST_RELEASE", "PRESETS", "RELEASES", "Release", "release", "BOUND_NAMES", "BUDGETS", "Bounds", "Config", "ConfigError", "config_from_dict",
            "config_label", "config_summary", "deep_bounds", "explicit_flags", "make_config", "mutant_config", "unknown",
            "with_bounds",
-           "with_mutant", "Model", "RULE_FIELDS", "Rules", "ignored_by_z3", "outside_z3", "refused_by_z3", "rule_doc",
+           "with_mutant", "Model", "RULE_FIELDS", "Rules", "broker_side_rules", "ignored_by_z3", "outside_z3", "refused_by_z3", "rule_doc",
            "ScenarioError",
            "run_operations", "load_scenario", "parse_scenario", "unreadable", "Trace", "KeyError_", "key", "key_path"]

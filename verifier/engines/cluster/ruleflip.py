@@ -19,10 +19,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, NamedTuple, Optional
 
-from specs import Model
-from specs.config import make_config
-from specs.rules import broker_side_rules
-from specs.trace import Trace
+from specs import Model, Trace, broker_side_rules, make_config
 from verifier.engines.cluster import steps as ST
 from verifier.engines.cluster.explain import model_view, search
 from verifier.engines.cluster.harness import Data, Observation
