@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from specs import Model
+from specs import BUDGETS, Model
 from specs.config import make_config
 from specs.rules import RULE_FIELDS, broker_side_rules
 from verifier.engines.cluster import ruleflip as RF
-from verifier.engines.cluster.explain import search
+from verifier.engines.cluster.explain import model_incarnation, search
 
 SMALL = ({"records": 1, "isr_shrinks": 1},)
 
 
 def _model(preset="kafka-4.4", **flags):
-    bounds = {n: 0 for n in RF.FAULTS}
+    bounds = {n: 0 for n in BUDGETS}
     bounds.update(records=1, isr_shrinks=1)
     return Model(make_config(preset, bounds=bounds, flags=flags), symmetry=False)
 
@@ -53,7 +53,7 @@ def test_a_flip_that_changes_a_step_ends_where_the_outcomes_differ():
     assert last[0] == "fetch" and case.release_takes is not None
     assert case.release_takes[0] != after          # the release's fetch truncates, the flipped one does not
     # the common run before it: every step the same in the release's model
-    release = Model(make_config("kafka-4.4", bounds={n: case.bounds.get(n, 0) for n in RF.FAULTS}), symmetry=False)
+    release = Model(make_config("kafka-4.4", bounds={n: case.bounds.get(n, 0) for n in BUDGETS}), symmetry=False)
     s = case.trace.initial
     for label, t in case.trace.steps[:-1]:
         assert release.apply(s, label)[0] == t
@@ -80,11 +80,11 @@ def test_a_driven_step_the_cluster_does_not_take_is_no_longer_explained_away():
     s = _after(release, "produce")
     obs, _ = RF.predicted(release, s, ("advance_hwm",))       # the release: the HWM stays at 0
     assert not obs.views and obs.data.hwm == 0
-    assert search(flipped, s, ("advance_hwm",), obs, RF._incarnation, set()).found is None
+    assert search(flipped, s, ("advance_hwm",), obs, model_incarnation, set()).found is None
     # ... while a fetch that changed nothing is still one a run may leave out (MAY_BE_LEFT_OUT)
     fetch = next(lbl for lbl, _ in release.successors(s) if lbl[0] == "fetch")
     unchanged, _ = RF.predicted(release, s, ("advance_hwm",))
-    found = search(release, s, fetch, unchanged, RF._incarnation, set()).found
+    found = search(release, s, fetch, unchanged, model_incarnation, set()).found
     assert found is not None and all(lbl != fetch for lbl, _, _ in found.path)
 
 
@@ -145,7 +145,7 @@ def test_the_search_takes_steps_as_the_harness_makes_a_cluster_take_them():
     assert [lbl for lbl, why in shrinks.items() if why is None] == [("shrink_isr", 2, (3,))]
     assert all("every follower" in why for lbl, why in shrinks.items() if lbl != ("shrink_isr", 2, (3,)))
     # a fenced follower's fetch heals its controller link: it is unfenced at once
-    bounds = {n: 0 for n in RF.FAULTS}
+    bounds = {n: 0 for n in BUDGETS}
     bounds.update(records=1, fences=1)
     model = Model(make_config("kafka-4.4", bounds=bounds), symmetry=False)
     s = _after(model, "fence broker=2")

@@ -37,13 +37,17 @@ class Explanation(NamedTuple):
     state: Any                          # the model state after the path
 
 
+def model_incarnation(b, epoch: int) -> int:
+    """A model broker epoch as the incarnation it numbers (100 + id, then + 1000 per registration)."""
+    return (epoch - 100 - int(b)) // 1000
+
+
 def model_view(s) -> dict:
     """The model's controller state in the harness's vocabulary (conform's, `Model.kafka_view`):
-    broker epochs as incarnation numbers (the model's epochs are 100 + id, then + 1000 per
-    registration)."""
+    broker epochs as incarnation numbers (model_incarnation)."""
     v = Model.kafka_view(s, None)
     return {"partition": v["partition"],
-            "brokers": {b: [(epoch - 100 - int(b)) // 1000, fenced, shutting_down]
+            "brokers": {b: [model_incarnation(b, epoch), fenced, shutting_down]
                         for b, (epoch, fenced, shutting_down) in v["brokers"].items()},
             "min_isr": v["min_isr"], "unclean": bool(v["unclean"])}
 

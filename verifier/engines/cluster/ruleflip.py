@@ -11,7 +11,8 @@ model takes to another state than the release's, or that the release does not ta
 ends a case, kept if the flipped model cannot explain what the release's model shows after it
 (explain.search over that outcome, the comparison cluster-conform makes with a real cluster).
 The case is the flipped model's run: `cluster-conform --flag RULE=VALUE FILE` acts it out, and a
-real cluster diverging at its last step is the gate passing for that rule (bench/ruleflip_bench.py).
+real cluster diverging at the step whose run parts the two (Case.parts_at) or later, the common
+run before it agreeing, is the gate passing for that rule (bench/ruleflip_bench.py).
 None within the depth is a finding too: no step a harness can drive tells the two apart.
 """
 from __future__ import annotations
@@ -19,9 +20,9 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, NamedTuple, Optional
 
-from specs import Model, Trace, broker_side_rules, make_config
+from specs import BUDGETS, Model, Trace, broker_side_rules, make_config
 from verifier.engines.cluster import steps as ST
-from verifier.engines.cluster.explain import model_view, search
+from verifier.engines.cluster.explain import model_incarnation, model_view, search
 from verifier.engines.cluster.harness import Data, Observation
 
 # What a broker does at once after a step, with no request of the harness: the release's model
@@ -36,8 +37,6 @@ LADDER = (
     {"records": 2, "isr_shrinks": 1, "fences": 1, "clean_shutdowns": 1},
     {"records": 2, "isr_shrinks": 2, "fences": 1, "crashes": 1, "lossy_crashes": 1, "clean_shutdowns": 1},
 )
-FAULTS = ("records", "fences", "lossy_crashes", "crashes", "clean_shutdowns", "isr_shrinks", "admin_elections",
-          "config_changes", "reassignments", "unclean_recoveries")
 MAX_STATES = 60_000
 
 
@@ -51,10 +50,6 @@ class Case(NamedTuple):
     bounds: Optional[dict] = None   # the rung of LADDER the case was found on
     parts_at: int = 0               # the place (1-based) in the trace of the step whose run parts the two: the
                                     # steps before it are the common run
-
-
-def _incarnation(b: int, epoch: int) -> int:
-    return (epoch - 100 - int(b)) // 1000
 
 
 def at_once(model, s) -> list[tuple]:
@@ -97,8 +92,8 @@ def predicted(model, s, label) -> tuple[Observation, Any]:
     views, last = [], model_view(s)
     for y in path:
         if model_view(y) != last:
-            last = model_view(y)
             views.append(Model.kafka_view(y, None))
+        last = model_view(y)
     cfg = model.cfg
     leader = x.ctrl.partition.leader
     alive = {b: r.alive for b, r in zip(cfg.brokers, x.replicas)}
@@ -119,7 +114,7 @@ def distinguish(preset: str, rule: str, value: Any, max_depth: int = 8, replicas
     when no rung has one."""
     states, whys = 0, []
     for rung in ladder:
-        bounds = {name: rung.get(name, 0) for name in FAULTS}
+        bounds = {name: rung.get(name, 0) for name in BUDGETS}
         case = _distinguish(preset, rule, value, bounds, max_depth, replicas)
         states += case.states
         if case.trace is not None:
@@ -207,7 +202,7 @@ def _ends(release, flipped, rule, value, parent, s, label, states) -> Optional[C
             taken.remove(step)          # taken on its own before: cluster-conform skips it
             continue
         obs, after = predicted(release, x_release, step)
-        found = search(flipped, x_flipped, step, obs, _incarnation, _cut(flipped.cfg, x_flipped)).found
+        found = search(flipped, x_flipped, step, obs, model_incarnation, _cut(flipped.cfg, x_flipped)).found
         if found is None:
             trace = _trace(flipped, parent, s, theirs[:j + 1])
             return Case(rule, value, trace, _taken(release, x_release, step), states,
