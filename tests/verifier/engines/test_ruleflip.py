@@ -152,3 +152,11 @@ def test_the_search_takes_steps_as_the_harness_makes_a_cluster_take_them():
     assert 2 in s.ctrl.fenced
     run = RF.run_of(model, s, ("fetch", 2))
     assert [lbl[0] for lbl, _ in run][:2] == ["fetch", "unfence"] and 2 not in run[-1][1].ctrl.fenced
+
+
+def test_every_step_a_cluster_takes_on_its_own_is_waited_past_its_timing_or_may_be_left_out_for_a_reason():
+    from verifier.engines.cluster import steps as ST
+    from verifier.engines.cluster.explain import MAY_BE_LEFT_OUT
+    assert set(ST.WAITED) <= set(ST.WAIT_PAST) | set(MAY_BE_LEFT_OUT)
+    assert not set(ST.WAIT_PAST) & set(MAY_BE_LEFT_OUT)
+    assert all(MAY_BE_LEFT_OUT.values()) and all(s > 5.0 for s in ST.WAIT_PAST.values())   # past the 5 s timeouts

@@ -31,8 +31,8 @@ class Step:
     silent: list[tuple]                 # the steps the cluster took on its own around it
     records: list[list[str]]            # the record types of the batches it wrote
     seconds: float
-    taken: bool = True                  # False: the cluster did not take it (a step it takes on its
-                                        # own, or a fetch that changed nothing), the silent ones did
+    taken: bool = True                  # False: the cluster did not take it, the silent ones did (only a
+                                        # step of explain.MAY_BE_LEFT_OUT: a shrink, a fetch, ...)
     index: int = 0                      # its place among the file's steps (1-based; a walk's: its number)
 
 
