@@ -75,7 +75,7 @@ spark-package: $(STAMP)
 # The nightly real-cluster walks (docs/cluster.md): seeded walks on real 4.4.0 and 3.9.2 clusters
 # until 300 steps each were compared, with the cost figures of BENCHMARKS.md ("Real clusters");
 # about 30 minutes per release. Then the rule-flip gate: every broker-side rule flipped, its case
-# acted out on a real cluster of each release (BENCHMARKS.md, "The rule-flip gate"; about 20
+# acted out on a real cluster of each release (BENCHMARKS.md, "The rule-flip gate"; about 15
 # minutes). Exit 1 on a divergence of the walks, or a flip a real cluster does not tell apart.
 cluster-walks: $(STAMP) cluster-dist
 	$(BIN)/python bench/cluster_bench.py --releases 4.4.0,3.9.2 --steps 300 --json bench/results/cluster.json
