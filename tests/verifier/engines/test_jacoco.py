@@ -154,3 +154,22 @@ def test_a_release_without_sources_borrows_text_only_where_the_method_is_the_sam
                    "\n".join(f"line {i}" for i in range(1, 40)))
     assert jacoco.borrow(got, ref, src)["missed"][0]["text"] == "line 12" and got["text_from"] == "1.0.0"
     assert jacoco.borrow(shifted, ref, src)["missed"][0]["text"] is None
+
+
+def test_a_line_after_a_lambda_borrows_text_by_its_enclosing_method(tmp_path):
+    """A lambda's number changes between releases (lambda$alterPartition$3, $0): a line that
+    starts after a lambda in its method is placed in the method, so a release without sources
+    still finds its text in an older one where the method is the same."""
+    ref = jacoco.read(_report(tmp_path), "1.0.0")
+    renamed = tmp_path / "renamed.xml"
+    renamed.write_text(_report(tmp_path).read_text().replace("lambda$alterPartition$3", "lambda$alterPartition$0"))
+    got = jacoco.read(renamed, "1.0.1")
+    after_lambda = next(x for x in got["missed"] if x["line"] == 31)
+    assert after_lambda["owner"].endswith("#alterPartition()V") and after_lambda["offset"] == 21
+    after_lambda["text"] = None
+    src = tmp_path / "src.jar"
+    with zipfile.ZipFile(src, "w") as z:
+        z.writestr("org/apache/kafka/controller/ReplicationControlManager.java",
+                   "\n".join(f"line {i}" for i in range(1, 40)))
+    jacoco.borrow(got, ref, src)
+    assert after_lambda["text"] == "line 31"

@@ -319,8 +319,14 @@ def _missed_lines(root, ranges: dict, sources: Optional[Path]) -> list[dict]:
                 row = next((r for s, r in scoped if s == owner_start), None)
                 if row is None:
                     continue
+                # placed in its enclosing method, not in a lambda that starts before it: a
+                # lambda's number differs between releases (lambda$m$6, lambda$m$0), so the
+                # enclosing method is what a release without sources borrows text by (borrow)
+                base_start, base = next(((s, r) for s, r in reversed(scoped) if s <= nr and r["in"] == row["in"]
+                                         and r["class"] == row["class"] and "#lambda$" not in r["jvm"]),
+                                        (owner_start, row))
                 out.append({"file": sf.get("name"), "line": nr, "missed": mb, "branches": mb + cb,
-                            "method": f"{row['class']}.{row['in']}", "owner": row["jvm"], "offset": nr - owner_start,
+                            "method": f"{row['class']}.{row['in']}", "owner": base["jvm"], "offset": nr - base_start,
                             "text": text[nr - 1].strip()[:160] if text and nr <= len(text) else None})
     return out
 
