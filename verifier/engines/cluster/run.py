@@ -113,7 +113,7 @@ def run_case(h: Harness, model, properties, name: str, script: Optional[list[tup
         precut = _precut(model, s, label, queue or [])
         error = ST.drive(h, model, s, label, after, precut)
         obs = h.observe(error)
-        cut = {b for b in h.cluster.brokers if h.cluster.controller_cut(b)}
+        cut = _cut_links(h)
         found = search(model, s, label, obs, h.epoch_index, cut)
         if found.found is None and label[0] in ST.WAIT_PAST:
             # a step the cluster takes on its own, not taken yet: wait past the Kafka timing that
@@ -121,7 +121,7 @@ def run_case(h: Harness, model, properties, name: str, script: Optional[list[tup
             ST.pause(ST.WAIT_PAST[label[0]])
             later = h.observe()
             obs = obs._replace(views=obs.views + later.views, records=obs.records + later.records, data=later.data)
-            cut = {b for b in h.cluster.brokers if h.cluster.controller_cut(b)}
+            cut = _cut_links(h)
             found = search(model, s, label, obs, h.epoch_index, cut)
         exp = found.found
         if exp is None:
@@ -147,6 +147,11 @@ def run_case(h: Harness, model, properties, name: str, script: Optional[list[tup
     out.violated = _violations(model, properties, out.path, out.initial, out.step_of)
     _facts(h, model, s, out)
     return out
+
+
+def _cut_links(h: Harness) -> set:
+    """The brokers whose link to the controller the harness has cut now."""
+    return {b for b in h.cluster.brokers if h.cluster.controller_cut(b)}
 
 
 def _step_note(case: CaseOutcome):
