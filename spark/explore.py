@@ -72,6 +72,7 @@ class _Run:
         self.copying = Copying()               # spark/chain.py's copy of the last level to the store
         self.unsaved: Optional[tuple] = None   # (manifest, the levels whose rows it drops) held back for that copy
         self.saved = 0                         # levels the saved manifest names
+        self.unsure: Optional[dict] = None     # a manifest whose save failed as the JVM died (_landed)
         self.rows_every, self.rows_at = 0.0, None   # seconds between two levels whose rows are kept; the last's time
         self.last_job = 0.0                         # the last chained level job's seconds (spark/chain.due)
 
@@ -159,12 +160,30 @@ class _Run:
         except Exception as exc:      # the JVM or the store went with the copy: that level does not count
             self.unsaved = None
             lost = f"level {len(self.metas) - 1}'s copy to the store failed ({failure(exc)}); "
+        maybe = self._landed()
         if self.saved < len(self.metas):      # a manifest not saved: the run holds what the checkpoint does
             del self.metas[self.saved:]
             self.totals = {k: (dict(v) if isinstance(v, dict) else v) for k, v in self.metas[-1]["totals"].items()}
         start = max((m["level"] for m in self.metas[:self.saved] if "rows" in m or not m.get("links")), default=0)
         later = f" (it goes on from level {start}, the last whose rows are kept)" if start < self.saved - 1 else ""
-        return f"{lost}the checkpoint keeps levels 0-{self.saved - 1}: rerun with --resume{later}"
+        unsure = f" (or 0-{maybe - 1}: the JVM died as it wrote the manifest naming level {maybe - 1})" if maybe else ""
+        return f"{lost}the checkpoint keeps levels 0-{self.saved - 1}{unsure}: rerun with --resume{later}"
+
+    def _landed(self) -> int:
+        """After a manifest's save failed (the JVM died in the call), what the checkpoint holds:
+        where the manifest can be read without the JVM (file://) and the new one landed, the run
+        keeps its levels (0 returned); where it cannot, the level count it would name, for the
+        stop message to give both."""
+        unsure, self.unsure = self.unsure, None
+        if unsure is None or len(unsure["levels"]) <= self.saved:
+            return 0
+        landed = self.store.levels_on_disk()
+        if landed is None:
+            return len(unsure["levels"])
+        if landed == len(unsure["levels"]):
+            self.metas[:landed] = unsure["levels"]
+            self.saved = landed
+        return 0
 
     # ------------------------------------------------------------ resuming
 
@@ -235,7 +254,12 @@ class _Run:
         return meta
 
     def _save(self, manifest: dict, drop: list) -> None:
-        self.store.save(manifest)
+        try:
+            self.store.save(manifest)
+        except BaseException:            # the JVM may have renamed it into place as it died (_kept)
+            self.unsure = manifest
+            raise
+        self.unsure = None
         self.saved = len(manifest["levels"])
         for level in drop:
             self.levels.drop_rows(level)

@@ -98,6 +98,14 @@ class HadoopFs:
     def path(self, name: str = ""):
         return self._jvm.org.apache.hadoop.fs.Path(self._root, name) if name else self._root
 
+    def local_file(self, name: str) -> Optional[str]:
+        """`name`'s path on this machine for a file:// location (read without the JVM, which
+        may be gone: a manifest the JVM renamed into place as it died), else None."""
+        if self.scheme != "file":
+            return None
+        from urllib.parse import unquote, urlparse
+        return os.path.join(unquote(urlparse(self.url).path), name)
+
     def child_url(self, name: str) -> str:
         return self.path(name).toString()
 

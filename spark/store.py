@@ -39,6 +39,7 @@ never a pickle), keyed
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import tempfile
@@ -46,7 +47,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
-from spark.hadoopfs import HadoopFs, StoreError
+from spark.hadoopfs import MAX_READ, HadoopFs, StoreError
 from spark import rows
 from spark.seqfile import records as seq_records
 from spark.seqfile import write as write_sequence
@@ -278,6 +279,19 @@ class LevelStore(CheckpointDir):
             if problem:
                 raise CheckpointError(f"--checkpoint-dir {self.where}: not a usable spark-check manifest ({problem})")
         return data
+
+    def levels_on_disk(self) -> Optional[int]:
+        """The levels the manifest names, read from this machine's disk without the JVM (which
+        may be gone), 0 if it cannot be read; None where the store is not a local directory."""
+        path = self.fs.local_file(MANIFEST)
+        if path is None:
+            return None
+        try:
+            with open(path, "rb") as f:
+                levels = json.loads(f.read(MAX_READ)).get("levels")
+        except (OSError, ValueError, AttributeError):
+            return 0
+        return len(levels) if isinstance(levels, list) else 0
 
     def fresh(self) -> None:
         """Forget any earlier run in the directory (a run without --resume)."""

@@ -1,6 +1,8 @@
 """The manifest's fields for a links level (spark/store.py): each level's chunks are links, and
 the last two levels also name their chunks with rows. A field that says otherwise is refused
 with its reason (one line, exit 2, where spark-check loads it)."""
+import json
+
 import pytest
 
 from spark.store import malformed
@@ -90,3 +92,39 @@ def test_a_checkpoint_of_the_format_before_is_refused_in_one_line_and_kept(cli, 
         (line,) = r.stderr.strip().splitlines()
         assert "of an earlier kraft-verify (format 4; this one reads 5)" in line and "fresh directory" in line
     assert sorted(p.name for p in ck.rglob("*")) == before
+
+
+@pytest.mark.parametrize("readable", [True, False], ids=["file", "not-local"])
+def test_a_manifest_the_jvm_renamed_into_place_as_it_died_is_what_the_stop_names(spark_session, tmp_path,
+                                                                                 monkeypatch, readable):
+    """The race CI caught at ddaa2da: the JVM wrote and renamed the manifest naming level 3,
+    then died before py4j answered. The run said "keeps levels 0-2" of a checkpoint holding
+    0-3. Read from this machine's disk (file://), the stop names the levels the manifest does
+    and the run keeps them; where the manifest cannot be read without the JVM, it names both."""
+    import spark.session as session
+    from py4j.protocol import Py4JError
+    from tests.spark.test_spark import checkpoint, local, on_spark, small
+    from verifier.core.settings import Limits
+    cfg = small()
+    store = checkpoint(spark_session, tmp_path / "ck", cfg)
+    real = store.fs.write
+
+    def write(name, data, **kw):
+        real(name, data, **kw)
+        if name == "manifest.json" and len(json.loads(data)["levels"]) == 4:
+            monkeypatch.setattr(session, "jvm_alive", lambda: False)
+            store.fs._call("write the manifest", lambda: (_ for _ in ()).throw(Py4JError("cut")))
+    monkeypatch.setattr(store.fs, "write", write)
+    if not readable:
+        monkeypatch.setattr(store.fs, "local_file", lambda name: None)
+    got = on_spark(spark_session, cfg, Limits(max_depth=6), store=store, partitions=2, driver_levels=0)
+    assert got.status == "stopped" and got.stop_reason.startswith("Spark's JVM exited"), got.stop_reason
+    assert len(json.loads((tmp_path / "ck" / "manifest.json").read_text())["levels"]) == 4
+    want = local(cfg, 6).states_per_level
+    if readable:
+        assert "the checkpoint keeps levels 0-3: rerun with --resume" in got.stop_reason, got.stop_reason
+        assert got.states_per_level == want[:4]
+    else:
+        assert "the checkpoint keeps levels 0-2 (or 0-3: the JVM died as it wrote the manifest naming level 3): " \
+               "rerun with --resume" in got.stop_reason, got.stop_reason
+        assert got.states_per_level == want[:3]
