@@ -31,7 +31,9 @@ def measure(depth: int, pairs: int) -> dict:
     from specs import Model
     from specs.config import make_config
     from specs.kernel.events import MISS
-    from specs.kernel.properties import ALL_STATE, ALL_STEP, state_violations, step_violations
+    from specs.kernel import properties
+    from specs.kernel.properties import ALL_STATE, ALL_STEP, state_violations
+    step_violations = getattr(properties, "step_verdict", properties.step_violations)   # as the search asks it
     from specs.kernel.successors import BOUNDED, successors
     from verifier.cli import binding
     from verifier.core.rowhash import child_hash

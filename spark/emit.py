@@ -24,7 +24,7 @@ from numba import njit
 from spark import rows as R
 from spark.compiled import NEED_EVENT, T_FIRST_STUCK, T_STUCK, T_TERMINAL, T_TRANSITIONS, child_fp
 from specs.kernel.events import MISS
-from specs.kernel.properties import step_violations, steps_then_canonical
+from specs.kernel.properties import step_verdict, steps_then_canonical
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
 
 DONE, FULL, WIDEN, GROW = 0, 2, 3, 4     # emit_rows' other answers (NEED_EVENT is compiled.py's)
@@ -111,7 +111,7 @@ def emit_rows(rows, fps, pos, end, lay, cv, plan, tables, out, labels, key, work
                 if symmetric is not None:
                     bad_steps = step_bad[k]
                 else:
-                    bad_steps = step_violations(row, action, t, lay, facts, step_check)
+                    bad_steps = step_verdict(row, action, t, lay, facts, step_check)
                 s = 0
                 while bad_steps:
                     if bad_steps & 1 and found[s, 0] < 0:

@@ -26,7 +26,7 @@ from numba import njit
 from specs.kernel import control as C
 from specs.kernel import data as D
 from specs.kernel.events import MISS
-from specs.kernel.layout import BLOCK, H_VISIBLE, L_CAP, L_HIST, L_NB, block_differs
+from specs.kernel.layout import BLOCK, H_VISIBLE, L_CAP, L_CTRL, L_HIST, L_NB, block_differs
 from specs.kernel.mechanics import (CV_BOUNDS, CV_MAX_LEADER_EPOCH, CV_MAX_PARTITION_EPOCH,
                                     R_ANY_CANDIDATE_ELECTIONS, alive, facts_of, keep_promises, log_len)
 from specs.kernel.tables import F_LEADER, F_LEADER_EPOCH, F_PARTITION_EPOCH
@@ -157,7 +157,7 @@ def effect(t, lay, cv, f, tables, action, p0, p1, p2, prefer, key, work):
     return C.unclean_recovery_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)
 def apply(r, t, lay, cv, plan, tables, action, p0, p1, p2, prefer, key, work):
     """t = the state after the step (budget charged, no guard checked, the min ISR promises
     kept: mechanics.keep_promises): 0, or MISS. A refusal is left in work[-1]
@@ -175,9 +175,10 @@ def apply(r, t, lay, cv, plan, tables, action, p0, p1, p2, prefer, key, work):
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _emit(r, lay, cv, plan, tables, unbounded, out, labels, key, work, n, action, p0, p1, p2):
+def _emit(r, lay, cv, plan, tables, unbounded, r_within, out, labels, key, work, n, action, p0, p1, p2):
     """Append the step (action, p0, p1, p2) and its other candidates to out/labels from n on:
-    the new count, or MISS."""
+    the new count, or MISS. `r_within`: r itself within the epoch bounds (a step that leaves the
+    controller's value id as it was is then, with no look-up of its facts)."""
     facts = tables[3]
     budget = charged(r, lay, plan, action, p0)
     if budget >= 0 and not unbounded and r[used_at(lay) + budget] >= cv[CV_BOUNDS + budget]:
@@ -187,12 +188,15 @@ def _emit(r, lay, cv, plan, tables, unbounded, out, labels, key, work, n, action
         return MISS
     if same_but_budgets(first, r, lay):
         return n
-    old = facts_of(r, lay, facts)[F_LEADER]
-    chosen = facts_of(first, lay, facts)[F_LEADER]
-    if unbounded or within_bounds(first, lay, cv, facts):
+    same_value = first[lay[L_CTRL]] == r[lay[L_CTRL]]      # the controller's value as r's: r's epochs
+    if unbounded or (same_value and r_within) or within_bounds(first, lay, cv, facts):
         labels[n, 0], labels[n, 1], labels[n, 2], labels[n, 3], labels[n, 4] = action, p0, p1, p2, -1
         n += 1
-    if cv[R_ANY_CANDIDATE_ELECTIONS] and plan[action, 1] and chosen >= 0 and chosen != old:
+    if not (cv[R_ANY_CANDIDATE_ELECTIONS] and plan[action, 1]) or same_value:
+        return n
+    old = facts_of(r, lay, facts)[F_LEADER]
+    chosen = facts_of(first, lay, facts)[F_LEADER]
+    if chosen >= 0 and chosen != old:
         for b in range(lay[L_NB]):
             if b == chosen:
                 continue
@@ -211,6 +215,7 @@ def successors(r, lay, cv, plan, tables, mode, only, out, labels, key, work, par
     `work`, `params`: scratch (compiled code here allocates nothing)."""
     f = facts_of(r, lay, tables[3])
     used = used_at(lay)
+    r_within = f[F_LEADER_EPOCH] <= cv[CV_MAX_LEADER_EPOCH] and f[F_PARTITION_EPOCH] <= cv[CV_MAX_PARTITION_EPOCH]
     n = 0
     for action in range(len(plan)):
         if only >= 0 and action != only:
@@ -230,7 +235,7 @@ def successors(r, lay, cv, plan, tables, mode, only, out, labels, key, work, par
                 labels[n, 0], labels[n, 1], labels[n, 2], labels[n, 3], labels[n, 4] = action, 0, 0, 0, -1
                 n += 1                    # a step all the same, though a row cannot hold its log
             else:
-                n = _emit(r, lay, cv, plan, tables, mode == UNBOUNDED, out, labels, key, work, n, action,
+                n = _emit(r, lay, cv, plan, tables, mode == UNBOUNDED, r_within, out, labels, key, work, n, action,
                           params[j, 0], params[j, 1], params[j, 2])
                 if n == MISS:
                     return MISS

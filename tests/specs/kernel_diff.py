@@ -20,7 +20,7 @@ def digest(cfg, limit: int) -> list:
     import numpy as np
 
     from invariants import REGISTRY
-    from specs.kernel.properties import STATE, STEP, state_violations, step_violations
+    from specs.kernel.properties import STATE, STEP, state_violations, step_verdict, step_violations
     from specs import actions as A
     from specs.kernel import kernel_of
     from verifier.core.rowhash import child_hash, row_hash
@@ -56,10 +56,13 @@ def digest(cfg, limit: int) -> list:
             fp = [int(v) for v in child_hash(row, *map(np.uint64, own), trow)]
             assert fp == fingerprint(trow), "a successor's fingerprint from its parent's is its own"
             after, error = A.step(cfg, s, label)
+            action = A.ACTION_NAMES.index(label[0])
+            verdict = int(step_violations(row, action, trow, lay, k.tables.facts, (1 << len(STEP)) - 1))
+            assert int(step_verdict(row, action, trow, lay, k.tables.facts, (1 << len(STEP)) - 1)) == verdict, \
+                f"the searches' step_verdict answers {label} otherwise than step_violations"
             entry["steps"].append({
                 "label": repr(label), "row": [int(v) for v in trow], "fp": fp, "error": error, "same": after == t,
-                "step": int(step_violations(row, A.ACTION_NAMES.index(label[0]), trow, lay, k.tables.facts,
-                                            (1 << len(STEP)) - 1))})
+                "step": verdict})
             assert np.array_equal(k.pack(k.unpack(trow)), trow)
         if not steps:
             entry["stuck"] = next(A.successors(cfg, s, True), None) is None

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from specs.kernel.properties import state_violations, step_violations, steps_then_canonical
+from specs.kernel.properties import state_violations, step_verdict, steps_then_canonical
 from specs.kernel.events import MISS
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
 from verifier.engines.kernel.search import (C_TERMINAL, C_TRANSITIONS, C_VISITED, DEADLOCK_SLOT, DONE,
@@ -90,7 +90,7 @@ def expand_claim(frontier, frontier_fp, lo, hi, retry, used, ncand, lay, cv, pla
             for j in range(5):
                 labs[s, j] = labels[k, j]
             if symmetric is None:
-                step_bad[s] = step_violations(row, labels[k, 0], t, lay, facts, step_check) if step_check else 0
+                step_bad[s] = step_verdict(row, labels[k, 0], t, lay, facts, step_check) if step_check else 0
             a, b = fps[k, 0], fps[k, 1]
             o = owner(a, owners)
             got, slot = claim(visited[o], a, b, found + np.uint64(k), first_key, lost)

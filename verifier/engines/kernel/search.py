@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from specs.kernel.properties import state_violations, step_violations, steps_then_canonical
+from specs.kernel.properties import state_violations, step_verdict, steps_then_canonical
 from specs.kernel.events import MISS
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
 from verifier.core.rowhash import child_hash
@@ -90,7 +90,7 @@ and nxt_fp: (what ended it, pos, n_next, n_store).
                 if symmetric is not None:
                     bad = step_bad[k] & open_steps
                 else:
-                    bad = step_violations(row, action, t, lay, facts, open_steps)
+                    bad = step_verdict(row, action, t, lay, facts, open_steps)
                 if bad:
                     _record(found_index, found_group, found_label, ctr, bad, STEP_SLOT, me, labels[k])
                     if not keep_going:

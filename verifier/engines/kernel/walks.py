@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit
 
 from specs.kernel.events import MISS
-from specs.kernel.properties import STATE, STEP, state_violations, step_violations
+from specs.kernel.properties import STATE, STEP, state_violations, step_verdict
 from specs.kernel.successors import BOUNDED, LABEL, N_ACTIONS, UNBOUNDED, successors
 from verifier.core import knobs
 from verifier.core.properties import split
@@ -151,7 +151,7 @@ def walk_on(roots, root_fps, walks, depth, mt, at, w, cur, cur_fp, path, table, 
                 path[w[W_STEP], j] = labels[k, j]
             w[W_STEP] += 1
             t = out[k]
-            w[W_STEP_BAD] = step_violations(cur, labels[k, 0], t, lay, facts, step_check) if step_check else 0
+            w[W_STEP_BAD] = step_verdict(cur, labels[k, 0], t, lay, facts, step_check) if step_check else 0
             a, b = child_hash(cur, cur_fp[0], cur_fp[1], t)
             if visit(table, a, b):
                 w[W_DISTINCT] += 1
