@@ -11,6 +11,7 @@ it was kept), on a violation that stops the search, and at max states.
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from specs.kernel.properties import state_violations, step_verdict, steps_then_canonical
@@ -47,80 +48,126 @@ def _record(found_index, found_group, found_label, ctr, bits, first_slot, index,
 @njit(cache=True, _nrt=False)
 def expand(frontier, frontier_fp, pos, end, base, nxt, nxt_fp, n_next, parents, labels_of, n_store, table,
            lay, cv, plan, tables, out, labels, key, ctr, enabled, taken, state_check, step_check, found_index,
-           found_group, found_label, opts, work, params, none, fps, step_bad, symmetric, ks):
+           found_group, found_label, opts, work, params, none, fps, step_bad, symmetric, ks, out2, labels2, fps2,
+           step_bad2):
     """Expand frontier[pos:end] (state numbers base+pos..., fingerprints frontier_fp) into nxt
 and nxt_fp: (what ended it, pos, n_next, n_store).
     `opts`: keep going after a violation, check deadlocks, max states (-1: none); `work`,
     `params`: the successors' scratch; `none`: a label of -1s; `fps`: the successors' fingerprints;
     `ks`: empty, or where a kept state's place among its parent's successors goes (the search
     with its store on disk keeps that, not the label: external.py).
-    A state's successors are all fingerprinted and their slots asked for (prefetch) before the
-    first is looked up, so that their cache misses overlap."""
-    facts = tables[3]
-    keep_going, deadlocks, max_states = opts[0], opts[1], opts[2]
-    while pos < end:
-        row = frontier[pos]
-        fa, fb = frontier_fp[pos, 0], frontier_fp[pos, 1]
-        me = base + pos
-        n = successors(row, lay, cv, plan, tables, BOUNDED, -1, out, labels, key, work, params)
-        if n != MISS and symmetric is not None:      # each step judged before it is renamed
-            n = steps_then_canonical(row, out, labels, n, lay, cv, tables, key, work, step_check, step_bad, 0)
+
+    Pipelined one state deep: a state's successors are made, fingerprinted and their slots
+    asked for (prefetch) while the state before it still waits to be looked up; that one is
+    taken next, its slots loaded by then. On --brokers 5 the visited table is gigabytes, and
+    a look-up a miss to memory that a state's own prefetches, issued just before, could not
+    hide. Two sets of buffers (out, labels, fps, step_bad and their ...2 twins) hold the two
+    states' successors. The states are taken in frontier order all the same: only the making
+    of a state's successors, which reads nothing the taking writes, moves ahead."""
+    keep_going, deadlocks = opts[0], opts[1]
+    held = -1                        # the state whose successors wait in the buffers of parity `side`
+    held_n, held_stuck, side, mine, stuck = 0, False, 0, 0, False
+    while True:
+        if pos < end:
+            mine = 1 - side if held >= 0 else 0
+            o, lb, f, sb = (out2, labels2, fps2, step_bad2) if mine else (out, labels, fps, step_bad)
+            row = frontier[pos]
+            n = successors(row, lay, cv, plan, tables, BOUNDED, -1, o, lb, key, work, params)
+            if n != MISS and symmetric is not None:      # each step judged before it is renamed
+                n = steps_then_canonical(row, o, lb, n, lay, cv, tables, key, work, step_check, sb, 0)
+            stuck = False
+            if n == 0 and deadlocks and found_index[DEADLOCK_SLOT] < 0:
+                m = successors(row, lay, cv, plan, tables, UNBOUNDED, -1, o, lb, key, work, params)
+                n = MISS if m == MISS else 0
+                stuck = m == 0
+            if n != MISS:
+                fa, fb = frontier_fp[pos, 0], frontier_fp[pos, 1]
+                for k in range(n):
+                    a, b = child_hash(row, fa, fb, o[k])
+                    f[k, 0], f[k, 1] = a, b
+                    prefetch(table, b)
+        else:
+            n = 0
+        if held >= 0:
+            o, lb, f, sb = (out2, labels2, fps2, step_bad2) if side else (out, labels, fps, step_bad)
+            why, n_next, n_store = _take_state(frontier[held], base + held, held_n, held_stuck, o, lb, f, sb, nxt,
+                                               nxt_fp, n_next, parents, labels_of, n_store, table, lay, tables,
+                                               ctr, enabled, taken, state_check, step_check, found_index,
+                                               found_group, found_label, opts, none, symmetric, ks)
+            if why == GROW:
+                return GROW, held, n_next, n_store
+            if why != DONE:
+                return why, held + 1, n_next, n_store
+            held = -1
+        if pos >= end:
+            return DONE, pos, n_next, n_store
         if n == MISS:
             return NEED_EVENT, pos, n_next, n_store
-        if n_next + n > len(nxt) or n_store + n > len(parents) or 2 * (ctr[C_VISITED] + n) > len(table):
-            return GROW, pos, n_next, n_store
-        stuck = False
-        if n == 0 and deadlocks and found_index[DEADLOCK_SLOT] < 0:
-            m = successors(row, lay, cv, plan, tables, UNBOUNDED, -1, out, labels, key, work, params)
-            if m == MISS:
-                return NEED_EVENT, pos, n_next, n_store
-            stuck = m == 0
+        held, held_n, held_stuck, side = pos, n, stuck, mine
         pos += 1
-        for k in range(n):
-            a, b = child_hash(row, fa, fb, out[k])
-            fps[k, 0], fps[k, 1] = a, b
-            prefetch(table, b)
-        for k in range(n):
-            t = out[k]
-            action = labels[k, 0]
-            ctr[C_TRANSITIONS] += 1
-            enabled[action] += 1
-            open_steps = step_check & ~_found_mask(found_index, STEP_SLOT, 5)
-            if open_steps:
-                if symmetric is not None:
-                    bad = step_bad[k] & open_steps
-                else:
-                    bad = step_verdict(row, action, t, lay, facts, open_steps)
-                if bad:
-                    _record(found_index, found_group, found_label, ctr, bad, STEP_SLOT, me, labels[k])
-                    if not keep_going:
-                        return STOP, pos, n_next, n_store
-            a, b = fps[k, 0], fps[k, 1]
-            if not visit(table, a, b):
-                continue
-            take(t, labels[k], me, nxt, n_next, parents, labels_of, n_store, ctr, taken)
-            if len(ks):
-                ks[n_store] = k
-            nxt_fp[n_next, 0], nxt_fp[n_next, 1] = a, b
-            n_next += 1
-            n_store += 1
-            open_states = state_check & ~_found_mask(found_index, 0, 10)
-            if open_states:
-                bad = state_violations(t, lay, facts, open_states)
-                if bad:
-                    _record(found_index, found_group, found_label, ctr, bad, 0, n_store - 1, none)
-                    if not keep_going:
-                        return STOP, pos, n_next, n_store
-            if max_states >= 0 and n_store >= max_states:
-                return MAX_STATES, pos, n_next, n_store
-        if n == 0:
-            ctr[C_TERMINAL] += 1
-            if stuck:
-                ctr[C_TERMINAL] -= 1
-                _record(found_index, found_group, found_label, ctr, 1, DEADLOCK_SLOT, me, none)
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _take_state(row, me, n, stuck, out, labels, fps, step_bad, nxt, nxt_fp, n_next, parents, labels_of, n_store,
+                table, lay, tables, ctr, enabled, taken, state_check, step_check, found_index, found_group,
+                found_label, opts, none, symmetric, ks):
+    """State `me`'s n successors (made, fingerprinted and prefetched) looked up, checked and
+    the new ones kept, in order: (DONE, or GROW before any is taken if the buffers or the table
+    lack room for them, or what stopped it; n_next; n_store)."""
+    facts = tables[3]
+    keep_going, max_states = opts[0], opts[2]
+    if n_next + n > len(nxt) or n_store + n > len(parents) or 2 * (ctr[C_VISITED] + n) > len(table):
+        return GROW, n_next, n_store
+    for k in range(n):
+        t = out[k]
+        action = labels[k, 0]
+        ctr[C_TRANSITIONS] += 1
+        enabled[action] += 1
+        open_steps = step_check & ~_found_mask(found_index, STEP_SLOT, 5)
+        if open_steps:
+            if symmetric is not None:
+                bad = step_bad[k] & open_steps
+            else:
+                bad = step_verdict(row, action, t, lay, facts, open_steps)
+            if bad:
+                _record(found_index, found_group, found_label, ctr, bad, STEP_SLOT, me, labels[k])
                 if not keep_going:
-                    return STOP_NO_CUT, pos, n_next, n_store
-    return DONE, pos, n_next, n_store
+                    return STOP, n_next, n_store
+        a, b = fps[k, 0], fps[k, 1]
+        if not visit(table, a, b):
+            continue
+        take(t, labels[k], me, nxt, n_next, parents, labels_of, n_store, ctr, taken)
+        if len(ks):
+            ks[n_store] = k
+        nxt_fp[n_next, 0], nxt_fp[n_next, 1] = a, b
+        n_next += 1
+        n_store += 1
+        open_states = state_check & ~_found_mask(found_index, 0, 10)
+        if open_states:
+            bad = state_violations(t, lay, facts, open_states)
+            if bad:
+                _record(found_index, found_group, found_label, ctr, bad, 0, n_store - 1, none)
+                if not keep_going:
+                    return STOP, n_next, n_store
+        if max_states >= 0 and n_store >= max_states:
+            return MAX_STATES, n_next, n_store
+    if n == 0:
+        ctr[C_TERMINAL] += 1
+        if stuck and found_index[DEADLOCK_SLOT] < 0:     # (made before the state ahead of it was taken)
+            ctr[C_TERMINAL] -= 1
+            _record(found_index, found_group, found_label, ctr, 1, DEADLOCK_SLOT, me, none)
+            if not keep_going:
+                return STOP_NO_CUT, n_next, n_store
+    return DONE, n_next, n_store
+
+
+def twins(search) -> tuple:
+    """The second set of successor buffers `expand`'s pipeline fills while the first waits (out,
+    labels, fps, step_bad), shaped as the Search's kernel's own (a longer log remakes them)."""
+    k, twin = search.k, getattr(search, "_twin", None)
+    if twin is None or twin[0].shape != k.out.shape:
+        twin = search._twin = tuple(np.zeros_like(a) for a in (k.out, k.labels, search.fps, k.step_bad))
+    return twin
 
 
 @njit(cache=True, inline="always", _nrt=False)
