@@ -355,8 +355,12 @@ final class OracleCluster {
         PartitionRegistration current = replicationControl.getPartition(topicId, 0);
         List<Integer> replicas = ints(p.get("replicas"));
         List<Uuid> dirs = new ArrayList<>();
-        for (int r : replicas) dirs.add(current.directory(r).equals(Uuid.ZERO_UUID)
-            ? logDirs.getOrDefault(r, Uuid.ZERO_UUID) : current.directory(r));
+        for (int r : replicas) {      // a replica the created topic lacks (one being added) has no directory yet
+            boolean had = false;
+            for (int c : current.replicas) had |= c == r;
+            Uuid dir = had ? current.directory(r) : Uuid.ZERO_UUID;
+            dirs.add(dir.equals(Uuid.ZERO_UUID) ? logDirs.getOrDefault(r, Uuid.ZERO_UUID) : dir);
+        }
         PartitionRecord record = new PartitionRecord().
             setTopicId(topicId).setPartitionId(0).
             setReplicas(replicas).
