@@ -3,11 +3,16 @@ the sets `make conform` and CI walk.
 
 The matrix's sets are sized for exhaustive search; walked, they never take a controlled
 shutdown and rarely an unclean election, so a model wrong there agreed with Kafka. These two
-fill that in, for every release (none needs ELR, so 3.9 walks them too):
+fill that in, for every release (none needs ELR, so 3.9 walks them too), and a third walks a
+cluster setting no preset has:
 
 - `shutdowns`: controlled shutdowns and the clean stop after them, both kinds of crash, and
   admin elections (a preferred one after the leader moved; refused ones: the preferred replica
   already leads or cannot lead);
+- `epoch-bump`: a cluster at metadata.version 3.5-IV2, where an ISR shrink still bumps the leader
+  epoch (KAFKA-15021 stopped it in 3.6), so ELR is off; a cluster setting, not a rule of the
+  release (specs/projection.CLUSTER_SETTINGS), and the only way to reach PartitionChangeBuilder's
+  epoch-bump branches;
 - `unclean`: two replicas with min ISR 1 and no leader-initiated ISR shrink, so fences and
   crashes leave the partition leaderless within a few steps; unclean.leader.election.enable toggled often
   (weight 3, set_min_isr 0.2) within six config changes, and the periodic unclean election
@@ -34,6 +39,7 @@ class WalkSet:
     replicas: tuple = (1, 2, 3)
     min_isr: Optional[int] = None
     plan: Plan = field(default_factory=Plan)
+    flags: dict = field(default_factory=dict)     # rules a cluster can be set to run (specs.projection.CLUSTER_SETTINGS)
 
 
 WALK_SETS = {
@@ -48,6 +54,11 @@ WALK_SETS = {
          "admin_elections": 1},
         replicas=(1, 2), min_isr=1,
         plan=Plan(refusals=2, weights={"set_unclean": 3.0, "periodic_unclean_election": 20.0, "set_min_isr": 0.2})),
+    "epoch-bump": WalkSet(
+        "metadata.version 3.5-IV2 (before KAFKA-15021): an ISR shrink bumps the leader epoch; ELR off, which "
+        "that metadata version cannot run; two ISR shrinks and a config change",
+        {"isr_shrinks": 2, "config_changes": 1},
+        flags={"leader_epoch_bump_on_isr_shrink": True, "elr": False}),
 }
 
 # What `make conform` (bench/conform_bench.py) and CI (tests/verifier/engines/test_conform.py) walk per
@@ -60,4 +71,4 @@ def walk_config(preset: str, name: str, mutant: Optional[str] = None):
     """The config of one of conform's own walk sets under `preset` (and a mutant)."""
     ws = WALK_SETS[name]
     return make_config(preset, replicas=list(ws.replicas), min_isr=ws.min_isr, bounds=dict(ws.bounds),
-                       mutant=mutant)
+                       mutant=mutant, flags=dict(ws.flags) or None)
