@@ -64,13 +64,13 @@ and nxt_fp: (what ended it, pos, n_next, n_store).
     hide. Two sets of buffers (out, labels, fps, step_bad and their ...2 twins) hold the two
     states' successors. The states are taken in frontier order all the same: only the making
     of a state's successors, which reads nothing the taking writes, moves ahead."""
-    keep_going, deadlocks = opts[0], opts[1]
+    deadlocks = opts[1]
     held = -1                        # the state whose successors wait in the buffers of parity `side`
     held_n, held_stuck, side, mine, stuck = 0, False, 0, 0, False
     while True:
         if pos < end:
             mine = 1 - side if held >= 0 else 0
-            o, lb, f, sb = (out2, labels2, fps2, step_bad2) if mine else (out, labels, fps, step_bad)
+            o, lb, f, sb = _buffers(mine, out, labels, fps, step_bad, out2, labels2, fps2, step_bad2)
             row = frontier[pos]
             n = successors(row, lay, cv, plan, tables, BOUNDED, -1, o, lb, key, work, params)
             if n != MISS and symmetric is not None:      # each step judged before it is renamed
@@ -89,7 +89,7 @@ and nxt_fp: (what ended it, pos, n_next, n_store).
         else:
             n = 0
         if held >= 0:
-            o, lb, f, sb = (out2, labels2, fps2, step_bad2) if side else (out, labels, fps, step_bad)
+            o, lb, f, sb = _buffers(side, out, labels, fps, step_bad, out2, labels2, fps2, step_bad2)
             why, n_next, n_store = _take_state(frontier[held], base + held, held_n, held_stuck, o, lb, f, sb, nxt,
                                                nxt_fp, n_next, parents, labels_of, n_store, table, lay, tables,
                                                ctr, enabled, taken, state_check, step_check, found_index,
@@ -105,6 +105,12 @@ and nxt_fp: (what ended it, pos, n_next, n_store).
             return NEED_EVENT, pos, n_next, n_store
         held, held_n, held_stuck, side = pos, n, stuck, mine
         pos += 1
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _buffers(parity, out, labels, fps, step_bad, out2, labels2, fps2, step_bad2):
+    """expand's successor buffers of `parity` (0: the first set, 1: its twins)."""
+    return (out2, labels2, fps2, step_bad2) if parity else (out, labels, fps, step_bad)
 
 
 @njit(cache=True, inline="always", _nrt=False)
