@@ -128,6 +128,8 @@ def _broker_ids(name: str, ids: Any) -> tuple[int, ...]:
 
 MAX_INT = 2**31 - 1          # Kafka's broker ids and min.insync.replicas are Java ints
 MAX_REPLICAS = 7             # the largest replication factor a search of this model gets through
+MAX_BROKERS = 15             # replicas and spare brokers: every engine judges the properties on the
+                             # kernel's rows (specs/kernel/properties.py), which name at most 15
 MAX_BOUND = 1_000_000        # a bound beyond this is a typo: no search gets near it
 
 
@@ -201,6 +203,9 @@ def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = N
         if len(set(extra)) != len(extra):
             raise ConfigError("config field 'spare_brokers' has a duplicate broker id")
         cfg = replace(cfg, extra_brokers=tuple(sorted(set(extra) - set(cfg.replicas))))
+    if len(cfg.brokers) > MAX_BROKERS:
+        raise ConfigError(f"{len(cfg.brokers)} brokers (replicas and spare_brokers): the model holds at most "
+                          f"{MAX_BROKERS}")
     if cfg.rules.any_candidate_elections and list(cfg.replicas) != sorted(cfg.replicas):
         raise ConfigError("any_candidate_elections keeps replicas as a set: list them in id order")
     return cfg

@@ -34,7 +34,11 @@ def _warning(message, category, filename, lineno, file=None, line=None) -> None:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    """The command line; with no `argv`, the process's own entry point (the console script,
+    `python -m verifier.cli`), which then ignores signals while it exits: the run is over."""
     code = _main(argv)
+    if argv is None:
+        stop.exiting()
     try:
         sys.stdout.flush()    # a terminal that cannot take the output (stdout on /dev/full) is one line
     except OSError as exc:
@@ -118,9 +122,9 @@ def _main(argv: Optional[list[str]]) -> int:
     except WriteError as exc:     # the run's files could not be written: never a verdict (exit 2)
         print(f"kraft-verify: error: {one_line(exc)} (the run's report is incomplete; exit 2)", file=sys.stderr)
         return EXIT_INPUT
-    except Exception:
+    except Exception as exc:
         if not stop.requested():
-            raise
+            return _crashed(exc, argv)
         return _interrupted(stop.requested(), argv)    # e.g. z3 wraps the interrupt in its own error
     except KeyboardInterrupt as exc:
         return _interrupted(getattr(exc, "signal", "SIGINT"), argv)
@@ -156,6 +160,22 @@ def _utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _crashed(exc: Exception, argv: list[str]) -> int:
+    """An error no part of the run expected: a bug in kraft-verify, never a verdict. Python's
+    own exit (1, a violation's code) read as a violation to CI; now the traceback (what to
+    report), a report that says the run did not finish, and exit 2."""
+    import traceback
+    traceback.print_exception(exc, file=sys.stderr)
+    try:
+        where = write_interrupted(f"an internal error ({type(exc).__name__}: {one_line(exc)})",
+                                  " ".join(["kraft-verify"] + argv), EXIT_INPUT)
+    except (KeyboardInterrupt, OSError):
+        where = None
+    print(f"kraft-verify: internal error: {type(exc).__name__}: {one_line(exc)}: a bug in kraft-verify, not a "
+          f"verdict (exit 2)" + (f"; report: {where}" if where else ""), file=sys.stderr)
+    return EXIT_INPUT
 
 
 def _interrupted(name: str, argv: list[str]) -> int:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from specs import config_label, make_config, unknown
+from verifier.core import stop
 
 
 class UsageError(Exception):
@@ -197,15 +198,17 @@ def abandon_run() -> None:
             pass        # not empty, or gone: nothing to take back
 
 
-def write_interrupted(name: str, command: str) -> Optional[Path]:
-    """An interrupt that reached the command line: the run's report says so (exit 3)."""
+def write_interrupted(name: str, command: str, code: int = 3) -> Optional[Path]:
+    """An interrupt (or, with exit `code` 2, an internal error) that reached the command line:
+    the run's report says so."""
     from verifier.reports.summary import header
     if "dir" not in RUN:
         return None
     summary = header(RUN["kind"], RUN["cfg"], RUN["run_id"], command)
-    summary.update(result="stopped", exit_code=3, invariants=[], violated=[], counterexamples={},
+    summary.update(result="stopped", exit_code=code, invariants=[], violated=[], counterexamples={},
                    counterexample=None, counts={}, warnings=[],
-                   stop_reason=f"interrupted by {name} before the run could report partial results")
+                   stop_reason=f"{'interrupted by ' if code == 3 else 'stopped by '}{name} before the run could "
+                               "report partial results")
     write_run(summary, RUN["dir"], RUN.get("junit"), console())
     return RUN["dir"]
 
@@ -230,6 +233,7 @@ def write_run(summary: dict, out_dir: Path, junit: Optional[str], console_) -> N
         write(summary, out_dir, junit or RUN.get("junit"), console_)
     except JunitError as exc:
         raise UsageError(exc.strerror) from None
+    stop.reported()
 
 
 def write_result(result, model, out_dir: Path, run_id: str, args, name: str, console_,
@@ -239,10 +243,12 @@ def write_result(result, model, out_dir: Path, run_id: str, args, name: str, con
     from verifier.reports.writer import JunitError
     from verifier.reports.writer import write_result as write
     try:
-        return write(result, model, out_dir, run_id, "kraft-verify " + " ".join(args.argv), name,
-                     getattr(args, "junit", None) or RUN.get("junit"), console_, also)
+        summary = write(result, model, out_dir, run_id, "kraft-verify " + " ".join(args.argv), name,
+                        getattr(args, "junit", None) or RUN.get("junit"), console_, also)
     except JunitError as exc:
         raise UsageError(exc.strerror) from None
+    stop.reported()           # the verdict is written: a late signal keeps its exit code
+    return summary
 
 
 def gate_command(args, engine: str, base, names: list, run_one_for, title: str, columns: tuple = (),

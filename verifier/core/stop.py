@@ -18,6 +18,7 @@ from typing import Callable, Iterator, Optional
 
 _requested: Optional[str] = None
 _polling = 0
+_reported = False
 
 
 class Interrupted(KeyboardInterrupt):
@@ -30,6 +31,8 @@ class Interrupted(KeyboardInterrupt):
 
 def _handler(signum, frame) -> None:
     global _requested
+    if _reported:
+        return                  # the run's report is written: its exit code stands
     first = _requested is None
     _requested = signal.Signals(signum).name
     if not first or not _polling:
@@ -38,12 +41,29 @@ def _handler(signum, frame) -> None:
 
 def install() -> None:
     """Route SIGINT and SIGTERM here (the command line calls it once, at start)."""
-    global _requested
-    _requested = None
+    global _requested, _reported
+    _requested, _reported = None, False
     if threading.current_thread() is not threading.main_thread():
         return                  # only the main thread may set handlers (an embedding caller's choice)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _handler)
+
+
+def reported() -> None:
+    """The run's report is written: a signal from now on changes nothing (a Ctrl-C as the
+    process exits left a green report beside exit 130)."""
+    global _reported
+    _reported = True
+
+
+def exiting() -> None:
+    """The process is about to exit with its run's code: signals are ignored from here on, as
+    Python puts the default handlers back while it shuts down and a signal then killed it (exit
+    130 after the report). Only for the process's own entry point: the disposition is inherited
+    by the processes a caller starts later."""
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
 
 
 def ignore_in_worker() -> None:

@@ -129,3 +129,29 @@ def test_an_unwritable_junit_path_is_refused_before_the_run(cli, tmp_path):
     res = cli("check", "--brokers", "4", "--junit", str(tmp_path / "missing" / "j.xml"), "--out", str(tmp_path))
     assert res.returncode == 2 and "--junit" in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert not list(tmp_path.glob("check-*/summary.json"))     # refused before the search, not after it
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("delay", [0.0, 0.02, 0.08])
+def test_a_signal_after_the_report_keeps_the_runs_exit_code(tmp_path, sig, delay):
+    """A run that printed its report line and is signalled as it exits: its exit code (0 here)
+    and its green report stand (it exited 130 beside a green summary: Python puts the default
+    handlers back while it shuts down)."""
+    proc = subprocess.Popen([sys.executable, "-m", "verifier.cli", "check", "-q", "--out", str(tmp_path)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONUNBUFFERED="1"), start_new_session=True)
+    try:
+        for line in proc.stdout:
+            if line.startswith("report:"):
+                break
+        time.sleep(delay)
+        proc.send_signal(sig)
+        rest, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 0, (proc.returncode, err)
+    assert "Traceback" not in err and "interrupted" not in err + rest
+    (summary,) = [json.loads(p.read_text()) for p in tmp_path.glob("*/summary.json")]
+    assert summary["result"] == "ok" and summary["exit_code"] == 0

@@ -110,6 +110,39 @@ def test_small_rounds_full_buffers_and_crowded_tables_change_nothing(monkeypatch
     assert FULL in undone and CROWDED in undone, f"a path was not taken: {set(undone)}"
 
 
+def test_a_stretch_one_state_fills_is_widened_and_the_answers_stay(monkeypatch):
+    """Stretches that start with room for 4 successors, on rounds of 8 states a stretch: a
+    state with more fills its stretch alone, the stretches are widened (not a crash) and the
+    answers are one thread's."""
+    import verifier.engines.kernel as engine
+    from verifier.engines.kernel import parallel, stretch
+    monkeypatch.setattr(engine, "P_STATES", 8 * engine.PIECES)
+    monkeypatch.setattr(engine, "P_SUCCESSORS", 0)
+    monkeypatch.setattr(stretch, "START_ROWS", 4)
+    widened = []
+    real = stretch.widen
+    monkeypatch.setattr(parallel, "widen", lambda search, n: (widened.append(search._widths[1]), real(search, n)))
+    cfg = make_config(mutant="hwm-ignores-min-isr", bounds={"isr_shrinks": 1})
+    assert _facts(_run("kernel", Model(cfg, symmetry=False), threads=2)) == _one_thread("hwm-ignores-min-isr")
+    assert widened and widened[0] == 4, widened
+
+
+def test_threads_buffers_stay_small_where_a_state_could_have_half_a_million_successors():
+    """Twelve spare brokers: the kernel allows 531,200 successors a state. The threads' flags and
+    buffers are sized by a fixed share and the round, not by that (they asked for 32 GB, and the
+    run died allocating them)."""
+    import verifier.engines.kernel as engine
+    from verifier.engines.kernel.stretch import LOST_BYTES
+    cfg = make_config(extra_brokers=list(range(100, 112)))
+    search = engine.Search(Model(cfg, symmetry=False), binding.properties(), Settings(), None, threads=2)
+    try:
+        assert search.k.max_successors > 500_000
+        assert search.lost.nbytes <= 2 * LOST_BYTES
+        assert sum(st.nbytes for st in search.stretches) < 1 << 28
+    finally:
+        search.close()
+
+
 @SHARED
 def test_fills_beside_running_threads_and_fills_that_wait_for_them_change_nothing(monkeypatch):
     """The threads' controller events are filled while other threads still expand; once the

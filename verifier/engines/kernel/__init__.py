@@ -128,14 +128,10 @@ class Search(Rounds):
         if threads > 1:
             from concurrent.futures import ThreadPoolExecutor
 
-            from verifier.engines.kernel.parallel import Stretch
+            from verifier.engines.kernel.stretch import stretches
             # each thread's share of a round in PIECES stretches: while a stretch waits for its
             # controller events (the fills, in Python), its thread expands another
-            capacity = max(P_STATES * P_SUCCESSORS // PIECES, self.k.max_successors)
-            self.stretches = [Stretch(self.k, capacity, P_STATES // PIECES, self.visited.owners, len(self.enabled))
-                              for _ in range(threads * PIECES)]
-            self.stride = self.k.max_successors        # a discovery key: (parent's number + 1) * stride + k
-            self.lost = np.zeros(threads * P_STATES * self.stride, dtype=np.uint8)
+            stretches(self, threads, P_STATES, P_SUCCESSORS, PIECES)
             self._claims = self.k.max_successors       # the slots a round has room for (parallel.ROOM)
             self.pool = ThreadPoolExecutor(threads)
 

@@ -33,6 +33,7 @@ from verifier.engines.kernel.search import (C_TERMINAL, C_TRANSITIONS, C_VISITED
                                             MAX_STATES, STEP_SLOT, STOP, STOP_NO_CUT, _found_mask, _record, keep)
 from verifier.core.rowhash import child_hash
 from verifier.engines.kernel.visited import claim, owner, prefetch, unclaim
+from verifier.engines.kernel.stretch import widen
 
 FULL = 6          # a stretch's buffers ran out: the round is undone and taken again with fewer states
 CROWDED = 7       # a stretch's share of a visited table ran out: undone, and taken again with more room
@@ -230,59 +231,6 @@ def copy_rows(rows, fp, cand, where, upto, nxt, nxt_fp):
             put(rows, fp, cand[k], nxt, nxt_fp, where[k])
 
 
-def private(shape, dtype):
-    """A zeroed array no other thread's array shares a cache line with: the scratch a thread
-    writes on every step (two threads writing neighbouring small arrays took turns owning the
-    line, and two threads ran no faster than one)."""
-    shape = shape if isinstance(shape, tuple) else (shape,)
-    n, pad = int(np.prod(shape)), 256 // np.dtype(dtype).itemsize
-    return np.zeros(n + 2 * pad, dtype=dtype)[pad:pad + n].reshape(shape)
-
-
-class Stretch:
-    """One thread's buffers for a round."""
-
-    def __init__(self, kernel, capacity: int, states: int, owners: int, actions: int):
-        self.k, w = kernel, kernel.layout.width
-        self.out = private(kernel.out.shape, kernel.out.dtype)
-        self.labels = private(kernel.labels.shape, kernel.labels.dtype)
-        self.key = private(kernel.key.shape, kernel.key.dtype)
-        self.work = private(kernel.work.shape, kernel.work.dtype)
-        self.params = private(kernel.params.shape, kernel.params.dtype)
-        self.fps = private((kernel.max_successors, 2), np.uint64)
-        self.rows = private((capacity, w), np.int32)          # the candidates'
-        self.fp = private((capacity, 2), np.uint64)
-        self.slots = private(capacity, np.int64)
-        self.labs = private((capacity, 5), np.int64)          # every successor's
-        self.cand = private(capacity, np.int64)
-        self.is_new = private(capacity, np.bool_)
-        self.where = private(capacity, np.int64)
-        self.step_bad = private(capacity, np.int64)
-        self.state_bad = private(capacity, np.int64)
-        self.counts = private(states, np.int64)
-        self.first = private(states, np.int64)
-        self.misses = private((states, len(kernel.key)), np.int64)
-        self.stuck = private(states, np.bool_)
-        self.claimed = private(owners + 1, np.int64)
-        self.enabled = private(actions, np.int64)
-        self.taken = private(actions, np.int64)
-        self.sums = private(3, np.int64)
-        self.result = (DONE, 0, 0, 0, 0)
-        self.nbytes = sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray))   # never grow
-
-    def expand(self, frontier, frontier_fp, lo: int, hi: int, retry: bool, used: int, ncand: int, shared,
-               step_check: int, state_check: int, deadlocks: bool) -> None:
-        """`shared`: the round's (visited tables, quota, first key, stride, base, lost)."""
-        k = self.k
-        visited, quota, first_key, stride, base, lost = shared
-        self.result = expand_claim(frontier, frontier_fp, lo, hi, retry, used, ncand, k.layout.lay, k.cv, k.plan,
-                                   k.table_args(), self.out, self.labels, self.key, self.work, self.params,
-                                   visited, quota, self.claimed, self.slots, first_key, stride, base, lost,
-                                   self.rows, self.labs, self.fp, self.cand, self.step_bad, self.state_bad,
-                                   self.counts, self.first, self.stuck, self.misses, self.fps, step_check, state_check,
-                                   deadlocks, k.reduce)
-
-
 class Rounds:
     """The threads' rounds of a Search (verifier/engines/kernel/__init__.py): its methods that
     run the phases above."""
@@ -312,8 +260,8 @@ class Rounds:
                     unclaim(tables[o], mine, len(mine))
             self.lost[:len(spans) * per * self.stride] = 0
             if FULL in why:
-                if per == 1:
-                    raise RuntimeError("a state has more successors than a thread's buffer holds")
+                if per == 1:         # one state's successors fill a stretch: wider stretches
+                    widen(self, n_next)
                 per = max(1, per // 2)
             if CROWDED in why:
                 self._claims *= 2
