@@ -319,6 +319,9 @@ def malformed(data: dict) -> str:
             seen.add(c[0])
         if sum(c[1] for c in chunks) != states:
             return f"level {k}'s chunks do not add up to its states"
+        owners = {owner_of_key(c[0]) for c in chunks}
+        if chunks and len(owners) != n:     # every partition writes a chunk of a level it had, an empty one too
+            return f"level {k}'s chunks are {len(owners)} partitions' where the run has {n}"
         if "links" in meta and meta["links"] is not True:
             return f"level {k}'s links flag is not true"
         if "rows" in meta:               # a links level's chunks with their rows: the same states, other bytes

@@ -43,6 +43,16 @@ def test_a_links_levels_fields_that_disagree_are_refused(damage, why):
     assert why in malformed(manifest(meta))
 
 
+@pytest.mark.parametrize("partitions", [2, 4])
+def test_a_partition_count_that_its_levels_contradict_is_refused(partitions):
+    """A manifest whose partition count was changed (and signed again): its levels name one
+    partition's chunks. Resumed, Spark read part files that do not exist and the run ended in a
+    JVM stack trace; now it is one line, exit 2, before Spark starts."""
+    m = manifest(level(0, 2))
+    m["partitions"] = partitions
+    assert malformed(m) == f"level 0's chunks are 1 partitions' where the run has {partitions}"
+
+
 def test_a_level_copied_from_the_drivers_disk_is_what_hadoop_and_the_store_read(spark_session, tmp_path):
     """HadoopLevels.copy writes each owner's SequenceFile with spark/seqfile.write and has the
     JVM copy it: Hadoop's own reader (sc.sequenceFile) must read the records back, and the

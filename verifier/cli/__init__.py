@@ -168,13 +168,13 @@ def _crashed(exc: Exception, argv: list[str]) -> int:
     report), a report that says the run did not finish, and exit 2."""
     import traceback
     traceback.print_exception(exc, file=sys.stderr)
+    what = f"{type(exc).__name__}: {one_line((str(exc).strip().splitlines() or [''])[0])[:300]}"
     try:
-        where = write_interrupted(f"an internal error ({type(exc).__name__}: {one_line(exc)})",
-                                  " ".join(["kraft-verify"] + argv), EXIT_INPUT)
+        where = write_interrupted(f"an internal error ({what})", " ".join(["kraft-verify"] + argv), EXIT_INPUT)
     except (KeyboardInterrupt, OSError):
         where = None
-    print(f"kraft-verify: internal error: {type(exc).__name__}: {one_line(exc)}: a bug in kraft-verify, not a "
-          f"verdict (exit 2)" + (f"; report: {where}" if where else ""), file=sys.stderr)
+    print(f"kraft-verify: internal error: {what}: a bug in kraft-verify, not a verdict (exit 2)"
+          + (f"; report: {where}" if where else ""), file=sys.stderr)
     return EXIT_INPUT
 
 

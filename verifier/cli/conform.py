@@ -242,6 +242,10 @@ def _print(out, rel, result, cases, skipped, divergence, summary) -> None:
         out.print(f"  compared in walks, per action: {counts}", markup=False)
         out.print("  errors answered: " + (", ".join(f"{e} {n:,}" for e, n in sorted(result.errors.items()))
                                            or "none"), markup=False)
+        nowhere = [r for r in (summary.get("details") or {}).get("actions", []) if r["status"] == "not reachable here"]
+        if nowhere:
+            out.print(f"  not reachable here, as no state of this config enables them (an exhaustive search): "
+                      f"{', '.join(r['action'] for r in nowhere)}", markup=False)
     reached = (summary.get("details") or {}).get("kafka_coverage")
     if reached:
         from verifier.engines.conform.jacoco import percent
@@ -252,8 +256,8 @@ def _print(out, rel, result, cases, skipped, divergence, summary) -> None:
     coverage = next((v for v in summary["invariants"] if v["name"] == COVERAGE), None)
     verdict = (f"DIVERGES from Kafka {rel.version}" if divergence else
                f"STOPPED ({result.stopped})" if result.stopped else
-               f"INCOMPLETE against Kafka {rel.version}: {coverage['detail']}; every step compared agrees"
-               if coverage and coverage["status"] == "violated" else f"agrees with Kafka {rel.version}")
+               f"NOT COMPLETE against Kafka {rel.version} (exit 3, not a pass): {coverage['detail']}; every step "
+               f"compared agrees" if coverage and coverage.get("detail") else f"agrees with Kafka {rel.version}")
     out.print(f"{verdict}: {result.cases:,} traces ({len(result.files)} scenario files, {result.walks:,} walks), "
               f"{result.steps:,} steps compared in {result.seconds:.1f}s ({result.steps_per_second:,.0f} steps/s)",
               markup=False)

@@ -5,7 +5,8 @@ Maven Central: a machine without them fails here with one line, it never skips).
   sample of walks over each set `make conform` walks (the matrix's four bound sets and conform's
   own; in CI three releases, in `make nightly` every one), and those walks compare every action the release has and answer every error the model's
   steps can produce (`make conform` runs the full budgets and wants 100 of each action);
-- a run whose walks never compared an action the config can enable fails (exit 1), a file that
+- a run whose walks never compared an action a state of the config enables is not a pass (exit 3;
+  an action no state enables is "not reachable here"), a file that
   sets rules the release lacks is not applicable (exit 2), the report shows conform's figures;
 - every finding replays through the real controller of each release its entry names;
 - every mutant that changes what the controller does diverges from the newest release;
@@ -214,16 +215,22 @@ def test_a_divergence_is_exit_1_with_a_shrunk_scenario_that_replays(cli, tmp_pat
 
 # ---------------------------------------------------------------------------- coverage and the report
 
-def test_walks_that_never_compare_an_action_the_config_enables_fail(cli, tmp_path):
-    """config_changes=1 turns the periodic unclean election on (off_by_config says so), but 20
-    walks never reach a leaderless partition whose topic enables unclean elections: the run
-    agreed at every step and still fails, naming the action, in the console, summary and report."""
+def test_walks_that_never_compare_an_action_the_config_enables_are_not_a_pass(cli, tmp_path):
+    """config_changes=1 turns the periodic unclean election on, and a state of the config enables
+    it (an exhaustive search finds one), but 20 walks never reach a leaderless partition whose
+    topic enables unclean elections: every step agreed, and the run is not a pass (exit 3: the
+    walks fell short of their claim; nothing disagreed, so not 1), naming the action and the walk
+    set that aims at it, in the console, summary and report."""
     r = cli("conform", "--kafka", "4.4", "--bound", "config_changes=1", "--walks", "20", "--out", str(tmp_path))
-    assert r.returncode == 1, r.stdout + r.stderr
-    assert "INCOMPLETE against Kafka 4.4.0: never compared in 20 walks: periodic_unclean_election" in r.stdout
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert ("NOT COMPLETE against Kafka 4.4.0 (exit 3, not a pass): never compared in 20 walks: "
+            "periodic_unclean_election (never enabled in the states the walks reached; a state of this config "
+            "enables it") in r.stdout
+    assert "--bound-set unclean" in r.stdout
     run = next(tmp_path.glob("*/"))
     summary = json.loads((run / "summary.json").read_text())
-    assert summary["result"] == "violation" and summary["violated"] == ["EveryActionCompared"]
+    assert summary["result"] == "stopped" and summary["exit_code"] == 3 and summary["violated"] == []
+    assert "periodic_unclean_election" in summary["stop_reason"]
     rows = {a["action"]: a for a in summary["details"]["actions"]}
     assert rows["periodic_unclean_election"]["status"] == "never compared" and rows["fence"]["status"] == "compared"
     assert rows["crash"]["status"] == "off by config"
@@ -231,6 +238,21 @@ def test_walks_that_never_compare_an_action_the_config_enables_fail(cli, tmp_pat
     stopped = cli("conform", "--kafka", "4.4", "--bound", "config_changes=1", "--walks", "1000000",
                   "--time-budget", "2", "--out", str(tmp_path / "stopped"))
     assert stopped.returncode == 3, stopped.stdout + stopped.stderr      # cut short: a stop, not a failure
+
+
+def test_actions_no_state_of_the_config_enables_are_not_reachable_here_and_the_run_passes(cli, tmp_path):
+    """One replica: no follower fetches, no ISR changes, no AlterPartition. An exhaustive search
+    of the config says so, the run agrees at every step and passes (it exited 1 "INCOMPLETE")."""
+    r = cli("conform", "--kafka", "4.4.0", "--brokers", "1", "--min-isr", "1", "--walks", "50", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert ("not reachable here, as no state of this config enables them (an exhaustive search): fetch, shrink_isr, "
+            "expand_isr, deliver_alter_partition") in r.stdout
+    assert "agrees with Kafka 4.4.0" in r.stdout
+    summary = json.loads(next(tmp_path.glob("*/summary.json")).read_text())
+    rows = {a["action"]: a for a in summary["details"]["actions"]}
+    assert {a for a, row in rows.items() if row["status"] == "not reachable here"} == {
+        "fetch", "shrink_isr", "expand_isr", "deliver_alter_partition"}
+    assert summary["result"] == "ok" and summary["exit_code"] == 0
 
 
 def test_the_report_shows_conforms_own_figures(cli, tmp_path):

@@ -9,8 +9,8 @@ plan with refused requests first scouts the labels it may refuse with a generato
 
 What the walks compared is counted per kind of step (`walks.kind`: the action, an election by
 its type) and per error the controller answered with, and a run whose walks were not cut short
-and never compared an action its config can enable fails (`COVERAGE`): the walks did not check
-what the run claims they did.
+and never compared an action some state of its config enables is not a pass (`COVERAGE`, exit 3):
+the walks did not check what the run claims they did (reach.py decides what no state enables).
 """
 from __future__ import annotations
 
@@ -142,13 +142,15 @@ PROPERTY = "ControllerAgreesWithKafka"
 COVERAGE = "EveryActionCompared"
 
 
-def coverage(model, out: Outcome) -> tuple[list[dict], list[str]]:
+def coverage(model, out: Outcome, reached=None) -> tuple[list[dict], list[str]]:
     """Per action of the model and per kind its walks or files compared: steps compared (in
     walks, answered with an error) and its status: `compared`, `off by config` (the model says no
     run of this config enables it), `in no Kafka release` (the model says so; conform refuses a
-    config that enables it), `never compared` (the walks could have, and did not; why: never
-    enabled in the states reached, or offered and never taken) or, in a run without walks, `not in
-    the files`. Returns (rows, the actions never compared, each with its why)."""
+    config that enables it), `not reachable here` (no state of the config enables it: `reached`,
+    an exhaustive search, reach.py), `never compared` (the walks could have, and did not; why:
+    never enabled in the states reached, or offered and never taken) or, in a run without walks,
+    `not in the files`. Returns (rows, the actions never compared, each with its why)."""
+    from verifier.engines.conform.reach import aims_at
     off = model.off_by_config()
     rows, never = [], []
     for name in model.action_names:
@@ -162,11 +164,17 @@ def coverage(model, out: Outcome) -> tuple[list[dict], list[str]]:
                 status, why = "in no Kafka release", lacks
             elif name in off:
                 status, why = "off by config", off[name]
+            elif reached is not None and reached.unreachable(name):
+                status, why = "not reachable here", f"no state of this config enables it (all {reached.states:,} searched)"
             elif out.walks:
                 status = "never compared"
+                sets = aims_at(name)
                 why = (("offered by some state, never taken" if name in out.enabled else
                         "never enabled in the states the walks reached")
-                       + (f"; {model.enable_hint(name)}" if model.enable_hint(name) else ""))
+                       + ("; a state of this config enables it" if reached is not None and reached.complete else
+                          f"; whether a state of this config enables it is open: {reached.why}" if reached else "")
+                       + (f"; {model.enable_hint(name)}" if model.enable_hint(name) else "")
+                       + (f"; walk sets that aim at it: --bound-set {', '.join(sets)}" if sets else ""))
                 never.append(f"{name} ({why})")
             else:
                 status, why = "not in the files", ""
@@ -199,11 +207,11 @@ def run(model, properties=(), settings: Settings = Settings(), progress=None) ->
     the `coverage` knob) what JaCoCo saw of Kafka's controller code (jacoco.measure).
     Raises OracleError if the oracle cannot run.
 
-    An action never compared by walks that ran their whole budget is a violation (exit 1), not
-    a stop (3: a budget cut the run short, and running longer may help) nor bad input (2: the
-    config is valid and the run wrote its report): the run was asked to check the controller
-    over everything this config does and it did not, as a surviving mutant is a failure of the
-    mutation gate. A run cut short says which actions it had not reached yet, as a warning."""
+    An action the walks never compared is searched for (reach.py): if no state of the config
+    enables it, it is "not reachable here" and the run may pass; if one does (or the search
+    cannot tell), the run did not check what it claims and stops short of a pass (exit 3, with
+    what would reach it), never a violation (1: nothing disagreed). A run cut short by its
+    budget says which actions it had not reached yet, as a warning."""
     e = Knobs.of(settings)
     out = conform(e.version, e.api, e.preset, cases=list(e.cases), model=model, walks=e.walks, steps=e.steps,
                   depth=e.depth, seed=e.seed, time_budget=settings.limits.time_budget, progress=progress, plan=e.plan,
@@ -217,17 +225,18 @@ def run(model, properties=(), settings: Settings = Settings(), progress=None) ->
                         quote=f"after every step, the model's controller state and answer equal those of Kafka "
                               f"{e.version}'s own controller code")]
     rows, never = coverage(model, out) if model is not None else ([], [])    # files alone: no walks, no model
-    warnings = []
+    if never and out.walks and not d and not out.stopped:        # which of them no state enables: a search
+        from verifier.engines.conform.reach import reach
+        rows, never = coverage(model, out, reach(model))
+    warnings, short = [], ""
     if out.walks and not d:
         if out.stopped and never:
-            status = STOPPED_STATUS
             warnings += [f"action {a} was not compared before the run stopped" for a in never]
-        else:
-            status = VIOLATED if never else HOLDS
-        verdicts.append(Verdict(COVERAGE, "coverage", status,
+        elif never:
+            short = f"never compared in {out.walks:,} walks: " + ", ".join(never)
+        verdicts.append(Verdict(COVERAGE, "coverage", STOPPED_STATUS if never else HOLDS,
                                 quote="the walks compared every action the config can enable with Kafka at least once",
-                                detail=(f"never compared in {out.walks:,} walks: " + ", ".join(never)) if never
-                                and not out.stopped else ""))
+                                detail=short))
     sections = {"actions": rows}
     if e.coverage and e.coverage_report:
         from verifier.engines.conform.jacoco import JacocoError, measure
@@ -236,8 +245,8 @@ def run(model, properties=(), settings: Settings = Settings(), progress=None) ->
             sections["kafka_coverage"] = measure(Path(e.coverage), out.classpath, e.version, Path(e.coverage).parent)
         except JacocoError as exc:
             raise OracleError(str(exc)) from None
-    failed = bool(d) or (out.walks and not out.stopped and bool(never))
-    return Result(VIOLATION if failed else (STOPPED if out.stopped else COMPLETE), out.seconds, out.stopped or "",
+    return Result(VIOLATION if d else (STOPPED if out.stopped or short else COMPLETE), out.seconds,
+                  out.stopped or (f"not every action compared: {short}" if short else ""),
                   "conform", facts=out, verdicts=verdicts, sections=sections,
                   counts={"samples": out.cases, "steps_compared": out.steps, "walks": out.walks,
                           "walk_steps": out.walk_steps, "scenario_files": len(out.files),
