@@ -70,6 +70,10 @@ class Model:
         """Action -> why no run of this config can enable it (coverage says "off by config")."""
         return A.off_by_config(self.cfg)
 
+    def budget_of(self, action: str) -> Optional[str]:
+        """The bound that counts the action's steps (a fault's budget), or None."""
+        return next((a.fixed_budget for a in A.ACTIONS if a.name == action), None)
+
     def enable_hint(self, action: str) -> str:
         """What would enable an action that is on but was never enabled ("" if nothing known)."""
         return A.enable_hints(self.cfg).get(action, "")

@@ -133,6 +133,7 @@ def release_of(args, counts: tuple) -> object:
 def run(args: argparse.Namespace) -> int:
     from verifier.cli.binding import engine
     from verifier.engines.conform.oracle import OracleError
+    from verifier.engines.conform.reach import searched
     rel = release_of(args, ("walks", "depth", "steps"))
     from verifier.engines.conform.walks import PLAIN
     cfg, plan = _bound_set(args) if args.bound_set else (build_config(args)[0], PLAIN)
@@ -159,7 +160,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         own = knobs("conform", version=rel.version, api=rel.api, preset=preset, cases=tuple(cases), walks=walks,
                     steps=args.steps, depth=args.depth, plan=plan, seed=args.seed,
-                    coverage=str(out_dir / "kafka-coverage.exec") if args.coverage else "")
+                    coverage=str(out_dir / "kafka-coverage.exec") if args.coverage else "",
+                    reach=lambda m: searched(engine("kernel"), m))
         with ProgressLine(out, not args.quiet, compared=True) as progress:
             result = engine("conform")(model, (), Settings(limits=Limits(time_budget=args.time_budget), knobs=own),
                                        progress)

@@ -48,13 +48,16 @@ def _run(args: list[str], tmp_path, signal_after=None, sig=signal.SIGINT) -> tup
 
 CASES = {
     "check --workers 2, complete": (["check", "--workers", "2", "--brokers", "2", "-q"], None, (0,)),
-    "check --workers 2, SIGINT": (["check", "--workers", "2", "--bound", "records=2", "-q"], 4, (3,)),
-    "check --workers 2, time budget": (["check", "--workers", "2", "--bound", "records=2", "--time-budget", "3",
-                                        "-q"], None, (3,)),
+    # (four brokers: minutes of search; the default with records=2 now ends in about 3 s, before the signal)
+    "check --workers 2, SIGINT": (["check", "--workers", "2", "--brokers", "4", "--bound", "records=2", "-q"], 4,
+                                  (3,)),
+    "check --workers 2, time budget": (["check", "--workers", "2", "--brokers", "4", "--bound", "records=2",
+                                        "--time-budget", "3", "-q"], None, (3,)),
     "check, a usage error": (["check", "--brokers", "2", "--bound", "nope=1"], None, (2,)),
     "spark-check, complete": (["spark-check", "--master", "local[2]", "--brokers", "2", "--bound",
                                "lossy_crashes=0", "-q"], None, (0,)),
-    "spark-check, SIGTERM": (["spark-check", "--master", "local[2]", "--bound", "records=2", "-q"], 20, (3,)),
+    "spark-check, SIGTERM": (["spark-check", "--master", "local[2]", "--brokers", "4", "--bound", "records=2", "-q"],
+                             20, (3,)),
     "conform, complete": (["conform", "--kafka", "4.4", "--walks", "10"], None, (0,)),
     "conform, SIGINT": (["conform", "--kafka", "4.4", "--walks", "100000"], 8, (3,)),
     "prove, SIGINT in the self-check": (["prove", "--self-check-samples", "100000000"], 4, (3,)),

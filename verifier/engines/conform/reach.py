@@ -27,15 +27,15 @@ class Reach:
         return self.complete and action not in self.enabled
 
 
-def reach(model, budget: float = BUDGET) -> Reach:
-    """The model's config searched exhaustively on the kernel, for its actions' enabled counts."""
+def searched(search, model, budget: float = BUDGET) -> Reach:
+    """The model's config searched exhaustively by `search` (the kernel engine's run, which the
+    command line binds: engines do not import each other), for its actions' enabled counts."""
     from specs.kernel import KernelUnsupported
     from verifier.core.exitcodes import InputError
     from verifier.core.result import COMPLETE
     from verifier.core.settings import Limits, Settings
-    from verifier.engines import kernel
     try:
-        r = kernel.run(model, (), Settings(limits=Limits(time_budget=budget)))
+        r = search(model, (), Settings(limits=Limits(time_budget=budget)))
     except (InputError, KernelUnsupported) as exc:
         return Reach(frozenset(), 0, False, f"the kernel cannot search this config ({exc})")
     done = r.status == COMPLETE
@@ -43,10 +43,9 @@ def reach(model, budget: float = BUDGET) -> Reach:
                  "" if done else f"the search of its states stopped: {r.stop_reason}")
 
 
-def aims_at(action: str) -> list[str]:
+def aims_at(model, action: str) -> list[str]:
     """conform's walk sets that weight `action` or raise its budget (sets.py): what would reach it."""
-    from specs.actions import ACTIONS
     from verifier.engines.conform.sets import WALK_SETS
-    budget = next((a.fixed_budget for a in ACTIONS if a.name == action), None)
+    budget = model.budget_of(action)
     return [name for name, ws in WALK_SETS.items()
             if ws.plan.weights.get(action, 1.0) > 1.0 or (budget is not None and ws.bounds.get(budget, 0) > 0)]

@@ -18,7 +18,7 @@ import random
 import time
 from pathlib import Path
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from specs import Trace
 from verifier.core import knobs, stop
@@ -168,7 +168,7 @@ def coverage(model, out: Outcome, reached=None) -> tuple[list[dict], list[str]]:
                 status, why = "not reachable here", f"no state of this config enables it (all {reached.states:,} searched)"
             elif out.walks:
                 status = "never compared"
-                sets = aims_at(name)
+                sets = aims_at(model, name)
                 why = (("offered by some state, never taken" if name in out.enabled else
                         "never enabled in the states the walks reached")
                        + ("; a state of this config enables it" if reached is not None and reached.complete else
@@ -197,6 +197,7 @@ class Knobs(knobs.Knobs):
     plan: Plan = PLAIN  # what a walk chooses (a walk set)
     coverage: str = ""  # a file: Kafka's classes under JaCoCo, their probes appended there
     coverage_report: bool = True  # and read into the result (False: the caller reads it once, after its runs)
+    reach: Any = None  # model -> reach.Reach: which actions no state of the config enables (the CLI binds a search)
 
 
 def run(model, properties=(), settings: Settings = Settings(), progress=None) -> Result:
@@ -225,9 +226,8 @@ def run(model, properties=(), settings: Settings = Settings(), progress=None) ->
                         quote=f"after every step, the model's controller state and answer equal those of Kafka "
                               f"{e.version}'s own controller code")]
     rows, never = coverage(model, out) if model is not None else ([], [])    # files alone: no walks, no model
-    if never and out.walks and not d and not out.stopped:        # which of them no state enables: a search
-        from verifier.engines.conform.reach import reach
-        rows, never = coverage(model, out, reach(model))
+    if never and out.walks and not d and not out.stopped and e.reach is not None:   # which no state enables
+        rows, never = coverage(model, out, e.reach(model))
     warnings, short = [], ""
     if out.walks and not d:
         if out.stopped and never:
