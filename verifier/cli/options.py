@@ -73,5 +73,8 @@ def add_commands(sub) -> None:
                 spec["type"] = _ranged(spec["type"], names[-1], spec.pop("min", None), spec.pop("max", None))
             if uid in helps:
                 spec["help"] = helps[uid]
+            if "{presets}" in spec.get("help", ""):       # every preset the catalogue has, never a list retyped
+                from specs import PRESETS
+                spec["help"] = spec["help"].replace("{presets}", ", ".join(PRESETS))
             p.add_argument(*names, **spec)
         p.set_defaults(func=_runner(command["run"]))

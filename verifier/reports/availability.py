@@ -29,8 +29,10 @@ DEFINITIONS = (
                       "no healing step was enabled any more, so that only an operator could elect a leader"),
     ("data loss", "a run in which, after some step, an acknowledged record was missing from the live leader's "
                   "log, or (no live leader) from every replica's log"),
-    ("within tolerance", "fewer crashes that lost data of ISR or ELR members than the effective min ISR, and "
-                         "no unclean election: where KIP-966 promises no loss"),
+    ("within tolerance", "fewer crashes that lost data of the partition's replicas than the min ISR the "
+                         "committed records were promised, and no unclean election an operator chose (the "
+                         "controller's own election of its last known leader is none): where KIP-966 promises "
+                         "no loss"),
     ("loss in tolerance", "data-loss runs that stayed within tolerance"),
     ("unclean elections", "runs with at least one leader elected from outside the ISR and ELR (unclean "
                           "election, last-known-leader election or recovery round)"),

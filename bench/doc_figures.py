@@ -1,0 +1,158 @@
+"""The figures README.md and docs/ quote from a command, made by that command (issue 61).
+
+A figure is a marked region of a document, inline or over whole lines:
+
+    <!-- figure availability kafka.data_loss_runs -->57<!-- /figure -->
+    <!-- figure availability-table -->
+    | variant | runs | ...
+    <!-- /figure -->
+
+Its text is what the producer the marker names makes of the command's output (a region's
+first word; the rest are its arguments). `--check` (tests/test_doc_figures.py runs it) exits 1
+naming every region whose text is not what the command says now; `--write` puts the command's
+figures in place. A figure retyped by hand, or one a change of the model moved, fails the check.
+
+    .venv/bin/python bench/doc_figures.py --check
+    .venv/bin/python bench/doc_figures.py --write
+
+Producers: `availability-table` and `availability-recovery` (the tables of `kraft-verify
+availability` at its defaults, as its report.md has them), `availability VARIANT.FIELD` (one
+figure of a variant's summary: a `_fraction` as a percentage), `presets` (every preset
+`--preset` takes), `fuzz-profile NAME.SETTING` (a Hypothesis profile's setting) and `mutants`
+(how many mutants the catalogue holds).
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+REGION = re.compile(r"<!-- figure ([^>]*?) -->(.*?)<!-- /figure -->", re.S)
+DOCS = ("README.md", "docs/*.md")
+
+
+@functools.lru_cache(maxsize=None)
+def availability() -> dict:
+    """`kraft-verify availability` at its defaults: its JSON (about 7 s)."""
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run([sys.executable, "-m", "verifier.cli", "availability", "--out", out], cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL)
+        return json.loads(next(Path(out).glob("*/availability.json")).read_text())
+
+
+def _availability_table() -> str:
+    from verifier.reports.availability import COLUMNS, row
+    rep = availability()
+    return "\n".join(["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+                     + ["| " + " | ".join(row(v)) + " |" for v in rep["variants"]])
+
+
+def _availability_recovery() -> str:
+    rep = availability()
+    buckets = list(rep["variants"][0]["summary"]["recovery"]["histogram"])
+    return "\n".join(["| variant | " + " | ".join(buckets) + " |", "|" + "---|" * (len(buckets) + 1)]
+                     + [f"| {v['name']} | " + " | ".join(str(v["summary"]["recovery"]["histogram"][b])
+                                                        for b in buckets) + " |" for v in rep["variants"]])
+
+
+def _availability_figure(path: str) -> str:
+    name, _, field = path.partition(".")
+    variant = next((v for v in availability()["variants"] if v["name"] == name), None)
+    if variant is None:
+        raise KeyError(f"availability has no variant {name!r}")
+    value = dict(variant["summary"])
+    value["data_loss_runs_beyond_tolerance"] = value["data_loss_runs"] - value["data_loss_runs_within_tolerance"]
+    for key in field.split("."):
+        value = value[key]
+    if field.endswith("_fraction"):
+        return f"{100 * value:.1f}%"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def _presets() -> str:
+    from specs.catalogue import PRESETS
+    return ", ".join(f"`{p}`" for p in PRESETS)
+
+
+def _fuzz_profile(path: str) -> str:
+    from hypothesis import settings
+
+    import verifier.engines.fuzz  # noqa: F401  (registers the profiles)
+    name, _, setting = path.partition(".")
+    value = getattr(settings.get_profile(f"kraft-verify-{name}"), setting)
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def _mutants() -> str:
+    from specs.catalogue import MUTANTS
+    return str(len(MUTANTS))
+
+
+PRODUCERS = {"availability-table": _availability_table, "availability-recovery": _availability_recovery,
+             "availability": _availability_figure, "presets": _presets, "fuzz-profile": _fuzz_profile,
+             "mutants": _mutants}
+
+
+def produce(spec: str) -> str:
+    """The text of the figure `spec` names (its producer's name, then its arguments)."""
+    name, *args = spec.split()
+    if name not in PRODUCERS:
+        raise KeyError(f"no producer of figures named {name!r}")
+    return PRODUCERS[name](*args)
+
+
+def _placed(old: str, text: str) -> str:
+    """A region over whole lines keeps its line breaks around the figure."""
+    return f"\n{text}\n" if old.startswith("\n") else text
+
+
+def differences(text: str, where: str = "") -> list[str]:
+    """Each region of `text` whose figure is not what its command makes now, in words."""
+    out = []
+    for m in REGION.finditer(text):
+        want = _placed(m[2], produce(m[1]))
+        if m[2] != want:
+            line = text.count("\n", 0, m.start()) + 1
+            shown = m[2].strip().splitlines()[:1] or [""]
+            out.append(f"{where}:{line}: figure '{m[1]}' says {shown[0][:60]!r}; the command says "
+                       f"{want.strip().splitlines()[0][:60]!r}")
+    return out
+
+
+def rewritten(text: str) -> str:
+    return REGION.sub(lambda m: f"<!-- figure {m[1]} -->{_placed(m[2], produce(m[1]))}<!-- /figure -->", text)
+
+
+def documents() -> list[Path]:
+    return sorted({p for pattern in DOCS for p in ROOT.glob(pattern)})
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--write", action="store_true", help="put the commands' figures in place")
+    p.add_argument("--check", action="store_true", help="exit 1 if a figure differs from its command's (default)")
+    args = p.parse_args(argv)
+    found = []
+    for path in documents():
+        text = path.read_text()
+        if args.write:
+            new = rewritten(text)
+            if new != text:
+                path.write_text(new)
+                print(f"rewrote {path.relative_to(ROOT)}")
+        else:
+            found += differences(text, str(path.relative_to(ROOT)))
+    for line in found:
+        print(line)
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
