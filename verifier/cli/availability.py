@@ -86,14 +86,29 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_STOPPED if rep["partial"] else EXIT_OK
 
 
+WIDE = 150                 # the table's natural width; a narrower terminal gets a block per variant
+
+
 def _show(out, rep: dict) -> None:
+    """The table, or on a terminal narrower than it one block per variant (twelve columns in 80
+    had left every header and most cells empty)."""
+    from rich.padding import Padding
     from rich.table import Table
-    table = Table(title="availability per variant" + (" (PARTIAL)" if rep["partial"] else ""))
-    for c in COLUMNS:
-        table.add_column(c, justify="left" if c == "variant" else "right", no_wrap=c in ("variant", "data loss"))
-    for v in rep["variants"]:
-        table.add_row(*row(v))
-    out.print(table)
+    title = "availability per variant" + (" (PARTIAL)" if rep["partial"] else "")
+    if out.width < WIDE:
+        out.print(title, markup=False)
+        for v in rep["variants"]:
+            cells = row(v)
+            out.print(cells[0], markup=False)
+            out.print(Padding(", ".join(f"{c} {x}" for c, x in zip(COLUMNS[1:], cells[1:])), (0, 0, 0, 2)),
+                      markup=False)
+    else:
+        table = Table(title=title)
+        for c in COLUMNS:
+            table.add_column(c, justify="left" if c == "variant" else "right", no_wrap=c in ("variant", "data loss"))
+        for v in rep["variants"]:
+            table.add_row(*row(v))
+        out.print(table)
     note = partial_note(rep)
     if note:
         out.print(note, markup=False)

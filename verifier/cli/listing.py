@@ -3,6 +3,9 @@ meaning, bounds (--bound) with their defaults, invariants, mutants and actions."
 from __future__ import annotations
 
 import argparse
+import shutil
+import sys
+import textwrap
 from dataclasses import fields
 
 from specs import MUTANTS, PRESETS, RELEASES, RULE_FIELDS, Bounds, Model, make_config, outside_z3, rule_doc
@@ -23,33 +26,51 @@ def mutants_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _width() -> int:
+    """The terminal's columns, or 0 off a terminal (a log keeps each entry on one line, greppable)."""
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else 0
+
+
+def item(name: str, column: int, text: str, width: int) -> str:
+    """One entry: its name in a column, its text beside it, wrapped to `width` under itself (never
+    cut); a name wider than the column, or a terminal too narrow for both, puts the text below."""
+    line = f"  {name:{column}} {text}"
+    if not width or len(line) <= width:
+        return line
+    if len(name) <= column and width - (column + 3) >= 30:
+        return textwrap.fill(text, width=width, initial_indent=f"  {name:{column}} ",
+                             subsequent_indent=" " * (column + 3), break_on_hyphens=False)
+    return f"  {name}\n" + textwrap.fill(text, width=width, initial_indent=" " * 6, subsequent_indent=" " * 6,
+                                         break_on_hyphens=False)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.mutants_markdown:
         print(mutants_markdown(), end="")
         return EXIT_OK
-    model = Model(make_config())
+    model, w = Model(make_config()), _width()
     print("presets (--preset):")
     for name, preset in PRESETS.items():
-        print(f"  {name:14} {preset.doc}")
+        print(item(name, 14, preset.doc, w))
     print("Kafka releases (conform --kafka VERSION):")
     for version, rel in RELEASES.items():
-        print(f"  {version:14} preset {rel.preset}; rules read from its {rel.read}")
+        print(item(version, 14, f"preset {rel.preset}; rules read from its {rel.read}", w))
     print("rules (--flag NAME=VALUE; default in brackets):")
     for name, f in RULE_FIELDS.items():
         default = "unset" if f.default is None else str(f.default).lower()
         z3 = f" [not in prove: {outside_z3(name)}]" if outside_z3(name) else ""
-        print(f"  {name:36} [{default}] {rule_doc(name)}{z3}")
+        print(item(name, 36, f"[{default}] {rule_doc(name)}{z3}", w))
     print("bounds (--bound NAME=N; default in brackets):")
     for f in fields(Bounds):
-        print(f"  {f.name:22} [{f.default}] {f.metadata['doc']}")
+        print(item(f.name, 22, f"[{f.default}] {f.metadata['doc']}", w))
     print("invariants (--invariant NAME):")
     from verifier.cli.binding import properties
     for inv in properties():
-        print(f"  {inv.name:48} ({inv.kind})")
+        print(item(inv.name, 48, f"({inv.kind})", w))
     print("mutants (--mutant NAME):")
     for name, mutant in MUTANTS.items():
-        print(f"  {name:36} {mutant.description}")
+        print(item(name, 36, mutant.description, w))
     print("actions:")
     for name in model.action_names:
-        print(f"  {name:26} {model.action_docs[name]}")
+        print(item(name, 26, model.action_docs[name], w))
     return EXIT_OK

@@ -9,6 +9,7 @@ from pathlib import Path
 from verifier.cli.common import UsageError, console, make_dir
 from verifier.cli.progress import ProgressLine
 from verifier.core.exitcodes import EXIT_OK, EXIT_STOPPED, EXIT_VIOLATION
+from verifier.reports.matrix import cell_text
 from verifier.reports.writer import write_pages
 
 
@@ -40,8 +41,9 @@ def _search(kernel, progress, model, invs, settings):
 
 
 def run(args: argparse.Namespace) -> int:
+    from rich.padding import Padding
     from rich.table import Table
-    from verifier.reports.matrix import cell_text, render_html, render_md
+    from verifier.reports.matrix import render_html, render_md
     from verifier.studies.matrix import Engines, build, properties
     rows = _rows(args)
     from verifier.core.signing import key
@@ -72,13 +74,19 @@ def run(args: argparse.Namespace) -> int:
                        args.brokers, on_row, stopped=lambda: stop.requested() is not None,
                        fuzz_examples=args.examples)
     names = properties(matrix)
-    table = Table(title="variant matrix (violated: steps of the shortest counterexample)")
-    table.add_column("property")
-    for r in matrix["rows"]:
-        table.add_column(f"{r['preset']}\n{r['bounds']}")
-    for name in names:
-        table.add_row(name, *(cell_text(r["cells"].get(name)) for r in matrix["rows"]))
-    out.print(table)
+    title = "variant matrix (violated: steps of the shortest counterexample)"
+    if _width(matrix, names) > out.width:         # a column per row does not fit: a line per row
+        out.print(title, markup=False)
+        for r in matrix["rows"]:
+            out.print(Padding(narrow(r, names), (0, 0, 0, 2)), markup=False)
+    else:
+        table = Table(title=title)
+        table.add_column("property")
+        for r in matrix["rows"]:
+            table.add_column(f"{r['preset']}\n{r['bounds']}")
+        for name in names:
+            table.add_row(name, *(cell_text(r["cells"].get(name)) for r in matrix["rows"]))
+        out.print(table)
     write_pages(out_dir, {"matrix.md": render_md(matrix, names), "matrix.html": render_html(matrix, names)})
     out.print(f"matrix: {out_dir}/matrix.md, matrix.json, matrix.html", markup=False)
     if matrix["missing"]:
@@ -87,6 +95,27 @@ def run(args: argparse.Namespace) -> int:
                   "the pages say so (exit 3)", markup=False)
         return EXIT_STOPPED
     return exit_code(matrix)
+
+
+def _width(matrix: dict, names: list) -> int:
+    """The table's natural width: the property column and one column per row."""
+    return 4 + max(map(len, names), default=8) + sum(
+        3 + max(len(r["preset"]), len(r["bounds"]), *(len(cell_text(r["cells"].get(n))) for n in names))
+        for r in matrix["rows"])
+
+
+def narrow(r: dict, names: list) -> str:
+    """A row of the matrix in a line: its properties grouped by what the row found."""
+    groups: dict = {}
+    for name in names:
+        text = cell_text(r["cells"].get(name))
+        status = text.split(" (")[0]
+        groups.setdefault(status, []).append(name + (f" ({text.split(' (', 1)[1]}" if " (" in text else ""))
+    if set(groups) == {"holds"}:
+        return f"{r['preset']} @ {r['bounds']}: every property holds ({len(names)})"
+    said = [f"{status}: " + (", ".join(found) if status != "holds" else f"the other {len(found)}")
+            for status, found in sorted(groups.items(), key=lambda g: g[0] == "holds")]
+    return f"{r['preset']} @ {r['bounds']}: " + "; ".join(said)
 
 
 def exit_code(matrix: dict) -> int:

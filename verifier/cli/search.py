@@ -76,15 +76,22 @@ def report_search(args, console, model, invs, result, run_id: str, out_dir,
     summary = summarize(result, model, run_id, "kraft-verify " + " ".join(args.argv), {})
     table = Table(title="invariants")
     for col in ("invariant", "kind", "result"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")        # a name folds at the width, never cut
+    notes: list[str] = []                             # a sentence several rows share, said once below
     for row in summary["invariants"]:
         style = {"violated": "bold red", "holds": "green"}.get(row["status"], "yellow")
-        assumes = f" [dim]({row['assumes']})[/]" if row.get("assumes") and row["status"] != "violated" else ""
+        assumes = ""
+        if row.get("assumes") and row["status"] != "violated":
+            if row["assumes"] not in notes:
+                notes.append(row["assumes"])
+            assumes = f" [dim]\\[{notes.index(row['assumes']) + 1}][/]"
         table.add_row(row["name"], row["kind"], f"[{style}]{row['status']}[/]{assumes}")
     if summary["deadlock"]["checked"]:
         table.add_row("Deadlock", "state", "[bold red]found[/]" if summary["deadlock"]["found"] else
                       ("[green]none[/]" if result.explored_all else "[yellow]not checked to completion[/]"))
     console.print(table)
+    for i, note in enumerate(notes, 1):
+        console.print(f"[{i}] {note}", markup=False)
     c = summary["counts"]
     what = "walk steps" if result.sampled else "transitions"
     word = "sampled" if result.sampled and summary["result"] == "ok" else summary["result"]

@@ -50,10 +50,10 @@ def _segments(raw: bytes) -> list[str]:
     return re.split(r"\r\n|\n|\r", text)
 
 
-def _spawn(args, tmp_path, terminal: bool):
+def _spawn(args, tmp_path, terminal: bool, out: bool = True):
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     env.update(PYTHONUNBUFFERED="1", TERM="xterm-256color")
-    cmd = [sys.executable, "-m", "verifier.cli", *args, "--out", str(tmp_path / "out")]
+    cmd = [sys.executable, "-m", "verifier.cli", *args] + (["--out", str(tmp_path / "out")] if out else [])
     if not terminal:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 start_new_session=True)
@@ -167,3 +167,53 @@ def test_the_line_keeps_the_time_and_drops_figures_to_fit():
     assert fit(parts, 200) == ", ".join(parts)
     assert fit(parts, 80).startswith("mutant 4 of 21")
     assert "…" in fit(parts, 30)                      # a first part too long alone is shortened, marked
+
+
+WHOLE = {
+    "check": ["check"],
+    "check, a violation": ["check", "--mutant", "hwm-ignores-min-isr"],
+    "list": ["list"],
+    "availability": ["availability", "--runs", "20"],
+    "matrix": ["matrix", "--presets", "kafka,pre-kip-966,kip-966", "--bound-sets", "default,config"],
+}
+
+
+def _whole(args, tmp_path) -> tuple[int, list[str]]:
+    """A command run to its end under an 80-column pseudo-terminal: (exit code, every segment drawn)."""
+    proc, fd = _spawn(args, tmp_path, terminal=True, out=args[0] != "list")
+    raw = b""
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if select.select([fd], [], [], 0.2)[0]:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                raw += chunk
+            elif proc.poll() is not None:
+                break
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        os.close(fd)
+    return proc.returncode, _segments(raw)
+
+
+@pytest.mark.parametrize("name", sorted(WHOLE))
+def test_no_line_of_a_whole_run_is_wider_than_80_columns(name, tmp_path):
+    """From the first line to the report's: tables that do not fit become a line per row (matrix,
+    availability), long names fold, `list` wraps its text under itself; nothing is cut."""
+    code, segments = _whole(WHOLE[name], tmp_path)
+    assert code in (0, 1), (name, code, segments[-5:])
+    wide = [s for s in segments if len(s) > COLUMNS]
+    assert not wide, f"{name}: lines wider than {COLUMNS} columns: {wide[:3]}"
+    text = "\n".join(segments)
+    assert "…" not in text.replace("…, ", ""), f"{name}: a cut word: {[s for s in segments if '…' in s][:3]}"
+    if name == "availability":
+        assert "loss in tolerance" in text and "kafka+recovery=balanced" in text
+    if name == "matrix":
+        assert "pre-kip-966 @ default: violated: LeaderCandidateCompleteness (6)" in " ".join(text.split())
