@@ -18,8 +18,9 @@ figures in place. A figure retyped by hand, or one a change of the model moved, 
 Producers: `availability-table` and `availability-recovery` (the tables of `kraft-verify
 availability` at its defaults, as its report.md has them), `availability VARIANT.FIELD` (one
 figure of a variant's summary: a `_fraction` as a percentage), `presets` (every preset
-`--preset` takes), `fuzz-profile NAME.SETTING` (a Hypothesis profile's setting) and `mutants`
-(how many mutants the catalogue holds).
+`--preset` takes), `fuzz-profile NAME.SETTING` (a Hypothesis profile's setting), `mutants`
+(how many mutants the catalogue holds) and `findings-cluster FILE` (a finding's scenario on
+every release's real cluster, from the runs bench/findings_clusters.py recorded).
 """
 from __future__ import annotations
 
@@ -95,9 +96,37 @@ def _mutants() -> str:
     return str(len(MUTANTS))
 
 
+FINDINGS_RUNS = ROOT / "bench" / "results" / "issue61" / "findings-clusters.json"
+
+
+def _outcome(r: dict) -> str:
+    """What one run of a finding's file on a real cluster showed, in words."""
+    if r["verdict"] == "not drivable":
+        return f"not drivable ({r['why']})"
+    if r["verdict"] != "agrees":
+        return r["verdict"].upper()
+    broken = ", ".join(f"{p} (step {n})" for p, n in sorted(r["model_violates"].items(), key=lambda kv: (kv[1], kv[0])))
+    lost = ", ".join(r["acknowledged_lost"])
+    return (f"agrees at every one of its {r['steps']} steps; " + (f"the model breaks {broken}" if broken else
+                                                                   "the model breaks nothing")
+            + (f"; acknowledged {lost} lost" if lost else ""))
+
+
+def _findings_cluster(stem: str) -> str:
+    """A finding's file on every release's real cluster (bench/findings_clusters.py's recorded runs),
+    releases with the same outcome said together."""
+    runs = [r for r in json.loads(FINDINGS_RUNS.read_text())["runs"] if Path(r["file"]).stem == stem]
+    if not runs:
+        raise KeyError(f"no recorded real-cluster run of {stem}")
+    said: dict = {}
+    for r in sorted(runs, key=lambda r: r["release"]):
+        said.setdefault(_outcome(r), []).append(r["release"])
+    return "; ".join(f"{' and '.join(vs)}: {text}" for text, vs in said.items())
+
+
 PRODUCERS = {"availability-table": _availability_table, "availability-recovery": _availability_recovery,
              "availability": _availability_figure, "presets": _presets, "fuzz-profile": _fuzz_profile,
-             "mutants": _mutants}
+             "mutants": _mutants, "findings-cluster": _findings_cluster}
 
 
 def produce(spec: str) -> str:

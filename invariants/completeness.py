@@ -44,7 +44,7 @@ def no_committed_record_lost_globally(cfg, s) -> bool:
     return holds(cfg, s, "NoCommittedRecordLostGlobally")
 
 
-@state_invariant("ConsumerHwmNeverBackward", "data", TOLERANCE, explain=E.leader_lacks_committed)
+@state_invariant("ConsumerHwmNeverBackward", "data", TOLERANCE, explain=E.consumer_read_gone)
 def consumer_hwm_never_backward(cfg, s) -> bool:
     """KIP-966: "the HWM stored on broker 1 is lower than broker 2. This can cause HWM to move
     backward and impacts the consumers." Every record a consumer was shown below the HWM is

@@ -49,7 +49,7 @@ def one_leader_per_epoch(cfg, prev, label, s) -> bool:
 
 
 @step_invariant("RecoveryElectsAReplicaWithEveryAnsweredRecord", "election", TOLERANCE,
-                explain=E.leader_lacks_acknowledged, symbolic=Z.recovery_elects_a_replica_with_every_answered_record)
+                explain=E.recovery_elected_less, symbolic=Z.recovery_elects_a_replica_with_every_answered_record)
 def recovery_elects_a_replica_with_every_answered_record(cfg, prev, label, s) -> bool:
     """KIP-966, "Unclean recovery": "The one with the highest leader epoch plus the longest log
     end offset will be the new leader", i.e. the replica that "persisted the most data". So

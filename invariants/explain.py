@@ -151,9 +151,46 @@ def candidate_lacks_committed(cfg, states, labels, describe) -> Optional[str]:
     return _lacks_committed(cfg, states, labels, describe, candidates)
 
 
-def leader_lacks_committed(cfg, states, labels, describe) -> Optional[str]:
-    """The running leader lacks a record a consumer was shown."""
-    return _lacks_committed(cfg, states, labels, describe, {states[-1].ctrl.partition.leader} - {NO_LEADER})
+def consumer_read_gone(cfg, states, labels, describe) -> Optional[str]:
+    """A record a consumer was shown (below the highest HWM) is not at its offset in the running
+    leader's log: what the consumer read, where, since when, and what the leader has there."""
+    last = states[-1]
+    leader = last.ctrl.partition.leader
+    if leader == NO_LEADER or leader not in cfg.brokers or not last.replicas[cfg.brokers.index(leader)].alive:
+        return None
+    log = [rec for _, rec in last.replicas[cfg.brokers.index(leader)].log]
+    off = next((o for o, rec in enumerate(last.hist.visible) if o >= len(log) or log[o] != rec), None)
+    if off is None:
+        return None
+    rec = last.hist.visible[off]
+    shown = _first(states, lambda s: len(s.hist.visible) > off and s.hist.visible[off] == rec)
+    there = f"holds r{log[off]} there" if off < len(log) else f"ends at offset {len(log)}"
+    return (f"a consumer was shown r{rec} at offset {off} (below the high watermark since step {shown}); after "
+            f"step {len(states) - 1} the leader b{leader} {there}, so the high watermark a consumer reads went "
+            f"back past a record it had read; " + _record_story(cfg, states, labels, describe, rec, "committed")
+            + "; " + tolerance_story(cfg, states, labels, describe))
+
+
+def recovery_elected_less(cfg, states, labels, describe) -> Optional[str]:
+    """The recovery round's choice against the replicas that answered it: who was elected, which
+    acknowledged record it lacks, and who answered holding it."""
+    if len(states) < 2:
+        return None
+    prev, last = states[-2], states[-1]
+    new = last.ctrl.partition.leader
+    if new == NO_LEADER or new not in cfg.brokers:
+        return None
+    chosen = {rec for _, rec in last.replicas[cfg.brokers.index(new)].log}
+    answered = [b for b in prev.ctrl.partition.replicas if b in cfg.brokers
+                and prev.replicas[cfg.brokers.index(b)].alive and prev.ctrl.acceptable_leader(b)]
+    missing = [(b, rec) for b in answered for rec in prev.hist.acked if _holds(prev, cfg, b, rec) and rec not in chosen]
+    if not missing:
+        return None
+    b, rec = missing[0]
+    return (f"at {_last_step(states, labels, describe)} the recovery round elected b{new}, whose log lacks the "
+            f"acknowledged r{rec}, though b{b} answered the round holding it (the replicas that answered: "
+            f"{_ids(answered)}): the round chose less data than it was told of; "
+            + tolerance_story(cfg, states[:-1], labels[:-1], describe))
 
 
 def isr_elr_overlap(cfg, states, labels, describe) -> str:

@@ -35,6 +35,8 @@ KILLERS = {
 
 def test_every_invariant_has_a_killer_and_states_its_rule():
     assert set(KILLERS) == set(I.BY_NAME)
+    explainers = [inv.explain for inv in I.REGISTRY]
+    assert None not in explainers and len(set(explainers)) == len(explainers), "a property's why is its own"
     for inv in I.REGISTRY:
         assert "KIP-" in inv.quote or "docs/protocol.md" in inv.quote, f"{inv.name} cites no rule"
 
@@ -46,6 +48,8 @@ def test_invariant_fails_on_a_broken_protocol(name):
     result = bfs.run(Model(cfg), [I.BY_NAME[name]], Settings(limits=Limits(max_depth=14)))
     assert result.status == VIOLATION, f"{name} not violated under {preset}/{mutant}"
     assert result.counterexample.violated == [name]
+    from verifier.reports.story import why          # in its own words, not the generic fallback
+    assert not why(result.counterexample)[name].startswith(f"{name} fails after step"), name
     # and the same bounds under the real protocol do not violate it within that depth
     real = preset if mutant else "kafka"
     good = bfs.run(Model(with_bounds(make_config(real), **bounds)), [I.BY_NAME[name]],
