@@ -106,10 +106,10 @@ def _outcome(r: dict) -> str:
     if r["verdict"] != "agrees":
         return r["verdict"].upper()
     broken = ", ".join(f"{p} (step {n})" for p, n in sorted(r["model_violates"].items(), key=lambda kv: (kv[1], kv[0])))
-    lost = ", ".join(r["acknowledged_lost"])
+    lost, kept = ", ".join(r["acknowledged_lost"]), ", ".join(r["acknowledged_kept"])
     return (f"agrees at every one of its {r['steps']} steps; " + (f"the model breaks {broken}" if broken else
                                                                    "the model breaks nothing")
-            + (f"; acknowledged {lost} lost" if lost else ""))
+            + (f"; acknowledged {lost} lost" if lost else "") + (f"; acknowledged {kept} kept" if kept else ""))
 
 
 def _findings_cluster(stem: str) -> str:
