@@ -69,10 +69,25 @@ def timeline(cfg: Config, s: State) -> dict[str, dict[str, str]]:
         status = ["up" if r.alive else "down"] + (["fenced"] if b in ctrl.fenced else []) + (
             ["shutting down"] if b in ctrl.shutting_down else [])
         out[f"b{b}"] = {
-            "role": "leader" if b == p.leader else ("follower" if b in p.replicas else "spare"),
+            "role": "leader" if b == p.leader else ("spare" if b not in p.replicas else
+                                                    "follower" if p.leader != NO_LEADER else "replica, no leader"),
             "member": "ISR" if b in p.isr else ("ELR" if b in p.elr else "-"),
             "status": ", ".join(status), "log": _log(r.log), "hwm": str(r.hwm)}
     return out
+
+
+def partition(cfg: Config, s: State) -> dict[str, str]:
+    """The partition's columns of a timeline row: the controller's record (a leaderless partition
+    says so), min ISR, the AlterPartition in flight and the unclean-election switch."""
+    p, ctrl, req = s.ctrl.partition, s.ctrl, s.inflight
+    effective = ctrl.effective_min_isr
+    return {"leader": f"b{p.leader}" if p.leader != NO_LEADER else "none (leaderless)",
+            "leader_epoch": str(p.leader_epoch), "partition_epoch": str(p.partition_epoch),
+            "isr": _ids(p.isr), "elr": _ids(p.elr), "last_known_elr": _ids(p.last_known_elr),
+            "min_isr": str(ctrl.min_isr) + (f" (effective {effective})" if effective != ctrl.min_isr else ""),
+            "in_flight": "-" if req is None else f"AlterPartition from b{req.broker}: isr={_ids(req.isr)}",
+            "recovery": RECOVERY_NAMES[p.leader_recovery_state],
+            "unclean_elections": "on" if ctrl.unclean_leader_election else "off"}
 
 
 START_FIELDS = ("leader", "isr", "elr", "leader_epoch", "partition_epoch")   # the table's first row

@@ -177,6 +177,10 @@ class Model:
         """Per broker: role, ISR/ELR membership, status, log, HWM (report.html's timeline)."""
         return D.timeline(self.cfg, state)
 
+    def partition_cells(self, state) -> dict[str, str]:
+        """The partition's columns of report.html's timeline: leader, epochs, ISR, ELR, ..."""
+        return D.partition(self.cfg, state)
+
     def headline(self, state) -> str:
         """The partition in one line (a failure the property cannot explain is shown so)."""
         return D.headline(self.cfg, state)

@@ -84,10 +84,26 @@ def _report(args, rel, cfg, model, result, run_id, out_dir: Path, out) -> int:
     return summary["exit_code"]
 
 
+def _after(c, k: int):
+    """The model's state after driven step k (its last path entry), which the cluster matched."""
+    at = [state for (_, state), j in zip(c.path, c.step_of) if j == k]
+    return at[-1] if at else None
+
+
+def _state_cells(m, state) -> dict:
+    """The partition and every replica as the cluster showed them and the model has them (they
+    agreed): report.html's step table."""
+    if state is None:
+        return {}
+    return {"partition": m.partition_cells(state), "brokers": m.timeline(state),
+            "acknowledged": [f"r{r}" for r in state.hist.acked]}
+
+
 def _case_json(c, m) -> dict:
     return {"name": c.name, "steps": [{"step": m.describe(s.label), "index": s.index, "taken": s.taken,
                                        "taken_by_the_cluster": [m.describe(x) for x in s.silent],
-                                       "kafka_records": s.records, "seconds": round(s.seconds, 2)} for s in c.steps],
+                                       "kafka_records": s.records, "seconds": round(s.seconds, 2),
+                                       **_state_cells(m, _after(c, k))} for k, s in enumerate(c.steps, 1)],
             "skipped": c.skipped, "not_drivable": c.not_drivable, "divergence": c.divergence,
             "acknowledged_lost": [f"r{r}" for r in c.lost], "acknowledged_kept": [f"r{r}" for r in c.kept],
             "consumer_reads": c.readable, "model_stops_at": c.cut,
@@ -99,7 +115,7 @@ def _print(out, rel, o) -> None:
         facts = []
         if c.lost:
             facts.append(f"acknowledged record(s) {', '.join(f'r{r}' for r in c.lost)} LOST on the real cluster "
-                         f"(no replica holds them; a consumer reads {c.readable if c.readable is not None else 'nothing'})")
+                         f"(no replica holds them; a consumer reads {', '.join(c.readable or []) or 'nothing'})")
         if c.kept:
             facts.append(f"acknowledged record(s) {', '.join(f'r{r}' for r in c.kept)} kept (a replica holds them)")
         if c.cut:
@@ -120,5 +136,6 @@ def _print(out, rel, o) -> None:
                           markup=False)
     verdict = ("DIVERGES from" if o.divergence else f"STOPPED ({o.stopped})" if o.stopped else
                f"ERROR ({o.error})" if o.error else "agrees with")
+    lost = sorted({f"r{r}" for c in o.cases for r in c.lost})
     out.print(f"{verdict} a real Kafka {rel.version} cluster: {len(o.cases)} case(s), {o.steps} steps compared in "
-              f"{o.seconds:.0f}s", markup=False)
+              f"{o.seconds:.0f}s" + (f"; Kafka LOST acknowledged {', '.join(lost)}" if lost else ""), markup=False)

@@ -283,7 +283,9 @@ def _statistics(result: Result, model) -> None:
         result.warnings.append("Hypothesis samples runs: no violation found is not a proof")
     result.sections = {
         "deadlock": {"checked": True, "found": DEADLOCK in result.counterexamples, "complete": True},
-        "coverage": [{"action": a, "enabled": "-", "new_states": n} for a, n in sorted(rec.rule_runs.items())]}
+        "coverage": [{"action": a, "runs": rec.rule_runs.get(a, 0),
+                      "status": "ran" if rec.rule_runs.get(a) else "off by config" if a in off else "never ran"}
+                     for a in model.action_names]}
 
 
 @contextmanager

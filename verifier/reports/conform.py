@@ -16,14 +16,15 @@ from verifier.reports.text import kv, scalar
 
 
 def verdict(summary: dict) -> str:
-    """One line: agrees, diverges, incomplete (an action the walks never compared) or stopped."""
+    """One line: agrees, diverges, not complete (an action some state enables that the walks
+    never compared) or stopped."""
     d = summary.get("details") or {}
     release = f"Kafka {d.get('kafka', '?')}"
     if d.get("divergence"):
         return f"DIVERGES from {release}"
     coverage = next((v for v in summary.get("invariants") or [] if v.get("kind") == "coverage"), None)
-    if coverage and coverage.get("status") == "violated":
-        return f"INCOMPLETE against {release}: {coverage.get('detail', '')}"
+    if coverage and coverage.get("detail"):
+        return f"NOT COMPLETE against {release} (exit 3, not a pass): {coverage['detail']}"
     if summary.get("result") == "stopped":
         return f"STOPPED ({summary.get('stop_reason') or 'no reason given'})"
     return f"agrees with {release}"
@@ -117,7 +118,7 @@ def markdown(summary: dict, md_table, config_lines, invariant_lines) -> list[str
     out += ["## Release and run", ""] + md_table(["", "value"], figures(summary)) + [""]
     out += ["## Steps compared per action", ""] + md_table(ACTION_HEAD, action_rows(summary)) + [""]
     out += ["## Errors answered", ""] + (md_table(["error", "steps"], error_rows(summary)) if error_rows(summary)
-                                         else ["None: every step compared was accepted."]) + [""]
+                                         else ["No error: every step compared was accepted."]) + [""]
     if file_rows(summary):
         out += ["## Scenario files", ""] + md_table(FILE_HEAD, file_rows(summary)) + [""]
     div = (summary.get("details") or {}).get("divergence")
@@ -141,7 +142,7 @@ def html_parts(summary: dict) -> list[str]:
     """The conform sections of report.html, after its verdict and before its config."""
     result = summary.get("result", "?")
     errors = (table(["error", "steps"], error_rows(summary), "errors", "errors") if error_rows(summary)
-              else "<p>None: every step compared was accepted.</p>")
+              else "<p>No error: every step compared was accepted.</p>")
     parts = [f'<p id="verdict" class="verdict {escape(result)}">{escape(verdict(summary))} '
              f'(exit code {escape(str(summary.get("exit_code", "?")))})</p>',
              "<h2>Release and run</h2>" + table(["", "value"], figures(summary), "figures", row_heads=True),

@@ -21,7 +21,10 @@ def _md_table(header: list[str], body: Iterable[Iterable[Any]]) -> list[str]:
 
 def _md_title(summary: dict) -> str:
     result = summary.get("result")
-    if result == "ok":
+    from verifier.reports.figures import sampled
+    if result == "ok" and sampled(summary):
+        text = sampled(summary)
+    elif result == "ok":
         text = "all invariants hold"
     elif result == "violation":
         text = "VIOLATION of " + (", ".join(summary.get("violated") or []) or "an invariant")
@@ -52,45 +55,9 @@ def _md_config(summary: dict) -> list[str]:
 
 
 def _md_counts(summary: dict) -> list[str]:
-    c = summary.get("counts", {})
-    fp = summary.get("fingerprint", {})
-    dl = summary.get("deadlock", {})
-    if not dl.get("checked"):
-        deadlock = "not checked"
-    elif dl.get("found"):
-        deadlock = "found"
-    else:
-        deadlock = "none" if dl.get("complete", summary.get("result") == "ok") else "not checked to completion"
-    body = [("distinct states", c.get("distinct_states", "-")),
-            ("transitions", c.get("transitions", "-")),
-            ("depth", c.get("depth", "-")),
-            ("terminal states", c.get("terminal_states", "-")),
-            ("seconds", f"{c['seconds']:.2f}" if "seconds" in c else "-"),
-            ("states/s", f"{c['states_per_second']:,.0f}" if "states_per_second" in c else "-"),
-            *([("compiling the kernel (s, not in seconds or states/s)", f"{c['compile_seconds']:.1f}")]
-              if "compile_seconds" in c else []),
-            *_md_memory(summary.get("memory") or {}),
-            (f"fingerprint collision probability ({fp.get('bits', '?')}-bit)",
-             f"{fp['collision_probability']:.3g}" if "collision_probability" in fp else "-"),
-            ("symmetry", symmetry_text(summary.get("symmetry", {}))),
-            ("deadlock", deadlock)]
-    return ["## Counts", ""] + _md_table(["metric", "value"], body) + [""]
-
-
-def _md_memory(m: dict) -> list[tuple]:
-    """Bytes a state, resident at the peak and on disk (checkpoint), where the run measured them."""
-    if not m.get("peak_resident_bytes"):
-        return []
-    from verifier.reports.summary import WHOSE
-    rows = [("bytes a state, resident at the peak", f"{m['peak_resident_bytes_per_state']:,.0f} "
-             f"({m['peak_resident_bytes'] / 2**20:,.0f} MB, {WHOSE[m['peak_resident_of']]})")]
-    if m.get("disk_bytes"):
-        rows.append((f"bytes a state on disk ({m.get('disk_of', 'checkpoint')})", f"{m['disk_bytes_per_state']:,.1f} "
-                     f"({m['disk_bytes'] / 2**20:,.1f} MB)"))
-    if m.get("disk_peak_bytes"):
-        rows.append(("bytes a state on disk at the peak (with a level's rows and candidates)",
-                     f"{m['disk_peak_bytes_per_state']:,.1f} ({m['disk_peak_bytes'] / 2**20:,.1f} MB)"))
-    return rows
+    """The run's figures (verifier/reports/figures.py: the same as report.html's)."""
+    from verifier.reports.figures import run_rows
+    return ["## Counts", ""] + _md_table(["metric", "value"], run_rows(summary)) + [""]
 
 
 def _md_invariants(summary: dict) -> list[str]:
@@ -119,11 +86,10 @@ def _md_levels(summary: dict) -> list[str]:
 
 
 def _md_coverage(summary: dict) -> list[str]:
-    body = [(c["action"], c.get("enabled", "-"), c.get("new_states", "-"),
-             c.get("status", "-") + (f" ({c['reason']})" if c.get("reason") else ""))
-            for c in summary.get("coverage", [])]
-    out = ["## Action coverage", ""] + (_md_table(["action", "enabled", "new states", "status"], body) if body else
-                                        [f"None: {NO_COVERAGE.get(summary.get('engine', ''), _NO_COVERAGE)}"])
+    from verifier.reports.figures import coverage_table
+    head, body = coverage_table(summary)
+    out = ["## Action coverage", ""] + (_md_table(head, body) if body else
+                                        [f"No action coverage: {NO_COVERAGE.get(summary.get('engine', ''), _NO_COVERAGE)}"])
     warnings = summary.get("warnings") or []
     out += ["", "### Warnings", ""] + ([f"- {w}" for w in warnings] or ["None."]) + [""]
     return out
@@ -168,6 +134,10 @@ def render_report_md(summary: dict) -> str:
         from verifier.reports.conform import markdown
         lines = markdown(summary, _md_table, _md_config, _md_invariants)
         return "\n".join(lines).rstrip("\n") + "\n"
+    if summary.get("engine") == "cluster-conform":          # what the real cluster did, first
+        from verifier.reports.cluster import markdown as cluster_md
+        parts = [cluster_md(summary, _md_table), _md_invariants(summary), _md_config(summary)]
+        return "\n".join(line for part in parts for line in part).rstrip("\n") + "\n"
     parts = [[_md_title(summary), ""], _md_config(summary), _md_counts(summary),
              _md_invariants(summary), _md_sizes(summary), _md_mutants(summary), _md_levels(summary),
              _md_coverage(summary),

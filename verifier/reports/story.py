@@ -44,14 +44,20 @@ def why(trace) -> dict[str, str]:
 
 
 def timeline(trace) -> list[dict]:
-    """One entry per step: the action, every broker's timeline cells, and which changed."""
+    """One entry per step: the action, the partition's cells, every broker's, and which changed
+    (`partition.isr`, `b2.log`)."""
     model = trace.model
-    prev = model.timeline(trace.initial)
-    out = [{"step": 0, "action": "initial", "brokers": prev, "changed": []}]
+
+    def cells(s) -> dict:
+        return {"partition": model.partition_cells(s), **model.timeline(s)}
+    prev = cells(trace.initial)
+    out = [{"step": 0, "action": "initial", "partition": prev.pop("partition"), "brokers": prev, "changed": []}]
+    prev = cells(trace.initial)
     for i, (label, s) in enumerate(trace.steps, 1):
-        now = model.timeline(s)
-        changed = [f"{b}.{k}" for b, cells in now.items() for k, v in cells.items() if prev.get(b, {}).get(k) != v]
-        out.append({"step": i, "action": model.describe(label), "brokers": now, "changed": changed})
+        now = cells(s)
+        changed = [f"{g}.{k}" for g, group in now.items() for k, v in group.items() if prev.get(g, {}).get(k) != v]
+        out.append({"step": i, "action": model.describe(label), "partition": now["partition"],
+                    "brokers": {g: v for g, v in now.items() if g != "partition"}, "changed": changed})
         prev = now
     return out
 

@@ -214,7 +214,7 @@ def test_prove_cli_exit_codes_and_reports(cli, tmp_path):
     assert "| 2 | 2 | " in report.split("## Per cluster size")[1].split("##")[0]
     assert "refuted at N=2, min ISR 2 by a concrete run of" in report
     assert "topic config changes: on" in report and "config_changes=" not in report
-    assert "None: z3 enumerates no states" in report
+    assert "No action coverage: z3 enumerates no states" in report
     summary = json.loads(next(tmp_path.glob("prove-pre-kip-966-*/summary.json")).read_text())
     row = next(r for r in summary["invariants"] if r["name"] == "LeaderCandidateCompleteness")
     assert row["status"] == "violated" and row["assumes"].startswith("assumes fewer lossy crashes")

@@ -89,7 +89,7 @@ def test_report_md_has_config_counts_and_counterexample(trace, tmp_path):
     text = path.read_text()
     assert text.splitlines()[0].startswith("# ") and "VIOLATION of LeaderInIsr" in text.splitlines()[0]
     for needle in ("preset: `kafka`", "mutant: `elr-not-cleared`", "min_isr: 2", "elr=true",
-                   "fences=1, records=1", "1234", "5678", "2.3e-30", "group size 6", "0:1, 1:8, 2:30"):
+                   "fences=1, records=1", "1,234", "5,678", "2.3e-30", "group size 6", "0:1, 1:8, 2:30"):
         assert needle in text, needle
         row = re.compile(r"^\| (\w+) \| \w+ \| ([^|]+?) \| [^|]+ \|$", re.M)
         inv_rows = {m.group(1): m.group(2) for m in row.finditer(text)}
