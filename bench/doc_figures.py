@@ -19,7 +19,8 @@ Producers: `availability-table` and `availability-recovery` (the tables of `kraf
 availability` at its defaults, as its report.md has them), `availability VARIANT.FIELD` (one
 figure of a variant's summary: a `_fraction` as a percentage), `presets` (every preset
 `--preset` takes), `fuzz-profile NAME.SETTING` (a Hypothesis profile's setting), `mutants`
-(how many mutants the catalogue holds) and `findings-cluster FILE` (a finding's scenario on
+(how many mutants the catalogue holds), `check-states ARGS` (the distinct states of `kraft-verify
+check ARGS`, run to its end) and `findings-cluster FILE` (a finding's scenario on
 every release's real cluster, from the runs bench/findings_clusters.py recorded).
 """
 from __future__ import annotations
@@ -77,6 +78,23 @@ def _availability_figure(path: str) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
+@functools.lru_cache(maxsize=None)
+def _check(*args: str) -> dict:
+    """`kraft-verify check ARGS`'s summary (a run that ends: its states are the config's)."""
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run([sys.executable, "-m", "verifier.cli", "check", *args, "-q", "--out", out], cwd=ROOT,
+                       stdout=subprocess.DEVNULL)
+        return json.loads(next(Path(out).glob("*/summary.json")).read_text())
+
+
+def _check_states(*args: str) -> str:
+    """The distinct states `kraft-verify check ARGS` counts (it must complete)."""
+    summary = _check(*args)
+    if summary["result"] == "stopped":
+        raise ValueError(f"check {' '.join(args)} did not complete: its states are not the config's")
+    return f"{summary['counts']['distinct_states']:,}"
+
+
 def _presets() -> str:
     from specs.catalogue import PRESETS
     return ", ".join(f"`{p}`" for p in PRESETS)
@@ -126,7 +144,7 @@ def _findings_cluster(stem: str) -> str:
 
 PRODUCERS = {"availability-table": _availability_table, "availability-recovery": _availability_recovery,
              "availability": _availability_figure, "presets": _presets, "fuzz-profile": _fuzz_profile,
-             "mutants": _mutants, "findings-cluster": _findings_cluster}
+             "mutants": _mutants, "findings-cluster": _findings_cluster, "check-states": _check_states}
 
 
 def produce(spec: str) -> str:

@@ -92,6 +92,11 @@ def html_parts(summary: dict) -> list[str]:
                ("steps compared", f"{c.get('steps_compared', sum(len(x['steps']) for x in _cases(summary))):,}"),
                ("seconds", f"{c.get('seconds', 0):.1f}")]
     parts.append("<h2>Release and run</h2>" + table(["", "value"], figures, "figures", row_heads=True))
+    driven, own = d.get("steps_per_action") or {}, d.get("taken_by_the_cluster_per_action") or {}
+    if driven or own:
+        parts.append("<h2>Steps compared per action</h2>" + table(
+            ["action", "driven by the harness", "taken by the cluster on its own"],
+            [[a, f"{driven.get(a, 0):,}", f"{own.get(a, 0):,}"] for a in sorted(set(driven) | set(own))], "actions"))
     for i, case in enumerate(_cases(summary)):
         facts = [f"not drivable: {case['not_drivable']}"] if case.get("not_drivable") else []
         facts += [f"skipped (the cluster took them on its own): {', '.join(case['skipped'])}"] if case.get("skipped") else []
