@@ -30,7 +30,7 @@ class Model:
 
     action_names = A.ACTION_NAMES
     value_types = VALUE_TYPES        # the NamedTuple types a state is made of (files hold them as data)
-    action_docs = {a.name: a.doc.splitlines()[0] for a in A.ACTIONS}
+    action_docs = {a.name: " ".join(a.doc.split("\n\n")[0].split()) for a in A.ACTIONS}   # its first paragraph, whole
 
     # ---------------------------------------------------------------- the state space
     def init_states(self) -> list:
