@@ -15,6 +15,7 @@ ENGINES = {
     "fuzz": "verifier.engines.fuzz", "liveness": "verifier.engines.liveness", "prove": "verifier.engines.prove",
     "replay": "verifier.engines.replay", "conform": "verifier.engines.conform.run", "spark": "spark.engine",
     "cluster-conform": "verifier.engines.cluster.run", "kernel-simulate": "verifier.engines.kernel.walks",
+    "validate-log": "verifier.engines.cluster.validate",
 }
 
 

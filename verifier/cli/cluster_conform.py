@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     run_id, out_dir = run_dir(args.out, f"cluster-conform-{rel.version}", cfg)
 
     own = knobs("cluster-conform", version=rel.version, dist=dist, cases=tuple(cases), walks=walks,
-                depth=args.depth, shrink=args.shrink, seed=args.seed)
+                depth=args.depth, shrink=args.shrink, seed=args.seed, keep_logs=str(out_dir / "metadata"))
     settings = Settings(limits=Limits(time_budget=args.time_budget), knobs=own)
     with ProgressLine(out, True) as progress:
         result = engine("cluster-conform")(model, properties(), settings, progress)
@@ -105,6 +105,7 @@ def _case_json(c, m) -> dict:
                                        "kafka_records": s.records, "seconds": round(s.seconds, 2),
                                        **_state_cells(m, _after(c, k))} for k, s in enumerate(c.steps, 1)],
             "skipped": c.skipped, "not_drivable": c.not_drivable, "divergence": c.divergence,
+            "metadata_log": c.metadata_log,
             "acknowledged_lost": [f"r{r}" for r in c.lost], "acknowledged_kept": [f"r{r}" for r in c.kept],
             "consumer_reads": c.readable, "model_stops_at": c.cut,
             "model_violates": c.violated, "setup_seconds": round(c.setup_seconds, 1), "seconds": round(c.seconds, 1)}

@@ -11,6 +11,7 @@ the model's alike: an epoch is compared by when it changed, which is all any rul
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
 from kafka.protocol.admin import (AlterPartitionReassignmentsRequest, CreateTopicsRequest, ElectLeadersRequest,
@@ -91,6 +92,19 @@ class Harness(Held):
         # the incarnation each broker runs now is the model's first (a broker may register twice
         # while the cluster starts)
         self.incarnations = {b: [v["epoch"]] for b, v in self.fold.brokers.items()}
+
+    def keep_metadata(self, where: Path) -> Path:
+        """A copy of the controller's metadata log (`__cluster_metadata-0`: its segments and
+        snapshots, as the controller wrote them) in `where`, so that the run can be validated
+        afterwards (`kraft-verify validate-log`) and kept as evidence."""
+        import shutil
+        source = self.cluster.controller.data / "__cluster_metadata-0"
+        target = where / "__cluster_metadata-0"
+        target.mkdir(parents=True, exist_ok=True)
+        for f in source.iterdir():          # the records; not the indexes (sparse, 10 MB each) or the lock
+            if f.suffix in (".log", ".checkpoint") and f.is_file():
+                shutil.copy2(f, target / f.name)
+        return target
 
     def close(self) -> None:
         if self.tail is not None:

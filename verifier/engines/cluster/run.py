@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -51,6 +52,7 @@ class CaseOutcome:
     kept: list[int] = field(default_factory=list)          # acknowledged records some replica still holds
     cut: Optional[str] = None                              # a scenario the model stops early: where
     step_of: list[int] = field(default_factory=list)       # for each entry of `path`, the driven step it belongs to
+    metadata_log: str = ""                                  # where the controller's metadata log was kept
     setup_seconds: float = 0.0
     seconds: float = 0.0
 
@@ -285,6 +287,7 @@ class Knobs(knobs.Knobs):
     depth: int = knobs.knob(30, least=1)  # steps per walk at the most
     seed: int = 0  # walk i of seed S is the same on every run
     shrink: int = knobs.knob(4, least=0)  # attempts at a shorter divergence, each on a fresh cluster
+    keep_logs: str = ""  # a directory: each case's controller metadata log copied to case-N/ there
 
 
 def run(model, properties=(), settings=None, progress=None):
@@ -316,6 +319,8 @@ def run(model, properties=(), settings=None, progress=None):
                     setup = time.monotonic() - t0
                     case = run_case(h, m, properties, name, labels, rng, e.depth, progress)
                     case.setup_seconds, case.cut = setup, cut
+                    if e.keep_logs:
+                        case.metadata_log = str(h.keep_metadata(Path(e.keep_logs) / f"case-{len(out.cases) + 1}"))
             except Stopped as exc:
                 out.stopped = str(exc)
                 break

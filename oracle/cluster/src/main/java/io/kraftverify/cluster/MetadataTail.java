@@ -32,6 +32,11 @@ import org.apache.kafka.server.common.ApiMessageAndVersion;
  * not printed yet (a batch still being written is left for the next poll), and exits when its
  * standard input closes, so it never outlives the harness. Only the record batch header
  * (format v2) is parsed here; control batches (Raft's own) are skipped.
+ *
+ * <p>{@code MetadataTail --once PATH...} (what {@code kraft-verify validate-log} reads a kept log
+ * with): each PATH a metadata log directory (its snapshots, {@code *.checkpoint}, then its
+ * segments) or a segment or snapshot file, every batch printed once, then it exits. A batch that
+ * cannot be read is one line on standard error, naming the file and the offset, and exit 2.
  */
 public final class MetadataTail {
     private static final int HEADER = 61;          // v2 batch header up to the records
@@ -76,6 +81,9 @@ public final class MetadataTail {
     }
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("--once")) {
+            System.exit(once(java.util.Arrays.copyOfRange(args, 1, args.length)));
+        }
         // A missing directory is an empty log: the controller creates it when it formats.
         Path dir = Paths.get(args[0]);
         long pollMs = args.length > 1 ? Long.parseLong(args[1]) : 50;
@@ -100,6 +108,64 @@ public final class MetadataTail {
             out.flush();
             Thread.sleep(pollMs);
         }
+    }
+
+    /** Every batch of the given logs and files, once; 0, or 2 with one line on a file it cannot read. */
+    private static int once(String[] paths) throws IOException {
+        PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+        for (String arg : paths) {
+            Path path = Paths.get(arg);
+            List<Path> files = new ArrayList<>();
+            if (Files.isDirectory(path)) {
+                try (Stream<Path> all = Files.list(path)) {
+                    all.filter(p -> p.getFileName().toString().endsWith(".checkpoint")).sorted().forEach(files::add);
+                }
+                files.addAll(segments(path));
+            } else {
+                files.add(path);
+            }
+            for (Path file : files) {
+                ByteBuffer buf;
+                try {
+                    buf = ByteBuffer.wrap(Files.readAllBytes(file));
+                } catch (IOException e) {
+                    System.err.println(file + ": cannot be read (" + e.getMessage() + ")");
+                    return 2;
+                }
+                try {
+                    out.println("{\"file\":\"" + file.toString().replace("\\", "\\\\").replace("\"", "\\\"") + "\"}");
+                    long read = print(buf, 0, out);
+                    int whole = wholeBytes(buf);
+                    if (whole < buf.limit()) {
+                        System.err.println(file + ": offset " + read + ": a batch cut short (" + (buf.limit() - whole)
+                            + " bytes after the last whole batch)");
+                        out.flush();
+                        return 2;
+                    }
+                } catch (RuntimeException | ReflectiveOperationException e) {
+                    out.flush();
+                    System.err.println(file + ": a record that cannot be read ("
+                        + String.valueOf(e.getMessage()).split("\n")[0] + ")");
+                    return 2;
+                }
+            }
+        }
+        out.flush();
+        return 0;
+    }
+
+    /** The bytes of a buffer's whole batches, from its start. */
+    private static int wholeBytes(ByteBuffer buf) {
+        int pos = 0;
+        while (buf.limit() - pos >= 12) {
+            int length = buf.getInt(pos + 8);
+            int end = pos + 12 + length;
+            if (length < HEADER - 12 || end > buf.limit()) {
+                break;
+            }
+            pos = end;
+        }
+        return pos;
     }
 
     private static List<Path> segments(Path dir) throws IOException {

@@ -1,0 +1,114 @@
+"""`kraft-verify validate-log` (issue 60, first part: the metadata invariants): a real cluster's
+own metadata log checked record by record. The fixtures are controller logs cluster-conform kept
+(tests/fixtures/metalogs/, made by the harness, not by hand): a seeded walk on 4.4.0 and F3's
+file on 3.9.2 hold every check; F2's file on 4.4.0 breaks ElrOnlyBelowMinIsr at the record that
+completes the reassignment; F6's file on 4.0.2 elects a fenced broker (F4) at the record that
+elects it. The walk's records, decoded once by the reader (`walk-seed7-4.4.0.jsonl`), are edited to
+hold one wrong record each, and the fold flags each at that record."""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from verifier.engines.cluster.validate import fold
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "metalogs"
+
+
+def _stream(path: Path = FIXTURES / "walk-seed7-4.4.0.jsonl") -> list:
+    items, current = [], ""
+    for line in path.read_text().splitlines():
+        item = json.loads(line)
+        if "file" in item:
+            current = item["file"]
+        else:
+            items.append((current, item))
+    return items
+
+
+def _edited(offset: int, **fields) -> list:
+    """The walk's stream with the record at `offset` changed (its data updated by `fields`)."""
+    items = copy.deepcopy(_stream())
+    for _, batch in items:
+        for rec in batch["records"]:
+            if rec["offset"] == offset:
+                rec["data"].update(fields)
+                return items
+    raise AssertionError(f"no record at offset {offset}")
+
+
+# the walk's partition records: 26 created ISR [1,2,3]; 43 ISR [1,2]; 64 [1,2,3]; 80 [1,3];
+# 90 ISR [1], ELR [3]; 108 ISR [1,2], ELR []; 123 [1,2,3]; leader b1 throughout
+@pytest.mark.parametrize("name,offset,fields", [
+    ("LeaderInIsr", 43, {"leader": 3, "isr": [1, 2]}),
+    ("IsrElrDisjoint", 64, {"eligibleLeaderReplicas": [3]}),
+    ("ElrOnlyBelowMinIsr", 64, {"eligibleLeaderReplicas": [4]}),
+    ("ElectedLeaderWasCandidate", 90, {"leader": 2}),
+    ("LeaderElectedRegisteredUnfenced", 43, {"leader": 9, "isr": [9, 1]}),
+])
+def test_a_log_edited_to_hold_one_wrong_record_is_flagged_at_it(name, offset, fields):
+    meta, _, _ = fold(_edited(offset, **fields))
+    assert name in meta.broken, (name, meta.broken)
+    f = meta.broken[name]
+    assert f.partition == "kv-0" and f.offset == offset and f.why
+
+
+def test_a_partition_recorded_again_with_its_epochs_back_breaks_one_leader_per_epoch():
+    items = copy.deepcopy(_stream())
+    again = next(copy.deepcopy(r) for _, b in items for r in b["records"] if r["type"] == "PartitionRecord")
+    again["offset"] = items[-1][1]["records"][-1]["offset"] + 1
+    items[-1][1]["records"].append(again)
+    meta, _, _ = fold(items)
+    assert meta.broken["OneLeaderPerEpoch"].offset == again["offset"]
+
+
+def test_an_unclean_election_with_unclean_elections_off_is_listed_with_who_chose_it():
+    meta, _, _ = fold(_edited(108, leader=2, isr=[2], leaderRecoveryState=1))
+    unclean = [f for f in meta.findings if f.name == "UncleanElection"]
+    assert [f.offset for f in unclean] == [108] and "unclean.leader.election.enable is false" in unclean[0].why
+    assert "ElectedLeaderWasCandidate" not in meta.broken          # marked unclean: not a clean election
+
+
+# ---------------------------------------------------------------- the command, on real logs (Kafka's jars)
+
+@pytest.mark.deps
+@pytest.mark.parametrize("log,version", [("walk-seed7-4.4.0", "4.4.0"), ("f3-last-replica-standing-3.9.2", "3.9.2")])
+def test_a_real_clusters_log_that_breaks_nothing_is_exit_0(cli, tmp_path, log, version):
+    r = cli("validate-log", "--kafka", version, str(FIXTURES / log), "-q", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    summary = json.loads(next(tmp_path.glob("*/summary.json")).read_text())
+    assert summary["result"] == "ok" and all(v["status"] == "holds" for v in summary["invariants"])
+    assert summary["counts"]["records"] > 50
+
+
+@pytest.mark.deps
+@pytest.mark.parametrize("log,version,name,offset", [
+    ("f2-reassignment-4.4.0", "4.4.0", "ElrOnlyBelowMinIsr", 40),
+    ("f6-two-unclean-shutdowns-4.0.2", "4.0.2", "LeaderElectedRegisteredUnfenced", 78)])
+def test_a_findings_log_is_flagged_at_the_record_kafka_wrote(cli, tmp_path, log, version, name, offset):
+    r = cli("validate-log", "--kafka", version, str(FIXTURES / log), "-q", "--out", str(tmp_path))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert f"{name}: violated: kv-0 at offset {offset} (PartitionChangeRecord)" in r.stdout
+    summary = json.loads(next(tmp_path.glob("*/summary.json")).read_text())
+    assert summary["result"] == "violation" and summary["exit_code"] == 1
+    assert [v["name"] for v in summary["invariants"] if v["status"] == "violated"] == [name]
+
+
+@pytest.mark.deps
+def test_a_log_cut_short_is_one_line_and_exit_2(cli, tmp_path):
+    src = FIXTURES / "walk-seed7-4.4.0" / "00000000000000000000.log"
+    torn = tmp_path / "00000000000000000000.log"
+    torn.write_bytes(src.read_bytes()[:-7])
+    r = cli("validate-log", "--kafka", "4.4.0", str(torn), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2, r.stdout + r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith(f"kraft-verify: error: {torn}: offset ") and "cut short" in line
+
+
+def test_a_path_that_is_not_there_is_one_line_and_exit_2(cli, tmp_path):
+    r = cli("validate-log", "--kafka", "4.4.0", str(tmp_path / "nothing"), "--out", str(tmp_path))
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"kraft-verify: error: {tmp_path / 'nothing'}: no such file or directory"]

@@ -1,0 +1,125 @@
+"""`kraft-verify validate-log`: a real cluster's own metadata log checked record by record
+(metalog.py), read with the release's own classes.
+
+The records are decoded by Kafka's MetadataRecordSerde in a JVM (oracle/cluster's MetadataTail
+`--once`: the cluster engine's Kafka jars, fetched at build time), printed as JSON lines and
+folded here as they arrive: memory is bounded by the partitions and brokers, not the records.
+A directory is read as the controller keeps it (its snapshots, then its segments: a snapshot is
+a whole state, and the segment records it already holds are not applied twice).
+
+Not yet: whether each change is one the release's controller could have made (the model's
+rules, given the event the log shows or implies); what is checked is the metadata invariants
+and the unclean elections.
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from verifier.core import knobs
+from verifier.core.exitcodes import InputError
+from verifier.engines.cluster.metalog import CHECKS, Metadata
+
+SNAPSHOT = re.compile(r"^(\d{20})-\d+\.checkpoint$")
+
+
+@knobs.declare("validate-log")
+class Knobs(knobs.Knobs):
+    """What is read, and with which release's classes."""
+    version: str = ""  # the Kafka release whose jars decode the records
+    paths: tuple = ()  # metadata log directories or segment and snapshot files
+    default_min_isr: int = knobs.knob(1, least=1)  # min.insync.replicas where the log sets none
+
+
+def _batches(classpath: str, paths: tuple):
+    """(file, batch) per batch the reader prints; InputError (one line) when it cannot read one."""
+    proc = subprocess.Popen(["java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classpath,
+                             "io.kraftverify.cluster.MetadataTail", "--once", *map(str, paths)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    current = ""
+    try:
+        for line in proc.stdout:
+            try:
+                item = json.loads(line)
+            except ValueError:
+                raise InputError(f"the metadata reader printed something that is not a batch: {line[:100]!r}") from None
+            if "file" in item:
+                current = item["file"]
+            else:
+                yield current, item
+        err = proc.stderr.read().strip()
+        if proc.wait() != 0:
+            raise InputError((err.splitlines() or ["the metadata reader failed"])[-1][:300])
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def fold(stream, default_min_isr: int = 1, progress=None) -> tuple[Metadata, int, list]:
+    """The (file, batch) items of a log folded in order: (the state with its findings, batches,
+    files). A snapshot starts the state again (it is a whole state) and the segment records
+    before its end, which it holds, are not applied twice."""
+    start, meta, batches, skip_below, files = time.monotonic(), Metadata(default_min_isr), 0, -1, []
+    for file, batch in stream:
+        if not files or files[-1] != file:
+            files.append(file)
+            snap = SNAPSHOT.match(Path(file).name)
+            if snap:
+                meta, skip_below = Metadata(default_min_isr), int(snap.group(1))
+        batches += 1
+        whole = SNAPSHOT.match(Path(file).name) is not None
+        for rec in batch["records"]:
+            if whole or rec["offset"] >= skip_below:
+                meta.apply(rec)
+        if progress and batches % 1000 == 0:
+            from verifier.core.result import Progress
+            progress(Progress(0, 0, 0, 0, time.monotonic() - start, note=f"{meta.records:,} records read"))
+    return meta, batches, files
+
+
+def run(model, properties=(), settings=None, progress=None):
+    """The engine interface: the log's records folded and checked; a Result whose verdicts are the
+    checks (violated at the first record that breaks each) and whose details list every finding."""
+    from verifier.core.result import COMPLETE, HOLDS, VIOLATED, VIOLATION, Result, Verdict
+    from verifier.engines.cluster.dist import DistError, build
+    e = Knobs.of(settings)
+    for p in e.paths:
+        if not Path(p).exists():
+            raise InputError(f"{p}: no such file or directory")
+    try:
+        dist = build(e.version)
+    except DistError as exc:
+        raise InputError(str(exc)) from None
+    start = time.monotonic()
+    meta, batches, files = fold(_batches(dist.classpath, e.paths), e.default_min_isr, progress)
+    seconds = time.monotonic() - start
+    verdicts = []
+    for name in CHECKS:
+        f = meta.broken.get(name)
+        verdicts.append(Verdict(name, "metadata", VIOLATED if f else HOLDS,
+                                quote="checked at every record of the log",
+                                detail=(f"{f.partition} at offset {f.offset} ({f.record}): {f.why}; before it: "
+                                        f"{_state(f.before)}") if f else ""))
+    details: dict[str, Any] = {
+        "kafka": e.version, "files": files,
+        "findings": [{"property": f.name, "partition": f.partition, "offset": f.offset, "record": f.record,
+                      "data": f.data, "before": f.before, "why": f.why} for f in meta.findings],
+        "partitions": len(meta.partitions), "brokers": len(meta.brokers), "topics": len(meta.topics)}
+    return Result(VIOLATION if meta.broken else COMPLETE, seconds, "", "validate-log", verdicts=verdicts,
+                  counts={"records": meta.records, "batches": batches, "partitions": len(meta.partitions),
+                          "seconds": round(seconds, 2),
+                          "records_per_second": round(meta.records / max(seconds, 1e-9))},
+                  sections={"details": details}, explored_all=True)
+
+
+def _state(p) -> str:
+    if p is None:
+        return "(not yet recorded)"
+    return (f"leader {p['leader']}, leader epoch {p['leader_epoch']}, partition epoch {p['partition_epoch']}, "
+            f"replicas {p['replicas']}, isr {p['isr']}, elr {p['elr']}, last known elr {p['last_known_elr']}, "
+            f"recovery {'RECOVERING' if p['recovery'] == 1 else 'RECOVERED'}")
