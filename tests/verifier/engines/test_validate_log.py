@@ -112,3 +112,24 @@ def test_a_path_that_is_not_there_is_one_line_and_exit_2(cli, tmp_path):
     r = cli("validate-log", "--kafka", "4.4.0", str(tmp_path / "nothing"), "--out", str(tmp_path))
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
         f"kraft-verify: error: {tmp_path / 'nothing'}: no such file or directory"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--kafka", "9.9.9"], "--kafka 9.9.9: not a release"),
+    (["--kafka", "4.4.0", "--default-min-isr", "0"], "--default-min-isr must be >= 1, got 0")])
+def test_bad_options_are_one_line_and_exit_2(cli, tmp_path, args, message):
+    r = cli("validate-log", *args, str(FIXTURES / "walk-seed7-4.4.0"), "--out", str(tmp_path))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and message in r.stderr
+
+
+@pytest.mark.deps
+@pytest.mark.parametrize("what", ["an empty directory", "a file that is no log"])
+def test_what_holds_no_metadata_record_is_one_line_and_exit_2_never_a_pass(cli, tmp_path, what):
+    path = tmp_path / "in"
+    if what == "an empty directory":
+        path.mkdir()
+    else:
+        path.write_text("hello, not a log at all; some bytes 1234567890\n")
+    r = cli("validate-log", "--kafka", "4.4.0", str(path), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stdout + r.stderr
+    assert not list((tmp_path / "out").glob("*/summary.json"))

@@ -98,6 +98,9 @@ def run(model, properties=(), settings=None, progress=None):
     start = time.monotonic()
     meta, batches, files = fold(_batches(dist.classpath, e.paths), e.default_min_isr, progress)
     seconds = time.monotonic() - start
+    if not meta.records:                  # a run that checked nothing is never a pass
+        raise InputError(f"{', '.join(map(str, e.paths))}: no metadata record in it (not a metadata log "
+                         "directory, segment or snapshot?)")
     verdicts = []
     for name in CHECKS:
         f = meta.broken.get(name)
