@@ -19,17 +19,16 @@ from tests.verifier.reports.test_report_html import _dump_dom
 
 pytestmark = pytest.mark.deps          # Chromium; conform's oracle JVM
 
-RUNS = {
-    "check": ["check"],
-    "check-violation": ["check", "--mutant", "hwm-ignores-min-isr"],
-    "simulate": ["check", "--simulate", "50", "--depth", "30"],
-    "fuzz": ["fuzz", "--examples", "100"],
-    "prove": ["prove", "--max-brokers", "2"],
-    "conform": ["conform", "--kafka", "4.4.0", "--walks", "20"],
-    "availability": ["availability", "--runs", "20"],
-    "matrix": ["matrix", "--presets", "kafka,pre-kip-966", "--bound-sets", "default"],
-}
-PAGE = {"availability": "*/availability.html", "matrix": "matrix.html"}
+def _shots():
+    """bench/report_screenshots.py: the commands and where their pages are (one list for both)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("report_screenshots", ROOT / "bench" / "report_screenshots.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.RUNS, module.PAGE
+
+
+RUNS, PAGE = _shots()
 REPR = re.compile(r"\{'|(?<![\w-])(None|True|False)(?![\w-])")
 
 
