@@ -34,13 +34,14 @@ def run_rows(summary: dict) -> list[tuple[str, str]]:
     for key, what in (("samples", SAMPLES.get(summary.get("engine", ""), "samples")), ("distinct_states",
                       "distinct states"), ("transitions", "transitions"), ("steps", "steps"),
                       ("steps_compared", "steps compared"), ("depth", "depth"), ("terminal_states", "terminal states"),
-                      ("sizes", "cluster sizes")):
+                      ("sizes", "cluster sizes"), ("records", "metadata records"), ("batches", "record batches"),
+                      ("partitions", "partitions")):
         if isinstance(c.get(key), int):
             rows.append((what, f"{c[key]:,}"))
     if "seconds" in c:
         rows.append(("seconds", f"{c['seconds']:.2f}"))
     for key, what in (("states_per_second", "states/s"), ("examples_per_second", "examples/s"),
-                      ("steps_per_second", "steps/s")):
+                      ("steps_per_second", "steps/s"), ("records_per_second", "records/s")):
         if c.get(key):
             rows.append((what, f"{c[key]:,.0f}"))
     if c.get("compile_seconds"):
