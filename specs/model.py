@@ -177,6 +177,14 @@ class Model:
         """Per broker: role, ISR/ELR membership, status, log, HWM (report.html's timeline)."""
         return D.timeline(self.cfg, state)
 
+    def explain_change(self, part: dict, brokers: dict, min_isr: int, unclean: bool, batch: list,
+                       after: dict) -> tuple:
+        """A metadata log's partition change (validate-log): the controller event of this
+        model's rules that writes `after` from `part`, or None, and what each event it tried
+        writes (specs/metadata.py)."""
+        from specs.metadata import explain
+        return explain(self.cfg, part, brokers, min_isr, unclean, batch, after)
+
     def partition_cells(self, state) -> dict[str, str]:
         """The partition's columns of report.html's timeline: leader, epochs, ISR, ELR, ..."""
         return D.partition(self.cfg, state)

@@ -4,7 +4,9 @@ own metadata log checked record by record. The fixtures are controller logs clus
 file on 3.9.2 hold every check; F2's file on 4.4.0 breaks ElrOnlyBelowMinIsr at the record that
 completes the reassignment; F6's file on 4.0.2 elects a fenced broker (F4) at the record that
 elects it. The walk's records, decoded once by the reader (`walk-seed7-4.4.0.jsonl`), are edited to
-hold one wrong record each, and the fold flags each at that record."""
+hold one wrong record each, and the fold flags each at that record. Every change of the real
+logs is one the release's controller makes (the model's events, specs/metadata.py); F4's record
+read against 4.4.0's rules is not."""
 from __future__ import annotations
 
 import copy
@@ -72,6 +74,20 @@ def test_an_unclean_election_with_unclean_elections_off_is_listed_with_who_chose
     assert "ElectedLeaderWasCandidate" not in meta.broken          # marked unclean: not a clean election
 
 
+def test_every_change_of_the_walks_log_is_a_controller_event_of_the_releases_model():
+    from specs import Model, make_config
+    meta, _, _ = fold(_stream(), explainer=Model(make_config("kafka-4.4"), symmetry=False).explain_change)
+    assert "EveryChangeExplained" not in meta.broken and meta.explained == 6
+
+
+def test_a_change_no_controller_event_writes_is_unexplained():
+    from specs import Model, make_config
+    meta, _, _ = fold(_edited(64, eligibleLeaderReplicas=[4]),
+                      explainer=Model(make_config("kafka-4.4"), symmetry=False).explain_change)
+    f = meta.broken["EveryChangeExplained"]
+    assert f.offset == 64 and "AlterPartition from b1" in f.why
+
+
 # ---------------------------------------------------------------- the command, on real logs (Kafka's jars)
 
 @pytest.mark.deps
@@ -89,12 +105,23 @@ def test_a_real_clusters_log_that_breaks_nothing_is_exit_0(cli, tmp_path, log, v
     ("f2-reassignment-4.4.0", "4.4.0", "ElrOnlyBelowMinIsr", 40),
     ("f6-two-unclean-shutdowns-4.0.2", "4.0.2", "LeaderElectedRegisteredUnfenced", 78)])
 def test_a_findings_log_is_flagged_at_the_record_kafka_wrote(cli, tmp_path, log, version, name, offset):
+    """Every change is still one the release's own rules make (EveryChangeExplained holds): the
+    release breaks the property, the log is no forgery."""
     r = cli("validate-log", "--kafka", version, str(FIXTURES / log), "-q", "--out", str(tmp_path))
     assert r.returncode == 1, r.stdout + r.stderr
     assert f"{name}: violated: kv-0 at offset {offset} (PartitionChangeRecord)" in r.stdout
     summary = json.loads(next(tmp_path.glob("*/summary.json")).read_text())
     assert summary["result"] == "violation" and summary["exit_code"] == 1
     assert [v["name"] for v in summary["invariants"] if v["status"] == "violated"] == [name]
+
+
+@pytest.mark.deps
+def test_4_0_2s_election_of_a_fenced_leader_is_no_change_4_4_0s_rules_make(cli, tmp_path):
+    """F4's record, read against 4.4.0's rules: no controller event of 4.4.0 writes it."""
+    r = cli("validate-log", "--kafka", "4.4.0", str(FIXTURES / "f6-two-unclean-shutdowns-4.0.2"), "-q",
+            "--out", str(tmp_path))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "EveryChangeExplained: violated: kv-0 at offset 78 (PartitionChangeRecord)" in r.stdout
 
 
 @pytest.mark.deps

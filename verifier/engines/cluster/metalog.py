@@ -18,7 +18,9 @@ The checks, at the record that breaks them (the state before it is kept for the 
   the ISR the record sets: an AlterPartition's or a reassignment's target), or the election is
   marked unclean (leader recovery state RECOVERING);
 - OneLeaderPerEpoch: a PartitionRecord of a partition already known does not take its epochs
-  back.
+  back;
+- EveryChangeExplained (with an explainer, Model.explain_change): a batch's partition change is
+  what one controller event of the model writes from the state before the batch.
 An unclean election (RECOVERING) is not a violation of these, but it is listed with who could
 have chosen it: the topic's unclean.leader.election.enable, or, with it off, the controller's
 own election of its last known leader (or an operator's ElectLeaders UNCLEAN, which the log
@@ -26,12 +28,13 @@ cannot tell apart).
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 NO_CHANGE, RECOVERY_NO_CHANGE, RECOVERING = -2, -1, 1
 CHECKS = ("LeaderInIsr", "IsrElrDisjoint", "ElrOnlyBelowMinIsr", "LeaderElectedRegisteredUnfenced",
-          "ElectedLeaderWasCandidate", "OneLeaderPerEpoch")
+          "ElectedLeaderWasCandidate", "OneLeaderPerEpoch", "EveryChangeExplained")
 TOPIC, CLUSTER = 2, 4            # ConfigRecord resource types
 
 
@@ -58,11 +61,41 @@ class Metadata:
     records: int = 0
     findings: list = field(default_factory=list)
     broken: dict = field(default_factory=dict)          # property -> its first Finding
+    explainer: Optional[Callable] = None                # Model.explain_change, or None: not asked
+    explained: int = 0                                  # partition changes a controller event explains
 
     def apply(self, rec: dict) -> None:
         """Fold one record in, checking what it changes."""
         self.records += 1
         getattr(self, "_" + rec["type"], lambda r: None)(rec)
+
+    def apply_batch(self, records: list) -> None:
+        """Fold a batch (one controller event's write) in; with an explainer, each partition it
+        changes must be what one event of the model's controller writes from the state before."""
+        if self.explainer is None:
+            for rec in records:
+                self.apply(rec)
+            return
+        parts, brokers = {k: dict(v) for k, v in self.partitions.items()}, copy.deepcopy(self.brokers)
+        settings = {k: (self.raw_min_isr(k[0]), self.unclean_enabled(k[0])) for k in parts}
+        for rec in records:
+            self.apply(rec)
+        for key, before in parts.items():
+            after = self.partitions.get(key)
+            if after is None or after == before:
+                continue
+            min_isr, unclean = settings[key]
+            event, tried = self.explainer(before, brokers, min_isr, unclean, records, after)
+            if event is not None:
+                self.explained += 1
+                continue
+            shown = "; ".join(f"{name} writes isr={p['isr']} elr={p['elr']} leader={p['leader']}"
+                              for name, p in tried[:4]) or "no event the batch shows or implies"
+            r = next(x for x in records if x["type"] in ("PartitionChangeRecord", "PartitionRecord", "ClearElrRecord"))
+            self._found("EveryChangeExplained", key, r, before,
+                        f"no controller event of the model writes leader={after['leader']} isr={after['isr']} "
+                        f"elr={after['elr']} last_known_elr={after['last_known_elr']} from the state before "
+                        f"(the batch: {', '.join(x['type'] for x in records)}); the model's: {shown}")
 
     # ---------------------------------------------------------------- brokers and configs
     def _RegisterBrokerRecord(self, r):
@@ -105,6 +138,13 @@ class Metadata:
                  or self.configs.get((CLUSTER, ""), {}).get("min.insync.replicas"))
         return min(int(value) if value else self.default_min_isr, len(replicas))
 
+    def raw_min_isr(self, topic_id: str) -> int:
+        """The topic's min.insync.replicas as set (not capped at the replicas)."""
+        name = self.topics.get(topic_id)
+        value = (self.configs.get((TOPIC, name), {}).get("min.insync.replicas")
+                 or self.configs.get((CLUSTER, ""), {}).get("min.insync.replicas"))
+        return int(value) if value else self.default_min_isr
+
     def unclean_enabled(self, topic_id: str) -> bool:
         name = self.topics.get(topic_id)
         value = (self.configs.get((TOPIC, name), {}).get("unclean.leader.election.enable")
@@ -119,7 +159,8 @@ class Metadata:
         p = {"replicas": list(d["replicas"]), "isr": list(d["isr"]), "elr": list(d.get("eligibleLeaderReplicas") or []),
              "last_known_elr": list(d.get("lastKnownElr") or []), "leader": d["leader"],
              "leader_epoch": d["leaderEpoch"], "partition_epoch": d["partitionEpoch"],
-             "recovery": d.get("leaderRecoveryState", 0)}
+             "recovery": d.get("leaderRecoveryState", 0), "adding": list(d.get("addingReplicas") or []),
+             "removing": list(d.get("removingReplicas") or [])}
         if before is not None and (p["leader_epoch"] < before["leader_epoch"]
                                    or p["partition_epoch"] < before["partition_epoch"]):
             self._found("OneLeaderPerEpoch", key, r, before,
@@ -136,7 +177,8 @@ class Metadata:
             return
         p = dict(before)
         for name, f in (("isr", "isr"), ("replicas", "replicas"), ("eligibleLeaderReplicas", "elr"),
-                        ("lastKnownElr", "last_known_elr")):
+                        ("lastKnownElr", "last_known_elr"), ("addingReplicas", "adding"),
+                        ("removingReplicas", "removing")):
             if d.get(name) is not None:
                 p[f] = list(d[name])
         if d.get("leader", NO_CHANGE) != NO_CHANGE:
@@ -151,8 +193,9 @@ class Metadata:
         d = r["data"]
         for key, p in list(self.partitions.items()):
             if d.get("topicId") in (None, "", key[0]) and d.get("topicName") in (None, "", self.topics.get(key[0])):
-                if p["elr"] or p["last_known_elr"]:
-                    self.partitions[key] = dict(p, elr=[], last_known_elr=[], partition_epoch=p["partition_epoch"] + 1)
+                if p["elr"] or p["last_known_elr"]:     # the ELR index keeps the members' entries
+                    self.partitions[key] = dict(p, elr=[], last_known_elr=[], partition_epoch=p["partition_epoch"] + 1,
+                                                cleared_elr=sorted((p.get("cleared_elr") or []) + p["elr"]))
 
     def _check(self, key, r, before: Optional[dict], p: dict) -> None:
         name = f"{self.topics.get(key[0], key[0])}-{key[1]}"

@@ -7,9 +7,9 @@ folded here as they arrive: memory is bounded by the partitions and brokers, not
 A directory is read as the controller keeps it (its snapshots, then its segments: a snapshot is
 a whole state, and the segment records it already holds are not applied twice).
 
-Not yet: whether each change is one the release's controller could have made (the model's
-rules, given the event the log shows or implies); what is checked is the metadata invariants
-and the unclean elections.
+Each batch's partition changes must be what one controller event of the release's model writes
+(Model.explain_change, specs/metadata.py); the metadata invariants and the unclean elections are
+checked at each record (metalog.py).
 """
 from __future__ import annotations
 
@@ -60,10 +60,11 @@ def _batches(classpath: str, paths: tuple):
             proc.wait()
 
 
-def fold(stream, default_min_isr: int = 1, progress=None) -> tuple[Metadata, int, list]:
+def fold(stream, default_min_isr: int = 1, progress=None, explainer=None) -> tuple[Metadata, int, list]:
     """The (file, batch) items of a log folded in order: (the state with its findings, batches,
-    files). A snapshot starts the state again (it is a whole state) and the segment records
-    before its end, which it holds, are not applied twice."""
+    files). A snapshot starts the state again (it is a whole state, its records no event's) and
+    the segment records before its end, which it holds, are not applied twice. `explainer`
+    (Model.explain_change): each segment batch's partition changes must be a controller event's."""
     start, meta, batches, skip_below, files = time.monotonic(), Metadata(default_min_isr), 0, -1, []
     for file, batch in stream:
         if not files or files[-1] != file:
@@ -71,11 +72,9 @@ def fold(stream, default_min_isr: int = 1, progress=None) -> tuple[Metadata, int
             snap = SNAPSHOT.match(Path(file).name)
             if snap:
                 meta, skip_below = Metadata(default_min_isr), int(snap.group(1))
+            meta.explainer = None if snap else explainer
         batches += 1
-        whole = SNAPSHOT.match(Path(file).name) is not None
-        for rec in batch["records"]:
-            if whole or rec["offset"] >= skip_below:
-                meta.apply(rec)
+        meta.apply_batch([rec for rec in batch["records"] if meta.explainer is None or rec["offset"] >= skip_below])
         if progress and batches % 1000 == 0:
             from verifier.core.result import Progress
             progress(Progress(0, 0, 0, 0, time.monotonic() - start, note=f"{meta.records:,} records read"))
@@ -96,7 +95,8 @@ def run(model, properties=(), settings=None, progress=None):
     except DistError as exc:
         raise InputError(str(exc)) from None
     start = time.monotonic()
-    meta, batches, files = fold(_batches(dist.classpath, e.paths), e.default_min_isr, progress)
+    meta, batches, files = fold(_batches(dist.classpath, e.paths), e.default_min_isr, progress,
+                                None if model is None else model.explain_change)
     seconds = time.monotonic() - start
     if not meta.records:                  # a run that checked nothing is never a pass
         raise InputError(f"{', '.join(map(str, e.paths))}: no metadata record in it (not a metadata log "

@@ -1,0 +1,105 @@
+"""A metadata log's partition change explained by the model's controller (validate-log).
+
+A record batch is one controller event's atomic write. The log shows or implies the event: a
+fence, an unfence, a controlled shutdown or a registration of a broker beside the change; a
+topic config change; and a partition change alone is an AlterPartition from the leader, an
+admin or periodic election, or a reassignment step. Each event the batch can be is run through
+the model's controller (specs/controller.py, the release's rules) on the controller the log has
+built so far, and the change is explained when one of them writes the partition the log holds
+after the batch. The log's values come in as plain dicts (the fold of
+verifier/engines/cluster/metalog.py); the model's Controller is built from them here.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from specs import controller as C
+from specs.algebra import CONCRETE
+from specs.config import Config
+from specs.pipeline import PREFERRED, UNCLEAN
+from specs.state import AlterPartitionRequest, Controller, Partition, sorted_tuple
+
+FIELDS = ("replicas", "isr", "elr", "last_known_elr", "leader", "leader_epoch", "partition_epoch", "recovery",
+          "adding", "removing")
+
+
+def controller(part: dict, brokers: dict, min_isr: int, unclean: bool) -> Controller:
+    """The model's controller of one partition as the log has it (broker epochs are Kafka's:
+    only their equality matters to a rule)."""
+    registered = sorted(brokers)
+    p = Partition(replicas=tuple(part["replicas"]), isr=tuple(part["isr"]), elr=sorted_tuple(part["elr"]),
+                  last_known_elr=sorted_tuple(part["last_known_elr"]), leader=part["leader"],
+                  leader_epoch=part["leader_epoch"], partition_epoch=part["partition_epoch"],
+                  leader_recovery_state=part["recovery"], adding_replicas=tuple(part.get("adding") or ()),
+                  removing_replicas=tuple(part.get("removing") or ()), cleared_elr=tuple(part.get("cleared_elr") or ()))
+    return Controller(p, tuple(registered), tuple(brokers[b]["epoch"] for b in registered),
+                      tuple(b for b in registered if brokers[b]["fenced"]),
+                      tuple(b for b in registered if brokers[b]["shutting_down"]), min_isr, unclean)
+
+
+def fields(p: Partition) -> dict:
+    return {"replicas": list(p.replicas), "isr": list(p.isr), "elr": sorted(p.elr),
+            "last_known_elr": sorted(p.last_known_elr), "leader": p.leader, "leader_epoch": p.leader_epoch,
+            "partition_epoch": p.partition_epoch, "recovery": p.leader_recovery_state,
+            "adding": list(p.adding_replicas), "removing": list(p.removing_replicas)}
+
+
+def _same(p: Partition, after: dict) -> bool:
+    mine = fields(p)
+    return all(mine[f] == (sorted(after.get(f) or []) if f in ("elr", "last_known_elr") else
+                           list(after.get(f) or []) if f in ("replicas", "isr", "adding", "removing") else after.get(f))
+               for f in FIELDS)
+
+
+def events(cfg: Config, ctrl: Controller, batch: list, after: dict) -> list:
+    """(name, the partition it writes) of every event this batch can be, in the model."""
+    R, rules, out = CONCRETE, cfg.rules, []
+    p = ctrl.partition
+
+    def tried(name: str, outcome) -> None:
+        if outcome.error is None or outcome.error == C.NEW_LEADER_ELECTED:
+            out.append((name, outcome.ctrl.partition))
+
+    for rec in batch:
+        d, kind = rec["data"], rec["type"]
+        b = d.get("brokerId", d.get("id"))
+        if kind == "FenceBrokerRecord" or (kind == "BrokerRegistrationChangeRecord" and d.get("fenced") == 1):
+            tried(f"fence b{b}", C.fence(R, rules, ctrl, b))
+            tried(f"controlled shutdown of b{b}", C.controlled_shutdown(R, rules, ctrl, b))
+        if kind == "BrokerRegistrationChangeRecord" and d.get("inControlledShutdown") == 1:
+            tried(f"controlled shutdown of b{b}", C.controlled_shutdown(R, rules, ctrl, b))
+        if kind == "UnfenceBrokerRecord" or (kind == "BrokerRegistrationChangeRecord" and d.get("fenced") == -1):
+            tried(f"unfence b{b}", C.unfence(R, rules, ctrl, b))
+        if kind == "RegisterBrokerRecord":
+            for clean in (True, False):
+                tried(f"{'clean' if clean else 'unclean'} registration of b{b}",
+                      C.register(R, rules, ctrl, b, None, d.get("brokerEpoch", rec["offset"]), clean=clean))
+        if kind == "ConfigRecord" and d.get("name") == "min.insync.replicas" and d.get("value"):
+            tried(f"min.insync.replicas={d['value']}", C.set_min_isr(R, rules, ctrl, int(d["value"])))
+    leader = p.leader
+    if leader in ctrl.registered:
+        # the ISR the leader proposed: the one written, or (a reassignment completed by it, a
+        # member that may not stay) the ISR before with the members the change brought in
+        proposals = {tuple(after["isr"]), tuple(sorted(set(p.isr) | set(after["isr"]))),
+                     tuple(sorted(set(p.isr) - set(after["replicas"]) | set(after["isr"])))}
+        for isr in sorted(proposals):
+            epochs = tuple(ctrl.broker_epochs[ctrl.registered.index(m)] if m in ctrl.registered else -1 for m in isr)
+            for recovery in sorted({after["recovery"], p.leader_recovery_state}):
+                req = AlterPartitionRequest(leader, ctrl.broker_epochs[ctrl.registered.index(leader)], p.leader_epoch,
+                                            p.partition_epoch, isr, epochs, recovery)
+                tried(f"AlterPartition from b{leader} isr={list(isr)}", C.alter_partition(R, rules, ctrl, req))
+    for kind in (PREFERRED, UNCLEAN):
+        tried(f"ElectLeaders {kind}", C.elect(R, rules, ctrl, kind))
+    tried("the periodic unclean election", C.periodic_unclean_election(R, rules, ctrl))
+    target = tuple(r for r in after["replicas"] if r not in (after.get("removing") or []))
+    if target and tuple(target) != p.replicas:
+        tried(f"reassignment to {list(target)}", C.reassign(R, rules, ctrl, target))
+    return out
+
+
+def explain(cfg: Config, part: dict, brokers: dict, min_isr: int, unclean: bool, batch: list,
+            after: dict) -> tuple[Optional[str], list]:
+    """(the event that writes `after`, or None; what every event tried writes instead)."""
+    tried = events(cfg, controller(part, brokers, min_isr, unclean), batch, after)
+    found = next((name for name, p in tried if _same(p, after)), None)
+    return found, [(name, fields(p)) for name, p in tried]
