@@ -88,6 +88,30 @@ def test_a_change_no_controller_event_writes_is_unexplained():
     assert f.offset == 64 and "AlterPartition from b1" in f.why
 
 
+def _explain():
+    from specs import Model, make_config
+    return Model(make_config("kafka-4.4"), symmetry=False).explain_change
+
+
+def test_an_unclean_election_beside_a_non_empty_elr_is_no_controller_event():
+    """ISR [1], ELR [3] after offset 90; offset 108 edited to elect b2 uncleanly with unclean
+    elections off: Kafka would take b3 from the ELR, and no event of the model writes it."""
+    meta, _, _ = fold(_edited(108, leader=2, isr=[2], leaderRecoveryState=1, eligibleLeaderReplicas=[3]),
+                      explainer=_explain())
+    assert meta.broken["EveryChangeExplained"].offset == 108
+    assert [f.offset for f in meta.findings if f.name == "UncleanElection"] == [108]
+
+
+def test_a_duplicate_partition_change_record_is_flagged_as_f5s_shape_without_its_stale_index():
+    """F5: Kafka writes one change twice when a ClearElrRecord left a stale ELR index entry; a
+    record written twice with no such entry is no event of the model."""
+    items = copy.deepcopy(_stream())
+    batch = next(b for _, b in items if any(r["offset"] == 43 for r in b["records"]))
+    batch["records"].append(copy.deepcopy(next(r for r in batch["records"] if r["offset"] == 43)))
+    meta, _, _ = fold(items, explainer=_explain())
+    assert meta.broken["EveryChangeExplained"].offset == 43
+
+
 # ---------------------------------------------------------------- the command, on real logs (Kafka's jars)
 
 @pytest.mark.deps
@@ -122,6 +146,24 @@ def test_4_0_2s_election_of_a_fenced_leader_is_no_change_4_4_0s_rules_make(cli, 
             "--out", str(tmp_path))
     assert r.returncode == 1, r.stdout + r.stderr
     assert "EveryChangeExplained: violated: kv-0 at offset 78 (PartitionChangeRecord)" in r.stdout
+
+
+@pytest.mark.deps
+def test_a_batch_whose_crc_does_not_match_is_one_line_and_exit_2(cli, tmp_path):
+    data = bytearray((FIXTURES / "walk-seed7-4.4.0" / "00000000000000000000.log").read_bytes())
+    data[200] ^= 0xFF
+    damaged = tmp_path / "00000000000000000000.log"
+    damaged.write_bytes(bytes(data))
+    r = cli("validate-log", "--kafka", "4.4.0", str(damaged), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"kraft-verify: error: {damaged}: offset 1: the batch's CRC does not match its bytes"], r.stderr
+
+
+@pytest.mark.deps
+def test_a_log_of_a_newer_release_read_with_an_older_ones_classes_is_one_line_and_exit_2(cli, tmp_path):
+    r = cli("validate-log", "--kafka", "3.9.2", str(FIXTURES / "walk-seed7-4.4.0"), "--out", str(tmp_path))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "a record this release's classes cannot read" in r.stderr
 
 
 @pytest.mark.deps

@@ -40,7 +40,11 @@ import org.apache.kafka.server.common.ApiMessageAndVersion;
  */
 public final class MetadataTail {
     private static final int HEADER = 61;          // v2 batch header up to the records
+    private static final int CRC = 17;
     private static final int ATTRIBUTES = 21;
+    /** --once checks every batch's CRC (a log copied while a batch was rewritten, or damaged); the tail, a
+     * file the controller is still writing, does not. */
+    private static boolean checkCrc = false;
     private static final int LAST_OFFSET_DELTA = 23;
     private static final int RECORDS_COUNT = 57;
 
@@ -68,7 +72,7 @@ public final class MetadataTail {
                 return value;
             }
         }
-        throw new IllegalStateException("varint too long");
+        throw new IllegalStateException("a varint too long: a damaged record");
     }
 
     private static long readVarlong(ByteBuffer buf) {
@@ -112,6 +116,7 @@ public final class MetadataTail {
 
     /** Every batch of the given logs and files, once; 0, or 2 with one line on a file it cannot read. */
     private static int once(String[] paths) throws IOException {
+        checkCrc = true;
         PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
         for (String arg : paths) {
             Path path = Paths.get(arg);
@@ -142,10 +147,15 @@ public final class MetadataTail {
                         out.flush();
                         return 2;
                     }
+                } catch (IllegalStateException e) {        // ours: a CRC, a varint, a compressed batch
+                    out.flush();
+                    System.err.println(file + ": " + String.valueOf(e.getMessage()).split("\n")[0]);
+                    return 2;
                 } catch (RuntimeException | ReflectiveOperationException e) {
                     out.flush();
-                    System.err.println(file + ": a record that cannot be read ("
-                        + String.valueOf(e.getMessage()).split("\n")[0] + ")");
+                    System.err.println(file + ": a record this release's classes cannot read ("
+                        + e.getClass().getSimpleName() + ": " + String.valueOf(e.getMessage()).split("\n")[0]
+                        + "): a log of another release, or damaged");
                     return 2;
                 }
             }
@@ -192,6 +202,15 @@ public final class MetadataTail {
             short attributes = buf.getShort(pos + ATTRIBUTES);
             long last = base + buf.getInt(pos + LAST_OFFSET_DELTA);
             boolean control = (attributes & 0x20) != 0;
+            if (checkCrc) {                   // the batch's CRC-32C, from its attributes to its end
+                java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+                ByteBuffer covered = buf.duplicate();
+                covered.position(pos + ATTRIBUTES).limit(end);
+                crc.update(covered);
+                if ((int) crc.getValue() != buf.getInt(pos + CRC)) {
+                    throw new IllegalStateException("offset " + base + ": the batch's CRC does not match its bytes");
+                }
+            }
             if (!control && last >= next) {
                 if ((attributes & 0x7) != 0) {
                     throw new IllegalStateException("compressed metadata batch at offset " + base);
