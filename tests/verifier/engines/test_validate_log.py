@@ -18,6 +18,15 @@ import pytest
 from verifier.engines.cluster.validate import fold
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "metalogs"
+# The reader is a JVM (MetadataTail) that the real-cluster tests look for machine-wide to say
+# nothing was left running: the tests that start it run in their group, one after another.
+READER = [pytest.mark.deps, pytest.mark.xdist_group("kafka-cluster")]
+
+
+def reader(test):
+    for mark in READER:
+        test = mark(test)
+    return test
 
 
 def _stream(path: Path = FIXTURES / "walk-seed7-4.4.0.jsonl") -> list:
@@ -114,7 +123,7 @@ def test_a_duplicate_partition_change_record_is_flagged_as_f5s_shape_without_its
 
 # ---------------------------------------------------------------- the command, on real logs (Kafka's jars)
 
-@pytest.mark.deps
+@reader
 @pytest.mark.parametrize("log,version", [("walk-seed7-4.4.0", "4.4.0"), ("f3-last-replica-standing-3.9.2", "3.9.2")])
 def test_a_real_clusters_log_that_breaks_nothing_is_exit_0(cli, tmp_path, log, version):
     r = cli("validate-log", "--kafka", version, str(FIXTURES / log), "-q", "--out", str(tmp_path))
@@ -124,7 +133,7 @@ def test_a_real_clusters_log_that_breaks_nothing_is_exit_0(cli, tmp_path, log, v
     assert summary["counts"]["records"] > 50
 
 
-@pytest.mark.deps
+@reader
 @pytest.mark.parametrize("log,version,name,offset", [
     ("f2-reassignment-4.4.0", "4.4.0", "ElrOnlyBelowMinIsr", 40),
     ("f6-two-unclean-shutdowns-4.0.2", "4.0.2", "LeaderElectedRegisteredUnfenced", 78)])
@@ -139,7 +148,7 @@ def test_a_findings_log_is_flagged_at_the_record_kafka_wrote(cli, tmp_path, log,
     assert [v["name"] for v in summary["invariants"] if v["status"] == "violated"] == [name]
 
 
-@pytest.mark.deps
+@reader
 def test_4_0_2s_election_of_a_fenced_leader_is_no_change_4_4_0s_rules_make(cli, tmp_path):
     """F4's record, read against 4.4.0's rules: no controller event of 4.4.0 writes it."""
     r = cli("validate-log", "--kafka", "4.4.0", str(FIXTURES / "f6-two-unclean-shutdowns-4.0.2"), "-q",
@@ -148,7 +157,7 @@ def test_4_0_2s_election_of_a_fenced_leader_is_no_change_4_4_0s_rules_make(cli, 
     assert "EveryChangeExplained: violated: kv-0 at offset 78 (PartitionChangeRecord)" in r.stdout
 
 
-@pytest.mark.deps
+@reader
 def test_a_batch_whose_crc_does_not_match_is_one_line_and_exit_2(cli, tmp_path):
     data = bytearray((FIXTURES / "walk-seed7-4.4.0" / "00000000000000000000.log").read_bytes())
     data[200] ^= 0xFF
@@ -159,14 +168,14 @@ def test_a_batch_whose_crc_does_not_match_is_one_line_and_exit_2(cli, tmp_path):
         f"kraft-verify: error: {damaged}: offset 1: the batch's CRC does not match its bytes"], r.stderr
 
 
-@pytest.mark.deps
+@reader
 def test_a_log_of_a_newer_release_read_with_an_older_ones_classes_is_one_line_and_exit_2(cli, tmp_path):
     r = cli("validate-log", "--kafka", "3.9.2", str(FIXTURES / "walk-seed7-4.4.0"), "--out", str(tmp_path))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     assert "a record this release's classes cannot read" in r.stderr
 
 
-@pytest.mark.deps
+@reader
 def test_a_log_cut_short_is_one_line_and_exit_2(cli, tmp_path):
     src = FIXTURES / "walk-seed7-4.4.0" / "00000000000000000000.log"
     torn = tmp_path / "00000000000000000000.log"
@@ -191,7 +200,7 @@ def test_bad_options_are_one_line_and_exit_2(cli, tmp_path, args, message):
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and message in r.stderr
 
 
-@pytest.mark.deps
+@reader
 @pytest.mark.parametrize("what", ["an empty directory", "a file that is no log"])
 def test_what_holds_no_metadata_record_is_one_line_and_exit_2_never_a_pass(cli, tmp_path, what):
     path = tmp_path / "in"
