@@ -51,31 +51,32 @@ def _same(p: Partition, after: dict) -> bool:
                for f in FIELDS)
 
 
-def events(cfg: Config, ctrl: Controller, batch: list, after: dict) -> list:
-    """(name, the partition it writes) of every event this batch can be, in the model."""
-    R, rules, out = CONCRETE, cfg.rules, []
+def events(cfg: Config, ctrl: Controller, batch: list, after: dict):
+    """(name, the partition it writes) of every event this batch can be, in the model, those the
+    batch shows first (a generator: the caller stops at the one that explains the change)."""
+    R, rules = CONCRETE, cfg.rules
     p = ctrl.partition
 
-    def tried(name: str, outcome) -> None:
-        if outcome.error is None or outcome.error == C.NEW_LEADER_ELECTED:
-            out.append((name, outcome.ctrl.partition))
+    def tried(name: str, outcome) -> list:
+        ok = outcome.error is None or outcome.error == C.NEW_LEADER_ELECTED
+        return [(name, outcome.ctrl.partition)] if ok else []
 
     for rec in batch:
         d, kind = rec["data"], rec["type"]
         b = d.get("brokerId", d.get("id"))
         if kind == "FenceBrokerRecord" or (kind == "BrokerRegistrationChangeRecord" and d.get("fenced") == 1):
-            tried(f"fence b{b}", C.fence(R, rules, ctrl, b))
-            tried(f"controlled shutdown of b{b}", C.controlled_shutdown(R, rules, ctrl, b))
+            yield from tried(f"fence b{b}", C.fence(R, rules, ctrl, b))
+            yield from tried(f"controlled shutdown of b{b}", C.controlled_shutdown(R, rules, ctrl, b))
         if kind == "BrokerRegistrationChangeRecord" and d.get("inControlledShutdown") == 1:
-            tried(f"controlled shutdown of b{b}", C.controlled_shutdown(R, rules, ctrl, b))
+            yield from tried(f"controlled shutdown of b{b}", C.controlled_shutdown(R, rules, ctrl, b))
         if kind == "UnfenceBrokerRecord" or (kind == "BrokerRegistrationChangeRecord" and d.get("fenced") == -1):
-            tried(f"unfence b{b}", C.unfence(R, rules, ctrl, b))
+            yield from tried(f"unfence b{b}", C.unfence(R, rules, ctrl, b))
         if kind == "RegisterBrokerRecord":
             for clean in (True, False):
-                tried(f"{'clean' if clean else 'unclean'} registration of b{b}",
+                yield from tried(f"{'clean' if clean else 'unclean'} registration of b{b}",
                       C.register(R, rules, ctrl, b, None, d.get("brokerEpoch", rec["offset"]), clean=clean))
         if kind == "ConfigRecord" and d.get("name") == "min.insync.replicas" and d.get("value"):
-            tried(f"min.insync.replicas={d['value']}", C.set_min_isr(R, rules, ctrl, int(d["value"])))
+            yield from tried(f"min.insync.replicas={d['value']}", C.set_min_isr(R, rules, ctrl, int(d["value"])))
     leader = p.leader
     if leader in ctrl.registered:
         # the ISR the leader proposed: the one written, or (a reassignment completed by it, a
@@ -87,19 +88,52 @@ def events(cfg: Config, ctrl: Controller, batch: list, after: dict) -> list:
             for recovery in sorted({after["recovery"], p.leader_recovery_state}):
                 req = AlterPartitionRequest(leader, ctrl.broker_epochs[ctrl.registered.index(leader)], p.leader_epoch,
                                             p.partition_epoch, isr, epochs, recovery)
-                tried(f"AlterPartition from b{leader} isr={list(isr)}", C.alter_partition(R, rules, ctrl, req))
+                yield from tried(f"AlterPartition from b{leader} isr={list(isr)}", C.alter_partition(R, rules, ctrl, req))
     for kind in (PREFERRED, UNCLEAN):
-        tried(f"ElectLeaders {kind}", C.elect(R, rules, ctrl, kind))
-    tried("the periodic unclean election", C.periodic_unclean_election(R, rules, ctrl))
+        yield from tried(f"ElectLeaders {kind}", C.elect(R, rules, ctrl, kind))
+    yield from tried("the periodic unclean election", C.periodic_unclean_election(R, rules, ctrl))
     target = tuple(r for r in after["replicas"] if r not in (after.get("removing") or []))
     if target and tuple(target) != p.replicas:
-        tried(f"reassignment to {list(target)}", C.reassign(R, rules, ctrl, target))
-    return out
+        yield from tried(f"reassignment to {list(target)}", C.reassign(R, rules, ctrl, target))
+
+
+_SEEN: dict = {}          # a change met before (another partition of the same shape): its answer
+
+
+def _key(cfg: Config, part: dict, brokers: dict, min_isr: int, unclean: bool, batch: list, after: dict) -> tuple:
+    """What an answer depends on: the partition before and after, the brokers, the topic's
+    settings, and the batch's records that are not partition records (its event)."""
+    def frozen(d: dict) -> tuple:
+        return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(d.items()) if k != "cleared_elr") \
+            + (tuple(d.get("cleared_elr") or ()),)
+    event = tuple((r["type"], tuple(sorted((k, str(v)) for k, v in r["data"].items()))) for r in batch
+                  if r["type"] not in ("PartitionChangeRecord", "PartitionRecord", "NoOpRecord"))
+    # the events read epochs only against each other (a bump, a request at the partition's own
+    # epochs), so a change is keyed by its epochs relative to the partition's before it
+    base = {"leader_epoch": part["leader_epoch"], "partition_epoch": part["partition_epoch"]}
+    rel = {k: v - base[k] if k in base else v for k, v in after.items()}
+    return (id(cfg), frozen(dict(part, leader_epoch=0, partition_epoch=0)), frozen(rel),
+            tuple(sorted((b, tuple(sorted(v.items()))) for b, v in brokers.items())), min_isr, unclean, event)
 
 
 def explain(cfg: Config, part: dict, brokers: dict, min_isr: int, unclean: bool, batch: list,
             after: dict) -> tuple[Optional[str], list]:
-    """(the event that writes `after`, or None; what every event tried writes instead)."""
-    tried = events(cfg, controller(part, brokers, min_isr, unclean), batch, after)
-    found = next((name for name, p in tried if _same(p, after)), None)
-    return found, [(name, fields(p)) for name, p in tried]
+    """(the event that writes `after`, and []), or (None, what every event tried writes instead).
+    A change of the same shape as one met before (a fence moves every partition of a broker
+    alike) is answered from that one."""
+    key = _key(cfg, part, brokers, min_isr, unclean, batch, after)
+    if key not in _SEEN:
+        if len(_SEEN) > 100_000:
+            _SEEN.clear()
+        _SEEN[key] = _explain(cfg, part, brokers, min_isr, unclean, batch, after)
+    return _SEEN[key]
+
+
+def _explain(cfg: Config, part: dict, brokers: dict, min_isr: int, unclean: bool, batch: list,
+             after: dict) -> tuple[Optional[str], list]:
+    tried = []
+    for name, p in events(cfg, controller(part, brokers, min_isr, unclean), batch, after):
+        if _same(p, after):
+            return name, []
+        tried.append((name, fields(p)))
+    return None, tried

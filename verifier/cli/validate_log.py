@@ -32,8 +32,12 @@ def run(args: argparse.Namespace) -> int:
     for v in result.verdicts:
         out.print(f"{v.name}: {v.status}" + (f": {v.detail}" if v.detail else ""), markup=False)
     unclean = [f for f in d["findings"] if f["property"] == "UncleanElection"]
-    for f in unclean:
+    for f in unclean[:5]:
         out.print(f"unclean election at offset {f['offset']}: {f['why']}", markup=False)
+    more = d["findings_per_kind"].get("UncleanElection", 0) - 5
+    if more > 0:
+        out.print(f"... and {more:,} more unclean elections (summary.json keeps the first {d['findings_kept_per_kind']} "
+                  "of each kind)", markup=False)
     word = "ok" if summary["exit_code"] == 0 else summary["result"]
     out.print(f"{word}: {c['records']:,} records in {c['batches']:,} batches, {c['partitions']} partition(s), "
               f"{c['seconds']:.1f}s ({c['records_per_second']:,} records/s)", markup=False)

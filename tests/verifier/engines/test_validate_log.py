@@ -134,6 +134,19 @@ def test_a_real_clusters_log_that_breaks_nothing_is_exit_0(cli, tmp_path, log, v
 
 
 @reader
+def test_a_real_clusters_log_of_fifty_partitions_validates(cli, tmp_path):
+    """bench/metalog_bench.py's log: five topics of ten partitions on four brokers, twenty rounds
+    of fences, unclean and clean restarts and min ISR changes on real 4.4.0 brokers."""
+    r = cli("validate-log", "--kafka", "4.4.0", str(FIXTURES / "faults-50-partitions-4.4.0"), "-q",
+            "--out", str(tmp_path))
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+    summary = json.loads(next(tmp_path.glob("*/summary.json")).read_text())
+    assert summary["counts"]["partitions"] == 50 and summary["counts"]["records"] > 1000
+    assert summary["details"]["topics"] == 5 and all(v["status"] == "holds" for v in summary["invariants"])
+    assert "... and" in r.stdout and "more unclean elections" in r.stdout     # the terminal lists five
+
+
+@reader
 @pytest.mark.parametrize("log,version,name,offset", [
     ("f2-reassignment-4.4.0", "4.4.0", "ElrOnlyBelowMinIsr", 40),
     ("f6-two-unclean-shutdowns-4.0.2", "4.0.2", "LeaderElectedRegisteredUnfenced", 78)])

@@ -36,6 +36,7 @@ NO_CHANGE, RECOVERY_NO_CHANGE, RECOVERING = -2, -1, 1
 CHECKS = ("LeaderInIsr", "IsrElrDisjoint", "ElrOnlyBelowMinIsr", "LeaderElectedRegisteredUnfenced",
           "ElectedLeaderWasCandidate", "OneLeaderPerEpoch", "EveryChangeExplained")
 TOPIC, CLUSTER = 2, 4            # ConfigRecord resource types
+KEPT = 100                       # findings of each kind kept whole (the rest counted)
 
 
 @dataclass
@@ -59,7 +60,8 @@ class Metadata:
     brokers: dict = field(default_factory=dict)         # id -> {epoch, fenced, shutting_down}
     configs: dict = field(default_factory=dict)         # (resource type, name) -> {config: value}
     records: int = 0
-    findings: list = field(default_factory=list)
+    findings: list = field(default_factory=list)        # the first KEPT of each kind
+    counted: dict = field(default_factory=dict)         # kind -> how many
     broken: dict = field(default_factory=dict)          # property -> its first Finding
     explainer: Optional[Callable] = None                # Model.explain_change, or None: not asked
     explained: int = 0                                  # partition changes a controller event explains
@@ -72,11 +74,13 @@ class Metadata:
     def apply_batch(self, records: list) -> None:
         """Fold a batch (one controller event's write) in; with an explainer, each partition it
         changes must be what one event of the model's controller writes from the state before."""
-        if self.explainer is None:
+        touched = self._touched(records) if self.explainer is not None else set()
+        if not touched:                   # no partition of the log before it changes: nothing to explain
             for rec in records:
                 self.apply(rec)
             return
-        parts, brokers = {k: dict(v) for k, v in self.partitions.items()}, copy.deepcopy(self.brokers)
+        parts = {k: dict(self.partitions[k]) for k in touched}
+        brokers = copy.deepcopy(self.brokers)
         settings = {k: (self.raw_min_isr(k[0]), self.unclean_enabled(k[0])) for k in parts}
         for rec in records:
             self.apply(rec)
@@ -137,6 +141,18 @@ class Metadata:
         value = (self.configs.get((TOPIC, name), {}).get("min.insync.replicas")
                  or self.configs.get((CLUSTER, ""), {}).get("min.insync.replicas"))
         return min(int(value) if value else self.default_min_isr, len(replicas))
+
+    def _touched(self, records: list) -> set:
+        """The partitions (known before the batch) its records may change."""
+        keys = set()
+        for rec in records:
+            d = rec["data"]
+            if rec["type"] in ("PartitionChangeRecord", "PartitionRecord"):
+                keys.add((d["topicId"], d.get("partitionId", 0)))
+            elif rec["type"] == "ClearElrRecord":
+                keys |= {k for k in self.partitions if d.get("topicId") in (None, "", k[0])
+                         and d.get("topicName") in (None, "", self.topics.get(k[0]))}
+        return {k for k in keys if k in self.partitions}
 
     def raw_min_isr(self, topic_id: str) -> int:
         """The topic's min.insync.replicas as set (not capped at the replicas)."""
@@ -228,12 +244,19 @@ class Metadata:
                 who = ("the topic's unclean.leader.election.enable=true" if self.unclean_enabled(key[0]) else
                        "unclean.leader.election.enable is false: the controller's own election of its last known "
                        "leader, or an operator's ElectLeaders UNCLEAN")
-                self.findings.append(Finding("UncleanElection", name, r["offset"], r["type"], r["data"], before,
-                                             f"{name} elected b{p['leader']} uncleanly (RECOVERING), out of "
-                                             f"isr={before['isr']} elr={before['elr']}; who: {who}"))
+                self._keep(Finding("UncleanElection", name, r["offset"], r["type"], r["data"], before,
+                                   f"{name} elected b{p['leader']} uncleanly (RECOVERING), out of "
+                                   f"isr={before['isr']} elr={before['elr']}; who: {who}"))
 
     def _found(self, prop: str, key, r, before, why: str) -> None:
         name = f"{self.topics.get(key[0], key[0])}-{key[1]}"
-        f = Finding(prop, name, r["offset"], r["type"], r["data"], before, why)
-        self.findings.append(f)
-        self.broken.setdefault(prop, f)
+        self._keep(Finding(prop, name, r["offset"], r["type"], r["data"], before, why))
+
+    def _keep(self, f: Finding) -> None:
+        """Every finding counted; the first KEPT of each kind kept whole (memory stays bounded by
+        the partitions however many records break a property)."""
+        self.counted[f.name] = self.counted.get(f.name, 0) + 1
+        if self.counted[f.name] <= KEPT:
+            self.findings.append(f)
+        if f.name != "UncleanElection":
+            self.broken.setdefault(f.name, f)

@@ -22,7 +22,7 @@ from typing import Any
 
 from verifier.core import knobs
 from verifier.core.exitcodes import InputError
-from verifier.engines.cluster.metalog import CHECKS, Metadata
+from verifier.engines.cluster.metalog import CHECKS, KEPT, Metadata
 
 SNAPSHOT = re.compile(r"^(\d{20})-\d+\.checkpoint$")
 
@@ -112,6 +112,7 @@ def run(model, properties=(), settings=None, progress=None):
         "kafka": e.version, "files": files,
         "findings": [{"property": f.name, "partition": f.partition, "offset": f.offset, "record": f.record,
                       "data": f.data, "before": f.before, "why": f.why} for f in meta.findings],
+        "findings_per_kind": dict(meta.counted), "findings_kept_per_kind": KEPT,
         "partitions": len(meta.partitions), "brokers": len(meta.brokers), "topics": len(meta.topics)}
     return Result(VIOLATION if meta.broken else COMPLETE, seconds, "", "validate-log", verdicts=verdicts,
                   counts={"records": meta.records, "batches": batches, "partitions": len(meta.partitions),
