@@ -101,8 +101,9 @@ _SEEN: dict = {}          # a change met before (another partition of the same s
 
 
 def _key(cfg: Config, part: dict, brokers: dict, min_isr: int, unclean: bool, batch: list, after: dict) -> tuple:
-    """What an answer depends on: the partition before and after, the brokers, the topic's
-    settings, and the batch's records that are not partition records (its event)."""
+    """What an answer depends on: the config (its rules: the config itself, equal configs give
+    equal answers), the partition before and after, the brokers, the topic's settings, and the
+    batch's records that are not partition records (its event)."""
     def frozen(d: dict) -> tuple:
         return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(d.items()) if k != "cleared_elr") \
             + (tuple(d.get("cleared_elr") or ()),)
@@ -112,7 +113,7 @@ def _key(cfg: Config, part: dict, brokers: dict, min_isr: int, unclean: bool, ba
     # epochs), so a change is keyed by its epochs relative to the partition's before it
     base = {"leader_epoch": part["leader_epoch"], "partition_epoch": part["partition_epoch"]}
     rel = {k: v - base[k] if k in base else v for k, v in after.items()}
-    return (id(cfg), frozen(dict(part, leader_epoch=0, partition_epoch=0)), frozen(rel),
+    return (cfg, frozen(dict(part, leader_epoch=0, partition_epoch=0)), frozen(rel),
             tuple(sorted((b, tuple(sorted(v.items()))) for b, v in brokers.items())), min_isr, unclean, event)
 
 
