@@ -95,7 +95,9 @@ class Metadata:
                 continue
             shown = "; ".join(f"{name} writes isr={p['isr']} elr={p['elr']} leader={p['leader']}"
                               for name, p in tried[:4]) or "no event the batch shows or implies"
-            r = next(x for x in records if x["type"] in ("PartitionChangeRecord", "PartitionRecord", "ClearElrRecord"))
+            mine = [x for x in records if x["type"] in ("PartitionChangeRecord", "PartitionRecord")
+                    and (x["data"]["topicId"], x["data"].get("partitionId", 0)) == key]
+            r = (mine or [x for x in records if x["type"] == "ClearElrRecord"])[0]     # this partition's record
             self._found("EveryChangeExplained", key, r, before,
                         f"no controller event of the model writes leader={after['leader']} isr={after['isr']} "
                         f"elr={after['elr']} last_known_elr={after['last_known_elr']} from the state before "
