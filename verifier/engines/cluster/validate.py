@@ -66,15 +66,17 @@ def fold(stream, default_min_isr: int = 1, progress=None, explainer=None) -> tup
     the segment records before its end, which it holds, are not applied twice. `explainer`
     (Model.explain_change): each segment batch's partition changes must be a controller event's."""
     start, meta, batches, skip_below, files = time.monotonic(), Metadata(default_min_isr), 0, -1, []
+    whole = False                        # reading a snapshot
     for file, batch in stream:
         if not files or files[-1] != file:
             files.append(file)
             snap = SNAPSHOT.match(Path(file).name)
-            if snap:
+            whole = snap is not None
+            if whole:
                 meta, skip_below = Metadata(default_min_isr), int(snap.group(1))
-            meta.explainer = None if snap else explainer
+            meta.explainer = None if whole else explainer
         batches += 1
-        meta.apply_batch([rec for rec in batch["records"] if meta.explainer is None or rec["offset"] >= skip_below])
+        meta.apply_batch([rec for rec in batch["records"] if whole or rec["offset"] >= skip_below])
         if progress and batches % 1000 == 0:
             from verifier.core.result import Progress
             progress(Progress(0, 0, 0, 0, time.monotonic() - start, note=f"{meta.records:,} records read"))
