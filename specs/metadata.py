@@ -97,24 +97,33 @@ def events(cfg: Config, ctrl: Controller, batch: list, after: dict):
         yield from tried(f"reassignment to {list(target)}", C.reassign(R, rules, ctrl, target))
 
 
-_SEEN: dict = {}          # a change met before (another partition of the same shape): its answer
+_SEEN: dict = {}          # a change met before (another partition of the same shape): its answer, for "cfg"
+
+
+_BATCH: list = [None, None, None, None]     # the last batch and brokers seen, and their keys
+
+
+def _frozen(d: dict, le: int, pe: int) -> tuple:
+    """A partition's fields as a key, its epochs relative to (le, pe)."""
+    return (tuple(d["replicas"]), tuple(d["isr"]), tuple(d["elr"]), tuple(d["last_known_elr"]), d["leader"],
+            d["leader_epoch"] - le, d["partition_epoch"] - pe, d["recovery"], tuple(d.get("adding") or ()),
+            tuple(d.get("removing") or ()), tuple(d.get("cleared_elr") or ()))
 
 
 def _key(cfg: Config, part: dict, brokers: dict, min_isr: int, unclean: bool, batch: list, after: dict) -> tuple:
-    """What an answer depends on: the config (its rules: the config itself, equal configs give
-    equal answers), the partition before and after, the brokers, the topic's settings, and the
-    batch's records that are not partition records (its event)."""
-    def frozen(d: dict) -> tuple:
-        return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(d.items()) if k != "cleared_elr") \
-            + (tuple(d.get("cleared_elr") or ()),)
-    event = tuple((r["type"], tuple(sorted((k, str(v)) for k, v in r["data"].items()))) for r in batch
-                  if r["type"] not in ("PartitionChangeRecord", "PartitionRecord", "NoOpRecord"))
-    # the events read epochs only against each other (a bump, a request at the partition's own
-    # epochs), so a change is keyed by its epochs relative to the partition's before it
-    base = {"leader_epoch": part["leader_epoch"], "partition_epoch": part["partition_epoch"]}
-    rel = {k: v - base[k] if k in base else v for k, v in after.items()}
-    return (cfg, frozen(dict(part, leader_epoch=0, partition_epoch=0)), frozen(rel),
-            tuple(sorted((b, tuple(sorted(v.items()))) for b, v in brokers.items())), min_isr, unclean, event)
+    """What an answer depends on, beside the config (whose answers alone the cache holds): the
+    partition before and after, the brokers, the topic's settings, and the batch's records that
+    are not partition records (its event). The events read epochs only
+    against each other (a bump, a request at the partition's own epochs), so a change is keyed
+    by its epochs relative to the partition's before it. A batch changes many partitions with
+    one event: its and the brokers' keys are made once a batch."""
+    if _BATCH[0] is not batch or _BATCH[1] is not brokers:
+        _BATCH[0], _BATCH[1] = batch, brokers
+        _BATCH[2] = tuple((r["type"], tuple(sorted((k, str(v)) for k, v in r["data"].items()))) for r in batch
+                          if r["type"] not in ("PartitionChangeRecord", "PartitionRecord", "NoOpRecord"))
+        _BATCH[3] = tuple(sorted((b, tuple(sorted(v.items()))) for b, v in brokers.items()))
+    le, pe = part["leader_epoch"], part["partition_epoch"]
+    return _frozen(part, le, pe), _frozen(after, le, pe), _BATCH[3], min_isr, unclean, _BATCH[2]
 
 
 def explain(cfg: Config, part: dict, brokers: dict, min_isr: int, unclean: bool, batch: list,
@@ -122,10 +131,14 @@ def explain(cfg: Config, part: dict, brokers: dict, min_isr: int, unclean: bool,
     """(the event that writes `after`, and []), or (None, what every event tried writes instead).
     A change of the same shape as one met before (a fence moves every partition of a broker
     alike) is answered from that one."""
+    if _SEEN.get("cfg") is not cfg:       # answers are a config's (its rules): another config's are dropped
+        _SEEN.clear()
+        _SEEN["cfg"] = cfg
     key = _key(cfg, part, brokers, min_isr, unclean, batch, after)
     if key not in _SEEN:
         if len(_SEEN) > 100_000:
             _SEEN.clear()
+            _SEEN["cfg"] = cfg
         _SEEN[key] = _explain(cfg, part, brokers, min_isr, unclean, batch, after)
     return _SEEN[key]
 
