@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from verifier.core.files import PathLike, write_atomic
-from verifier.reports.text import kv, scalar, symmetry_text
+from verifier.reports.text import kv, scalar
 
 
 def _md_cell(value: Any) -> str:

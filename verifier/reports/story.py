@@ -48,17 +48,16 @@ def timeline(trace) -> list[dict]:
     (`partition.isr`, `b2.log`)."""
     model = trace.model
 
-    def cells(s) -> dict:
-        return {"partition": model.partition_cells(s), **model.timeline(s)}
-    prev = cells(trace.initial)
-    out = [{"step": 0, "action": "initial", "partition": prev.pop("partition"), "brokers": prev, "changed": []}]
-    prev = cells(trace.initial)
+    def entry(step: int, action: str, s, prev: dict) -> dict:
+        now = {"partition": model.partition_cells(s), **model.timeline(s)}
+        changed = [f"{g}.{k}" for g, group in now.items() for k, v in group.items()
+                   if prev and prev.get(g, {}).get(k) != v]
+        return {"step": step, "action": action, "partition": now.pop("partition"), "brokers": now,
+                "changed": changed}
+    out = [entry(0, "initial", trace.initial, {})]
     for i, (label, s) in enumerate(trace.steps, 1):
-        now = cells(s)
-        changed = [f"{g}.{k}" for g, group in now.items() for k, v in group.items() if prev.get(g, {}).get(k) != v]
-        out.append({"step": i, "action": model.describe(label), "partition": now["partition"],
-                    "brokers": {g: v for g, v in now.items() if g != "partition"}, "changed": changed})
-        prev = now
+        prev = out[-1]
+        out.append(entry(i, model.describe(label), s, {"partition": prev["partition"], **prev["brokers"]}))
     return out
 
 

@@ -136,13 +136,22 @@ class Metadata:
         d = r["data"]
         self.configs.setdefault((d.get("resourceType"), d.get("resourceName")), {})[d["name"]] = d.get("value")
 
+    def config(self, topic_id: str, name: str) -> Optional[str]:
+        """A topic's config as set: the topic's own, else the cluster's (None: neither set it)."""
+        return (self.configs.get((TOPIC, self.topics.get(topic_id)), {}).get(name)
+                or self.configs.get((CLUSTER, ""), {}).get(name))
+
+    def raw_min_isr(self, topic_id: str) -> int:
+        """The topic's min.insync.replicas as set (not capped at the replicas), else the brokers' default."""
+        value = self.config(topic_id, "min.insync.replicas")
+        return int(value) if value else self.default_min_isr
+
     def min_isr(self, topic_id: str, replicas: list) -> int:
-        """The effective min ISR: the topic's min.insync.replicas, else the cluster's, else the
-        brokers' default; at most the replicas."""
-        name = self.topics.get(topic_id)
-        value = (self.configs.get((TOPIC, name), {}).get("min.insync.replicas")
-                 or self.configs.get((CLUSTER, ""), {}).get("min.insync.replicas"))
-        return min(int(value) if value else self.default_min_isr, len(replicas))
+        """The effective min ISR: the topic's, at most the replicas."""
+        return min(self.raw_min_isr(topic_id), len(replicas))
+
+    def unclean_enabled(self, topic_id: str) -> bool:
+        return self.config(topic_id, "unclean.leader.election.enable") == "true"
 
     def _touched(self, records: list) -> set:
         """The partitions (known before the batch) its records may change."""
@@ -155,19 +164,6 @@ class Metadata:
                 keys |= {k for k in self.partitions if d.get("topicId") in (None, "", k[0])
                          and d.get("topicName") in (None, "", self.topics.get(k[0]))}
         return {k for k in keys if k in self.partitions}
-
-    def raw_min_isr(self, topic_id: str) -> int:
-        """The topic's min.insync.replicas as set (not capped at the replicas)."""
-        name = self.topics.get(topic_id)
-        value = (self.configs.get((TOPIC, name), {}).get("min.insync.replicas")
-                 or self.configs.get((CLUSTER, ""), {}).get("min.insync.replicas"))
-        return int(value) if value else self.default_min_isr
-
-    def unclean_enabled(self, topic_id: str) -> bool:
-        name = self.topics.get(topic_id)
-        value = (self.configs.get((TOPIC, name), {}).get("unclean.leader.election.enable")
-                 or self.configs.get((CLUSTER, ""), {}).get("unclean.leader.election.enable"))
-        return value == "true"
 
     # ---------------------------------------------------------------- partitions
     def _PartitionRecord(self, r):
