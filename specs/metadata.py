@@ -17,7 +17,7 @@ from specs import controller as C
 from specs.algebra import CONCRETE
 from specs.config import Config
 from specs.pipeline import PREFERRED, UNCLEAN
-from specs.state import AlterPartitionRequest, Controller, Partition, sorted_tuple
+from specs.state import RECOVERY_NAMES, AlterPartitionRequest, Controller, Partition, sorted_tuple
 
 FIELDS = ("replicas", "isr", "elr", "last_known_elr", "leader", "leader_epoch", "partition_epoch", "recovery",
           "adding", "removing")
@@ -52,49 +52,64 @@ def _same(p: Partition, after: dict) -> bool:
 
 
 def events(cfg: Config, ctrl: Controller, batch: list, after: dict):
-    """(name, the partition it writes) of every event this batch can be, in the model, those the
-    batch shows first (a generator: the caller stops at the one that explains the change)."""
+    """(name, its replay operation, the partition it writes) of every event this batch can be, in
+    the model, those the batch shows first (a generator: the caller stops at the one that
+    explains the change). The operation is the scenario step (docs/SCENARIOS.md) that replays
+    the event on the model: a validate-log history is a scenario of them."""
     R, rules = CONCRETE, cfg.rules
     p = ctrl.partition
 
-    def tried(name: str, outcome) -> list:
+    def tried(name: str, op: dict, outcome) -> list:
         ok = outcome.error is None or outcome.error == C.NEW_LEADER_ELECTED
-        return [(name, outcome.ctrl.partition)] if ok else []
+        return [(name, op, outcome.ctrl.partition)] if ok else []
 
     for rec in batch:
         d, kind = rec["data"], rec["type"]
         b = d.get("brokerId", d.get("id"))
         if kind == "FenceBrokerRecord" or (kind == "BrokerRegistrationChangeRecord" and d.get("fenced") == 1):
-            yield from tried(f"fence b{b}", C.fence(R, rules, ctrl, b))
-            yield from tried(f"controlled shutdown of b{b}", C.controlled_shutdown(R, rules, ctrl, b))
+            yield from tried(f"fence b{b}", {"op": "fence", "broker": b}, C.fence(R, rules, ctrl, b))
+            yield from tried(f"controlled shutdown of b{b}", {"op": "controlled_shutdown", "broker": b},
+                             C.controlled_shutdown(R, rules, ctrl, b))
         if kind == "BrokerRegistrationChangeRecord" and d.get("inControlledShutdown") == 1:
-            yield from tried(f"controlled shutdown of b{b}", C.controlled_shutdown(R, rules, ctrl, b))
+            yield from tried(f"controlled shutdown of b{b}", {"op": "controlled_shutdown", "broker": b},
+                             C.controlled_shutdown(R, rules, ctrl, b))
         if kind == "UnfenceBrokerRecord" or (kind == "BrokerRegistrationChangeRecord" and d.get("fenced") == -1):
-            yield from tried(f"unfence b{b}", C.unfence(R, rules, ctrl, b))
+            yield from tried(f"unfence b{b}", {"op": "unfence", "broker": b}, C.unfence(R, rules, ctrl, b))
         if kind == "RegisterBrokerRecord":
+            epoch = d.get("brokerEpoch", rec["offset"])
             for clean in (True, False):
                 yield from tried(f"{'clean' if clean else 'unclean'} registration of b{b}",
-                      C.register(R, rules, ctrl, b, None, d.get("brokerEpoch", rec["offset"]), clean=clean))
+                                 {"op": "register", "broker": b, "clean_shutdown": clean, "new_broker_epoch": epoch},
+                                 C.register(R, rules, ctrl, b, None, epoch, clean=clean))
         if kind == "ConfigRecord" and d.get("name") == "min.insync.replicas" and d.get("value"):
-            yield from tried(f"min.insync.replicas={d['value']}", C.set_min_isr(R, rules, ctrl, int(d["value"])))
+            value = int(d["value"])
+            yield from tried(f"min.insync.replicas={value}", {"op": "set_min_isr", "value": value},
+                             C.set_min_isr(R, rules, ctrl, value))
     leader = p.leader
     if leader in ctrl.registered:
         # the ISR the leader proposed: the one written, or (a reassignment completed by it, a
         # member that may not stay) the ISR before with the members the change brought in
         proposals = {tuple(after["isr"]), tuple(sorted(set(p.isr) | set(after["isr"]))),
                      tuple(sorted(set(p.isr) - set(after["replicas"]) | set(after["isr"])))}
+        sender = ctrl.broker_epochs[ctrl.registered.index(leader)]
         for isr in sorted(proposals):
             epochs = tuple(ctrl.broker_epochs[ctrl.registered.index(m)] if m in ctrl.registered else -1 for m in isr)
             for recovery in sorted({after["recovery"], p.leader_recovery_state}):
-                req = AlterPartitionRequest(leader, ctrl.broker_epochs[ctrl.registered.index(leader)], p.leader_epoch,
-                                            p.partition_epoch, isr, epochs, recovery)
-                yield from tried(f"AlterPartition from b{leader} isr={list(isr)}", C.alter_partition(R, rules, ctrl, req))
+                req = AlterPartitionRequest(leader, sender, p.leader_epoch, p.partition_epoch, isr, epochs, recovery)
+                op = {"op": "alter_partition", "broker": leader, "request_broker_epoch": sender,
+                      "leader_epoch": p.leader_epoch, "partition_epoch": p.partition_epoch, "isr": list(isr),
+                      "broker_epochs": {str(m): e for m, e in zip(isr, epochs)},
+                      "leader_recovery_state": RECOVERY_NAMES[recovery]}
+                yield from tried(f"AlterPartition from b{leader} isr={list(isr)}", op,
+                                 C.alter_partition(R, rules, ctrl, req))
     for kind in (PREFERRED, UNCLEAN):
-        yield from tried(f"ElectLeaders {kind}", C.elect(R, rules, ctrl, kind))
-    yield from tried("the periodic unclean election", C.periodic_unclean_election(R, rules, ctrl))
+        yield from tried(f"ElectLeaders {kind}", {"op": "elect", "type": kind}, C.elect(R, rules, ctrl, kind))
+    yield from tried("the periodic unclean election", {"op": "periodic_unclean_election"},
+                     C.periodic_unclean_election(R, rules, ctrl))
     target = tuple(r for r in after["replicas"] if r not in (after.get("removing") or []))
     if target and tuple(target) != p.replicas:
-        yield from tried(f"reassignment to {list(target)}", C.reassign(R, rules, ctrl, target))
+        yield from tried(f"reassignment to {list(target)}", {"op": "reassign", "replicas": list(target)},
+                         C.reassign(R, rules, ctrl, target))
 
 
 _SEEN: dict = {}          # a change met before (another partition of the same shape): its answer, for "cfg"
@@ -127,8 +142,9 @@ def _key(cfg: Config, part: dict, brokers: dict, min_isr: int, unclean: bool, ba
 
 
 def explain(cfg: Config, part: dict, brokers: dict, min_isr: int, unclean: bool, batch: list,
-            after: dict) -> tuple[Optional[str], list]:
-    """(the event that writes `after`, and []), or (None, what every event tried writes instead).
+            after: dict) -> tuple[Optional[str], Optional[dict], list]:
+    """(the event that writes `after`, its replay operation, []), or (None, None, what every event
+    tried writes instead).
     A change of the same shape as one met before (a fence moves every partition of a broker
     alike) is answered from that one."""
     if _SEEN.get("cfg") is not cfg:       # answers are a config's (its rules): another config's are dropped
@@ -144,10 +160,10 @@ def explain(cfg: Config, part: dict, brokers: dict, min_isr: int, unclean: bool,
 
 
 def _explain(cfg: Config, part: dict, brokers: dict, min_isr: int, unclean: bool, batch: list,
-             after: dict) -> tuple[Optional[str], list]:
+             after: dict) -> tuple[Optional[str], Optional[dict], list]:
     tried = []
-    for name, p in events(cfg, controller(part, brokers, min_isr, unclean), batch, after):
+    for name, op, p in events(cfg, controller(part, brokers, min_isr, unclean), batch, after):
         if _same(p, after):
-            return name, []
+            return name, op, []
         tried.append((name, fields(p)))
-    return None, tried
+    return None, None, tried

@@ -8,6 +8,7 @@ that cannot be read: one line (which file, which offset, why), exit 2.
 from __future__ import annotations
 
 import argparse
+import json
 
 from specs import Model, make_config
 from verifier.cli.binding import engine, knobs
@@ -15,6 +16,7 @@ from verifier.cli.common import console, header_line, run_dir, write_result
 from verifier.cli.conform import _release
 from verifier.cli.progress import ProgressLine
 from verifier.core.settings import Settings
+from verifier.reports.writer import write_pages
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,6 +29,8 @@ def run(args: argparse.Namespace) -> int:
     own = knobs("validate-log", version=rel.version, paths=tuple(args.files), default_min_isr=args.default_min_isr)
     with ProgressLine(out, not args.quiet, what="validate-log") as progress:
         result = engine("validate-log")(model, (), Settings(knobs=own), progress)
+    files = result.sections.pop("files", {})
+    write_pages(out_dir, {name: json.dumps(data, indent=2) + "\n" for name, data in files.items()})
     summary = write_result(result, model, out_dir, run_id, args, f"validate-log-{rel.version}", None)
     d, c = result.sections["details"], result.counts
     for v in result.verdicts:

@@ -3,10 +3,9 @@ own metadata log checked record by record. The fixtures are controller logs clus
 (tests/fixtures/metalogs/, made by the harness, not by hand): a seeded walk on 4.4.0 and F3's
 file on 3.9.2 hold every check; F2's file on 4.4.0 breaks ElrOnlyBelowMinIsr at the record that
 completes the reassignment; F6's file on 4.0.2 elects a fenced broker (F4) at the record that
-elects it. The walk's records, decoded once by the reader (`walk-seed7-4.4.0.jsonl`), are edited to
-hold one wrong record each, and the fold flags each at that record. Every change of the real
-logs is one the release's controller makes (the model's events, specs/metadata.py); F4's record
-read against 4.4.0's rules is not."""
+elects it. Every change of the real logs is one the release's controller makes (the model's
+events, specs/metadata.py); F4's record read against 4.4.0's rules is not. Logs edited to hold
+one wrong record each, and the histories validate-log writes: test_validate_log_edits.py."""
 from __future__ import annotations
 
 import copy
@@ -51,38 +50,6 @@ def _edited(offset: int, **fields) -> list:
     raise AssertionError(f"no record at offset {offset}")
 
 
-# the walk's partition records: 26 created ISR [1,2,3]; 43 ISR [1,2]; 64 [1,2,3]; 80 [1,3];
-# 90 ISR [1], ELR [3]; 108 ISR [1,2], ELR []; 123 [1,2,3]; leader b1 throughout
-@pytest.mark.parametrize("name,offset,fields", [
-    ("LeaderInIsr", 43, {"leader": 3, "isr": [1, 2]}),
-    ("IsrElrDisjoint", 64, {"eligibleLeaderReplicas": [3]}),
-    ("ElrOnlyBelowMinIsr", 64, {"eligibleLeaderReplicas": [4]}),
-    ("ElectedLeaderWasCandidate", 90, {"leader": 2}),
-    ("LeaderElectedRegisteredUnfenced", 43, {"leader": 9, "isr": [9, 1]}),
-])
-def test_a_log_edited_to_hold_one_wrong_record_is_flagged_at_it(name, offset, fields):
-    meta, _, _ = fold(_edited(offset, **fields))
-    assert name in meta.broken, (name, meta.broken)
-    f = meta.broken[name]
-    assert f.partition == "kv-0" and f.offset == offset and f.why
-
-
-def test_a_partition_recorded_again_with_its_epochs_back_breaks_one_leader_per_epoch():
-    items = copy.deepcopy(_stream())
-    again = next(copy.deepcopy(r) for _, b in items for r in b["records"] if r["type"] == "PartitionRecord")
-    again["offset"] = items[-1][1]["records"][-1]["offset"] + 1
-    items[-1][1]["records"].append(again)
-    meta, _, _ = fold(items)
-    assert meta.broken["OneLeaderPerEpoch"].offset == again["offset"]
-
-
-def test_an_unclean_election_with_unclean_elections_off_is_listed_with_who_chose_it():
-    meta, _, _ = fold(_edited(108, leader=2, isr=[2], leaderRecoveryState=1))
-    unclean = [f for f in meta.findings if f.name == "UncleanElection"]
-    assert [f.offset for f in unclean] == [108] and "unclean.leader.election.enable is false" in unclean[0].why
-    assert "ElectedLeaderWasCandidate" not in meta.broken          # marked unclean: not a clean election
-
-
 def test_every_change_of_the_walks_log_is_a_controller_event_of_the_releases_model():
     from specs import Model, make_config
     meta, _, _ = fold(_stream(), explainer=Model(make_config("kafka-4.4"), symmetry=False).explain_change)
@@ -100,25 +67,6 @@ def test_a_change_no_controller_event_writes_is_unexplained():
 def _explain():
     from specs import Model, make_config
     return Model(make_config("kafka-4.4"), symmetry=False).explain_change
-
-
-def test_an_unclean_election_beside_a_non_empty_elr_is_no_controller_event():
-    """ISR [1], ELR [3] after offset 90; offset 108 edited to elect b2 uncleanly with unclean
-    elections off: Kafka would take b3 from the ELR, and no event of the model writes it."""
-    meta, _, _ = fold(_edited(108, leader=2, isr=[2], leaderRecoveryState=1, eligibleLeaderReplicas=[3]),
-                      explainer=_explain())
-    assert meta.broken["EveryChangeExplained"].offset == 108
-    assert [f.offset for f in meta.findings if f.name == "UncleanElection"] == [108]
-
-
-def test_a_duplicate_partition_change_record_is_flagged_as_f5s_shape_without_its_stale_index():
-    """F5: Kafka writes one change twice when a ClearElrRecord left a stale ELR index entry; a
-    record written twice with no such entry is no event of the model."""
-    items = copy.deepcopy(_stream())
-    batch = next(b for _, b in items if any(r["offset"] == 43 for r in b["records"]))
-    batch["records"].append(copy.deepcopy(next(r for r in batch["records"] if r["offset"] == 43)))
-    meta, _, _ = fold(items, explainer=_explain())
-    assert meta.broken["EveryChangeExplained"].offset == 43
 
 
 # ---------------------------------------------------------------- the command, on real logs (Kafka's jars)

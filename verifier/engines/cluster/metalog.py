@@ -89,7 +89,7 @@ class Metadata:
             if after is None or after == before:
                 continue
             min_isr, unclean = settings[key]
-            event, tried = self.explainer(before, brokers, min_isr, unclean, records, after)
+            event, _, tried = self.explainer(before, brokers, min_isr, unclean, records, after)
             if event is not None:
                 self.explained += 1
                 continue

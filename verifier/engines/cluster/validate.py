@@ -22,6 +22,7 @@ from typing import Any
 
 from verifier.core import knobs
 from verifier.core.exitcodes import InputError
+from verifier.engines.cluster.history import History, targets
 from verifier.engines.cluster.metalog import CHECKS, KEPT, Metadata
 
 SNAPSHOT = re.compile(r"^(\d{20})-\d+\.checkpoint$")
@@ -60,12 +61,15 @@ def _batches(classpath: str, paths: tuple):
             proc.wait()
 
 
-def fold(stream, default_min_isr: int = 1, progress=None, explainer=None) -> tuple[Metadata, int, list]:
+def fold(stream, default_min_isr: int = 1, progress=None, explainer=None, start=None) -> tuple[Metadata, int, list]:
     """The (file, batch) items of a log folded in order: (the state with its findings, batches,
     files). A snapshot starts the state again (it is a whole state, its records no event's) and
     the segment records before its end, which it holds, are not applied twice. `explainer`
-    (Model.explain_change): each segment batch's partition changes must be a controller event's."""
-    start, meta, batches, skip_below, files = time.monotonic(), Metadata(default_min_isr), 0, -1, []
+    (Model.explain_change): each segment batch's partition changes must be a controller event's.
+    `start` makes the empty state (Metadata; history.py's recording fold), which may say it has
+    seen enough (`finished`)."""
+    start = start or (lambda: Metadata(default_min_isr))
+    began, meta, batches, skip_below, files = time.monotonic(), start(), 0, -1, []
     whole = False                        # reading a snapshot
     for file, batch in stream:
         if not files or files[-1] != file:
@@ -73,13 +77,15 @@ def fold(stream, default_min_isr: int = 1, progress=None, explainer=None) -> tup
             snap = SNAPSHOT.match(Path(file).name)
             whole = snap is not None
             if whole:
-                meta, skip_below = Metadata(default_min_isr), int(snap.group(1))
+                meta, skip_below = start(), int(snap.group(1))
             meta.explainer = None if whole else explainer
         batches += 1
         meta.apply_batch([rec for rec in batch["records"] if whole or rec["offset"] >= skip_below])
+        if getattr(meta, "finished", False):
+            break
         if progress and batches % 1000 == 0:
             from verifier.core.result import Progress
-            progress(Progress(0, 0, 0, 0, time.monotonic() - start, note=f"{meta.records:,} records read"))
+            progress(Progress(0, 0, 0, 0, time.monotonic() - began, note=f"{meta.records:,} records read"))
     return meta, batches, files
 
 
@@ -103,24 +109,33 @@ def run(model, properties=(), settings=None, progress=None):
     if not meta.records:                  # a run that checked nothing is never a pass
         raise InputError(f"{', '.join(map(str, e.paths))}: no metadata record in it (not a metadata log "
                          "directory, segment or snapshot?)")
+    stories = {}
+    if meta.broken and model is not None:     # the evidence: each broken check's history, read again
+        wanted, preset = targets(meta.broken), model.cfg.preset
+        fold(_batches(dist.classpath, e.paths), e.default_min_isr, None, model.explain_change,
+             start=lambda: History(e.default_min_isr, wanted, stories, preset))
     verdicts = []
     for name in CHECKS:
         f = meta.broken.get(name)
-        verdicts.append(Verdict(name, "metadata", VIOLATED if f else HOLDS,
-                                quote="checked at every record of the log",
-                                detail=(f"{f.partition} at offset {f.offset} ({f.record}): {f.why}; before it: "
-                                        f"{_state(f.before)}") if f else ""))
+        v = Verdict(name, "metadata", VIOLATED if f else HOLDS, quote="checked at every record of the log",
+                    detail=(f"{f.partition} at offset {f.offset} ({f.record}): {f.why}; before it: "
+                            f"{_state(f.before)}") if f else "")
+        if name in stories:
+            v.detail += f"; its history as a replay scenario: history-{name}.json"
+        verdicts.append(v)
     details: dict[str, Any] = {
         "kafka": e.version, "files": files,
         "findings": [{"property": f.name, "partition": f.partition, "offset": f.offset, "record": f.record,
                       "data": f.data, "before": f.before, "why": f.why} for f in meta.findings],
         "findings_per_kind": dict(meta.counted), "findings_kept_per_kind": KEPT,
-        "partitions": len(meta.partitions), "brokers": len(meta.brokers), "topics": len(meta.topics)}
+        "partitions": len(meta.partitions), "brokers": len(meta.brokers), "topics": len(meta.topics),
+        "histories": {name: f"history-{name}.json" for name in stories}}
     return Result(VIOLATION if meta.broken else COMPLETE, seconds, "", "validate-log", verdicts=verdicts,
                   counts={"records": meta.records, "batches": batches, "partitions": len(meta.partitions),
                           "seconds": round(seconds, 2),
                           "records_per_second": round(meta.records / max(seconds, 1e-9))},
-                  sections={"details": details}, explored_all=True)
+                  sections={"details": details, "files": {f"history-{n}.json": d for n, d in stories.items()}},
+                  explored_all=True)
 
 
 def _state(p) -> str:

@@ -151,6 +151,16 @@ public final class MetadataTail {
                     out.flush();
                     System.err.println(file + ": " + String.valueOf(e.getMessage()).split("\n")[0]);
                     return 2;
+                } catch (Unreadable e) {
+                    out.flush();
+                    Throwable why = e.getCause();
+                    while (why.getCause() != null) {          // Kafka's own words, not its wrappers'
+                        why = why.getCause();
+                    }
+                    System.err.println(file + ": offset " + e.offset + ": a record this release's classes cannot read ("
+                        + String.valueOf(why.getMessage()).split("\n")[0]
+                        + "): a log of another release, a record type it does not know, or damaged");
+                    return 2;
                 } catch (RuntimeException | ReflectiveOperationException e) {
                     out.flush();
                     System.err.println(file + ": a record this release's classes cannot read ("
@@ -162,6 +172,17 @@ public final class MetadataTail {
         }
         out.flush();
         return 0;
+    }
+
+    /** A record Kafka's serde refused, at its offset. */
+    private static final class Unreadable extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        final long offset;
+
+        Unreadable(long offset, RuntimeException cause) {
+            super(cause);
+            this.offset = offset;
+        }
     }
 
     /** The bytes of a buffer's whole batches, from its start. */
@@ -237,7 +258,12 @@ public final class MetadataTail {
                     if (offset < next) {
                         continue;
                     }
-                    ApiMessageAndVersion message = MetadataRecordSerde.INSTANCE.read(new ByteBufferAccessor(value), valueSize);
+                    ApiMessageAndVersion message;
+                    try {
+                        message = MetadataRecordSerde.INSTANCE.read(new ByteBufferAccessor(value), valueSize);
+                    } catch (RuntimeException e) {
+                        throw new Unreadable(offset, e);
+                    }
                     if (!first) {
                         line.append(',');
                     }
