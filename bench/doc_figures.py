@@ -20,8 +20,10 @@ availability` at its defaults, as its report.md has them), `availability VARIANT
 figure of a variant's summary: a `_fraction` as a percentage), `presets` (every preset
 `--preset` takes), `fuzz-profile NAME.SETTING` (a Hypothesis profile's setting), `mutants`
 (how many mutants the catalogue holds), `check-states ARGS` (the distinct states of `kraft-verify
-check ARGS`, run to its end) and `findings-cluster FILE` (a finding's scenario on
-every release's real cluster, from the runs bench/findings_clusters.py recorded).
+check ARGS`, run to its end), `findings-cluster FILE` (a finding's scenario on
+every release's real cluster, from the runs bench/findings_clusters.py recorded) and
+`validate-clusters` (every such cluster's own metadata log validated, from
+bench/validate_clusters.py's rows).
 """
 from __future__ import annotations
 
@@ -142,9 +144,32 @@ def _findings_cluster(stem: str) -> str:
     return "; ".join(f"{' and '.join(vs)}: {text}" for text, vs in said.items())
 
 
+VALIDATE_RUNS = ROOT / "bench" / "results" / "issue60" / "validate-clusters.json"
+CLUSTER_EXITS = {0: "agrees", 1: "diverges", 2: "not drivable", 3: "not complete"}
+
+
+def _validate_clusters() -> str:
+    """Every real cluster's kept metadata log validated (bench/validate_clusters.py's rows), a
+    markdown table: what was driven, each release's validate-log verdict."""
+    rows = json.loads(VALIDATE_RUNS.read_text())["runs"]
+    out = ["| release | driven on the cluster | cluster-conform | records | every change explained | "
+           "checks broken (partition, offset) | unclean elections |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        driven = r["driven"] + (f" ({r['case']})" if r.get("case") and not r["driven"][0].isalpha() else "")
+        verdict = CLUSTER_EXITS.get(r["cluster_exit"], f"exit {r['cluster_exit']}")
+        if "validate_exit" not in r:
+            out.append(f"| {r['release']} | {driven} | {verdict} | no log | | | |")
+            continue
+        broken = ", ".join(f"{name} ({where.split(' (')[0]})" for name, where in r["broken"].items()) or "none"
+        out.append(f"| {r['release']} | {driven} | {verdict} | {r['records']:,} | "
+                   f"{'yes' if r['explained'] else '**no**'} | {broken} | {r['unclean_elections']} |")
+    return "\n".join(out)
+
+
 PRODUCERS = {"availability-table": _availability_table, "availability-recovery": _availability_recovery,
              "availability": _availability_figure, "presets": _presets, "fuzz-profile": _fuzz_profile,
-             "mutants": _mutants, "findings-cluster": _findings_cluster, "check-states": _check_states}
+             "mutants": _mutants, "findings-cluster": _findings_cluster, "check-states": _check_states,
+             "validate-clusters": _validate_clusters}
 
 
 def produce(spec: str) -> str:
