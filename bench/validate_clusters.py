@@ -29,12 +29,17 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "verifier.cli", *args], cwd=ROOT, capture_output=True, text=True)
 
 
+def _why(p: subprocess.CompletedProcess) -> str:
+    """The run's last line on stderr, its paths relative to the checkout."""
+    return (p.stderr.strip().splitlines() or [""])[-1].replace(f"{ROOT}/", "")
+
+
 def validated(version: str, log: Path) -> dict:
     with tempfile.TemporaryDirectory() as out:
         p = _cli("validate-log", "--kafka", version, str(log), "-q", "--out", out)
         found = list(Path(out).glob("*/summary.json"))
         if not found:
-            return {"validate_exit": p.returncode, "why": (p.stderr.strip().splitlines() or [""])[-1]}
+            return {"validate_exit": p.returncode, "why": _why(p)}
         s = json.loads(found[0].read_text())
     broken = {v["name"]: v["detail"].split(":")[0] for v in s["invariants"] if v["status"] == "violated"}
     return {"validate_exit": p.returncode, "records": s["counts"]["records"],
@@ -51,7 +56,7 @@ def driven(version: str, what: list[str], label: str) -> list[dict]:
                "seconds": round(time.monotonic() - start, 1)}
         logs = sorted(Path(out).glob("*/metadata/case-*/__cluster_metadata-0"))
         if not logs:
-            return [{**row, "why": (p.stderr.strip().splitlines() or [""])[-1]}]
+            return [{**row, "why": _why(p)}]
         return [{**row, "case": log.parent.name, **validated(version, log)} for log in logs]
 
 
