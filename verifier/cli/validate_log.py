@@ -26,7 +26,9 @@ def run(args: argparse.Namespace) -> int:
     out = console()
     out.print(header_line("validate-log", cfg, f"kafka={rel.version} files={len(args.files)}"), markup=False)
     run_id, out_dir = run_dir(args.out, f"validate-log-{rel.version}", cfg)
-    own = knobs("validate-log", version=rel.version, paths=tuple(args.files), default_min_isr=args.default_min_isr)
+    only = tuple(n.strip() for n in (args.partitions or "").split(",") if n.strip())
+    own = knobs("validate-log", version=rel.version, paths=tuple(args.files), default_min_isr=args.default_min_isr,
+                partitions=only)
     with ProgressLine(out, not args.quiet, what="validate-log") as progress:
         result = engine("validate-log")(model, (), Settings(knobs=own), progress)
     files = result.sections.pop("files", {})
@@ -43,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
         out.print(f"... and {more:,} more unclean elections (summary.json keeps the first {d['findings_kept_per_kind']} "
                   "of each kind)", markup=False)
     word = "ok" if summary["exit_code"] == 0 else summary["result"]
-    out.print(f"{word}: {c['records']:,} records in {c['batches']:,} batches, {c['partitions']} partition(s), "
+    checked = "" if d["partitions_checked"] == c["partitions"] else f" ({d['partitions_checked']} checked)"
+    out.print(f"{word}: {c['records']:,} records in {c['batches']:,} batches, {c['partitions']} partition(s){checked}, "
               f"{c['seconds']:.1f}s ({c['records_per_second']:,} records/s)", markup=False)
     out.print(f"report: {out_dir}", markup=False)
     return summary["exit_code"]

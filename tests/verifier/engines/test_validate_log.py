@@ -172,3 +172,19 @@ def test_what_holds_no_metadata_record_is_one_line_and_exit_2_never_a_pass(cli, 
     r = cli("validate-log", "--kafka", "4.4.0", str(path), "--out", str(tmp_path / "out"))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stdout + r.stderr
     assert not list((tmp_path / "out").glob("*/summary.json"))
+
+
+@reader
+def test_partitions_checks_only_those_named_and_a_name_the_log_never_had_is_exit_2(cli, tmp_path):
+    log = str(FIXTURES / "f2-reassignment-4.4.0")
+    r = cli("validate-log", "--kafka", "4.4.0", log, "--partitions", "kv-0", "-q", "--out", str(tmp_path / "a"))
+    assert r.returncode == 1 and "ElrOnlyBelowMinIsr: violated: kv-0 at offset 40" in r.stdout
+    r = cli("validate-log", "--kafka", "4.4.0", str(FIXTURES / "faults-50-partitions-4.4.0"), "--partitions",
+            "t0,t1-3", "-q", "--out", str(tmp_path / "b"))
+    summary = json.loads(next((tmp_path / "b").glob("*/summary.json")).read_text())
+    assert r.returncode == 0 and summary["details"]["partitions_checked"] == 11 and "(11 checked)" in r.stdout
+    unclean = {f["partition"] for f in summary["details"]["findings"] if f["property"] == "UncleanElection"}
+    assert unclean and all(p.startswith("t0-") or p == "t1-3" for p in unclean), unclean
+    r = cli("validate-log", "--kafka", "4.4.0", log, "--partitions", "kv-1", "--out", str(tmp_path / "c"))
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        "kraft-verify: error: --partitions: kv-1: no such topic or partition in the log"]

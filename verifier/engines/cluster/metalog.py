@@ -65,6 +65,14 @@ class Metadata:
     broken: dict = field(default_factory=dict)          # property -> its first Finding
     explainer: Optional[Callable] = None                # Model.explain_change, or None: not asked
     explained: int = 0                                  # partition changes a controller event explains
+    only: Optional[frozenset] = None                    # topics and topic-partitions checked (None: all)
+
+    def wanted(self, key) -> bool:
+        """Whether partition `key` is one `only` names (by its topic or its topic-partition)."""
+        if self.only is None:
+            return True
+        topic = self.topics.get(key[0], key[0])
+        return topic in self.only or f"{topic}-{key[1]}" in self.only
 
     def apply(self, rec: dict) -> None:
         """Fold one record in, checking what it changes."""
@@ -74,7 +82,7 @@ class Metadata:
     def apply_batch(self, records: list) -> None:
         """Fold a batch (one controller event's write) in; with an explainer, each partition it
         changes must be what one event of the model's controller writes from the state before."""
-        touched = self._touched(records) if self.explainer is not None else set()
+        touched = {k for k in self._touched(records) if self.wanted(k)} if self.explainer is not None else set()
         if not touched:                   # no partition of the log before it changes: nothing to explain
             for rec in records:
                 self.apply(rec)
@@ -212,6 +220,8 @@ class Metadata:
                                                 cleared_elr=sorted((p.get("cleared_elr") or []) + p["elr"]))
 
     def _check(self, key, r, before: Optional[dict], p: dict) -> None:
+        if not self.wanted(key):
+            return
         name = f"{self.topics.get(key[0], key[0])}-{key[1]}"
         if p["leader"] != -1 and p["leader"] not in p["isr"]:
             self._found("LeaderInIsr", key, r, before, f"{name}'s leader b{p['leader']} is not in isr={p['isr']}")
@@ -247,6 +257,8 @@ class Metadata:
                                    f"isr={before['isr']} elr={before['elr']}; who: {who}"))
 
     def _found(self, prop: str, key, r, before, why: str) -> None:
+        if not self.wanted(key):
+            return
         name = f"{self.topics.get(key[0], key[0])}-{key[1]}"
         self._keep(Finding(prop, name, r["offset"], r["type"], r["data"], before, why))
 

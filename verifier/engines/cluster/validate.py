@@ -34,6 +34,7 @@ class Knobs(knobs.Knobs):
     version: str = ""  # the Kafka release whose jars decode the records
     paths: tuple = ()  # metadata log directories or segment and snapshot files
     default_min_isr: int = knobs.knob(1, least=1)  # min.insync.replicas where the log sets none
+    partitions: tuple = ()  # the topics and topic-partitions checked (empty: every one)
 
 
 def _batches(classpath: str, paths: tuple):
@@ -61,14 +62,15 @@ def _batches(classpath: str, paths: tuple):
             proc.wait()
 
 
-def fold(stream, default_min_isr: int = 1, progress=None, explainer=None, start=None) -> tuple[Metadata, int, list]:
+def fold(stream, default_min_isr: int = 1, progress=None, explainer=None, start=None,
+         only: frozenset = None) -> tuple[Metadata, int, list]:
     """The (file, batch) items of a log folded in order: (the state with its findings, batches,
     files). A snapshot starts the state again (it is a whole state, its records no event's) and
     the segment records before its end, which it holds, are not applied twice. `explainer`
     (Model.explain_change): each segment batch's partition changes must be a controller event's.
     `start` makes the empty state (Metadata; history.py's recording fold), which may say it has
     seen enough (`finished`)."""
-    start = start or (lambda: Metadata(default_min_isr))
+    start = start or (lambda: Metadata(default_min_isr, only=only))
     began, meta, batches, skip_below, files = time.monotonic(), start(), 0, -1, []
     whole = False                        # reading a snapshot
     for file, batch in stream:
@@ -103,9 +105,14 @@ def run(model, properties=(), settings=None, progress=None):
     except DistError as exc:
         raise InputError(str(exc)) from None
     start = time.monotonic()
+    only = frozenset(e.partitions) or None
     meta, batches, files = fold(_batches(dist.classpath, e.paths), e.default_min_isr, progress,
-                                None if model is None else model.explain_change)
+                                None if model is None else model.explain_change, only=only)
     seconds = time.monotonic() - start
+    names = {t for t in meta.topics.values()} | {f"{meta.topics.get(t, t)}-{p}" for t, p in meta.partitions}
+    missing = sorted(set(e.partitions) - names)
+    if missing:                           # a name the log never had checks nothing: never a pass
+        raise InputError(f"--partitions: {', '.join(missing)}: no such topic or partition in the log")
     if not meta.records:                  # a run that checked nothing is never a pass
         raise InputError(f"{', '.join(map(str, e.paths))}: no metadata record in it (not a metadata log "
                          "directory, segment or snapshot?)")
@@ -129,6 +136,7 @@ def run(model, properties=(), settings=None, progress=None):
                       "data": f.data, "before": f.before, "why": f.why} for f in meta.findings],
         "findings_per_kind": dict(meta.counted), "findings_kept_per_kind": KEPT,
         "partitions": len(meta.partitions), "brokers": len(meta.brokers), "topics": len(meta.topics),
+        "partitions_checked": sum(1 for k in meta.partitions if meta.wanted(k)),
         "histories": {name: f"history-{name}.json" for name in stories}}
     return Result(VIOLATION if meta.broken else COMPLETE, seconds, "", "validate-log", verdicts=verdicts,
                   counts={"records": meta.records, "batches": batches, "partitions": len(meta.partitions),
