@@ -81,3 +81,22 @@ def test_the_release_rules_read_from_the_code():
     assert [p for p, r in rules.items() if not r.last_known_leader_must_be_acceptable] == ["kafka-3.9", "kafka-4.0"]
     assert [p for p, r in rules.items() if not r.elr] == ["kafka-3.9"]
     assert not any(r.designated_elections or r.unclean_recovery_strategy for r in rules.values())
+
+
+@pytest.mark.parametrize("preset,isr", [("kafka-3.9", [1, 3, 2]), ("kafka-4.0", [1, 3, 2]), ("kafka-4.1.0", [1, 3, 2]),
+                                        ("kafka-4.1", [1, 3, 2]), ("kafka-4.2", [1, 2, 3]), ("kafka-4.4", [1, 2, 3])])
+def test_a_leader_appends_to_its_isr_up_to_4_1_and_sorts_it_from_4_2(preset, isr):
+    """Partition.prepareIsrExpand: `isr + newInSyncReplicaId` on a Scala immutable Set (insertion
+    order) through 4.1.2, on the Java set's Scala view (hash order) from 4.2.1. A real 4.0.2
+    cluster wrote [1,3,2] for [1,3] plus b2 (cluster-conform --kafka 4.0.2 --walks 1 --seed 60)."""
+    from specs import Model, make_config
+    from specs.actions import op_label
+    m = Model(make_config(preset), symmetry=False)
+    s = m.init_states()[0] if isinstance(m.init_states(), list) else next(iter(m.init_states()))
+    for op in ({"op": "fence", "broker": 2}, {"op": "shrink_isr", "broker": 3}, {"op": "deliver_alter_partition"},
+               {"op": "fetch", "broker": 3}, {"op": "expand_isr", "broker": 3}, {"op": "deliver_alter_partition"},
+               {"op": "fetch", "broker": 2}, {"op": "unfence", "broker": 2}, {"op": "expand_isr", "broker": 2},
+               {"op": "deliver_alter_partition"}):
+        s, error = m.apply(s, op_label(op))
+        assert error is None or op["op"] == "fence", (op, error)
+    assert list(s.ctrl.partition.isr) == isr
