@@ -26,6 +26,11 @@ partition's `State`, so the lifted model has exactly the rules the engines check
   log (`FALLBACK`).
 - The periodic unclean election (`WHERE_ENABLED`) acts on every partition where it applies and
   leaves the others.
+Not lifted yet (`PartitionsModel` refuses it): a controlled shutdown. Whether the broker is told
+to shut down at once depends on its leading nothing in any partition, which one partition's rule
+(specs/controller.controlled_shutdown) cannot see: the lift found two partitions' steps
+disagreeing on the broker's state (LiftError) as soon as the broker led one partition and not
+the other. That rule needs the other partitions' leadership as an input first.
 Identical partitions are interchangeable: `canonical` sorts them (a symmetry reduction over
 partitions; tests/specs/test_partitions.py compares it with the unreduced search).
 """
@@ -209,6 +214,9 @@ class PartitionsModel(Model):
     partition alike)."""
 
     def __init__(self, cfg: Config, partitions: int, symmetry: bool = True):
+        if partitions > 1 and cfg.bounds.clean_shutdowns > 0:
+            raise ValueError("clean_shutdowns > 0 with several partitions: a controlled shutdown depends on the "
+                             "broker leading no partition, which the one-partition rule cannot see yet")
         super().__init__(cfg, symmetry=False)
         self.partitions = partitions
         self.symmetric = symmetry and partitions > 1
