@@ -124,14 +124,15 @@ def _key(label: tuple) -> tuple:
 def _together(cfg: Config, s: Partitions, name: str, unbounded: bool) -> Iterator[tuple[tuple, Partitions]]:
     """A broker's or the topic's event: one step of every partition (or of those where it applies)."""
     outcomes = [list(A.action_successors(cfg, part, name, unbounded)) for part in s]
-    instead = FALLBACK.get(name)
-    others = [list(A.action_successors(cfg, part, instead, True)) for part in s] if instead else None
+    instead, others = FALLBACK.get(name), {}         # a partition's fallback steps, asked for when needed
     keys = list(dict.fromkeys(_key(label) for each in outcomes for label, _ in each))
     for key in keys:
         choices = []
         for p, each in enumerate(outcomes):
             mine = [(label, t) for label, t in each if _key(label) == key]
             if not mine and instead:
+                if p not in others:
+                    others[p] = list(A.action_successors(cfg, s[p], instead, True))
                 mine = [(label, t) for label, t in others[p] if label[1:] == key[1:]]
             if not mine:
                 if name not in WHERE_ENABLED:
@@ -140,10 +141,10 @@ def _together(cfg: Config, s: Partitions, name: str, unbounded: bool) -> Iterato
             choices.append(mine)
         else:
             for combo in product(*choices):
-                yield _joined(s, name, combo, unbounded)
+                yield _joined(name, combo, unbounded)
 
 
-def _joined(s: Partitions, name: str, combo, unbounded: bool) -> tuple[tuple, Partitions]:
+def _joined(name: str, combo, unbounded: bool) -> tuple[tuple, Partitions]:
     """One step of the event from each partition's (label, state) in `combo` (label None: the
     partition takes none): the lifted label and state. The budgets spent are those of a
     partition that took the event itself (not its FALLBACK)."""
