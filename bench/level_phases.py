@@ -16,27 +16,13 @@ import sys
 import tempfile
 import threading
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 PARTS = ("_level", "_stretch", "_flush", "_filtered", "_open", "_seen", "_write")
-
-
-def timed(cls, name: str, label: str, seconds: dict, calls: dict) -> None:
-    """cls.name, wrapped so that its calls add to seconds[label] and calls[label]."""
-    f = getattr(cls, name)
-
-    def wrapper(*a, **k):
-        start = time.perf_counter()
-        try:
-            return f(*a, **k)
-        finally:
-            seconds[label] += time.perf_counter() - start
-            calls[label] += 1
-    setattr(cls, name, wrapper)
 
 
 def main() -> int:
@@ -48,12 +34,13 @@ def main() -> int:
     from verifier.cli import main as cli
     from verifier.engines.kernel import external, parallel, stretch
 
-    seconds, calls, busy = defaultdict(float), defaultdict(int), defaultdict(float)
+    from rounds_bench import _timed
+    seconds, calls, busy, lock = Counter(), Counter(), defaultdict(float), threading.Lock()
     for name in PARTS:
-        timed(external.External, name, name, seconds, calls)
+        _timed(external.External, name, name, seconds, lock, calls)
     for name in ("_round", "_expand_all"):
-        timed(parallel.Rounds, name, name, seconds, calls)
-    timed(Tables, "fill", "fill (main thread)", seconds, calls)
+        _timed(parallel.Rounds, name, name, seconds, lock, calls)
+    _timed(Tables, "fill", "fill (main thread)", seconds, lock, calls)
     expand = stretch.Stretch.expand
 
     def counted(self, *args, **kw):

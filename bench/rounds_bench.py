@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def _timed(owner, name: str, key: str, spent: collections.Counter, lock) -> None:
-    """Wrap owner.name so that its calls' seconds add up in spent[key] (from any thread)."""
+def _timed(owner, name: str, key: str, spent: collections.Counter, lock, calls=None) -> None:
+    """Wrap owner.name so that its calls' seconds add up in spent[key] (from any thread), and
+    their number in calls[key] if a Counter is given (bench/level_phases.py)."""
     fn = getattr(owner, name)
 
     def timed(*args, **kwargs):
@@ -33,6 +34,8 @@ def _timed(owner, name: str, key: str, spent: collections.Counter, lock) -> None
         finally:
             with lock:
                 spent[key] += time.perf_counter() - t0
+                if calls is not None:
+                    calls[key] += 1
     setattr(owner, name, timed)
 
 
