@@ -18,6 +18,7 @@ from specs.config import (BOUND_NAMES, BUDGETS, Bounds, Config, ConfigError, con
                           config_summary, deep_bounds, explicit_flags, make_config, mutant_config, unknown,
                           with_bounds, with_mutant)
 from specs.model import Model
+from specs.partitions import PartitionsModel, lift_property
 from specs.rules import RULE_FIELDS, Rules, broker_side_rules, ignored_by_z3, outside_z3, refused_by_z3, rule_doc
 from specs.scenario import ScenarioError, run_operations
 from specs.scenario import load as load_scenario
@@ -26,7 +27,7 @@ from specs.scenario.checks import unreadable
 from specs.trace import Trace
 from specs.userkey import KeyError_, key, key_path
 
-__all__ = ["ALIASES", "MUTANTS", "NEWEST_RELEASE", "PRESETS", "RELEASES", "Release", "release", "BOUND_NAMES", "BUDGETS", "Bounds", "Config", "ConfigError", "config_from_dict",
+__all__ = ["PartitionsModel", "lift_property", "ALIASES", "MUTANTS", "NEWEST_RELEASE", "PRESETS", "RELEASES", "Release", "release", "BOUND_NAMES", "BUDGETS", "Bounds", "Config", "ConfigError", "config_from_dict",
            "config_label", "config_summary", "deep_bounds", "explicit_flags", "make_config", "mutant_config", "unknown",
            "with_bounds",
            "with_mutant", "Model", "RULE_FIELDS", "Rules", "broker_side_rules", "ignored_by_z3", "outside_z3", "refused_by_z3", "rule_doc",

@@ -60,6 +60,9 @@ class Config:
     bounds: Bounds = field(default_factory=Bounds)
     mutant: Optional[str] = None                  # the catalogue name behind `rules`, for reports
     preset: str = "kafka"
+    # the topic's partitions, alike (replicas, min ISR) on the brokers they share: more than one
+    # is specs/partitions.py's model, which only `check`'s interpreted search takes yet
+    partitions: int = 1
 
     def __post_init__(self):
         """A mutant label must match the rules: `dataclasses.replace(cfg, mutant=...)` alone
@@ -130,6 +133,7 @@ MAX_INT = 2**31 - 1          # Kafka's broker ids and min.insync.replicas are Ja
 MAX_REPLICAS = 7             # the largest replication factor a search of this model gets through
 MAX_BROKERS = 15             # replicas and spare brokers: every engine judges the properties on the
                              # kernel's rows (specs/kernel/properties.py), which name at most 15
+MAX_PARTITIONS = 8           # a search's state is one field per partition (specs/partitions.MOST)
 MAX_BOUND = 1_000_000        # a bound beyond this is a typo: no search gets near it
 
 
@@ -148,7 +152,7 @@ def _alias(name: str) -> str:
 def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = None,
                 unclean_leader_election: Any = None, extra_brokers: Any = None,
                 flags: Mapping[str, Any] | None = None, bounds: Mapping[str, Any] | None = None,
-                mutant: str | None = None) -> Config:
+                mutant: str | None = None, partitions: Any = None) -> Config:
     """Build and validate a Config: the preset's rules, then the mutant's replacements, then
     the explicit rule values in `flags`. Every problem raises ConfigError naming the field."""
     if not isinstance(preset, str):
@@ -203,6 +207,12 @@ def make_config(preset: str = "kafka", *, replicas: Any = None, min_isr: Any = N
         if len(set(extra)) != len(extra):
             raise ConfigError("config field 'spare_brokers' has a duplicate broker id")
         cfg = replace(cfg, extra_brokers=tuple(sorted(set(extra) - set(cfg.replicas))))
+    if partitions is not None:
+        n = _natural("partitions", partitions, MAX_PARTITIONS, f"config field 'partitions' must be >= 1, got {partitions}",
+                     f"config field 'partitions': a state holds at most {MAX_PARTITIONS} partitions, got {partitions}")
+        if n < 1:
+            raise ConfigError("config field 'partitions' must be >= 1, got 0")
+        cfg = replace(cfg, partitions=n)
     if len(cfg.brokers) > MAX_BROKERS:
         raise ConfigError(f"{len(cfg.brokers)} brokers (replicas and spare_brokers): the model holds at most "
                           f"{MAX_BROKERS}")
@@ -269,6 +279,8 @@ def config_label(cfg: Config) -> str:
         parts.append("replicas=" + ",".join(map(str, cfg.replicas)))
     if cfg.min_isr != 2:
         parts.append(f"min_isr={cfg.min_isr}")
+    if cfg.partitions != 1:
+        parts.append(f"partitions={cfg.partitions}")
     return "+".join(parts)
 
 
@@ -277,7 +289,8 @@ def config_summary(cfg: Config) -> dict[str, Any]:
     return {"preset": cfg.preset, "mutant": cfg.mutant, "replicas": list(cfg.replicas),
             "extra_brokers": list(cfg.extra_brokers), "min_isr": cfg.min_isr,
             "unclean_leader_election": cfg.unclean_leader_election, "flags": explicit_flags(cfg),
-            "rules": asdict(cfg.rules), "bounds": asdict(cfg.bounds)}
+            "rules": asdict(cfg.rules), "bounds": asdict(cfg.bounds),
+            **({"partitions": cfg.partitions} if cfg.partitions != 1 else {})}
 
 
 def config_to_dict(cfg: Config) -> dict[str, Any]:
@@ -311,6 +324,9 @@ def config_from_dict(data: Mapping[str, Any]) -> Config:
         raise ConfigError("'config' must be an object")
     if "replicas" not in data:
         raise ConfigError("config is missing required field 'replicas'")
+    if data.get("partitions", 1) != 1:
+        raise ConfigError(f"config: partitions = {data['partitions']}: a scenario runs one partition yet (several "
+                          f"are searched by `kraft-verify check --partitions N`, whose record of a run this is)")
     flags: dict[str, Any] = {}
     for key, value in data.items():
         if key in _SCENARIO_TOP:

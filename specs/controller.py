@@ -69,16 +69,21 @@ def unfence(R, rules: Rules, ctrl, b, prefer=None) -> Outcome:
     return R.branch(R.member(b, ctrl.fenced), unfenced, lambda: Outcome(ctrl))
 
 
-def controlled_shutdown(R, rules: Rules, ctrl, b, prefer=None) -> Outcome:
+def controlled_shutdown(R, rules: Rules, ctrl, b, prefer=None, elsewhere: bool = False) -> Outcome:
     """An unfenced b asks to shut down (BrokerHeartbeatManager.calculateNextBrokerState): while
-    it leads the partition it enters controlled shutdown, stays unfenced but is no longer an
+    it leads a partition it enters controlled shutdown, stays unfenced but is no longer an
     acceptable leader nor eligible for any ISR; a broker that leads nothing is told to shut
-    down at once (SHUTDOWN_NOW), which fences it."""
+    down at once (SHUTDOWN_NOW), which fences it. `elsewhere`: b leads another partition of
+    the broker's (specs/partitions.py), so this one's record is controlled shutdown's
+    (handleBrokerInControlledShutdown walks every partition whose ISR holds b) whoever leads
+    it; one partition alone is always False."""
     def shutting_down():
         c = ctrl._replace(shutting_down=R.as_set(R.union(ctrl.shutting_down, R.single(b))))
         return _remove_from_isr(R, rules, c, b, prefer)
 
     def asked():
+        if elsewhere:
+            return shutting_down()
         return R.branch(R.eq(ctrl.partition.leader, b), shutting_down, lambda: fence(R, rules, ctrl, b, prefer))
     return R.branch(R.all(R.member(b, ctrl.registered), R.not_(R.member(b, ctrl.shutting_down))),
                     asked, lambda: Outcome(ctrl))

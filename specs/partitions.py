@@ -26,33 +26,39 @@ partition's `State`, so the lifted model has exactly the rules the engines check
   log (`FALLBACK`).
 - The periodic unclean election (`WHERE_ENABLED`) acts on every partition where it applies and
   leaves the others.
-Not lifted yet (`PartitionsModel` refuses it): a controlled shutdown. Whether the broker is told
-to shut down at once depends on its leading nothing in any partition, which one partition's rule
-(specs/controller.controlled_shutdown) cannot see: the lift found two partitions' steps
-disagreeing on the broker's state (LiftError) as soon as the broker led one partition and not
-the other. That rule needs the other partitions' leadership as an input first.
+- A controlled shutdown: whether the broker is told to shut down at once depends on its leading
+  no partition at all (BrokerHeartbeatManager), which one partition's rule cannot see. Where
+  it leads some partition, a partition it does not lead takes the rule's `elsewhere` step
+  (specs/controller.controlled_shutdown; label LEADS_ELSEWHERE): controlled shutdown there
+  too. (Before that input, the lift's own check found the two partitions disagreeing on the
+  broker, LiftError.)
 Identical partitions are interchangeable: `canonical` sorts them (a symmetry reduction over
 partitions; tests/specs/test_partitions.py compares it with the unreduced search).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import product
 from typing import Iterator, Optional
 
 from specs import actions as A
-from specs.config import Config
+from specs import partitions_view as V
+from specs.actions.labels import LEADS_ELSEWHERE
+from specs.config import MAX_PARTITIONS, Config
 from specs.model import Model
 from specs.state import State
 
 PER_PARTITION = frozenset({"produce", "fetch", "advance_hwm", "shrink_isr", "expand_isr", "deliver_alter_partition",
                            "elect", "reassign", "unclean_recovery", "alter_partition"})
 WHERE_ENABLED = frozenset({"periodic_unclean_election"})
-OWN = {"crash_lossy": 2}         # a broker event whose label's parameters from this place are a partition's own
+# A broker event whose label's parameters from this place are a partition's own (an elected
+# broker's choice always is).
+OWN = {"crash_lossy": 2, "controlled_shutdown": 2}
 # A broker event a partition takes as another where its own guard fails: a lossy crash loses an
 # unflushed suffix, and a partition whose replica on that broker has none loses nothing (the
 # process crashes all the same: `crash`'s step there, the lossy crash's budget charged once).
 FALLBACK = {"crash_lossy": "crash"}
-MOST = 8                          # partitions a state holds (a search's state is a tuple of at most 8 fields)
+MOST = MAX_PARTITIONS             # partitions a state holds (a search's state is a tuple of at most 8 fields)
 
 
 class Partitions(tuple):
@@ -118,12 +124,37 @@ def _put(s: Partitions, p: int, t: State, label: tuple, unbounded: bool) -> Part
 
 
 def _key(label: tuple) -> tuple:
-    return label[:OWN.get(label[0], len(label))]
+    """What every partition's step of one broker event shares: its label without the parts
+    that are a partition's own (an elected broker, a lossy crash's kept prefix)."""
+    params, _ = A.split_choice(label)
+    return ((label[0],) + params)[:OWN.get(label[0], len(label))]
+
+
+def _leads_elsewhere(cfg: Config, s: Partitions, outcomes: list) -> list:
+    """A controlled shutdown of a broker that leads some partition puts it in controlled
+    shutdown in every partition (Kafka's heartbeat manager asks whether it leads any): where
+    it leads this one, the one-partition step says so already; where it does not, the step is
+    controlled shutdown's all the same (LEADS_ELSEWHERE), not the fence one partition alone
+    would take."""
+    leaders = {part.ctrl.partition.leader for part in s}
+    lifted = []
+    for part, each in zip(s, outcomes):
+        mine = {}
+        for label, t in each:
+            b = label[1]
+            if b in leaders and part.ctrl.partition.leader != b:
+                label = ("controlled_shutdown", b, LEADS_ELSEWHERE)
+                t = A.step(cfg, part, label)[0]
+            mine.setdefault(label, t)
+        lifted.append(list(mine.items()))
+    return lifted
 
 
 def _together(cfg: Config, s: Partitions, name: str, unbounded: bool) -> Iterator[tuple[tuple, Partitions]]:
     """A broker's or the topic's event: one step of every partition (or of those where it applies)."""
     outcomes = [list(A.action_successors(cfg, part, name, unbounded)) for part in s]
+    if name == "controlled_shutdown" and len(s) > 1:
+        outcomes = _leads_elsewhere(cfg, s, outcomes)
     instead, others = FALLBACK.get(name), {}         # a partition's fallback steps, asked for when needed
     keys = list(dict.fromkeys(_key(label) for each in outcomes for label, _ in each))
     for key in keys:
@@ -133,7 +164,7 @@ def _together(cfg: Config, s: Partitions, name: str, unbounded: bool) -> Iterato
             if not mine and instead:
                 if p not in others:
                     others[p] = list(A.action_successors(cfg, s[p], instead, True))
-                mine = [(label, t) for label, t in others[p] if label[1:] == key[1:]]
+                mine = [(label, t) for label, t in others[p] if _key(label)[1:] == key[1:]]
             if not mine:
                 if name not in WHERE_ENABLED:
                     break
@@ -188,55 +219,133 @@ def describe(label: tuple) -> str:
     if isinstance(last, tuple) and last[:1] == ("partition",):
         return f"{A.describe(label[:-1])} (partition {last[1]})"
     if len(label) == 2 and isinstance(label[1], tuple) and label[1][:1] == ("each",):
-        return "; ".join(f"partition {p}: {A.describe(x)}" for p, x in enumerate(label[1][1]) if x is not None)
+        return "; ".join(f"partition {p}: {_words(x)}" for p, x in enumerate(label[1][1]) if x is not None)
     return A.describe(label)
+
+
+def _words(label: tuple) -> str:
+    if LEADS_ELSEWHERE in label:
+        return f"{A.describe(label)} (it leads another partition: controlled shutdown here too)"
+    return A.describe(label)
+
+
+def one_of(cfg: Config) -> Config:
+    """A partition's own config (partitions = 1), one object per config: the kernel a step or a
+    property runs on is cached in it (Config.memo)."""
+    if cfg.partitions == 1:
+        return cfg
+    one = cfg.memo.get("one partition")
+    if one is None:
+        one = cfg.memo["one partition"] = replace(cfg, partitions=1)
+    return one
 
 
 def lift_property(inv):
     """A property of one partition (invariants/registry.Invariant) as one of every partition:
     a state property holds in each partition's `State`; a step property in each partition's
-    step (a partition that took none is not judged)."""
+    step (a partition that took none is not judged). Why it fails names the partitions where
+    it does, each as the one-partition model shows itself."""
     check = inv.check
+
+    def failing(cfg, states, labels) -> list:
+        one, last = one_of(cfg), states[-1]
+        if inv.kind == "state":
+            return [p for p, part in enumerate(last) if not check(one, part)]
+        each = labels_of(labels[-1], len(last)) if labels else [None] * len(last)
+        return [p for p, (a, mine, b) in enumerate(zip(states[-2], each, last))
+                if mine is not None and not check(one, a, mine, b)]
+
+    def explain(cfg, states, labels, describe):
+        from specs.display import headline
+        where = failing(cfg, states, labels) if len(states) > 1 or inv.kind == "state" else []
+        if not where:
+            return None
+        step = f"after step {len(labels)} ({describe(labels[-1])})" if labels else "in the initial state"
+        return f"{inv.name} fails {step} in partition{'s' if len(where) > 1 else ''} " + "; ".join(
+            f"{p} ({headline(one_of(cfg), states[-1][p])})" for p in where)
+
     if inv.kind == "state":
         def each_state(cfg, s):
-            return all(check(cfg, part) for part in s)
-        return inv._replace(check=each_state, explain=None)
+            one = one_of(cfg)
+            return all(check(one, part) for part in s)
+        return inv._replace(check=each_state, explain=explain)
 
     def each_step(cfg, s, label, t):
-        return all(mine is None or check(cfg, a, mine, b) for a, mine, b in zip(s, labels_of(label, len(s)), t))
-    return inv._replace(check=each_step, explain=None)
+        one = one_of(cfg)
+        return all(mine is None or check(one, a, mine, b) for a, mine, b in zip(s, labels_of(label, len(s)), t))
+    return inv._replace(check=each_step, explain=explain)
 
 
 class PartitionsModel(Model):
     """The lifted model as the interpreted engines see it (specs/model.Model's successors, steps
     and deadlocks; its other hooks, reports and Kafka's side, are a single partition's and are
-    not offered: `check --partitions` is not yet a command). `symmetry`: identical partitions
+    not offered). `symmetry`: identical partitions
     sorted (`canonical`); the brokers' symmetry is not applied (a renaming must rename every
     partition alike)."""
 
-    def __init__(self, cfg: Config, partitions: int, symmetry: bool = True):
-        if partitions > 1 and cfg.bounds.clean_shutdowns > 0:
-            raise ValueError("clean_shutdowns > 0 with several partitions: a controlled shutdown depends on the "
-                             "broker leading no partition, which the one-partition rule cannot see yet")
-        super().__init__(cfg, symmetry=False)
+    def __init__(self, cfg: Config, partitions: Optional[int] = None, symmetry: bool = True):
+        """`partitions`: cfg.partitions unless given. `self.cfg` names them (reports show it);
+        `self.one` is a partition's own config, which every step runs on."""
+        partitions = cfg.partitions if partitions is None else partitions
+        if not 1 <= partitions <= MOST:
+            raise ValueError(f"partitions: {partitions}; a state holds 1 to {MOST}")
+        whole = cfg if cfg.partitions == partitions else replace(cfg, partitions=partitions)
+        self.one = one_of(whole)
+        super().__init__(self.one, symmetry=False)
+        self.cfg = whole
         self.partitions = partitions
         self.symmetric = symmetry and partitions > 1
         self.canonical = canonical if self.symmetric else None
         self.group_size = 1
+        if partitions > 1:
+            self.symmetry_note = "brokers are not renamed with several partitions; identical partitions are"
 
     def init_states(self) -> list:
-        return init_states(self.cfg, self.partitions)
+        return init_states(self.one, self.partitions)
 
     def successors(self, state, unbounded: bool = False):
-        return successors(self.cfg, state, unbounded)
+        return successors(self.one, state, unbounded)
 
     def step(self, state, label: tuple):
-        return step(self.cfg, state, label)
+        return step(self.one, state, label)
 
     def stuck(self, state) -> bool:
-        return next(successors(self.cfg, state, unbounded=True), None) is None
+        return next(successors(self.one, state, unbounded=True), None) is None
 
     def enabled_actions(self, state, unbounded: bool = False) -> set:
-        return {label[0] for label, _ in successors(self.cfg, state, unbounded)}
+        return {label[0] for label, _ in successors(self.one, state, unbounded)}
 
     describe = staticmethod(describe)
+
+    # ---------------------------------------------------------------- how it shows itself
+    def view(self, state) -> dict[str, str]:
+        return V.view(self.one, state)
+
+    def headline(self, state) -> str:
+        return V.headline(self.one, state)
+
+    def partition_cells(self, state) -> dict[str, str]:
+        return V.partition_cells(self.one, state)
+
+    def timeline(self, state) -> dict[str, dict[str, str]]:
+        return V.timeline(self.one, state)
+
+    @property
+    def start_fields(self) -> tuple:
+        return V.start_fields(self.partitions)
+
+    @property
+    def itf_vars(self) -> tuple:
+        return tuple(f"p{n}" for n in range(self.partitions))
+
+    @staticmethod
+    def itf(state) -> dict:
+        return V.itf(state)
+
+    def scenario(self, trace, name: str, source: str) -> dict:
+        return V.scenario(trace, self.one, name, source)
+
+    @staticmethod
+    def expectation(state) -> dict:
+        from specs.scenario import expectation
+        return {"partitions": [expectation(part) for part in state]}

@@ -12,6 +12,10 @@ from typing import Any, Mapping, Optional
 from specs.actions.declare import DECLARATIONS, Action, OpError
 
 ELECTED = "elected"
+# A controlled shutdown's step in a partition the broker does not lead while it leads another
+# (specs/partitions.py): its label is ("controlled_shutdown", broker, LEADS_ELSEWHERE). One
+# partition's model never takes it.
+LEADS_ELSEWHERE = ("leads", "another partition")
 
 
 def _action(name: Any) -> Action:

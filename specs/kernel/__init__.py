@@ -19,7 +19,7 @@ CACHE = _cache.install()          # before any kernel module is compiled: see ca
 _specialise.install()             # one compile per function, not one per constant: see specialise.py
 
 from specs import actions as A
-from specs.actions.labels import ELECTED
+from specs.actions.labels import ELECTED, LEADS_ELSEWHERE
 from specs.config import BUDGETS, Config
 from specs.kernel.events import ERRORS, MISS
 from specs.kernel.layout import KernelUnsupported, Layout, LogTooLong
@@ -146,6 +146,8 @@ class Kernel:
             params = (decode_brokers(ids, p0),)
         elif name == "unclean_recovery":
             params = (RECOVERY_STRATEGIES[p0],)
+        elif name == "controlled_shutdown" and p1:
+            params = (ids[p0], LEADS_ELSEWHERE)
         else:
             params = (ids[p0],)
         label = (name,) + params
@@ -171,6 +173,7 @@ class Kernel:
             p[0] = RECOVERY_STRATEGIES.index(params[0] or self.cfg.rules.unclean_recovery_strategy or "balanced")
         elif params:
             p[0] = index[params[0]]
+            p[1] = int(name == "controlled_shutdown" and LEADS_ELSEWHERE in params)
         return np.array([action, *p, -1 if prefer is None else index[prefer]], dtype=np.int64)
 
     # ---------------------------------------------------------------- the model's view
@@ -261,6 +264,9 @@ def unsupported(model, properties, symmetry: bool = False) -> Optional[str]:
     the engine reduces by symmetry on the kernel (a Kernel made `symmetric`)."""
     from specs.kernel.layout import MAX_RECORDS
     from specs.kernel.properties import STATE, STEP
+    if model.cfg.partitions > 1:
+        return (f"partitions = {model.cfg.partitions}: the kernel holds one partition's row, and several are "
+                f"searched by the interpreted search (specs/partitions.py)")
     if model.symmetric and not symmetry:
         return "this engine has no symmetry reduction on the kernel"
     for p in properties:
@@ -278,6 +284,8 @@ def unsupported(model, properties, symmetry: bool = False) -> Optional[str]:
 def kernel_of(cfg: Config, entries: int = 0) -> Kernel:
     """The config's kernel, made once (its tables grow as runs meet controller values), and
     made again when a log of `entries` would not fit its rows."""
+    if cfg.partitions != 1:          # one partition's row: a step of several is specs/partitions.py's
+        raise KernelUnsupported(f"partitions = {cfg.partitions}: the kernel holds one partition's row")
     k = cfg.memo.get("kernel")
     if k is None or entries > k.layout.cap:
         k = cfg.memo["kernel"] = Kernel(cfg, cap=max(entries, 0 if k is None else k.layout.cap))

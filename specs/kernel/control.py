@@ -69,8 +69,10 @@ def controlled_shutdown_params(r, lay, cv, f, tables, key, work, params):
 @njit(cache=True, _nrt=False)
 def controlled_shutdown_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
     """While it leads it enters controlled shutdown; a broker that leads nothing is told to shut
-    down at once: fenced, it stops cleanly (it flushes and writes its clean-shutdown file)."""
-    if event(t, lay, f, tables, E_CONTROLLED_SHUTDOWN, p0, 0, 0, prefer, key, work) == MISS:
+    down at once: fenced, it stops cleanly (it flushes and writes its clean-shutdown file).
+    p1 = 1: it leads another partition (specs/partitions.py), so it enters controlled shutdown
+    here too; the guard gives only p1 = 0, one partition's step."""
+    if event(t, lay, f, tables, E_CONTROLLED_SHUTDOWN, p0, p1, 0, prefer, key, work) == MISS:
         return MISS
     if has(facts_of(t, lay, tables[3])[F_FENCED], p0) and not has(f[F_FENCED], p0):
         stop_cleanly(t, lay, f, p0)

@@ -207,7 +207,7 @@ class Tables:
         if kind == E_UNFENCE:
             return run_event(cfg, C.unfence, ctrl, ids[a], **kw)
         if kind == E_CONTROLLED_SHUTDOWN:
-            return run_event(cfg, C.controlled_shutdown, ctrl, ids[a], **kw)
+            return run_event(cfg, C.controlled_shutdown, ctrl, ids[a], **kw, **({"elsewhere": True} if b else {}))
         if kind == E_REGISTER:
             return run_event(cfg, C.register, ctrl, ids[a], b, c, **kw)
         if kind == E_ALTER_PARTITION:

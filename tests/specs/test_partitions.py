@@ -8,6 +8,7 @@ import pytest
 from invariants import REGISTRY
 from specs import Model, make_config
 from specs import partitions as P
+from specs.actions.labels import LEADS_ELSEWHERE
 from verifier.core.settings import Options
 from verifier.engines.bfs import explore
 
@@ -119,20 +120,58 @@ def test_a_lifted_property_judges_each_partition():
         == [False, False]
 
 
-def test_a_controlled_shutdown_is_not_lifted_yet_and_says_why():
-    """Its outcome depends on the broker leading no partition at all. Once b1 leads one
-    partition and b2 the other, the lift finds the two partitions' steps of b1's controlled
-    shutdown disagreeing on b1 (LiftError): so the model refuses the bound that enables it."""
-    bounds = {"admin_elections": 1, "fences": 1, "isr_shrinks": 0, "records": 0}
-    cfg = make_config(bounds=bounds)
-    seen, level, split = set(), P.init_states(cfg, 2), None
-    while split is None:
+def _split_leaders(cfg):
+    """A two-partition state where b1 leads one partition and another broker the other."""
+    seen, level = set(), P.init_states(cfg, 2)
+    while True:
         level = [t for s in level for _, t in P.successors(cfg, s) if t not in seen and not seen.add(t)]
-        split = next((s for s in level if s[0].ctrl.partition.leader != s[1].ctrl.partition.leader
-                      and -1 not in (s[0].ctrl.partition.leader, s[1].ctrl.partition.leader)), None)
-    shutdowns = make_config(bounds={**bounds, "clean_shutdowns": 1})
-    with pytest.raises(P.LiftError, match="controlled_shutdown: the partitions' steps disagree"):
-        list(P.successors(shutdowns, split))
-    with pytest.raises(ValueError, match="controlled shutdown depends on the broker leading no partition"):
-        P.PartitionsModel(shutdowns, 2)
-    assert P.PartitionsModel(shutdowns, 1).partitions == 1
+        for s in level:
+            leaders = [part.ctrl.partition.leader for part in s]
+            if 1 in leaders and -1 not in leaders and len(set(leaders)) == 2:
+                return s
+
+
+def test_a_controlled_shutdown_of_a_broker_leading_one_partition_puts_it_in_controlled_shutdown_in_both():
+    """Kafka's heartbeat manager tells a broker to shut down at once only if it leads no
+    partition at all. b1 leads one partition and not the other: it enters controlled shutdown
+    in both (the one it leads elects another leader, the other drops b1 from its ISR), stays
+    running and unfenced; a fence, as one partition alone would take it, is not a step. (This
+    raised LiftError before the controller's rule took `elsewhere`.)"""
+    bounds = {"admin_elections": 1, "fences": 1, "isr_shrinks": 0, "records": 0}
+    split = _split_leaders(make_config(bounds=bounds))
+    cfg = make_config(bounds={**bounds, "clean_shutdowns": 1})
+    steps = {label: t for label, t in P.successors(cfg, split) if label[0] == "controlled_shutdown"
+             and 1 in P.labels_of(label, 2)[0][1:2]}
+    assert len(steps) == 1
+    (label, t), = steps.items()
+    led = [part.ctrl.partition.leader == 1 for part in split].index(True)
+    assert P.labels_of(label, 2)[1 - led] == ("controlled_shutdown", 1, LEADS_ELSEWHERE)
+    for before, after in zip(split, t):
+        assert after.ctrl.shutting_down == (1,) and 1 not in after.ctrl.fenced
+        assert 1 not in after.ctrl.partition.isr and after.replicas[0].alive
+    assert t[led].ctrl.partition.leader not in (1, -1) or not split[led].ctrl.partition.isr
+    assert t[1 - led].ctrl.partition.leader == split[1 - led].ctrl.partition.leader
+    assert P.step(cfg, split, label) == t
+    assert "another partition" in P.describe(label)
+
+
+def test_a_broker_leading_no_partition_is_fenced_in_both_and_stops():
+    cfg = make_config(bounds={"clean_shutdowns": 1, "records": 0, "isr_shrinks": 0})
+    s = P.init_states(cfg, 2)[0]
+    t = dict(P.successors(cfg, s))[("controlled_shutdown", 2)]      # b1 leads both
+    assert all(2 in part.ctrl.fenced and not part.ctrl.shutting_down and not part.replicas[1].alive for part in t)
+
+
+def test_a_fence_of_a_leader_elects_any_candidate_in_each_partition_on_its_own():
+    """Under any_candidate_elections a fence of the leader elects any candidate, and the choice
+    is each partition's own: b1 leads both partitions with ISR (1, 2, 3), so its fence has
+    2 x 2 outcomes (the elected broker was once part of the shared key, which left only the
+    two where both partitions chose alike)."""
+    cfg = make_config(bounds={"fences": 1, "records": 0, "isr_shrinks": 0},
+                      flags={"any_candidate_elections": True})
+    s = P.init_states(cfg, 2)[0]
+    fences = {label: t for label, t in P.successors(cfg, s) if label[0] == "fence" and P.labels_of(label, 2)[0][1] == 1}
+    assert sorted(tuple(part.ctrl.partition.leader for part in t) for t in fences.values()) == \
+        [(2, 2), (2, 3), (3, 2), (3, 3)]
+    for label, t in fences.items():
+        assert P.step(cfg, s, label) == t

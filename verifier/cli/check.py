@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from specs import MUTANTS, Model, config_label
+from specs import MUTANTS, Model, PartitionsModel, config_label, lift_property
 from verifier.cli.binding import engine as engine_named
 from verifier.cli.binding import knobs
 from verifier.cli.common import (UsageError, abandon_run, console, gate_command, header_line,
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
         return run_estimate(args)
     if args.liveness:
         return _liveness(args)
-    inputs = search_inputs(args)
+    inputs = search_inputs(args, partitions=args.simulate is None)
     cfg, invs, limits = inputs.cfg, inputs.invariants, inputs.limits
     if args.simulate is not None and (args.simulate < 1 or args.depth < 1):
         raise UsageError("--simulate N and --depth D must be >= 1")
@@ -41,12 +41,17 @@ def run(args: argparse.Namespace) -> int:
     if args.dump_graph:
         limits = _graph_limits(args.dump_graph, limits)
     keep_going = args.keep_going or not inputs.stop_at_first
-    model = Model(cfg, symmetry=inputs.symmetry and args.simulate is None)
+    model = _model(cfg, inputs.symmetry and args.simulate is None)
+    if cfg.partitions > 1:
+        invs = [lift_property(inv) for inv in invs]
     out = console()
     kind = "simulate" if args.simulate is not None else "bfs"
     run_id, out_dir = run_dir(args.out, "simulate" if kind == "simulate" else "check", cfg)
     out.print(header_line("check" if kind == "bfs" else kind, cfg), markup=False)
-    if args.simulate is None:
+    if args.simulate is None and cfg.partitions > 1:
+        out.print(f"symmetry: {'on, identical partitions interchangeable' if model.symmetric else 'off'} (brokers are "
+                  f"not renamed with several partitions)", markup=False)
+    elif args.simulate is None:
         out.print(f"symmetry: {'on, ' + str(model.group_size) + ' renamings' if model.symmetric else 'off'}"
                   f"{'' if model.symmetric or not model.symmetry_note else ' (' + model.symmetry_note + ')'}",
                   markup=False)
@@ -85,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         from verifier.studies.symmetry import compare
         out.print("comparing: the same check without symmetry", markup=False)
         comparison = compare(engine_named("kernel" if name == "kernel" else "bfs"), result,
-                             Model(cfg, symmetry=False), invs,
+                             _model(cfg, False), invs,
                              Settings(limits=limits, options=Options(check_deadlock=inputs.deadlock,
                                                                      keep_going=keep_going)))
         out.print(f"symmetry saved {comparison['states_saved']:,} of {comparison['states_without_symmetry']:,} "
@@ -97,6 +102,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--dump-graph: this config has more than {GRAPH_LIMIT:,} states, too many for a graph "
                          f"file; stopped there (shrink it with --bound, or drop --dump-graph)")
     return report_search(args, out, model, invs, result, run_id, out_dir, comparison)
+
+
+def _model(cfg, symmetry: bool):
+    """The one-partition model, or several partitions lifted from it (specs/partitions.py)."""
+    return PartitionsModel(cfg, symmetry=symmetry) if cfg.partitions > 1 else Model(cfg, symmetry=symmetry)
 
 
 def search_engine(args, model, properties, settings) -> str:

@@ -32,7 +32,7 @@ class Parser(argparse.ArgumentParser):
 # ---------------------------------------------------------------- config
 
 TOML_KEYS = {"preset", "mutant", "replicas", "min_isr", "unclean_leader_election", "spare_brokers", "flags", "bounds",
-             "check"}
+             "check", "partitions"}
 
 
 def _parse_bound(text: str) -> tuple[str, int]:
@@ -74,10 +74,17 @@ def read_toml(path: str) -> dict:
     return data
 
 
-def build_config(args: argparse.Namespace, default_bounds: Optional[dict] = None):
+def build_config(args: argparse.Namespace, default_bounds: Optional[dict] = None, partitions: bool = False):
     """(Config, the TOML file's [check] table). Flags win over the file, the file over
-    `default_bounds` (an engine's own defaults)."""
+    `default_bounds` (an engine's own defaults). `partitions`: the command searches several
+    partitions (`check`); any other refuses a file that asks for more than one, in one line,
+    rather than check one partition and call it the config."""
     data: dict[str, Any] = read_toml(args.config) if getattr(args, "config", None) else {}
+    count = getattr(args, "topic_partitions", None)
+    count = data.get("partitions") if count is None else count
+    if not partitions and count not in (None, 1):
+        raise UsageError(f"partitions = {count}: several partitions are searched only by `kraft-verify check`'s "
+                         f"exhaustive search yet; this one holds one partition")
     flags = dict(data.get("flags", {}))
     bounds = dict(default_bounds or {})
     bounds.update(data.get("bounds", {}))
@@ -98,7 +105,7 @@ def build_config(args: argparse.Namespace, default_bounds: Optional[dict] = None
     return make_config(getattr(args, "preset", None) or data.get("preset", "kafka"), replicas=replicas,
                        min_isr=min_isr, unclean_leader_election=data.get("unclean_leader_election"),
                        extra_brokers=spare, flags=flags, bounds=bounds,
-                       mutant=getattr(args, "mutant", None) or data.get("mutant")), data.get("check", {})
+                       mutant=getattr(args, "mutant", None) or data.get("mutant"), partitions=count), data.get("check", {})
 
 
 def _ids(args, name: str, otherwise):

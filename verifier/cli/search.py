@@ -46,9 +46,9 @@ def limits_from(args, check_opts: dict):
     return Limits(max_depth=pick("max_depth"), max_states=pick("max_states"), time_budget=pick("time_budget"))
 
 
-def search_inputs(args) -> SearchInputs:
-    """From the flags and the config file's [check] table."""
-    cfg, check_opts = build_config(args)
+def search_inputs(args, partitions: bool = False) -> SearchInputs:
+    """From the flags and the config file's [check] table (`partitions`: build_config's)."""
+    cfg, check_opts = build_config(args, partitions=partitions)
     for key in check_opts:
         if key not in CHECK_KEYS:
             raise UsageError(f"config file {args.config}: unknown key 'check.{key}' "
@@ -111,7 +111,9 @@ def report_search(args, console, model, invs, result, run_id: str, out_dir,
         console.print(f"warning: {warning}", markup=False)
     if result.counterexample is not None:
         render(result.counterexample, console, full=getattr(args, "full_state", False))
-        console.print(f"counterexample: {out_dir / 'counterexample.json'} (replay it with `kraft-verify replay`), "
+        again = ("a record of the run: replay runs one partition yet" if model.cfg.partitions > 1
+                 else "replay it with `kraft-verify replay`")
+        console.print(f"counterexample: {out_dir / 'counterexample.json'} ({again}), "
                       f"ITF: {out_dir / 'counterexample.itf.json'}", markup=False)
         for name, trace in result.counterexamples.items():
             if trace is not result.counterexample:
