@@ -44,7 +44,8 @@ from typing import Iterator, Optional
 from specs import actions as A
 from specs import partitions_view as V
 from specs.actions.labels import LEADS_ELSEWHERE
-from specs.config import MAX_PARTITIONS, Config
+from specs.config import BUDGETS, MAX_PARTITIONS, Config
+from specs.kernel import on_kernel
 from specs.model import Model
 from specs.state import State
 
@@ -130,33 +131,45 @@ def _key(label: tuple) -> tuple:
     return ((label[0],) + params)[:OWN.get(label[0], len(label))]
 
 
-def _leads_elsewhere(cfg: Config, s: Partitions, outcomes: list) -> list:
+def _leads_elsewhere(cfg: Config, s: Partitions, outcomes: list, unbounded: bool) -> list:
     """A controlled shutdown of a broker that leads some partition puts it in controlled
     shutdown in every partition (Kafka's heartbeat manager asks whether it leads any): where
     it leads this one, the one-partition step says so already; where it does not, the step is
     controlled shutdown's all the same (LEADS_ELSEWHERE), not the fence one partition alone
-    would take."""
+    would take, and within the epoch bounds as any step. A broker that leads nothing takes the
+    one-partition steps (a fence and a clean stop) everywhere."""
     leaders = {part.ctrl.partition.leader for part in s}
-    lifted = []
-    for part, each in zip(s, outcomes):
-        mine = {}
-        for label, t in each:
-            b = label[1]
-            if b in leaders and part.ctrl.partition.leader != b:
+    lifted = [[(label, t) for label, t in each if label[1] not in leaders or part.ctrl.partition.leader == label[1]]
+              for part, each in zip(s, outcomes)]
+    budget = BUDGETS.index("clean_shutdowns")
+    if not unbounded and s[0].hist.used[budget] >= cfg.bounds.clean_shutdowns:
+        return lifted
+    for (b,) in on_kernel(cfg, lambda k: k.enabled(s[0], "controlled_shutdown")):
+        if b not in leaders:
+            continue
+        for part, mine in zip(s, lifted):
+            if part.ctrl.partition.leader != b:
                 label = ("controlled_shutdown", b, LEADS_ELSEWHERE)
                 t = A.step(cfg, part, label)[0]
-            mine.setdefault(label, t)
-        lifted.append(list(mine.items()))
+                p = t.ctrl.partition
+                if unbounded or (p.leader_epoch <= cfg.bounds.max_leader_epoch
+                                 and p.partition_epoch <= cfg.bounds.max_partition_epoch):
+                    mine.append((label, t))
     return lifted
+
+
+def _guard_order(cfg: Config, s: Partitions, name: str) -> list:
+    """A controlled shutdown's keys in its guard's order (the brokers it enables)."""
+    return [(name, b) for (b,) in on_kernel(cfg, lambda k: k.enabled(s[0], name))]
 
 
 def _together(cfg: Config, s: Partitions, name: str, unbounded: bool) -> Iterator[tuple[tuple, Partitions]]:
     """A broker's or the topic's event: one step of every partition (or of those where it applies)."""
     outcomes = [list(A.action_successors(cfg, part, name, unbounded)) for part in s]
-    if name == "controlled_shutdown" and len(s) > 1:
-        outcomes = _leads_elsewhere(cfg, s, outcomes)
     instead, others = FALLBACK.get(name), {}         # a partition's fallback steps, asked for when needed
     keys = list(dict.fromkeys(_key(label) for each in outcomes for label, _ in each))
+    if name == "controlled_shutdown" and len(s) > 1:
+        outcomes, keys = _leads_elsewhere(cfg, s, outcomes, unbounded), _guard_order(cfg, s, name)
     for key in keys:
         choices = []
         for p, each in enumerate(outcomes):
@@ -283,9 +296,11 @@ class PartitionsModel(Model):
     sorted (`canonical`); the brokers' symmetry is not applied (a renaming must rename every
     partition alike)."""
 
-    def __init__(self, cfg: Config, partitions: Optional[int] = None, symmetry: bool = True):
+    def __init__(self, cfg: Config, partitions: Optional[int] = None, symmetry: bool = True, compiled: bool = True):
         """`partitions`: cfg.partitions unless given. `self.cfg` names them (reports show it);
-        `self.one` is a partition's own config, which every step runs on."""
+        `self.one` is a partition's own config, which every step runs on. `compiled`: steps
+        from the compiled join (False: the join above, in Python; bench/partitions_bench.py)."""
+        self.compiled = compiled
         partitions = cfg.partitions if partitions is None else partitions
         if not 1 <= partitions <= MOST:
             raise ValueError(f"partitions: {partitions}; a state holds 1 to {MOST}")
@@ -304,16 +319,31 @@ class PartitionsModel(Model):
         return init_states(self.one, self.partitions)
 
     def successors(self, state, unbounded: bool = False):
-        return successors(self.one, state, unbounded)
+        """The compiled join (specs/kernel/lift.py), which tests/specs/test_lifted_kernel.py
+        holds to `successors` above on every state of small configs: one compiled call a state."""
+        if self.partitions == 1 or not self.compiled:
+            return successors(self.one, state, unbounded)
+        return iter(self._lifted().successors(state, unbounded))
+
+    def _lifted(self):
+        lk = self.one.memo.get(("lifted", self.partitions))
+        if lk is None:
+            from specs.kernel.lift import LiftedKernel
+            lk = self.one.memo[("lifted", self.partitions)] = LiftedKernel(self.one, self.partitions)
+        return lk
 
     def step(self, state, label: tuple):
         return step(self.one, state, label)
 
     def stuck(self, state) -> bool:
-        return next(successors(self.one, state, unbounded=True), None) is None
+        if self.partitions == 1 or not self.compiled:
+            return next(successors(self.one, state, unbounded=True), None) is None
+        return not self._lifted().labels_of_steps(state, unbounded=True)
 
     def enabled_actions(self, state, unbounded: bool = False) -> set:
-        return {label[0] for label, _ in successors(self.one, state, unbounded)}
+        if self.partitions == 1 or not self.compiled:
+            return {label[0] for label, _ in successors(self.one, state, unbounded)}
+        return {label[0] for label in self._lifted().labels_of_steps(state, unbounded)}
 
     describe = staticmethod(describe)
 

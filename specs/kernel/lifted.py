@@ -1,0 +1,289 @@
+"""Several partitions compiled: specs/partitions.py over rows. A state of P partitions is one
+row of P one-partition rows side by side, each whole (what the partitions share, the broker
+registry in the controller's value, each broker's process and the budgets spent, is repeated in
+each), and its steps are joined from the one-partition kernel's successors of each part
+(successors.successors with `only`), as specs/partitions.py joins them, in the same order:
+tests/specs/test_lifted_kernel.py holds the two to each other on every state of small configs.
+No rule is here: what is compiled is the join.
+
+- A partition's own step (OWN) is taken in one partition; the others take the budgets it spent.
+- A broker's or the topic's event (ALL) is the same step in every partition, keyed by the label
+  without what is each partition's own (an elected broker; a lossy crash's kept prefix and a
+  controlled shutdown's `elsewhere`, from the second parameter on); every combination of the
+  partitions' choices is a step, the last partition's choice varying fastest. A partition
+  without the key takes its FALLBACK (a lossy crash: a crash there, unbounded) or, for a
+  controlled shutdown of a broker that leads another partition, the `elsewhere` step
+  (control.controlled_shutdown_effect with p1 = 1) within the epoch bounds.
+- The periodic unclean election (WHERE) acts in every partition where it applies.
+The budgets of a joined step are those of the first partition that took the event itself.
+
+A label is the one-partition kernel's five ints, its p2 (no one-partition step uses it) saying
+which partitions took what: 0, every partition the same step (the label is that step's); 1 + p,
+partition p alone; EACH | variants: the partitions' steps differ in what is their own, packed
+per partition q: its p1 in p1's bits 5q..5q+4, its elected broker + 1 in prefer's bits
+4q..4q+3, and in p2's bits 2q..2q+1 whether it took the event (0), its fallback (1) or nothing (2).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from specs.kernel.events import MISS
+from specs.kernel.mechanics import CV_BOUNDS, facts_of
+from specs.kernel.successors import (BOUNDED, CONTROLLED_SHUTDOWN, CRASH, CRASH_LOSSY, GUARDS, N_ACTIONS,
+                                     UNBOUNDED, apply, charged, successors, used_at, within_bounds)
+from specs.kernel.tables import F_LEADER
+
+OWN, ALL, WHERE = 0, 1, 2
+FULL = -3                         # more steps than `out` holds (the caller gives a longer one)
+EACH = 1 << 20
+TOOK, FELL_BACK, NONE = 0, 1, 2
+
+
+def scratch_size(parts: int, m1: int) -> int:
+    """The ints lifted_successors' `scratch` needs."""
+    return 4 * parts + parts * m1 * 2 + parts + 8
+
+
+def kinds(per_partition, where_enabled, names) -> np.ndarray:
+    """Each action's kind, from specs/partitions.py's sets."""
+    return np.array([OWN if n in per_partition else WHERE if n in where_enabled else ALL for n in names],
+                    dtype=np.int64)
+
+
+@njit(cache=True, _nrt=False)
+def lifted_successors(r, parts, lay, cv, plan, tables, mode, only, out, labels, key, work, params, kind,
+                      sub, sub_labels, scratch):
+    """Fill out[:n] and labels[:n] with the successors of r, a row of `parts` one-partition rows:
+    n, FULL, or MISS (the key to fill is in `key`). `sub`, `sub_labels`: each part's
+    one-partition successors (rows p * m .. p * m + m - 1, m = len(sub_labels) // (2 * parts + 1);
+    the fallbacks after them, then a guard's), and `parts` rows at the end of `sub` for the
+    `elsewhere` steps; `scratch`: ints (`scratch_size`)."""
+    w = len(r) // parts
+    m1 = len(sub_labels) // (2 * parts + 1)
+    nbud = len(r) // parts - used_at(lay)
+    n = 0
+    for action in range(N_ACTIONS):
+        if only >= 0 and action != only:
+            continue
+        if kind[action] == OWN:
+            for p in range(parts):
+                base = p * m1
+                m = successors(r[p * w:(p + 1) * w], lay, cv, plan, tables, mode, action, sub[base:base + m1],
+                               sub_labels[base:base + m1], key, work, params)
+                if m == MISS:
+                    return MISS
+                for j in range(m):
+                    if n >= len(out):
+                        return FULL
+                    t = out[n]
+                    for k in range(len(r)):
+                        t[k] = r[k]
+                    for k in range(w):
+                        t[p * w + k] = sub[base + j, k]
+                    _budgets_from(t, p, parts, w, nbud)
+                    for k in range(5):
+                        labels[n, k] = sub_labels[base + j, k]
+                    labels[n, 3] = 1 + p
+                    n += 1
+            continue
+        # every part's steps of the action (and, for a lossy crash, its fallback crash's)
+        for p in range(parts):
+            base = p * m1
+            m = successors(r[p * w:(p + 1) * w], lay, cv, plan, tables, mode, action, sub[base:base + m1],
+                           sub_labels[base:base + m1], key, work, params)
+            if m == MISS:
+                return MISS
+            scratch[p] = m
+            scratch[parts + p] = 0
+            if action == CRASH_LOSSY:
+                fb = (parts + p) * m1
+                m = successors(r[p * w:(p + 1) * w], lay, cv, plan, tables, UNBOUNDED, CRASH, sub[fb:fb + m1],
+                               sub_labels[fb:fb + m1], key, work, params)
+                if m == MISS:
+                    return MISS
+                scratch[parts + p] = m
+        n = _join(r, parts, w, m1, nbud, lay, cv, plan, tables, mode, action, kind[action], out, labels, key, work,
+                  params, sub, sub_labels, scratch, n)
+        if n < 0:
+            return n
+    return n
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _budgets_from(t, p, parts, w, nbud):
+    """Every part of t takes part p's budgets spent."""
+    for q in range(parts):
+        if q != p:
+            for k in range(nbud):
+                t[q * w + w - nbud + k] = t[p * w + w - nbud + k]
+
+
+@njit(cache=True, _nrt=False)
+def _join(r, parts, w, m1, nbud, lay, cv, plan, tables, mode, action, kind, out, labels, key, work, params, sub,
+          sub_labels, scratch, n):
+    """The event's joined steps, key by key in the order of first appearance (a controlled
+    shutdown's in its guard's order): out[n:], labels[n:]; the new n, or MISS."""
+    own_from = 2 if action == CRASH_LOSSY or action == CONTROLLED_SHUTDOWN else 4
+    facts = tables[3]
+    # scratch: [0, parts) counts, [parts, 2 parts) fallback counts, then per part its options'
+    # start and count, then the options (a row of sub; -1: its own row, no step; -2: its elsewhere)
+    starts, counts, opts = 2 * parts, 3 * parts, 4 * parts
+    keys_at = 2 * parts * m1                 # a controlled shutdown's guard: the brokers it enables
+    nkeys = 0
+    if action == CONTROLLED_SHUTDOWN:
+        nkeys = successors(r[0:w], lay, cv, plan, tables, GUARDS, action, sub[keys_at:keys_at + m1],
+                           sub_labels[keys_at:keys_at + m1], key, work, params)
+        if nkeys == MISS:
+            return MISS
+    total = nkeys if action == CONTROLLED_SHUTDOWN else parts * m1
+    for x in range(total):
+        if action == CONTROLLED_SHUTDOWN:
+            kp, kj = -1, keys_at + x
+        else:
+            kp, kj = x // m1, x % m1
+            if kj >= scratch[kp]:
+                continue
+            kj += kp * m1
+            if _seen_before(sub_labels, scratch, parts, m1, own_from, kp, kj):
+                continue
+        b = sub_labels[kj, 1]
+        leads = False
+        if action == CONTROLLED_SHUTDOWN:
+            for q in range(parts):
+                leads = leads or facts_of(r[q * w:(q + 1) * w], lay, facts)[F_LEADER] == b
+        o = opts
+        ok = True
+        for q in range(parts):
+            scratch[starts + q], c = o, 0
+            rq = r[q * w:(q + 1) * w]
+            if action == CONTROLLED_SHUTDOWN and leads and facts_of(rq, lay, facts)[F_LEADER] != b:
+                budget = charged(rq, lay, plan, action, b)
+                if mode == UNBOUNDED or budget < 0 or rq[used_at(lay) + budget] < cv[CV_BOUNDS + budget]:
+                    row = len(sub) - parts + q
+                    if apply(rq, sub[row], lay, cv, plan, tables, action, b, 1, 0, -1, key, work) == MISS:
+                        return MISS
+                    if mode == UNBOUNDED or within_bounds(sub[row], lay, cv, facts):
+                        scratch[o] = -2
+                        o += 1
+                        c += 1
+            else:
+                for j in range(q * m1, q * m1 + scratch[q]):
+                    if _same_key(sub_labels, j, kj, own_from):
+                        scratch[o] = j
+                        o += 1
+                        c += 1
+                if c == 0 and action == CRASH_LOSSY:
+                    fb = (parts + q) * m1
+                    for j in range(fb, fb + scratch[parts + q]):
+                        if sub_labels[j, 1] == b:
+                            scratch[o] = j
+                            o += 1
+                            c += 1
+                if c == 0 and kind == WHERE:
+                    scratch[o] = -1
+                    o += 1
+                    c += 1
+            scratch[counts + q] = c
+            if c == 0:
+                ok = False
+                break
+        if ok:
+            n = _combinations(r, parts, w, nbud, action, b, out, labels, sub, sub_labels, scratch, n)
+            if n == FULL:
+                return FULL
+    return n
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _same_key(sub_labels, a, b, own_from):
+    if sub_labels[a, 0] != sub_labels[b, 0]:
+        return False
+    for k in range(1, own_from):
+        if sub_labels[a, k] != sub_labels[b, k]:
+            return False
+    return True
+
+
+@njit(cache=True, _nrt=False)
+def _seen_before(sub_labels, scratch, parts, m1, own_from, kp, kj):
+    """Whether a step before (part, row) kj in order has kj's key."""
+    for p in range(kp + 1):
+        for j in range(p * m1, p * m1 + scratch[p]):
+            if j >= kj:
+                return False
+            if _same_key(sub_labels, j, kj, own_from):
+                return True
+    return False
+
+
+@njit(cache=True, _nrt=False)
+def _combinations(r, parts, w, nbud, action, b, out, labels, sub, sub_labels, scratch, n):
+    """Every combination of the parts' options (scratch), the last part's varying fastest."""
+    starts, counts = 2 * parts, 3 * parts
+    digit = scratch[len(scratch) - parts:]
+    for q in range(parts):
+        digit[q] = 0
+    while True:
+        if n >= len(out):
+            return FULL
+        t = out[n]
+        ref = -1
+        p1s, prefers, variants = 0, 0, 0
+        for q in range(parts):
+            j = scratch[scratch[starts + q] + digit[q]]
+            variant = TOOK
+            if j == -1:
+                variant = NONE
+                for k in range(w):
+                    t[q * w + k] = r[q * w + k]
+            elif j == -2:
+                row = len(sub) - parts + q
+                for k in range(w):
+                    t[q * w + k] = sub[row, k]
+            else:
+                for k in range(w):
+                    t[q * w + k] = sub[j, k]
+                if sub_labels[j, 0] != action:
+                    variant = FELL_BACK
+            if variant == TOOK and ref < 0:
+                ref = q
+            p1s |= (1 if j == -2 else sub_labels[j, 2] if j >= 0 else 0) << (5 * q)
+            prefers |= ((sub_labels[j, 4] if j >= 0 else -1) + 1) << (4 * q)
+            variants |= variant << (2 * q)
+        _budgets_from(t, ref, parts, w, nbud)
+        j0 = scratch[scratch[starts] + digit[0]]
+        if _alike(scratch, parts, digit, sub_labels):
+            for k in range(5):
+                labels[n, k] = sub_labels[j0, k]
+        else:
+            labels[n, 0], labels[n, 1], labels[n, 2], labels[n, 3], labels[n, 4] = \
+                action, b, p1s, EACH | variants, prefers
+        n += 1
+        q = parts - 1                    # the next combination: the last part's option first
+        while q >= 0:
+            digit[q] += 1
+            if digit[q] < scratch[counts + q]:
+                break
+            digit[q] = 0
+            q -= 1
+        if q < 0:
+            return n
+
+
+@njit(cache=True, _nrt=False)
+def _alike(scratch, parts, digit, sub_labels):
+    """Whether every part took the same one-partition step (the same label, none elsewhere nor
+    fallen back nor without a step)."""
+    starts = 2 * parts
+    j0 = scratch[scratch[starts] + digit[0]]
+    if j0 < 0:
+        return False
+    for q in range(1, parts):
+        j = scratch[scratch[starts + q] + digit[q]]
+        if j < 0:
+            return False
+        for k in range(5):
+            if sub_labels[j, k] != sub_labels[j0, k]:
+                return False
+    return True
