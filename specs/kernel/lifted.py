@@ -66,47 +66,53 @@ def lifted_successors(r, parts, lay, cv, plan, tables, mode, only, out, labels, 
     for action in range(N_ACTIONS):
         if only >= 0 and action != only:
             continue
-        if kind[action] == OWN:
-            for p in range(parts):
-                base = p * m1
-                m = successors(r[p * w:(p + 1) * w], lay, cv, plan, tables, mode, action, sub[base:base + m1],
-                               sub_labels[base:base + m1], key, work, params)
-                if m == MISS:
-                    return MISS
-                for j in range(m):
-                    if n >= len(out):
-                        return FULL
-                    t = out[n]
-                    for k in range(len(r)):
-                        t[k] = r[k]
-                    for k in range(w):
-                        t[p * w + k] = sub[base + j, k]
-                    _budgets_from(t, p, parts, w, nbud)
-                    for k in range(5):
-                        labels[n, k] = sub_labels[base + j, k]
-                    labels[n, 3] = 1 + p
-                    n += 1
-            continue
-        # every part's steps of the action (and, for a lossy crash, its fallback crash's)
-        for p in range(parts):
-            base = p * m1
-            m = successors(r[p * w:(p + 1) * w], lay, cv, plan, tables, mode, action, sub[base:base + m1],
-                           sub_labels[base:base + m1], key, work, params)
+        for p in range(parts):              # every part's steps of the action (a lossy crash's fallback too)
+            m = _part(r, p, w, m1, p, lay, cv, plan, tables, mode, action, sub, sub_labels, key, work, params)
             if m == MISS:
                 return MISS
-            scratch[p] = m
-            scratch[parts + p] = 0
-            if action == CRASH_LOSSY:
-                fb = (parts + p) * m1
-                m = successors(r[p * w:(p + 1) * w], lay, cv, plan, tables, UNBOUNDED, CRASH, sub[fb:fb + m1],
-                               sub_labels[fb:fb + m1], key, work, params)
+            scratch[p], scratch[parts + p] = m, 0
+            if action == CRASH_LOSSY and kind[action] != OWN:
+                m = _part(r, p, w, m1, parts + p, lay, cv, plan, tables, UNBOUNDED, CRASH, sub, sub_labels, key,
+                          work, params)
                 if m == MISS:
                     return MISS
                 scratch[parts + p] = m
-        n = _join(r, parts, w, m1, nbud, lay, cv, plan, tables, mode, action, kind[action], out, labels, key, work,
-                  params, sub, sub_labels, scratch, n)
+        if kind[action] == OWN:
+            n = _own(r, parts, w, m1, nbud, out, labels, sub, sub_labels, scratch, n)
+        else:
+            n = _join(r, parts, w, m1, nbud, lay, cv, plan, tables, mode, action, kind[action], out, labels, key,
+                      work, params, sub, sub_labels, scratch, n)
         if n < 0:
             return n
+    return n
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _part(r, p, w, m1, region, lay, cv, plan, tables, mode, action, sub, sub_labels, key, work, params):
+    """Part p's one-partition steps of the action into sub's and sub_labels' rows of `region`."""
+    at = region * m1
+    return successors(r[p * w:(p + 1) * w], lay, cv, plan, tables, mode, action, sub[at:at + m1],
+                      sub_labels[at:at + m1], key, work, params)
+
+
+@njit(cache=True, _nrt=False)
+def _own(r, parts, w, m1, nbud, out, labels, sub, sub_labels, scratch, n):
+    """A partition's own steps, partition by partition: the others keep their rows and take the
+    budgets spent. The new n, or FULL."""
+    for p in range(parts):
+        for j in range(p * m1, p * m1 + scratch[p]):
+            if n >= len(out):
+                return FULL
+            t = out[n]
+            for k in range(len(r)):
+                t[k] = r[k]
+            for k in range(w):
+                t[p * w + k] = sub[j, k]
+            _budgets_from(t, p, parts, w, nbud)
+            for k in range(5):
+                labels[n, k] = sub_labels[j, k]
+            labels[n, 3] = 1 + p
+            n += 1
     return n
 
 
