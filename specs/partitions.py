@@ -32,8 +32,11 @@ partition's `State`, so the lifted model has exactly the rules the engines check
   (specs/controller.controlled_shutdown; label LEADS_ELSEWHERE): controlled shutdown there
   too. (Before that input, the lift's own check found the two partitions disagreeing on the
   broker, LiftError.)
+After every step the controller's ELR index across partitions is applied (specs/elr_index.py:
+a partition's stale entries can become partition 0's, F5).
 Identical partitions are interchangeable: `canonical` sorts them (a symmetry reduction over
-partitions; tests/specs/test_partitions.py compares it with the unreduced search).
+partitions; tests/specs/test_partitions.py compares it with the unreduced search); with config
+changes, which can leave stale index entries, all but partition 0 (`canonical_but_first`).
 """
 from __future__ import annotations
 
@@ -43,6 +46,7 @@ from typing import Iterator, Optional
 
 from specs import actions as A
 from specs import partitions_view as V
+from specs.elr_index import elr_index
 from specs.actions.labels import LEADS_ELSEWHERE
 from specs.config import BUDGETS, MAX_PARTITIONS, Config
 from specs.kernel import on_kernel
@@ -109,9 +113,10 @@ def successors(cfg: Config, s: Partitions, unbounded: bool = False) -> Iterator[
         if name in PER_PARTITION:
             for p, part in enumerate(s):
                 for label, t in A.action_successors(cfg, part, name, unbounded):
-                    yield label + (("partition", p),), _put(s, p, t, label, unbounded)
+                    yield label + (("partition", p),), elr_index(s, _put(s, p, t, label, unbounded))
         else:
-            yield from _together(cfg, s, name, unbounded)
+            for label, t in _together(cfg, s, name, unbounded):
+                yield label, elr_index(s, t)
 
 
 def _put(s: Partitions, p: int, t: State, label: tuple, unbounded: bool) -> Partitions:
@@ -218,12 +223,18 @@ def step(cfg: Config, s: Partitions, label: tuple) -> Partitions:
     each = labels_of(label, len(s))
     after = [A.step(cfg, part, mine)[0] if mine is not None else None for part, mine in zip(s, each)]
     ref = next(t for t, mine in zip(after, each) if mine is not None and mine[0] == label[0])
-    return Partitions(*(with_shared(t if t is not None else part, ref) for part, t in zip(s, after)))
+    return elr_index(s, Partitions(*(with_shared(t if t is not None else part, ref) for part, t in zip(s, after))))
 
 
 def canonical(s: Partitions) -> Partitions:
     """Identical partitions are interchangeable: the state with its partitions sorted."""
     return Partitions(*sorted(s, key=repr))      # (a total order: a State may hold None beside a request)
+
+
+def canonical_but_first(s: Partitions) -> Partitions:
+    """With config changes, partition 0 is not like the others: the ELR index's stale entries,
+    which only a ClearElrRecord leaves, fall to it (`elr_index`). The others are sorted."""
+    return Partitions(s[0], *sorted(s[1:], key=repr))
 
 
 def describe(label: tuple) -> str:
@@ -310,7 +321,7 @@ class PartitionsModel(Model):
         self.cfg = whole
         self.partitions = partitions
         self.symmetric = symmetry and partitions > 1
-        self.canonical = canonical if self.symmetric else None
+        self.canonical = None if not self.symmetric else canonical_but_first if cfg.bounds.config_changes else canonical
         self.group_size = 1
         if partitions > 1:
             self.symmetry_note = "brokers are not renamed with several partitions; identical partitions are"

@@ -41,8 +41,9 @@ class LiftedKernel:
 
     def successors(self, s, unbounded: bool = False) -> list:
         """The (label, Partitions) pairs of s, as specs/partitions.successors gives them."""
+        from specs.partitions import elr_index          # (the index across partitions: not compiled yet)
         n = self._run(s, unbounded)
-        return [(self.label(self.labels[i]), self.unpack(self.out[i])) for i in range(n)]
+        return [(self.label(self.labels[i]), elr_index(s, self.unpack(self.out[i]))) for i in range(n)]
 
     def labels_of_steps(self, s, unbounded: bool = False) -> list:
         """Only the labels (an unbounded step's state is not asked for: a produce beyond the

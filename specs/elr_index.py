@@ -1,0 +1,35 @@
+"""The controller's ELR index across several partitions (specs/partitions.py): where Kafka's
+BrokersToElrs puts a partition's stale entries once they are removed (F5 in docs/FINDINGS.md)."""
+from __future__ import annotations
+
+from specs.state import State
+
+
+def elr_index(before: tuple, after: tuple) -> tuple:
+    """The controller's ELR index across partitions (BrokersToElrs, F5 in docs/FINDINGS.md).
+    Each partition keeps the index entries a ClearElrRecord left (`cleared_elr`); Kafka keeps
+    one array of partition ids per broker and topic, and `remove` of a partition listed c times
+    (a stale entry and the real one) drops all c and leaves c - 1 slots of Java's default 0:
+    entries for partition 0. So where broker x leaves partition p's ELR by a partition change
+    (not a ClearElrRecord, which adds entries) and p > 0 still lists x, those entries become
+    partition 0's."""
+    if len(after) == 1:
+        return after
+    parts, moved = list(after), []
+    for p in range(1, len(after)):
+        was, now = before[p].ctrl.partition, after[p].ctrl.partition
+        for x in sorted(set(was.elr) - set(now.elr)):
+            c = now.cleared_elr.count(x)
+            if c and c == was.cleared_elr.count(x):
+                now = now._replace(cleared_elr=tuple(e for e in now.cleared_elr if e != x))
+                moved += [x] * c
+        if now is not after[p].ctrl.partition:
+            parts[p] = _with_partition(parts[p], now)
+    if moved:
+        zero = parts[0].ctrl.partition
+        parts[0] = _with_partition(parts[0], zero._replace(cleared_elr=tuple(sorted(zero.cleared_elr + tuple(moved)))))
+    return type(after)(*parts)
+
+
+def _with_partition(s: State, partition) -> State:
+    return s._replace(ctrl=s.ctrl._replace(partition=partition))
