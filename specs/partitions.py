@@ -49,7 +49,6 @@ from specs import partitions_view as V
 from specs.elr_index import elr_index
 from specs.actions.labels import LEADS_ELSEWHERE
 from specs.config import BUDGETS, MAX_PARTITIONS, Config
-from specs.kernel import on_kernel
 from specs.model import Model
 from specs.state import State
 
@@ -149,7 +148,7 @@ def _leads_elsewhere(cfg: Config, s: Partitions, outcomes: list, unbounded: bool
     budget = BUDGETS.index("clean_shutdowns")
     if not unbounded and s[0].hist.used[budget] >= cfg.bounds.clean_shutdowns:
         return lifted
-    for (b,) in on_kernel(cfg, lambda k: k.enabled(s[0], "controlled_shutdown")):
+    for (b,) in _enabled(cfg, s[0], "controlled_shutdown"):
         if b not in leaders:
             continue
         for part, mine in zip(s, lifted):
@@ -165,7 +164,15 @@ def _leads_elsewhere(cfg: Config, s: Partitions, outcomes: list, unbounded: bool
 
 def _guard_order(cfg: Config, s: Partitions, name: str) -> list:
     """A controlled shutdown's keys in its guard's order (the brokers it enables)."""
-    return [(name, b) for (b,) in on_kernel(cfg, lambda k: k.enabled(s[0], name))]
+    return [(name, b) for (b,) in _enabled(cfg, s[0], name)]
+
+
+def _enabled(cfg: Config, part: State, name: str) -> list:
+    """The parameter tuples the action's guard enables in one partition. (The kernel is imported
+    here, not with `specs`: its cache reads the user's key, whose errors the command line turns
+    into one line only once it runs.)"""
+    from specs.kernel import on_kernel
+    return on_kernel(cfg, lambda k: k.enabled(part, name))
 
 
 def _together(cfg: Config, s: Partitions, name: str, unbounded: bool) -> Iterator[tuple[tuple, Partitions]]:

@@ -31,7 +31,7 @@ CONFIGS = {
 }
 
 
-NIGHTLY = {"three-replicas", "two-replicas-lossy", "unclean-elections"}      # 15-19 s each on one core
+NIGHTLY = {"three-replicas", "two-replicas-lossy", "unclean-elections", "three-partitions"}   # 10-19 s each, one core
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.nightly) if n in NIGHTLY else n for n in CONFIGS])
