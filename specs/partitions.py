@@ -395,5 +395,4 @@ class PartitionsModel(Model):
 
     @staticmethod
     def expectation(state) -> dict:
-        from specs.scenario import expectation
-        return {"partitions": [expectation(part) for part in state]}
+        return V.expectation_of(state)

@@ -65,22 +65,24 @@ def scenario(trace, one: Config, name: str, source: str) -> dict:
     from specs.actions import label_to_op
     from specs.config import config_to_dict
     from specs.partitions import labels_of
-    from specs.scenario.export import expectation, initial_block
+    from specs.scenario.export import initial_block, scenario_of
     n = len(trace.initial)
-    steps: list[dict] = []
+    ops: list[dict] = []
     for label, _ in trace.steps:
         each = labels_of(label, n)
         mine = [p for p, x in enumerate(each) if x is not None]
         if len(mine) == 1 and n > 1:
-            steps.append({**label_to_op(each[mine[0]]), "partition": mine[0]})
+            ops.append({**label_to_op(each[mine[0]]), "partition": mine[0]})
         elif all(x == each[0] for x in each):
-            steps.append(label_to_op(each[0]))
+            ops.append(label_to_op(each[0]))
         else:
-            steps.append({"op": label[0], "each": [None if x is None else label_to_op(x) for x in each]})
-    steps.append({"expect": {"partitions": [expectation(part) for part in trace.final]}})
-    if trace.violated:
-        steps.append({"expect_violation": list(trace.violated)})
-    return {"name": name, "source": source, "kind": "counterexample",
-            "check_invariants": True if trace.checked is None else list(trace.checked),
-            "config": {**config_to_dict(one), "partitions": n},
-            "initial": {"partitions": [initial_block(one, part) for part in trace.initial]}, "steps": steps}
+            ops.append({"op": label[0], "each": [None if x is None else label_to_op(x) for x in each]})
+    return scenario_of(trace, name, source, {**config_to_dict(one), "partitions": n},
+                       {"partitions": [initial_block(one, part) for part in trace.initial]}, ops,
+                       expectation_of(trace.final))
+
+
+def expectation_of(s) -> dict:
+    """The `expect` block of a state of several partitions: each partition's."""
+    from specs.scenario.export import expectation
+    return {"partitions": [expectation(part) for part in s]}

@@ -48,8 +48,14 @@ def expectation(s: State) -> dict[str, Any]:
 def to_scenario(trace, name: str, source: str) -> dict[str, Any]:
     """The replay scenario that reproduces `trace` (a specs.trace.Trace)."""
     cfg = trace.config
-    steps: list[dict[str, Any]] = [label_to_op(label) for label, _ in trace.steps]
-    steps.append({"expect": expectation(trace.final)})
+    return scenario_of(trace, name, source, config_to_dict(cfg), initial_block(cfg, trace.initial),
+                       [label_to_op(label) for label, _ in trace.steps], expectation(trace.final))
+
+
+def scenario_of(trace, name: str, source: str, config: dict, initial: dict, ops: list, expect: dict) -> dict[str, Any]:
+    """A counterexample's scenario from its parts: the operations, then what the last state
+    is expected to be and the properties it violates."""
+    steps = list(ops) + [{"expect": expect}]
     if trace.violated:
         steps.append({"expect_violation": list(trace.violated)})
     return {
@@ -57,7 +63,7 @@ def to_scenario(trace, name: str, source: str) -> dict[str, Any]:
         "source": source,
         "kind": "counterexample",
         "check_invariants": True if trace.checked is None else list(trace.checked),
-        "config": config_to_dict(cfg),
-        "initial": initial_block(cfg, trace.initial),
+        "config": config,
+        "initial": initial,
         "steps": steps,
     }
