@@ -233,15 +233,17 @@ def step(cfg: Config, s: Partitions, label: tuple) -> Partitions:
     return elr_index(s, Partitions(*(with_shared(t if t is not None else part, ref) for part, t in zip(s, after))))
 
 
-def canonical(s: Partitions) -> Partitions:
-    """Identical partitions are interchangeable: the state with its partitions sorted."""
-    return Partitions(*sorted(s, key=repr))      # (a total order: a State may hold None beside a request)
+def canonical(s: Partitions, key=repr) -> Partitions:
+    """Identical partitions are interchangeable: the state with its partitions sorted by `key`
+    (a total order on a partition's states; PartitionsModel's is the compiled search's,
+    specs/kernel/lifted_rows.part_key)."""
+    return Partitions(*sorted(s, key=key))
 
 
-def canonical_but_first(s: Partitions) -> Partitions:
+def canonical_but_first(s: Partitions, key=repr) -> Partitions:
     """With config changes, partition 0 is not like the others: the ELR index's stale entries,
     which only a ClearElrRecord leaves, fall to it (`elr_index`). The others are sorted."""
-    return Partitions(s[0], *sorted(s[1:], key=repr))
+    return Partitions(s[0], *sorted(s[1:], key=key))
 
 
 def describe(label: tuple) -> str:
@@ -328,13 +330,22 @@ class PartitionsModel(Model):
         self.cfg = whole
         self.partitions = partitions
         self.symmetric = symmetry and partitions > 1
-        self.canonical = None if not self.symmetric else canonical_but_first if cfg.bounds.config_changes else canonical
+        self.canonical = None if not self.symmetric else self._canonical
         self.group_size = 1
         if partitions > 1:
             self.symmetry_note = "brokers are not renamed with several partitions; identical partitions are"
 
     def init_states(self) -> list:
         return init_states(self.one, self.partitions)
+
+    def _canonical(self, state) -> Partitions:
+        """The partitions sorted as the compiled search sorts its rows' parts (its
+        representatives are this one's, so its counterexamples replay here state for state)."""
+        from specs.kernel import kernel_of
+        from specs.kernel.lifted_rows import part_key
+        k = kernel_of(self.one)
+        sort = canonical_but_first if self.cfg.bounds.config_changes else canonical
+        return sort(state, key=lambda part: part_key(k, part))
 
     def successors(self, state, unbounded: bool = False):
         """The compiled join (specs/kernel/lift.py), which tests/specs/test_lifted_kernel.py

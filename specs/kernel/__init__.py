@@ -258,15 +258,17 @@ class Lazy:
         return getattr(self._s, name)
 
 
-def unsupported(model, properties, symmetry: bool = False) -> Optional[str]:
+def unsupported(model, properties, symmetry: bool = False, lifted=None) -> Optional[str]:
     """Why the kernel cannot search `model` for `properties` (None: it can); every engine that
     runs the kernel asks this before it starts (the kernel engine, spark-check). `symmetry`:
-    the engine reduces by symmetry on the kernel (a Kernel made `symmetric`)."""
+    the engine reduces by symmetry on the kernel (a Kernel made `symmetric`). `lifted`: the
+    compiled search's knobs, the one engine that takes rows of several partitions (`rows_of`)."""
     from specs.kernel.layout import MAX_RECORDS
     from specs.kernel.properties import STATE, STEP
     if model.cfg.partitions > 1:
-        return (f"partitions = {model.cfg.partitions}: the kernel holds one partition's row, and several are "
-                f"searched by the interpreted search (specs/partitions.py)")
+        why = _lifted_unsupported(model, lifted)
+        if why:
+            return f"partitions = {model.cfg.partitions}: {why}"
     if model.symmetric and not symmetry:
         return "this engine has no symmetry reduction on the kernel"
     for p in properties:
@@ -279,6 +281,33 @@ def unsupported(model, properties, symmetry: bool = False) -> Optional[str]:
     except KernelUnsupported as exc:
         return f"the kernel cannot hold this config: {exc}"
     return None
+
+
+def _lifted_unsupported(model, own) -> Optional[str]:
+    """Why the compiled search cannot take this model of several partitions (None: it can)."""
+    from specs.kernel.lifted_rows import MOST
+    if own is None:
+        return "several partitions are searched by `check`'s exhaustive search alone"
+    if model.cfg.partitions > MOST:
+        return f"the compiled search holds at most {MOST} partitions (a step's label packs each one's choice)"
+    if model.cfg.bounds.config_changes:
+        return ("config changes move the ELR index's entries across partitions (specs/elr_index.py), "
+                "which the compiled search does not (the interpreted search does)")
+    if own.threads > 1 or own.visited != "memory" or own.checkpoint is not None or own.resume_from is not None:
+        return "the compiled search takes several partitions on one thread, in memory, without a checkpoint"
+    return None
+
+
+def rows_of(model):
+    """The rows a compiled search of `model` runs on: a Kernel of its config, or for several
+    partitions specs/kernel/lifted_rows.LiftedRows over a partition's kernel (its parts sorted
+    with the model's symmetry: from partition 1 on where config changes make partition 0 unlike
+    the others, as specs/partitions.canonical_but_first)."""
+    if model.cfg.partitions == 1:
+        return Kernel(model.cfg, symmetric=model.symmetric)
+    from specs.kernel.lifted_rows import LiftedRows
+    first = -1 if not model.symmetric else 1 if model.cfg.bounds.config_changes else 0
+    return LiftedRows(model.one, model.partitions, first)
 
 
 def kernel_of(cfg: Config, entries: int = 0) -> Kernel:
@@ -303,4 +332,4 @@ def on_kernel(cfg: Config, fn: Callable):
             k = kernel_of(cfg, exc.entries)
 
 
-__all__ = ["Kernel", "KernelUnsupported", "PLAN", "kernel_of", "on_kernel", "unsupported"]
+__all__ = ["Kernel", "KernelUnsupported", "PLAN", "kernel_of", "on_kernel", "rows_of", "unsupported"]

@@ -64,21 +64,24 @@ class LiftedKernel:
                 return n
 
     def label(self, code) -> tuple:
-        """The lifted model's label of a compiled one (lifted.py's packing)."""
-        action, p0, p1, p2, prefer = (int(v) for v in code)
-        k = self.k
-        if p2 == 0:
-            return k.label(code)
-        if p2 < EACH:
-            return k.label((action, p0, p1, 0, prefer)) + (("partition", p2 - 1),)
-        each = []
-        for q in range(self.parts):
-            variant = (p2 >> (2 * q)) & 3
-            mine_p1, mine_prefer = (p1 >> (5 * q)) & 31, ((prefer >> (4 * q)) & 15) - 1
-            if variant == NONE:
-                each.append(None)
-            elif variant == FELL_BACK:
-                each.append(k.label((CRASH, p0, 0, 0, mine_prefer)))
-            else:
-                each.append(k.label((action, p0, mine_p1, 0, mine_prefer)))
-        return (A.ACTION_NAMES[action], ("each", tuple(each)))
+        return lifted_label(self.k, self.parts, code)
+
+
+def lifted_label(k, parts: int, code) -> tuple:
+    """The lifted model's label of a compiled one (lifted.py's packing), on the one-partition kernel k."""
+    action, p0, p1, p2, prefer = (int(v) for v in code)
+    if p2 == 0:
+        return k.label(code)
+    if p2 < EACH:
+        return k.label((action, p0, p1, 0, prefer)) + (("partition", p2 - 1),)
+    each = []
+    for q in range(parts):
+        variant = (p2 >> (2 * q)) & 3
+        mine_p1, mine_prefer = (p1 >> (5 * q)) & 31, ((prefer >> (4 * q)) & 15) - 1
+        if variant == NONE:
+            each.append(None)
+        elif variant == FELL_BACK:
+            each.append(k.label((CRASH, p0, 0, 0, mine_prefer)))
+        else:
+            each.append(k.label((action, p0, mine_p1, 0, mine_prefer)))
+    return (A.ACTION_NAMES[action], ("each", tuple(each)))

@@ -41,8 +41,17 @@ TOOK, FELL_BACK, NONE = 0, 1, 2
 
 
 def scratch_size(parts: int, m1: int) -> int:
-    """The ints lifted_successors' `scratch` needs."""
-    return 4 * parts + parts * m1 * 2 + parts + 8
+    """The ints lifted_successors' `scratch` needs (its last 4 * parts: `_tail`)."""
+    return 4 * parts + parts * m1 * 2 + 4 * parts + 8
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _tail(scratch, parts):
+    """scratch's last regions, `parts` ints each: where each part's steps of the action taken
+    now begin in `sub`, how many steps each part has in all, where its next action's begin, and
+    _combinations' digits."""
+    end = len(scratch)
+    return end - 4 * parts, end - 3 * parts, end - 2 * parts
 
 
 def kinds(per_partition, where_enabled, names) -> np.ndarray:
@@ -62,14 +71,22 @@ def lifted_successors(r, parts, lay, cv, plan, tables, mode, only, out, labels, 
     w = len(r) // parts
     m1 = len(sub_labels) // (2 * parts + 1)
     nbud = len(r) // parts - used_at(lay)
+    begin, total, cursor = _tail(scratch, parts)
+    for p in range(parts):                  # every part's steps, once: in action order, so each action's are a run
+        m = _part(r, p, w, m1, p, lay, cv, plan, tables, mode, only, sub, sub_labels, key, work, params)
+        if m == MISS:
+            return MISS
+        scratch[total + p], scratch[cursor + p] = m, p * m1
     n = 0
     for action in range(N_ACTIONS):
         if only >= 0 and action != only:
             continue
         for p in range(parts):              # every part's steps of the action (a lossy crash's fallback too)
-            m = _part(r, p, w, m1, p, lay, cv, plan, tables, mode, action, sub, sub_labels, key, work, params)
-            if m == MISS:
-                return MISS
+            at, end = scratch[cursor + p], p * m1 + scratch[total + p]
+            m = 0
+            while at + m < end and sub_labels[at + m, 0] == action:
+                m += 1
+            scratch[begin + p], scratch[cursor + p] = at, at + m
             scratch[p], scratch[parts + p] = m, 0
             if action == CRASH_LOSSY and kind[action] != OWN:
                 m = _part(r, p, w, m1, parts + p, lay, cv, plan, tables, UNBOUNDED, CRASH, sub, sub_labels, key,
@@ -99,8 +116,9 @@ def _part(r, p, w, m1, region, lay, cv, plan, tables, mode, action, sub, sub_lab
 def _own(r, parts, w, m1, nbud, out, labels, sub, sub_labels, scratch, n):
     """A partition's own steps, partition by partition: the others keep their rows and take the
     budgets spent. The new n, or FULL."""
+    begin = _tail(scratch, parts)[0]
     for p in range(parts):
-        for j in range(p * m1, p * m1 + scratch[p]):
+        for j in range(scratch[begin + p], scratch[begin + p] + scratch[p]):
             if n >= len(out):
                 return FULL
             t = out[n]
@@ -142,16 +160,19 @@ def _join(r, parts, w, m1, nbud, lay, cv, plan, tables, mode, action, kind, out,
                            sub_labels[keys_at:keys_at + m1], key, work, params)
         if nkeys == MISS:
             return MISS
-    total = nkeys if action == CONTROLLED_SHUTDOWN else parts * m1
-    for x in range(total):
+    begin = _tail(scratch, parts)[0]
+    kp, kj = 0, scratch[begin] - 1          # the key's step: the next of part kp's, or the guard's x-th
+    for x in range(nkeys if action == CONTROLLED_SHUTDOWN else 1 << 62):
         if action == CONTROLLED_SHUTDOWN:
             kp, kj = -1, keys_at + x
         else:
-            kp, kj = x // m1, x % m1
-            if kj >= scratch[kp]:
-                continue
-            kj += kp * m1
-            if _seen_before(sub_labels, scratch, parts, m1, own_from, kp, kj):
+            kj += 1
+            while kp < parts and kj >= scratch[begin + kp] + scratch[kp]:
+                kp += 1
+                kj = scratch[begin + kp] if kp < parts else 0
+            if kp >= parts:
+                break
+            if _seen_before(sub_labels, scratch, parts, own_from, kp, kj):
                 continue
         b = sub_labels[kj, 1]
         leads = False
@@ -174,7 +195,7 @@ def _join(r, parts, w, m1, nbud, lay, cv, plan, tables, mode, action, kind, out,
                         o += 1
                         c += 1
             else:
-                for j in range(q * m1, q * m1 + scratch[q]):
+                for j in range(scratch[begin + q], scratch[begin + q] + scratch[q]):
                     if _same_key(sub_labels, j, kj, own_from):
                         scratch[o] = j
                         o += 1
@@ -212,10 +233,11 @@ def _same_key(sub_labels, a, b, own_from):
 
 
 @njit(cache=True, _nrt=False)
-def _seen_before(sub_labels, scratch, parts, m1, own_from, kp, kj):
+def _seen_before(sub_labels, scratch, parts, own_from, kp, kj):
     """Whether a step before (part, row) kj in order has kj's key."""
+    begin = _tail(scratch, parts)[0]
     for p in range(kp + 1):
-        for j in range(p * m1, p * m1 + scratch[p]):
+        for j in range(scratch[begin + p], scratch[begin + p] + scratch[p]):
             if j >= kj:
                 return False
             if _same_key(sub_labels, j, kj, own_from):
@@ -227,7 +249,7 @@ def _seen_before(sub_labels, scratch, parts, m1, own_from, kp, kj):
 def _combinations(r, parts, w, nbud, action, b, out, labels, sub, sub_labels, scratch, n):
     """Every combination of the parts' options (scratch), the last part's varying fastest."""
     starts, counts = 2 * parts, 3 * parts
-    digit = scratch[len(scratch) - parts:]
+    digit = scratch[len(scratch) - parts:]        # (_tail's last region)
     for q in range(parts):
         digit[q] = 0
     while True:

@@ -23,6 +23,8 @@ state waits for it again.
 """
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 from numba import njit
 
@@ -53,7 +55,8 @@ ELECT_TYPES = ("preferred", "unclean", "designated")
 UNIVERSE = 15          # brokers a controller value may name: the config's, then strangers a request named
 F_ISR = F_REPLICAS + UNIVERSE          # the ISR's members, in order
 F_EPOCHS = F_ISR + UNIVERSE            # the registered broker epoch of each (NONE: none)
-FACTS_WIDTH = F_EPOCHS + UNIVERSE
+F_CONTENT = F_EPOCHS + UNIVERSE        # a 63-bit digest of the whole value, not of its id (`content`)
+FACTS_WIDTH = F_CONTENT + 1
 FACTS_RESERVED = 1 << 22               # controller values whose facts stay put (address space, not memory)
 
 
@@ -112,6 +115,7 @@ class Tables:
         self.used = np.zeros(1024, dtype=np.int8)
         self.count = 0
         self.errors: list[str] = []         # the controller's error names (an outcome's O_REFUSED - 1)
+        self.contents: dict[int, Controller] = {}     # F_CONTENT -> the value (two values, one digest: refused)
 
     # ---------------------------------------------------------------- controller values
     def ctrl_id(self, ctrl: Controller) -> int:
@@ -123,6 +127,10 @@ class Tables:
                 self.facts = np.concatenate([self.facts, np.zeros_like(self.facts)])
                 self.fixed = False
             self.facts[cid] = self._facts(ctrl)
+            other = self.contents.setdefault(int(self.facts[cid, F_CONTENT]), ctrl)
+            if other != ctrl:
+                raise AssertionError(f"two controller values share the content digest {self.facts[cid, F_CONTENT]}: "
+                                     f"{other} and {ctrl}")
         return cid
 
     def fits(self, n: int) -> bool:
@@ -160,6 +168,7 @@ class Tables:
         for i, b in enumerate(lay.universe):
             epoch = ctrl.broker_epoch(b)
             row[F_EPOCHS + i] = NONE if epoch is None else epoch
+        row[F_CONTENT] = content(ctrl)
         return row
 
     # ---------------------------------------------------------------- events
@@ -237,6 +246,14 @@ class Tables:
             info = tuple((ids[i], (extra[3 * i + 1], extra[3 * i + 2])) for i in range(lay.nb) if extra[3 * i])
             return run_event(cfg, C.unclean_recovery, ctrl, RECOVERY_STRATEGIES[a], info)
         raise ValueError(f"unknown event {kind}")
+
+
+def content(ctrl: Controller) -> int:
+    """A controller value's 63-bit digest of its text: the same in every process and whatever
+    order a run met the values in, unlike its id. Several partitions' rows are sorted by it
+    (specs/kernel/lifted_rows.py: the symmetry over partitions must not depend on which thread
+    met a value first)."""
+    return int.from_bytes(hashlib.blake2b(repr(ctrl).encode(), digest_size=8).digest(), "little") >> 1
 
 
 def decode_brokers(ids, code: int) -> tuple:

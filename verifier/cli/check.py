@@ -57,7 +57,9 @@ def run(args: argparse.Namespace) -> int:
                   markup=False)
     options = Options(check_deadlock=inputs.deadlock, keep_going=keep_going, graph=bool(args.dump_graph))
     steps = search_engine(args, model, invs, Settings(limits, options))
-    workers = args.workers_used = _workers(args, steps == "kernel")
+    if cfg.partitions > 1 and steps == "kernel":
+        _lifted_refusals(args)
+    workers = args.workers_used = _workers(args, steps == "kernel", cfg.partitions == 1)
     saver, resume_from = _checkpoint(args, model, invs, options, out, steps == "kernel")
     name = ("kernel-simulate" if steps == "kernel" else "simulate") if kind == "simulate" else steps
     if kind == "simulate":
@@ -206,9 +208,19 @@ def run_estimate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _workers(args, on_kernel: bool = True) -> int:
-    """--workers threads, or every core, for the kernel; the interpreted search (and the
-    --simulate walks) run in one process."""
+def _lifted_refusals(args) -> None:
+    """What the compiled search does not do yet with several partitions (specs/kernel/lifted_rows.py):
+    one line, exit 2."""
+    given = [opt for opt in ("--workers", "--visited", "--checkpoint-dir", "--dump-graph") if GIVEN[opt](args)]
+    if given:
+        raise UsageError(f"{', '.join(given)}: several partitions are searched on one thread, in memory, without a "
+                         f"checkpoint or a graph file (the compiled search's rows of several partitions); drop "
+                         f"{'them' if len(given) > 1 else 'it'}")
+
+
+def _workers(args, on_kernel: bool = True, threads: bool = True) -> int:
+    """--workers threads, or every core, for the kernel (one thread for rows of several
+    partitions: `threads` False); the interpreted search (and the --simulate walks) run in one process."""
     if args.workers is not None:
         if not 1 <= args.workers <= 64:
             raise UsageError(f"--workers must be between 1 and 64, got {args.workers}")
@@ -216,7 +228,7 @@ def _workers(args, on_kernel: bool = True) -> int:
             raise UsageError(f"--workers {args.workers}: the interpreted Python search runs in one process "
                              f"(it runs here because {args.engine_why}); drop --workers")
         return args.workers
-    if not on_kernel or args.simulate is not None:
+    if not on_kernel or args.simulate is not None or not threads:
         return 1
     return max(os.cpu_count() or 1, 1)
 

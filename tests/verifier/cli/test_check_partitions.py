@@ -1,5 +1,5 @@
 """`kraft-verify check --partitions N` (issue 59): several partitions of one topic searched by
-the interpreted search, every property judged in each partition, the counterexample and the
+the compiled search (the interpreted one where it cannot), every property judged in each partition, the counterexample and the
 reports naming the partition; one partition is today's check; every other command, and what
 check cannot do with several partitions yet, refuses in one line (exit 2)."""
 import json
@@ -20,7 +20,7 @@ def test_two_partitions_catch_a_mutant_in_one_partition_and_the_reports_say_whic
     r = cli("check", "--partitions", "2", *TWO, "--mutant", "unfence-adds-to-isr", "--continue",
             "--out", str(tmp_path / "out"))
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "engine: bfs, the interpreted Python search" in r.stdout and "partitions = 2" in r.stdout
+    assert "engine: kernel (the model compiled), 1 thread" in r.stdout and "+partitions=2 " in r.stdout
     assert "produce (partition 0)" in r.stdout and "p0.acked=[1]" in r.stdout
     assert "NoLostReplicaInIsr fails after step 4 (unfence broker=2) in partition 0 (" in r.stdout
     run, summary = _run(tmp_path)
@@ -62,15 +62,22 @@ def test_one_partition_is_todays_check(cli, tmp_path):
 
 @pytest.mark.parametrize("args, says", [
     (["check", "--partitions", "2", "--simulate", "3"], "several partitions are searched only by"),
-    (["check", "--partitions", "2", "--engine", "kernel"], "the kernel holds one partition's row"),
-    (["check", "--partitions", "2", "--visited", "disk"], "--visited disk is the compiled search's"),
-    (["check", "--partitions", "2", "--workers", "2"], "the interpreted Python search runs in one process"),
+    (["check", "--partitions", "2", "--engine", "kernel", "--bound", "config_changes=1"],
+     "config changes move the ELR index's entries across partitions"),
+    (["check", "--partitions", "2", "--visited", "disk"], "--visited: several partitions are searched on one thread"),
+    (["check", "--partitions", "2", "--workers", "2"], "--workers: several partitions are searched on one thread"),
+    (["check", "--partitions", "2", "--bound", "config_changes=1", "--workers", "2"],
+     "the interpreted Python search runs in one process"),
+    (["check", "--partitions", "2", "--checkpoint-dir", "CK"], "--checkpoint-dir: several partitions are searched"),
+    (["check", "--partitions", "2", "--dump-graph", "G.dot"], "--dump-graph: several partitions are searched"),
+    (["check", "--partitions", "7", "--engine", "kernel"], "the compiled search holds at most 6 partitions"),
     (["check", "--partitions", "2", "--mutants"], "several partitions are searched only by"),
     (["check", "--partitions", "2", "--liveness"], "several partitions are searched only by"),
     (["check", "--partitions", "9"], "--partitions must be between 1 and 8"),
     (["check", "--partitions", "0"], "--partitions must be between 1 and 8"),
 ])
 def test_what_cannot_take_several_partitions_yet_says_so_in_one_line(cli, tmp_path, args, says):
+    args = [str(tmp_path / a) if a in ("CK", "G.dot") else a for a in args]
     r = cli(*args, "--out", str(tmp_path / "out"))
     assert r.returncode == 2, r.stdout + r.stderr
     assert says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

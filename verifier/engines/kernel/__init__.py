@@ -10,8 +10,9 @@ bench/kernel_bench.py). A checkpoint (checkpoint.py: data, never a pickle) carri
 between processes; a resumed run ends with exactly the counts of an uninterrupted one.
 Symmetry reduction is the kernel's own (specs/kernel/symmetry.py: successors come as their
 orbits' canonical members); --dump-graph's edges are found again by the graph builder
-(verifier/core/rowgraph.py) over the states the search numbered. What it does not do, refused
-before a run with one line (exit 2): a property without a row form (specs/kernel/properties.py).
+(verifier/core/rowgraph.py) over the states the search numbered. Rows of several partitions
+(specs/kernel/lifted_rows.py) are searched on one thread, in memory. What it does not do,
+refused before a run with one line (exit 2): specs.kernel.unsupported.
 """
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ class Knobs(knobs.Knobs):
 def refuse(model, properties, settings: Settings) -> None:
     """What the kernel cannot do yet, before anything runs (InputError: one line, exit 2)."""
     from specs.kernel import unsupported
-    why = unsupported(model, properties, symmetry=True)
+    why = unsupported(model, properties, symmetry=True, lifted=Knobs.of(settings))
     if why:
         raise InputError(why)
 
@@ -87,10 +88,11 @@ class Search(Rounds):
 
     def __init__(self, model, properties, settings: Settings, progress, threads: int = 1):
         from specs.kernel.properties import STATE, STEP
-        from specs.kernel import Kernel
+        from specs.kernel import rows_of
         self.model, self.properties = model, tuple(properties)
         self.limits, self.options, self.progress = settings.limits, settings.options, progress
-        self.k = Kernel(model.cfg, symmetric=model.symmetric)
+        self.k = rows_of(model)         # a Kernel, or specs/kernel/lifted_rows.LiftedRows for several partitions
+        self.lifted = getattr(self.k, "lifted", None)
         state_invs, step_invs = split(self.properties)
         self.state_check = sum(1 << STATE.index(p.name) for p in state_invs)
         self.step_check = sum(1 << STEP.index(p.name) for p in step_invs)
@@ -107,9 +109,7 @@ class Search(Rounds):
                         for _ in range(2)]
         self.collector = Collector()
         self.spilled = False              # the store and a level went to files (memory.Buffer.spill)
-        self.ctr = np.zeros(4, dtype=np.int64)
-        self.enabled = np.zeros(19, dtype=np.int64)
-        self.taken = np.zeros(19, dtype=np.int64)
+        self.ctr, self.enabled, self.taken = (np.zeros(n, dtype=np.int64) for n in (4, 19, 19))
         self.found_index = np.full(16, -1, dtype=np.int64)
         self.found_group = np.full(16, -1, dtype=np.int64)
         self.found_label = np.full((16, 5), -1, dtype=np.int64)
@@ -227,11 +227,14 @@ class Search(Rounds):
             self.k.layout.lay, self.k.cv, self.k.plan, self.k.table_args(), self.k.out,
             self.k.labels, self.k.key, self.ctr, self.enabled, self.taken_by, self.state_check,
             self.step_check, self.found_index, self.found_group, self.found_label, opts, self.k.work,
-            self.k.params, self.none, self.fps, self.k.step_bad, self.k.reduce, self.ks, *K.twins(self))
+            self.k.params, self.none, self.fps, self.k.step_bad, self.k.reduce, self.ks, *K.twins(self), self.lifted)
         self._cut = n_next
         if status == K.NEED_EVENT:
             self.k.tables.fill(self.k.key)
             self.collector.filled()
+        elif status == K.NEED_ROOM:           # a state of several partitions with more successors than that
+            self.k.size(2 * self.k.max_successors)
+            self.fps = np.zeros((self.k.max_successors, 2), dtype=np.uint64)
         elif status == K.GROW:
             self.visited.counts[0] = int(self.ctr[K.C_VISITED])
             self._room(self.k.max_successors, n_next)
@@ -252,7 +255,8 @@ class Search(Rounds):
             self.visited.add(*fps[-1])
             self.ctr[K.C_VISITED] += 1
             rows.append(row)
-            bad = K.root_violations(row, self.k.layout.lay, self.k.tables.facts, self.state_check)
+            bad = K.root_violations(row, self.k.layout.lay, self.k.tables.facts, self.state_check,
+                                    self.lifted[0] if self.lifted else 1)
             if bad:
                 K._record(self.found_index, self.found_group, self.found_label, self.ctr, bad, 0, index,
                           np.full(5, -1, dtype=np.int64))

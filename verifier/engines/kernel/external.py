@@ -245,7 +245,7 @@ class External(Candidates, Search):
             self.m, self.visited.tables[0], self.k.layout.lay, self.k.cv, self.k.plan, self.k.table_args(),
             self.k.out, self.k.labels, self.k.key, self.ctr, self.enabled, self.taken_by, self.state_check,
             self.step_check, self.found_index, self.found_group, self.found_label, opts, self.k.work,
-            self.k.params, self.none, self.fps, self.k.step_bad, self.k.reduce, self.ks, *K.twins(self))
+            self.k.params, self.none, self.fps, self.k.step_bad, self.k.reduce, self.ks, *K.twins(self), None)
         self._cut = self.m
         if status == K.NEED_EVENT:
             self.k.tables.fill(self.k.key)

@@ -16,12 +16,15 @@ from numba import njit
 
 from specs.kernel.properties import state_violations, step_verdict, steps_then_canonical
 from specs.kernel.events import MISS
+from specs.kernel.lifted import FULL, lifted_successors
+from specs.kernel.lifted_rows import judge_then_sort, violations
 from specs.kernel.successors import BOUNDED, UNBOUNDED, successors
 from verifier.core.rowhash import child_hash
 from verifier.engines.kernel.visited import prefetch, visit
 
 # what a stretch ended with
-DONE, NEED_EVENT, GROW, STOP, STOP_NO_CUT, MAX_STATES = range(6)
+DONE, NEED_EVENT, GROW, STOP, STOP_NO_CUT, MAX_STATES, NEED_ROOM = range(7)   # NEED_ROOM: a state has more
+# successors than the buffers hold (rows of several partitions: specs/kernel/lifted_rows.py)
 # counters
 C_TRANSITIONS, C_TERMINAL, C_GROUPS, C_VISITED = range(4)
 DEADLOCK_SLOT = 15       # found slots: 0-9 state invariants (specs/kernel/properties.STATE), 10-14 step, 15 deadlock
@@ -49,13 +52,14 @@ def _record(found_index, found_group, found_label, ctr, bits, first_slot, index,
 def expand(frontier, frontier_fp, pos, end, base, nxt, nxt_fp, n_next, parents, labels_of, n_store, table,
            lay, cv, plan, tables, out, labels, key, ctr, enabled, taken, state_check, step_check, found_index,
            found_group, found_label, opts, work, params, none, fps, step_bad, symmetric, ks, out2, labels2, fps2,
-           step_bad2):
+           step_bad2, lifted):
     """Expand frontier[pos:end] (state numbers base+pos..., fingerprints frontier_fp) into nxt
 and nxt_fp: (what ended it, pos, n_next, n_store).
     `opts`: keep going after a violation, check deadlocks, max states (-1: none); `work`,
     `params`: the successors' scratch; `none`: a label of -1s; `fps`: the successors' fingerprints;
     `ks`: empty, or where a kept state's place among its parent's successors goes (the search
-    with its store on disk keeps that, not the label: external.py).
+    with its store on disk keeps that, not the label: external.py). `lifted`: None, or rows of
+    several partitions (specs/kernel/lifted_rows.LiftedRows.lifted; numba prunes it away for one).
 
     Pipelined one state deep: a state's successors are made, fingerprinted and their slots
     asked for (prefetch) while the state before it still waits to be looked up; that one is
@@ -72,15 +76,18 @@ and nxt_fp: (what ended it, pos, n_next, n_store).
             mine = 1 - side if held >= 0 else 0
             o, lb, f, sb = _buffers(mine, out, labels, fps, step_bad, out2, labels2, fps2, step_bad2)
             row = frontier[pos]
-            n = successors(row, lay, cv, plan, tables, BOUNDED, -1, o, lb, key, work, params)
-            if n != MISS and symmetric is not None:      # each step judged before it is renamed
-                n = steps_then_canonical(row, o, lb, n, lay, cv, tables, key, work, step_check, sb, 0)
+            n = _successors(row, lay, cv, plan, tables, BOUNDED, o, lb, key, work, params, lifted)
+            if n >= 0 and symmetric is not None:      # each step judged before it is renamed
+                if lifted is None:
+                    n = steps_then_canonical(row, o, lb, n, lay, cv, tables, key, work, step_check, sb, 0)
+                else:
+                    judge_then_sort(row, o, lb, n, lifted[0], lay, tables[3], step_check, sb, lifted[5])
             stuck = False
             if n == 0 and deadlocks and found_index[DEADLOCK_SLOT] < 0:
-                m = successors(row, lay, cv, plan, tables, UNBOUNDED, -1, o, lb, key, work, params)
-                n = MISS if m == MISS else 0
+                m = _successors(row, lay, cv, plan, tables, UNBOUNDED, o, lb, key, work, params, lifted)
+                n = m if m < 0 else 0
                 stuck = m == 0
-            if n != MISS:
+            if n >= 0:
                 fa, fb = frontier_fp[pos, 0], frontier_fp[pos, 1]
                 for k in range(n):
                     a, b = child_hash(row, fa, fb, o[k])
@@ -93,7 +100,7 @@ and nxt_fp: (what ended it, pos, n_next, n_store).
             why, n_next, n_store = _take_state(frontier[held], base + held, held_n, held_stuck, o, lb, f, sb, nxt,
                                                nxt_fp, n_next, parents, labels_of, n_store, table, lay, tables,
                                                ctr, enabled, taken, state_check, step_check, found_index,
-                                               found_group, found_label, opts, none, symmetric, ks)
+                                               found_group, found_label, opts, none, symmetric, ks, lifted)
             if why == GROW:
                 return GROW, held, n_next, n_store
             if why != DONE:
@@ -103,8 +110,19 @@ and nxt_fp: (what ended it, pos, n_next, n_store).
             return DONE, pos, n_next, n_store
         if n == MISS:
             return NEED_EVENT, pos, n_next, n_store
+        if n == FULL:
+            return NEED_ROOM, pos, n_next, n_store
         held, held_n, held_stuck, side = pos, n, stuck, mine
         pos += 1
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _successors(row, lay, cv, plan, tables, mode, out, labels, key, work, params, lifted):
+    """row's successors (n, MISS, or FULL: rows of several partitions that out cannot hold)."""
+    if lifted is None:
+        return successors(row, lay, cv, plan, tables, mode, -1, out, labels, key, work, params)
+    return lifted_successors(row, lifted[0], lay, cv, plan, tables, mode, -1, out, labels, key, work, params,
+                             lifted[1], lifted[2], lifted[3], lifted[4])
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -116,7 +134,7 @@ def _buffers(parity, out, labels, fps, step_bad, out2, labels2, fps2, step_bad2)
 @njit(cache=True, inline="always", _nrt=False)
 def _take_state(row, me, n, stuck, out, labels, fps, step_bad, nxt, nxt_fp, n_next, parents, labels_of, n_store,
                 table, lay, tables, ctr, enabled, taken, state_check, step_check, found_index, found_group,
-                found_label, opts, none, symmetric, ks):
+                found_label, opts, none, symmetric, ks, lifted):
     """State `me`'s n successors (made, fingerprinted and prefetched) looked up, checked and
     the new ones kept, in order: (DONE, or GROW before any is taken if the buffers or the table
     lack room for them, or what stopped it; n_next; n_store)."""
@@ -150,7 +168,8 @@ def _take_state(row, me, n, stuck, out, labels, fps, step_bad, nxt, nxt_fp, n_ne
         n_store += 1
         open_states = state_check & ~_found_mask(found_index, 0, 10)
         if open_states:
-            bad = state_violations(t, lay, facts, open_states)
+            bad = state_violations(t, lay, facts, open_states) if lifted is None else \
+                violations(t, lifted[0], lay, facts, open_states)
             if bad:
                 _record(found_index, found_group, found_label, ctr, bad, 0, n_store - 1, none)
                 if not keep_going:
@@ -206,5 +225,5 @@ def _found_mask(found_index, first, count):
 
 
 @njit(cache=True, _nrt=False)
-def root_violations(row, lay, facts, check):
-    return state_violations(row, lay, facts, check)
+def root_violations(row, lay, facts, check, parts):
+    return state_violations(row, lay, facts, check) if parts == 1 else violations(row, parts, lay, facts, check)
