@@ -1,8 +1,12 @@
 """Several partitions on the interpreted search: the steps joined in Python (specs/partitions.py)
 against the compiled join (specs/kernel/lifted.py), alternating in this process, every count
-compared; and how far a time budget takes the default bounds.
+compared. With --exhaust: the compiled search (`check --partitions N`, fresh processes) on the
+default bounds with two partitions and a smaller-bounded config of three, each's states, levels,
+time and peak RSS; and one partition's check (`--partitions 1`) against today's, every count,
+level and verdict equal.
 
     .venv/bin/python bench/partitions_bench.py --rounds 2 --json bench/results/issue59/partitions.json
+    .venv/bin/python bench/partitions_bench.py --exhaust --json bench/results/issue59/exhaust.json
 """
 from __future__ import annotations
 
@@ -39,11 +43,61 @@ def one(parts: int, kw: dict, compiled: bool) -> dict:
             "violated": sorted(r.counterexamples)}
 
 
+EXHAUST = {   # name: check's arguments (the compiled search)
+    "two partitions, default bounds": ["--partitions", "2"],
+    "three partitions; records 1, ISR shrinks 1": ["--partitions", "3", "--bound", "records=1", "--bound",
+                                                   "isr_shrinks=1"],
+}
+EQUIVALENT = {"one partition, default bounds": (["--partitions", "1"], [])}
+
+
+def check(args: list) -> dict:
+    """`kraft-verify check` in a fresh process: its counts, levels, verdicts, engine and peak RSS."""
+    import os
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as out:
+        cmd = ["/usr/bin/time", "-f", "%M", sys.executable, "-m", "verifier.cli", "check", "-q", "--out", out, *args]
+        proc = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
+                              text=True)
+        if proc.returncode not in (0, 1):
+            raise RuntimeError(f"{args}: exit {proc.returncode}: {proc.stderr[-2000:]}")
+        summary = json.loads(next(Path(out).glob("*/summary.json")).read_text())
+    c = summary["counts"]
+    return {"args": args, "exit": proc.returncode, "engine": summary.get("engine"),
+            "distinct_states": c["distinct_states"], "transitions": c["transitions"], "depth": c["depth"],
+            "states_per_level": c["states_per_level"], "seconds": c["seconds"],
+            "states_per_second": round(c["distinct_states"] / c["seconds"]),
+            "peak_rss_mb": round(int(proc.stderr.strip().splitlines()[-1]) / 1024, 1),
+            "verdicts": {i["name"]: i["status"] for i in summary["invariants"]}}
+
+
+def exhaust() -> list:
+    rows = []
+    for name, args in EXHAUST.items():
+        rows.append({"config": name, **check(args)})
+        print(json.dumps(rows[-1]), flush=True)
+    for name, (one, plain) in EQUIVALENT.items():
+        a, b = check(one), check(plain)
+        same = {k: a[k] == b[k] for k in ("exit", "distinct_states", "transitions", "states_per_level", "verdicts")}
+        rows.append({"config": name, "partitions_1": a, "today": b, "equal": same})
+        print(json.dumps(rows[-1]), flush=True)
+        assert all(same.values()), f"{name}: --partitions 1 is not today's check: {same}"
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--exhaust", action="store_true")
     ap.add_argument("--json")
     a = ap.parse_args()
+    if a.exhaust:
+        rows = exhaust()
+        if a.json:
+            Path(a.json).parent.mkdir(parents=True, exist_ok=True)
+            Path(a.json).write_text(json.dumps(rows, indent=1) + "\n")
+        return 0
     one(*CONFIGS["two-replicas-lossy"], True)                 # compiled once before anything is timed
     rows = []
     for name, (parts, kw) in CONFIGS.items():

@@ -46,6 +46,7 @@ from typing import Iterator, Optional
 
 from specs import actions as A
 from specs import partitions_view as V
+from specs.partitions_kafka import KafkaSide
 from specs.elr_index import elr_index
 from specs.actions.labels import LEADS_ELSEWHERE
 from specs.config import BUDGETS, MAX_PARTITIONS, Config
@@ -309,10 +310,9 @@ def lift_property(inv):
     return inv._replace(check=each_step, explain=explain)
 
 
-class PartitionsModel(Model):
-    """The lifted model as the interpreted engines see it (specs/model.Model's successors, steps
-    and deadlocks; its other hooks, reports and Kafka's side, are a single partition's and are
-    not offered). `symmetry`: identical partitions
+class PartitionsModel(KafkaSide, Model):
+    """The lifted model as the engines see it (specs/model.Model's successors, steps, deadlocks,
+    reports, and Kafka's side in specs/partitions_kafka.py). `symmetry`: identical partitions
     sorted (`canonical`); the brokers' symmetry is not applied (a renaming must rename every
     partition alike)."""
 

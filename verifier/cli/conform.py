@@ -75,13 +75,29 @@ def set_config(preset: str, name: str, mutant=None):
     return cfg, PLAIN
 
 
+def _model(args, cfg):
+    """The model the walks take: one partition's, or several partitions lifted from it (then
+    walks only: a scenario file runs one partition)."""
+    if cfg.partitions == 1:
+        return Model(cfg, symmetry=False)
+    if args.files or args.scenarios:
+        raise UsageError(f"partitions = {cfg.partitions}: scenario files run one partition; compare walks "
+                         f"(--walks, --steps) with several")
+    from specs import PartitionsModel
+    return PartitionsModel(cfg, symmetry=False)
+
+
 def _bound_set(args):
     """The config and walk plan of --bound-set under the preset; it gives the whole config."""
     given = [o for o in ("config", "replicas", "brokers", "min_isr", "bound", "flag", "spare_brokers")
              if getattr(args, o, None)]
     if given:
         raise UsageError(f"--bound-set gives the whole config: drop --{given[0].replace('_', '-')}")
-    return set_config(args.preset, args.bound_set, args.mutant)
+    cfg, plan = set_config(args.preset, args.bound_set, args.mutant)
+    if getattr(args, "topic_partitions", None) not in (None, 1):
+        from dataclasses import replace
+        cfg = replace(cfg, partitions=args.topic_partitions)
+    return cfg, plan
 
 
 def _file_case(path: str, rel, preset, strict: bool, rules_beside: bool = True):
@@ -136,8 +152,8 @@ def run(args: argparse.Namespace) -> int:
     from verifier.engines.conform.reach import searched
     rel = release_of(args, ("walks", "depth", "steps"))
     from verifier.engines.conform.walks import PLAIN
-    cfg, plan = _bound_set(args) if args.bound_set else (build_config(args)[0], PLAIN)
-    model = Model(cfg, symmetry=False)
+    cfg, plan = _bound_set(args) if args.bound_set else (build_config(args, partitions=True)[0], PLAIN)
+    model = _model(args, cfg)
     _refuse_model(model, rel)
     preset = cfg.preset
     cases, skipped = [], []

@@ -1,7 +1,9 @@
 /*
  * kraft-verify's oracle: one Kafka release's controller managers on one SnapshotRegistry,
  * driven synchronously the way Kafka's own ReplicationControlManagerTest drives them, with
- * one topic of one partition.
+ * one topic of one partition, or of several ("partitions" in the init: each on the same
+ * replicas; an op that is one partition's names it, "partition", 0 when absent; the report then
+ * holds each partition's registration and ELR index entries under "partitions").
  *
  * Every op calls the manager method the QuorumController calls for that request or periodic
  * task, then replays the records it returns into the managers in order (the QuorumController's
@@ -66,6 +68,7 @@ final class OracleCluster {
     private final Map<Integer, Uuid> logDirs = new HashMap<>();
     private long nextOffset = 0;
     private Uuid topicId;
+    private int partitions = 1;
     // The stated mapping between the model's broker epochs and Kafka's (record offsets): a
     // bijection fixed at each registration. An epoch no registration produced maps to a value
     // above any offset, distinct per value, so it equals no registered epoch, as in the model.
@@ -98,9 +101,14 @@ final class OracleCluster {
             error = heartbeat(b, false, false);
             if (error != null) throw new IllegalStateException("initial heartbeat of " + b + ": " + error);
         }
+        if (init.get("partitions") != null) partitions = integer(init, "partitions");
         createTopic(ints(init.get("replicas")), ((Number) init.get("min_isr")).intValue(), bool(init, "unclean"));
         Map<String, Object> partition = (Map<String, Object>) init.get("partition");
-        if (partition != null) overridePartition(partition);
+        if (partition != null) overridePartition(partition, 0);
+        Map<String, Object> overrides = (Map<String, Object>) init.getOrDefault("overrides", Map.of());
+        for (Map.Entry<String, Object> e : overrides.entrySet()) {
+            overridePartition((Map<String, Object>) e.getValue(), Integer.parseInt(e.getKey()));
+        }
         for (int b : ints(init.getOrDefault("fenced", List.of()))) {
             setRegistration(b, true, null);
         }
@@ -212,7 +220,7 @@ final class OracleCluster {
 
     String alterPartition(Map<String, Object> op) {
         AlterPartitionRequestData.PartitionData data = new AlterPartitionRequestData.PartitionData().
-            setPartitionIndex(0).
+            setPartitionIndex(partitionOf(op)).
             setLeaderEpoch(integer(op, "leader_epoch")).
             setPartitionEpoch(integer(op, "partition_epoch")).
             setLeaderRecoveryState((byte) integer(op, "recovery"));
@@ -240,11 +248,11 @@ final class OracleCluster {
         }
     }
 
-    String elect(String type) {
+    String elect(String type, int partition) {
         ElectLeadersRequestData request = new ElectLeadersRequestData().
             setElectionType((byte) (type.equals("unclean") ? 1 : 0));
         ElectLeadersRequestData.TopicPartitions tp = new ElectLeadersRequestData.TopicPartitions().setTopic(TOPIC);
-        tp.partitions().add(0);
+        tp.partitions().add(partition);
         request.topicPartitions().add(tp);
         try {
             ControllerResult<ElectLeadersResponseData> result = replicationControl.electLeaders(request);
@@ -276,12 +284,12 @@ final class OracleCluster {
         }
     }
 
-    String reassign(List<Integer> replicas) {
+    String reassign(List<Integer> replicas, int partition) {
         AlterPartitionReassignmentsRequestData request = new AlterPartitionReassignmentsRequestData();
         AlterPartitionReassignmentsRequestData.ReassignableTopic topic =
             new AlterPartitionReassignmentsRequestData.ReassignableTopic().setName(TOPIC);
         topic.partitions().add(new AlterPartitionReassignmentsRequestData.ReassignablePartition().
-            setPartitionIndex(0).setReplicas(replicas));
+            setPartitionIndex(partition).setReplicas(replicas));
         request.topics().add(topic);
         try {
             ControllerResult<AlterPartitionReassignmentsResponseData> result =
@@ -316,9 +324,9 @@ final class OracleCluster {
                 bool(op, "want_shutdown")); break;
             case "expire": error = expire(integer(op, "broker")); break;
             case "alter_partition": error = alterPartition(op); break;
-            case "elect": error = elect((String) op.get("type")); break;
+            case "elect": error = elect((String) op.get("type"), partitionOf(op)); break;
             case "config": error = alterConfig((String) op.get("name"), (String) op.get("value")); break;
-            case "reassign": error = reassign(ints(op.get("replicas"))); break;
+            case "reassign": error = reassign(ints(op.get("replicas")), partitionOf(op)); break;
             case "periodic_unclean": error = periodicUncleanElection(); break;
             case "periodic_preferred": error = periodicPreferredElection(); break;
             default: throw new IllegalArgumentException("unknown op " + kind);
@@ -331,8 +339,10 @@ final class OracleCluster {
     private void createTopic(List<Integer> replicas, int minIsr, boolean unclean) {
         CreateTopicsRequestData.CreatableTopic topic = new CreateTopicsRequestData.CreatableTopic().
             setName(TOPIC).setNumPartitions(-1).setReplicationFactor((short) -1);
-        topic.assignments().add(new CreateTopicsRequestData.CreatableReplicaAssignment().
-            setPartitionIndex(0).setBrokerIds(replicas));
+        for (int i = 0; i < partitions; i++) {
+            topic.assignments().add(new CreateTopicsRequestData.CreatableReplicaAssignment().
+                setPartitionIndex(i).setBrokerIds(replicas));
+        }
         topic.configs().add(new CreateTopicsRequestData.CreatableTopicConfig().
             setName(MIN_ISR).setValue(Integer.toString(minIsr)));
         topic.configs().add(new CreateTopicsRequestData.CreatableTopicConfig().
@@ -351,8 +361,8 @@ final class OracleCluster {
     }
 
     /** A scenario that starts from another partition state: the record a snapshot would hold. */
-    private void overridePartition(Map<String, Object> p) {
-        PartitionRegistration current = replicationControl.getPartition(topicId, 0);
+    private void overridePartition(Map<String, Object> p, int index) {
+        PartitionRegistration current = replicationControl.getPartition(topicId, index);
         List<Integer> replicas = ints(p.get("replicas"));
         List<Uuid> dirs = new ArrayList<>();
         for (int r : replicas) {      // a replica the created topic lacks (one being added) has no directory yet
@@ -362,7 +372,7 @@ final class OracleCluster {
             dirs.add(dir.equals(Uuid.ZERO_UUID) ? logDirs.getOrDefault(r, Uuid.ZERO_UUID) : dir);
         }
         PartitionRecord record = new PartitionRecord().
-            setTopicId(topicId).setPartitionId(0).
+            setTopicId(topicId).setPartitionId(index).
             setReplicas(replicas).
             setDirectories(metadataVersion().isDirectoryAssignmentSupported() ? dirs : null).
             setIsr(ints(p.get("isr"))).
@@ -393,19 +403,13 @@ final class OracleCluster {
 
     Map<String, Object> dump(String error) {
         Map<String, Object> state = new LinkedHashMap<>();
-        PartitionRegistration p = replicationControl.getPartition(topicId, 0);
-        Map<String, Object> part = new LinkedHashMap<>();
-        part.put("replicas", p.replicas);
-        part.put("isr", p.isr);
-        part.put("elr", p.elr);
-        part.put("last_known_elr", p.lastKnownElr);
-        part.put("leader", p.leader);
-        part.put("leader_epoch", p.leaderEpoch);
-        part.put("partition_epoch", p.partitionEpoch);
-        part.put("recovery", p.leaderRecoveryState == LeaderRecoveryState.RECOVERING ? 1 : 0);
-        part.put("adding", p.addingReplicas);
-        part.put("removing", p.removingReplicas);
-        state.put("partition", part);
+        if (partitions == 1) {
+            state.put("partition", partition(0));
+        } else {
+            Map<String, Object> each = new LinkedHashMap<>();
+            for (int i = 0; i < partitions; i++) each.put(Integer.toString(i), partition(i));
+            state.put("partitions", each);
+        }
         Map<String, Object> brokers = new TreeMap<>();
         for (BrokerRegistration r : clusterControl.brokerRegistrations().values()) {
             Long model = toModel.get(r.epoch());
@@ -417,24 +421,57 @@ final class OracleCluster {
             brokers.put(Integer.toString(r.id()), row);
         }
         state.put("brokers", brokers);
-        // The controller's ELR index: how many entries list this partition, per broker.
-        Map<String, Object> index = new TreeMap<>();
-        for (BrokerRegistration r : clusterControl.brokerRegistrations().values()) {
-            int entries = 0;
-            Iterator<TopicIdPartition> it = replicationControl.brokersToElrs().partitionsWithBrokerInElr(r.id());
-            while (it.hasNext()) {
-                TopicIdPartition tp = it.next();
-                if (tp.topicId().equals(topicId) && tp.partitionId() == 0) entries++;
-            }
-            if (entries > 0) index.put(Integer.toString(r.id()), entries);
+        if (partitions == 1) {
+            state.put("elr_index", elrIndex(0));
+        } else {
+            Map<String, Object> each = new LinkedHashMap<>();
+            for (int i = 0; i < partitions; i++) each.put(Integer.toString(i), elrIndex(i));
+            state.put("elr_index", each);
         }
-        state.put("elr_index", index);
         state.put("min_isr", configurationControl.getTopicConfig(TOPIC, MIN_ISR).value());
         state.put("unclean", configurationControl.uncleanLeaderElectionEnabledForTopic(TOPIC));
         state.put("error", error);
         state.put("records", new ArrayList<>(written));
         if (mappingConflict != null) state.put("epoch_mapping", mappingConflict);
         return state;
+    }
+
+    private Map<String, Object> partition(int index) {
+        PartitionRegistration p = replicationControl.getPartition(topicId, index);
+        Map<String, Object> part = new LinkedHashMap<>();
+        part.put("replicas", p.replicas);
+        part.put("isr", p.isr);
+        part.put("elr", p.elr);
+        part.put("last_known_elr", p.lastKnownElr);
+        part.put("leader", p.leader);
+        part.put("leader_epoch", p.leaderEpoch);
+        part.put("partition_epoch", p.partitionEpoch);
+        part.put("recovery", p.leaderRecoveryState == LeaderRecoveryState.RECOVERING ? 1 : 0);
+        part.put("adding", p.addingReplicas);
+        part.put("removing", p.removingReplicas);
+        return part;
+    }
+
+    /** The controller's ELR index (BrokersToElrs): how many entries list this partition, per broker. */
+    private Map<String, Object> elrIndex(int partition) {
+        Map<String, Object> index = new TreeMap<>();
+        for (BrokerRegistration r : clusterControl.brokerRegistrations().values()) {
+            int entries = 0;
+            Iterator<TopicIdPartition> it = replicationControl.brokersToElrs().partitionsWithBrokerInElr(r.id());
+            while (it.hasNext()) {
+                TopicIdPartition tp = it.next();
+                if (tp.topicId().equals(topicId) && tp.partitionId() == partition) entries++;
+            }
+            if (entries > 0) index.put(Integer.toString(r.id()), entries);
+        }
+        return index;
+    }
+
+    /** The partition an op names (0 when it names none). */
+    private int partitionOf(Map<String, Object> op) {
+        int p = op.get("partition") == null ? 0 : integer(op, "partition");
+        if (p < 0 || p >= partitions) throw new IllegalArgumentException("no partition " + p);
+        return p;
     }
 
     // ------------------------------------------------------------------ helpers
