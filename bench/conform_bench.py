@@ -41,7 +41,7 @@ from verifier.engines.conform.oracle import Oracle  # noqa: E402
 from verifier.core.settings import Settings  # noqa: E402
 from verifier.engines.conform import run as C  # noqa: E402
 from verifier.engines.conform.run import walk_rng  # noqa: E402
-from verifier.engines.conform.sets import CONFORM_SETS  # noqa: E402
+from verifier.engines.conform.sets import CONFORM_SETS, PARTITION_SETS, WALK_SETS, model_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 # Errors the model answers only to a raw request (a scenario's alter_partition or register),
@@ -114,6 +114,13 @@ def agreement(steps: int, seed: int, releases: list[str], minimum: int) -> tuple
                          "diverged": w.divergence is not None, "per_action": w.walk_ops, "errors": w.errors})
             _add(walked, w.walk_ops)
             _add(errors, w.errors)
+        for name in PARTITION_SETS:          # a topic of several partitions: a share of the steps (sets.py)
+            cfg, plan = set_config(rel.preset, name)
+            w = compare(rel, model_of(cfg), steps=max(1, int(steps * WALK_SETS[name].share)), seed=seed, plan=plan,
+                        coverage=probes, coverage_report=False)
+            rows.append({"kafka": version, "input": f"walks, {name}", "traces": w.walks, "steps": w.walk_steps,
+                         "seconds": round(w.seconds, 1), "steps_per_second": round(w.steps_per_second),
+                         "diverged": w.divergence is not None, "per_action": w.walk_ops, "errors": w.errors})
         have, excluded = kinds(Model(set_config(rel.preset, "default")[0], symmetry=False))
         short = {k: walked.get(k, 0) for k in have if walked.get(k, 0) < minimum}
         unseen = [e for e in ERRORS if e not in FILES_ONLY and not errors.get(e)]
@@ -121,7 +128,7 @@ def agreement(steps: int, seed: int, releases: list[str], minimum: int) -> tuple
         coverage[version] = {"walk_steps_per_action": {k: walked.get(k, 0) for k in have}, "errors_in_walks": errors,
                              "errors_in_files": out.errors, "excluded": excluded, "below_minimum": short,
                              "errors_never_in_walks": unseen, "files_only_errors_not_in_files": not_in_files}
-        for row in rows[-1 - len(CONFORM_SETS):]:
+        for row in rows[-1 - len(CONFORM_SETS) - len(PARTITION_SETS):]:
             ok &= not row["diverged"]
             print(f"Kafka {row['kafka']:6} {row['input']:36} {row['traces']:>7,} traces {row['steps']:>9,} steps "
                   f"{row['seconds']:>6.1f}s {'DIVERGED' if row['diverged'] else 'agrees'}", flush=True)

@@ -19,7 +19,15 @@ cluster setting no preset has:
   taken when it can be (weight 20): it needs a leaderless partition whose topic has just
   enabled unclean elections, which plain walks reach once in tens of thousands of steps.
 
-Both offer refused requests (walks.py), at most two per walk. The actions no release has
+- `two-partitions`: a topic of two partitions on the same three brokers (issue 59): every broker
+  event walks both in Kafka's controller, a partition's own step names one; controlled
+  shutdowns of a broker that leads the other partition, admin elections, crashes, and a config
+  change that leaves stale ELR index entries to move across partitions (F5). Its walks are the
+  lifted model's (specs/partitions.py), about a tenth as fast: `make conform` walks it a tenth of
+  the other sets' steps (`share`), and it is not one of CONFORM_SETS, whose every walk CI and the
+  mutant gate take with the one-partition model.
+
+The first two offer refused requests (walks.py), at most two per walk. The actions no release has
 (KIP-966's unclean recovery rounds, the designated election) are in no set: conform refuses a
 config that enables them.
 """
@@ -40,6 +48,8 @@ class WalkSet:
     min_isr: Optional[int] = None
     plan: Plan = field(default_factory=Plan)
     flags: dict = field(default_factory=dict)     # rules a cluster can be set to run (specs.projection.CLUSTER_SETTINGS)
+    partitions: int = 1                           # the topic's partitions (more than one: specs/partitions.py)
+    share: float = 1.0                            # of `make conform`'s walk steps per set
 
 
 WALK_SETS = {
@@ -59,16 +69,28 @@ WALK_SETS = {
         "that metadata version cannot run; two ISR shrinks and a config change",
         {"isr_shrinks": 2, "config_changes": 1},
         flags={"leader_epoch_bump_on_isr_shrink": True, "elr": False}),
+    "two-partitions": WalkSet(
+        "a topic of two partitions on three brokers: controlled shutdowns of a broker leading the other "
+        "partition, admin elections, crashes, a config change (F5's stale ELR index entries across partitions)",
+        {"clean_shutdowns": 1, "crashes": 1, "lossy_crashes": 1, "admin_elections": 1, "config_changes": 1},
+        partitions=2, share=0.1),
 }
 
 # What `make conform` (bench/conform_bench.py) and CI (tests/verifier/engines/test_conform.py) walk per
 # release: the matrix's four sets as before, then conform's own.
 MATRIX_SETS = ("default", "config", "min-isr-above-rf", "admin+reassignment")
-CONFORM_SETS = MATRIX_SETS + tuple(WALK_SETS)
+CONFORM_SETS = MATRIX_SETS + tuple(n for n, ws in WALK_SETS.items() if ws.partitions == 1)
+PARTITION_SETS = tuple(n for n, ws in WALK_SETS.items() if ws.partitions > 1)
 
 
 def walk_config(preset: str, name: str, mutant: Optional[str] = None):
     """The config of one of conform's own walk sets under `preset` (and a mutant)."""
     ws = WALK_SETS[name]
     return make_config(preset, replicas=list(ws.replicas), min_isr=ws.min_isr, bounds=dict(ws.bounds),
-                       mutant=mutant, flags=dict(ws.flags) or None)
+                       mutant=mutant, flags=dict(ws.flags) or None, partitions=ws.partitions)
+
+
+def model_of(cfg):
+    """The model a set's walks take: one partition's, or several lifted from it."""
+    from specs import Model, PartitionsModel
+    return PartitionsModel(cfg, symmetry=False) if cfg.partitions > 1 else Model(cfg, symmetry=False)
