@@ -21,14 +21,23 @@ def elr_index(before: tuple, after: tuple) -> tuple:
         for x in sorted(set(was.elr) - set(now.elr)):
             c = now.cleared_elr.count(x)
             if c and c == was.cleared_elr.count(x):
-                now = now._replace(cleared_elr=tuple(e for e in now.cleared_elr if e != x))
+                now = without_entries(now, x)
                 moved += [x] * c
         if now is not after[p].ctrl.partition:
             parts[p] = _with_partition(parts[p], now)
     if moved:
-        zero = parts[0].ctrl.partition
-        parts[0] = _with_partition(parts[0], zero._replace(cleared_elr=tuple(sorted(zero.cleared_elr + tuple(moved)))))
+        parts[0] = _with_partition(parts[0], with_entries(parts[0].ctrl.partition, moved))
     return type(after)(*parts)
+
+
+def without_entries(partition, x: int):
+    """The partition with none of broker x's stale index entries (`remove` dropped them all)."""
+    return partition._replace(cleared_elr=tuple(e for e in partition.cleared_elr if e != x))
+
+
+def with_entries(partition, brokers):
+    """The partition with these stale index entries more (the slots `remove` left as partition 0's)."""
+    return partition._replace(cleared_elr=tuple(sorted(partition.cleared_elr + tuple(brokers))))
 
 
 def _with_partition(s: State, partition) -> State:

@@ -370,9 +370,12 @@ class PartitionsModel(KafkaSide, Model):
         return not self._lifted().labels_of_steps(state, unbounded=True)
 
     def enabled_actions(self, state, unbounded: bool = False) -> set:
+        return {label[0] for label in self.enabled_labels(state, unbounded)}
+
+    def enabled_labels(self, state, unbounded: bool = True) -> list:
         if self.partitions == 1 or not self.compiled:
-            return {label[0] for label, _ in successors(self.one, state, unbounded)}
-        return {label[0] for label in self._lifted().labels_of_steps(state, unbounded)}
+            return [label for label, _ in successors(self.one, state, unbounded)]
+        return self._lifted().labels_of_steps(state, unbounded)
 
     describe = staticmethod(describe)
 

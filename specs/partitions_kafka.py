@@ -84,5 +84,6 @@ class KafkaSide:
         return self.step(state, label), A.step(self.one, state[p], self._each(label)[p])[1]
 
     def allows(self, state, label: tuple) -> bool:
-        """Whether the lifted step `label` is one the model takes in `state`, bounds aside."""
-        return any(mine == label for mine, _ in self.successors(state, unbounded=True))
+        """Whether the lifted step `label` is one the model takes in `state`, bounds aside (its
+        labels only: a step past the bounds has no state worth making)."""
+        return label in self.enabled_labels(state)

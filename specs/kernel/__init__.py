@@ -290,9 +290,6 @@ def _lifted_unsupported(model, own) -> Optional[str]:
         return "several partitions are searched by `check`'s exhaustive search alone"
     if model.cfg.partitions > MOST:
         return f"the compiled search holds at most {MOST} partitions (a step's label packs each one's choice)"
-    if model.cfg.bounds.config_changes:
-        return ("config changes move the ELR index's entries across partitions (specs/elr_index.py), "
-                "which the compiled search does not (the interpreted search does)")
     if own.threads > 1 or own.visited != "memory" or own.checkpoint is not None or own.resume_from is not None:
         return "the compiled search takes several partitions on one thread, in memory, without a checkpoint"
     return None

@@ -19,6 +19,7 @@ class LiftedKernel:
     def __init__(self, one, parts: int):
         from specs import partitions as P
         self.k, self.parts = kernel_of(one), parts
+        self.index = bool(one.bounds.config_changes)      # the ELR index across partitions: elr_index_rows.py
         self.kind = kinds(P.PER_PARTITION, P.WHERE_ENABLED, A.ACTION_NAMES)
         self._buffers(64 * self.k.max_successors)
 
@@ -41,9 +42,8 @@ class LiftedKernel:
 
     def successors(self, s, unbounded: bool = False) -> list:
         """The (label, Partitions) pairs of s, as specs/partitions.successors gives them."""
-        from specs.partitions import elr_index          # (the index across partitions: not compiled yet)
         n = self._run(s, unbounded)
-        return [(self.label(self.labels[i]), elr_index(s, self.unpack(self.out[i]))) for i in range(n)]
+        return [(self.label(self.labels[i]), self.unpack(self.out[i])) for i in range(n)]
 
     def labels_of_steps(self, s, unbounded: bool = False) -> list:
         """Only the labels (an unbounded step's state is not asked for: a produce beyond the
@@ -55,7 +55,7 @@ class LiftedKernel:
         while True:
             n = lifted_successors(row, self.parts, k.layout.lay, k.cv, k.plan, k.table_args(),
                                   UNBOUNDED if unbounded else BOUNDED, -1, self.out, self.labels, k.key, k.work,
-                                  k.params, self.kind, self.sub, self.sub_labels, self.scratch)
+                                  k.params, self.kind, self.sub, self.sub_labels, self.scratch, self.index)
             if n == MISS:
                 k.tables.fill(k.key)
             elif n == FULL:

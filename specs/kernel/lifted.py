@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from specs.kernel.elr_index_rows import elr_index
 from specs.kernel.events import MISS
 from specs.kernel.mechanics import CV_BOUNDS, facts_of
 from specs.kernel.successors import (BOUNDED, CONTROLLED_SHUTDOWN, CRASH, CRASH_LOSSY, GUARDS, N_ACTIONS,
@@ -62,12 +63,13 @@ def kinds(per_partition, where_enabled, names) -> np.ndarray:
 
 @njit(cache=True, _nrt=False)
 def lifted_successors(r, parts, lay, cv, plan, tables, mode, only, out, labels, key, work, params, kind,
-                      sub, sub_labels, scratch):
+                      sub, sub_labels, scratch, index):
     """Fill out[:n] and labels[:n] with the successors of r, a row of `parts` one-partition rows:
     n, FULL, or MISS (the key to fill is in `key`). `sub`, `sub_labels`: each part's
     one-partition successors (rows p * m .. p * m + m - 1, m = len(sub_labels) // (2 * parts + 1);
     the fallbacks after them, then a guard's), and `parts` rows at the end of `sub` for the
-    `elsewhere` steps; `scratch`: ints (`scratch_size`)."""
+    `elsewhere` steps; `scratch`: ints (`scratch_size`). `index`: the ELR index across partitions
+    applied to every step (elr_index_rows.py; only config changes leave the entries it moves)."""
     w = len(r) // parts
     m1 = len(sub_labels) // (2 * parts + 1)
     nbud = len(r) // parts - used_at(lay)
@@ -101,6 +103,10 @@ def lifted_successors(r, parts, lay, cv, plan, tables, mode, only, out, labels, 
                       work, params, sub, sub_labels, scratch, n)
         if n < 0:
             return n
+    if index and mode == BOUNDED:           # (an unbounded step's row is not asked for: lift.py)
+        for k in range(n):
+            if elr_index(r, out[k], parts, lay, tables, key) == MISS:
+                return MISS
     return n
 
 

@@ -141,7 +141,8 @@ class LiftedRows:
 
     @property
     def lifted(self) -> tuple:
-        return (self.parts, self.kind, self.sub, self.sub_labels, self.scratch, self.first)
+        return (self.parts, self.kind, self.sub, self.sub_labels, self.scratch, self.first,
+                bool(self.k.cfg.bounds.config_changes))
 
     def table_args(self):
         return self.k.table_args()

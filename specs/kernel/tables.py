@@ -44,7 +44,9 @@ from specs.state import NO_LEADER, AlterPartitionRequest, Controller
 
 # events
 (E_FENCE, E_UNFENCE, E_CONTROLLED_SHUTDOWN, E_REGISTER, E_ALTER_PARTITION, E_ELECT, E_SET_MIN_ISR,
- E_SET_UNCLEAN, E_PERIODIC_UNCLEAN, E_REASSIGN, E_UNCLEAN_RECOVERY, E_RENAME) = range(12)
+ E_SET_UNCLEAN, E_PERIODIC_UNCLEAN, E_REASSIGN, E_UNCLEAN_RECOVERY, E_RENAME, E_UNCLEAR, E_ADD_CLEARED) = range(14)
+# E_UNCLEAR and E_ADD_CLEARED are no events of Kafka's either: the controller value with a broker's
+# stale ELR index entries gone, or c more of them (the index across partitions, specs/elr_index.py)
 # E_RENAME is no event of Kafka's: the controller value with the replicas renamed (symmetry
 # reduction, specs/kernel/symmetry.py), kept in the same table so that it is filled the same way
 # outcome columns
@@ -56,7 +58,8 @@ UNIVERSE = 15          # brokers a controller value may name: the config's, then
 F_ISR = F_REPLICAS + UNIVERSE          # the ISR's members, in order
 F_EPOCHS = F_ISR + UNIVERSE            # the registered broker epoch of each (NONE: none)
 F_CONTENT = F_EPOCHS + UNIVERSE        # a 63-bit digest of the whole value, not of its id (`content`)
-FACTS_WIDTH = F_CONTENT + 1
+F_CLEARED = F_CONTENT + 1              # the ELR index's stale entries (cleared_elr): 4 bits of count a broker
+FACTS_WIDTH = F_CLEARED + 1
 FACTS_RESERVED = 1 << 22               # controller values whose facts stay put (address space, not memory)
 
 
@@ -169,6 +172,11 @@ class Tables:
             epoch = ctrl.broker_epoch(b)
             row[F_EPOCHS + i] = NONE if epoch is None else epoch
         row[F_CONTENT] = content(ctrl)
+        for b in set(p.cleared_elr):
+            c = p.cleared_elr.count(b)
+            if c > 15:
+                raise AssertionError(f"broker {b} has {c} stale ELR index entries: the facts hold 15")
+            row[F_CLEARED] |= c << (4 * idx(b))
         return row
 
     # ---------------------------------------------------------------- events
@@ -242,6 +250,11 @@ class Tables:
             from specs.symmetry import permute_controller
             to = {ids[i]: ids[new] for i, new in enumerate(decode_brokers(list(range(lay.nb)), a)) if i != new}
             return C.Outcome(permute_controller(cfg, ctrl, to))
+        if kind in (E_UNCLEAR, E_ADD_CLEARED):
+            from specs.elr_index import with_entries, without_entries
+            p = ctrl.partition
+            p = without_entries(p, ids[a]) if kind == E_UNCLEAR else with_entries(p, [ids[a]] * b)
+            return C.Outcome(ctrl._replace(partition=p))
         if kind == E_UNCLEAN_RECOVERY:
             info = tuple((ids[i], (extra[3 * i + 1], extra[3 * i + 2])) for i in range(lay.nb) if extra[3 * i])
             return run_event(cfg, C.unclean_recovery, ctrl, RECOVERY_STRATEGIES[a], info)

@@ -62,11 +62,9 @@ def test_one_partition_is_todays_check(cli, tmp_path):
 
 @pytest.mark.parametrize("args, says", [
     (["check", "--partitions", "2", "--simulate", "3"], "several partitions are searched only by"),
-    (["check", "--partitions", "2", "--engine", "kernel", "--bound", "config_changes=1"],
-     "config changes move the ELR index's entries across partitions"),
     (["check", "--partitions", "2", "--visited", "disk"], "--visited: several partitions are searched on one thread"),
     (["check", "--partitions", "2", "--workers", "2"], "--workers: several partitions are searched on one thread"),
-    (["check", "--partitions", "2", "--bound", "config_changes=1", "--workers", "2"],
+    (["check", "--partitions", "2", "--engine", "python", "--workers", "2"],
      "the interpreted Python search runs in one process"),
     (["check", "--partitions", "2", "--checkpoint-dir", "CK"], "--checkpoint-dir: several partitions are searched"),
     (["check", "--partitions", "2", "--dump-graph", "G.dot"], "--dump-graph: several partitions are searched"),

@@ -23,6 +23,14 @@ CONFIGS = {
     "controlled-shutdowns": (2, dict(replicas=(1, 2), min_isr=1, mutant="fenced-elr-elected", bounds={
         "records": 1, "fences": 1, "clean_shutdowns": 1, "admin_elections": 1, "lossy_crashes": 0,
         "isr_shrinks": 0, "max_leader_epoch": 3, "max_partition_epoch": 4})),
+    # a config change: the ELR index across partitions on (a ClearElrRecord's stale entries), partition 0 kept in place
+    "config-change": (2, dict(replicas=(1, 2), min_isr=2, bounds={
+        "records": 0, "fences": 1, "config_changes": 1, "crashes": 1, "lossy_crashes": 0, "isr_shrinks": 0,
+        "max_leader_epoch": 3, "max_partition_epoch": 5})),
+    # F5's path (tests/specs/test_elr_index.py on two replicas): the stale entries move to partition 0
+    "index-moves": (2, dict(replicas=(1, 2), min_isr=2, bounds={
+        "records": 0, "fences": 2, "config_changes": 2, "crashes": 1, "lossy_crashes": 0, "isr_shrinks": 0,
+        "max_leader_epoch": 2, "max_partition_epoch": 6})),
     "three-partitions": (3, dict(replicas=(1, 2), min_isr=1, bounds={
         "records": 1, "fences": 1, "lossy_crashes": 1, "isr_shrinks": 0, "max_leader_epoch": 2,
         "max_partition_epoch": 2})),
@@ -41,7 +49,8 @@ def _run(name, model, **knobs):
     return binding.engine(name)(model, PROPERTIES, settings)
 
 
-NIGHTLY = {("controlled-shutdowns", True), ("controlled-shutdowns", False), ("three-partitions", False)}  # 24-42 s
+NIGHTLY = {("controlled-shutdowns", True), ("controlled-shutdowns", False), ("three-partitions", False),   # 24-42 s
+           ("index-moves", True), ("index-moves", False)}                                            # 256,630 states
 
 
 @pytest.mark.parametrize("name, symmetry", [
@@ -68,8 +77,5 @@ def test_the_symmetry_over_partitions_keeps_the_verdicts_and_saves_states():
 
 def test_the_compiled_search_refuses_what_it_does_not_take_in_one_line():
     from verifier.core.exitcodes import InputError
-    cfg = make_config(replicas=(1, 2), min_isr=1, partitions=2, bounds={"config_changes": 1})
-    with pytest.raises(InputError, match="config changes move the ELR index's entries across partitions"):
-        _run("kernel", PartitionsModel(cfg), threads=1)
     with pytest.raises(InputError, match="several partitions on one thread"):
         _run("kernel", PartitionsModel(make_config(partitions=2)), threads=2)

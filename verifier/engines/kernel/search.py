@@ -122,7 +122,7 @@ def _successors(row, lay, cv, plan, tables, mode, out, labels, key, work, params
     if lifted is None:
         return successors(row, lay, cv, plan, tables, mode, -1, out, labels, key, work, params)
     return lifted_successors(row, lifted[0], lay, cv, plan, tables, mode, -1, out, labels, key, work, params,
-                             lifted[1], lifted[2], lifted[3], lifted[4])
+                             lifted[1], lifted[2], lifted[3], lifted[4], lifted[6])
 
 
 @njit(cache=True, inline="always", _nrt=False)
