@@ -79,3 +79,22 @@ def test_the_compiled_search_refuses_what_it_does_not_take_in_one_line():
     from verifier.core.exitcodes import InputError
     with pytest.raises(InputError, match="several partitions on one thread"):
         _run("kernel", PartitionsModel(make_config(partitions=2)), threads=2)
+
+
+def test_benchmarks_quotes_the_recorded_exhaustive_runs_of_several_partitions():
+    """BENCHMARKS.md's rows for `check --partitions` on the default bounds (and three partitions)
+    are bench/partitions_bench.py --exhaust's recorded run, and one partition's check equals today's."""
+    import json
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[3]
+    rows = json.loads((root / "bench/results/issue59/exhaust.json").read_text())
+    bench = (root / "BENCHMARKS.md").read_text()
+    runs = [r for r in rows if "args" in r]
+    assert {tuple(r["args"][:2]) for r in runs} == {("--partitions", "2"), ("--partitions", "3")}
+    for r in runs:
+        assert r["exit"] == 0 and r["engine"] == "kernel" and set(r["verdicts"].values()) == {"holds"}
+        row = (f"| `check {' '.join(r['args'])}` | {r['distinct_states']:,} | {r['transitions']:,} | {r['depth']} | "
+               f"{r['seconds']:.1f} s | {r['states_per_second']:,} | {r['peak_rss_mb'] / 1024:.1f} GB |")
+        assert row in bench, row
+    (same,) = [r for r in rows if "equal" in r]
+    assert all(same["equal"].values()) and same["today"]["distinct_states"] == 324_861
