@@ -258,15 +258,16 @@ class Lazy:
         return getattr(self._s, name)
 
 
-def unsupported(model, properties, symmetry: bool = False, lifted=None) -> Optional[str]:
+def unsupported(model, properties, symmetry: bool = False, knobs=None) -> Optional[str]:
     """Why the kernel cannot search `model` for `properties` (None: it can); every engine that
     runs the kernel asks this before it starts (the kernel engine, spark-check). `symmetry`:
-    the engine reduces by symmetry on the kernel (a Kernel made `symmetric`). `lifted`: the
-    compiled search's knobs, the one engine that takes rows of several partitions (`rows_of`)."""
+    the engine reduces by symmetry on the kernel (a Kernel made `symmetric`). `knobs`: the
+    compiled search's (verifier/engines/kernel.Knobs), the one engine that takes rows of several
+    partitions (`rows_of`); the others refuse several."""
     from specs.kernel.layout import MAX_RECORDS
     from specs.kernel.properties import STATE, STEP
     if model.cfg.partitions > 1:
-        why = _lifted_unsupported(model, lifted)
+        why = _lifted_unsupported(model, knobs)
         if why:
             return f"partitions = {model.cfg.partitions}: {why}"
     if model.symmetric and not symmetry:

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from specs.kernel.layout import L_CTRL
-from specs.kernel.lifted import EACH, FELL_BACK, NONE, kinds, scratch_size
+from specs.kernel.lifted import EACH, FELL_BACK, NONE
 from specs.kernel.properties import state_violations, step_verdict
 from specs.kernel.successors import CRASH, LABEL
 from specs.kernel.tables import F_CONTENT
@@ -104,33 +104,28 @@ class _Layout:
     """A lifted row's layout as the search reads it: its width; `lay` is a part's."""
 
     def __init__(self, part, parts: int):
-        self.part, self.parts = part, parts
         self.width, self.lay, self.nb, self.universe = part.width * parts, part.lay, part.nb, part.universe
 
 
 class LiftedRows:
     """What the compiled search reads of a Kernel, for rows of `parts` partitions of the
-    one-partition config `one`: its buffers, tables, packing and labels, and `lifted`, the
-    arguments its loop passes lifted.lifted_successors and the judging above. `first`: the
-    part the sort starts at (-1: no sort; 1: partition 0 stays, specs/partitions.canonical_but_first)."""
+    one-partition config `one`: its buffers, tables, packing and labels (the join's own,
+    specs/kernel/lift.LiftedKernel's), and `lifted`, the arguments its loop passes
+    lifted.lifted_successors and the judging above. `first`: the part the sort starts at (-1:
+    no sort; 1: partition 0 stays, specs/partitions.canonical_but_first)."""
 
     def __init__(self, one, parts: int, first: int):
-        from specs import actions as A
-        from specs import partitions as P
-        from specs.kernel import kernel_of
+        from specs.kernel.lift import LiftedKernel
         if not 2 <= parts <= MOST:
             raise ValueError(f"partitions: {parts}; the compiled search holds 2 to {MOST}")
-        self.k, self.parts, self.first = kernel_of(one), parts, first
-        self.kind = kinds(P.PER_PARTITION, P.WHERE_ENABLED, A.ACTION_NAMES)
+        self.join = LiftedKernel(one, parts)
+        self.k, self.parts, self.first = self.join.k, parts, first
         self.layout = _Layout(self.k.layout, parts)
         self.tables, self.cv, self.plan = self.k.tables, self.k.cv, self.k.plan
         self.key, self.work, self.params = self.k.key, self.k.work, self.k.params
         self.reduce = True                # the loop judges every step before any sort (judge_then_sort)
-        m1 = self.k.max_successors
-        self.sub = np.zeros(((2 * parts + 1) * m1 + parts, self.k.layout.width), dtype=np.int32)
-        self.sub_labels = np.zeros(((2 * parts + 1) * m1, LABEL), dtype=np.int64)
-        self.scratch = np.zeros(scratch_size(parts, m1), dtype=np.int64)
-        self.size(16 * m1)
+        self.pack, self.label = self.join.pack, self.join.label
+        self.size(16 * self.k.max_successors)
 
     def size(self, rows: int) -> None:
         """Room for `rows` successors of a state (the loop asks for more when a state has more)."""
@@ -141,15 +136,8 @@ class LiftedRows:
 
     @property
     def lifted(self) -> tuple:
-        return (self.parts, self.kind, self.sub, self.sub_labels, self.scratch, self.first,
-                bool(self.k.cfg.bounds.config_changes))
+        j = self.join
+        return (self.parts, j.kind, j.sub, j.sub_labels, j.scratch, self.first, j.index)
 
     def table_args(self):
         return self.k.table_args()
-
-    def pack(self, s) -> np.ndarray:
-        return np.concatenate([self.k.pack(part) for part in s])
-
-    def label(self, code) -> tuple:
-        from specs.kernel.lift import lifted_label
-        return lifted_label(self.k, self.parts, code)

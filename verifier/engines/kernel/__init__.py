@@ -54,7 +54,7 @@ class Knobs(knobs.Knobs):
 def refuse(model, properties, settings: Settings) -> None:
     """What the kernel cannot do yet, before anything runs (InputError: one line, exit 2)."""
     from specs.kernel import unsupported
-    why = unsupported(model, properties, symmetry=True, lifted=Knobs.of(settings))
+    why = unsupported(model, properties, symmetry=True, knobs=Knobs.of(settings))
     if why:
         raise InputError(why)
 
