@@ -64,14 +64,10 @@ class KafkaSide:
 
     kafka_set_fields = P.SET_FIELDS
 
-    @staticmethod
-    def kafka_lacks(label: tuple) -> Optional[str]:
+    def kafka_lacks(self, label: tuple) -> Optional[str]:
         """Why no Kafka release can take this step (a partition's own step, or any partition's
         part of a broker's event): the one-partition model's reason."""
-        if len(label) == 2 and isinstance(label[1], tuple) and label[1][:1] == ("each",):
-            return next((why for mine in label[1][1] if mine is not None and (why := P.unsupported(mine))), None)
-        last = label[-1] if len(label) > 1 else None
-        return P.unsupported(label[:-1] if isinstance(last, tuple) and last[:1] == ("partition",) else label)
+        return next((why for mine in self._each(label) if mine is not None and (why := P.unsupported(mine))), None)
 
     def impossible_start(self, state) -> Optional[str]:
         return next((f"partition {p}: {why}" for p, part in enumerate(state)

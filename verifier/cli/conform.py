@@ -78,13 +78,11 @@ def set_config(preset: str, name: str, mutant=None):
 def _model(args, cfg):
     """The model the walks take: one partition's, or several partitions lifted from it (then
     walks only: a scenario file runs one partition)."""
-    if cfg.partitions == 1:
-        return Model(cfg, symmetry=False)
-    if args.files or args.scenarios:
+    from verifier.engines.conform.sets import model_of
+    if cfg.partitions > 1 and (args.files or args.scenarios):
         raise UsageError(f"partitions = {cfg.partitions}: scenario files run one partition; compare walks "
                          f"(--walks, --steps) with several")
-    from specs import PartitionsModel
-    return PartitionsModel(cfg, symmetry=False)
+    return model_of(cfg)
 
 
 def _bound_set(args):
