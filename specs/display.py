@@ -45,6 +45,10 @@ def view(cfg: Config, s: State) -> dict[str, str]:
     out["in_flight"] = "-" if req is None else (
         f"AlterPartition(from={req.broker} le={req.leader_epoch} pe={req.partition_epoch} "
         f"isr={_ids(req.isr)} epochs={_ids(req.member_epochs)})")
+    if cfg.bounds.metadata_lag:
+        v = s.view
+        out["held"] = "-" if v is None else (f"b{v.broker} acts on leader_epoch={v.leader_epoch} isr={_ids(v.isr)}"
+                                             + (f" maximal={_ids(v.maximal_isr)}" if v.maximal_isr != v.isr else ""))
     out["acked"] = _ids(s.hist.acked)
     out["visible"] = _ids(s.hist.visible)
     # a promise kept below the current min ISR (docs/protocol.md, "Durability"); "-" while none is
@@ -68,9 +72,11 @@ def timeline(cfg: Config, s: State) -> dict[str, dict[str, str]]:
     for b, r in zip(cfg.brokers, s.replicas):
         status = ["up" if r.alive else "down"] + (["fenced"] if b in ctrl.fenced else []) + (
             ["shutting down"] if b in ctrl.shutting_down else [])
+        held = s.view is not None and s.view.broker == b
+        role = "leader" if b == p.leader else ("spare" if b not in p.replicas else
+                                               "follower" if p.leader != NO_LEADER else "replica, no leader")
         out[f"b{b}"] = {
-            "role": "leader" if b == p.leader else ("spare" if b not in p.replicas else
-                                                    "follower" if p.leader != NO_LEADER else "replica, no leader"),
+            "role": f"{role}; acts as leader at epoch {s.view.leader_epoch} (metadata held)" if held else role,
             "member": "ISR" if b in p.isr else ("ELR" if b in p.elr else "-"),
             "status": ", ".join(status), "log": _log(r.log), "hwm": str(r.hwm)}
     return out
@@ -113,6 +119,10 @@ def itf_option(v: Any) -> dict:
     return {"tag": "Some", "value": itf_value(v)}
 
 
-def itf_state(s: State) -> dict:
-    return {"ctrl": itf_value(s.ctrl), "replicas": itf_value(s.replicas), "followers": itf_value(s.followers),
-            "inflight": itf_option(s.inflight), "hist": itf_value(s.hist)}
+def itf_state(s: State, held: bool = False) -> dict:
+    """`held`: the config can hold a leader's metadata (bound metadata_lag), so a state has a view."""
+    out = {"ctrl": itf_value(s.ctrl), "replicas": itf_value(s.replicas), "followers": itf_value(s.followers),
+           "inflight": itf_option(s.inflight), "hist": itf_value(s.hist)}
+    if held:
+        out["view"] = itf_option(s.view)
+    return out

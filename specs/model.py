@@ -194,11 +194,13 @@ class Model:
         return D.headline(self.cfg, state)
 
     start_fields = D.START_FIELDS
-    itf_vars = D.ITF_VARS
 
-    @staticmethod
-    def itf(state) -> dict:
-        return D.itf_state(state)
+    @property
+    def itf_vars(self) -> tuple:
+        return D.ITF_VARS + (("view",) if self.cfg.bounds.metadata_lag else ())
+
+    def itf(self, state) -> dict:
+        return D.itf_state(state, held=self.cfg.bounds.metadata_lag > 0)
 
     @staticmethod
     def expectation(state) -> dict:

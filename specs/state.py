@@ -113,12 +113,26 @@ class History(NamedTuple):
     used: tuple[int, ...]                # budget use, aligned with config.BUDGETS
 
 
+class HeldView(NamedTuple):
+    """The partition as a leader cut off from the controller last received it (bound
+    metadata_lag): it goes on acting on this, at this leader epoch with this ISR, until the
+    metadata is delivered, though the controller may have elected another leader meanwhile (a
+    zombie leader: docs/protocol.md, "Metadata that lags")."""
+    broker: int
+    leader_epoch: int
+    isr: tuple[int, ...]                 # sorted
+    # sorted: the ISR and the members its AlterPartition in flight added, which its HWM waits
+    # for until it hears back (it never does while held)
+    maximal_isr: tuple[int, ...]
+
+
 class State(NamedTuple):
     ctrl: Controller
     replicas: tuple[Replica, ...]        # aligned with Config.brokers
     followers: tuple[FollowerState, ...]  # the current leader's view, aligned with Config.brokers
     inflight: Optional[AlterPartitionRequest]
     hist: History
+    view: Optional[HeldView] = None      # a leader's metadata held back (None: every broker is current)
 
 
 def sorted_tuple(xs) -> tuple[int, ...]:
@@ -127,4 +141,4 @@ def sorted_tuple(xs) -> tuple[int, ...]:
 
 # The model's value types, by name: what data read back from a file may build (verifier/core/values.py).
 VALUE_TYPES = {t.__name__: t for t in (State, Controller, Partition, Replica, FollowerState,
-                                        AlterPartitionRequest, History)}
+                                        AlterPartitionRequest, History, HeldView)}

@@ -29,6 +29,8 @@ def applicability(cfg: Config) -> Optional[str]:
     if not cfg.rules.any_candidate_elections:
         return ("Kafka elects the first valid replica in replica order, so no renaming of brokers "
                 "maps runs to runs (flag any_candidate_elections enables symmetry)")
+    if cfg.bounds.metadata_lag:
+        return "bound metadata_lag > 0: the renaming does not move a leader's held metadata"
     from specs.actions import ACTIONS
     for action in ACTIONS:
         if action.reads_replica_order and getattr(cfg.bounds, action.fixed_budget):

@@ -13,6 +13,7 @@ from typing import Iterator, Optional
 # Declaration order is exploration order: the broker side's steps, then the controller's.
 from specs.actions import data  # noqa: F401,I001
 from specs.actions import control  # noqa: F401,E402
+from specs.actions import lag  # noqa: F401,E402
 from specs.actions import reach  # noqa: E402
 from specs.actions.declare import CONTROLLER, DATA, DECLARATIONS, REQUEST, Action, OpError
 from specs.actions.labels import ELECTED, describe, label_to_op, op_label, split_choice

@@ -45,6 +45,9 @@ def off_by_config(cfg: Config, actions) -> dict[str, str]:
         name = action.fixed_budget
         if name is not None and getattr(cfg.bounds, name) == 0:
             off[action.name] = f"bound {name} = 0"
+    if cfg.bounds.metadata_lag == 0:
+        for name in ("deliver_metadata", "stale_produce", "stale_advance_hwm"):
+            off[name] = "follows hold_metadata (bound metadata_lag = 0)"
     if cfg.bounds.clean_shutdowns == 0:
         off["clean_shutdown"] = "follows controlled_shutdown (bound clean_shutdowns = 0)"
     strategy = cfg.rules.unclean_recovery_strategy

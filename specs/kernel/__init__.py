@@ -32,7 +32,8 @@ from specs.rules import RECOVERY_STRATEGIES
 if A.ACTION_NAMES != ("produce", "fetch", "advance_hwm", "shrink_isr", "expand_isr", "deliver_alter_partition",
                       "crash", "crash_lossy", "restart", "clean_shutdown", "fence", "unfence",
                       "controlled_shutdown", "elect", "set_min_isr", "set_unclean", "periodic_unclean_election",
-                      "reassign", "unclean_recovery"):
+                      "reassign", "unclean_recovery", "hold_metadata", "deliver_metadata", "stale_produce",
+                      "stale_advance_hwm"):
     raise ImportError("specs/kernel: the declared actions changed; the kernel's action ids follow them")
 
 

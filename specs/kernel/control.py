@@ -11,6 +11,7 @@ from numba import njit
 
 from specs.kernel.data import put
 from specs.kernel.events import MISS, event, recovery_event, recovery_refused
+from specs.kernel.lag import held_by
 from specs.kernel.layout import L_NB, L_UNIVERSE
 from specs.kernel.mechanics import (R_DESIGNATED_ELECTIONS, R_RECOVERY_STRATEGY, alive, facts_of, has,
                                     stop_cleanly)
@@ -40,10 +41,11 @@ def fence_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
 
 @njit(cache=True, inline="always", _nrt=False)
 def unfence_params(r, lay, cv, f, tables, key, work, params):
-    """A fenced running broker, not in controlled shutdown, heartbeats."""
+    """A fenced running broker, not in controlled shutdown, heartbeats (not one cut off from the
+    controller: its metadata held)."""
     m = 0
     for i in range(lay[L_NB]):
-        if has(f[F_FENCED], i) and alive(r, lay, i) and not has(f[F_SHUTTING_DOWN], i):
+        if has(f[F_FENCED], i) and alive(r, lay, i) and not has(f[F_SHUTTING_DOWN], i) and i != held_by(r, lay):
             m = put(params, m, i, 0)
     return m
 
@@ -57,11 +59,12 @@ def unfence_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
 # ---------------------------------------------------------------- controlled_shutdown
 @njit(cache=True, inline="always", _nrt=False)
 def controlled_shutdown_params(r, lay, cv, f, tables, key, work, params):
-    """A registered, running, unfenced broker not yet in controlled shutdown asks to shut down."""
+    """A registered, running, unfenced broker not yet in controlled shutdown asks to shut down
+    (not one cut off from the controller: its metadata held)."""
     m = 0
     for i in range(lay[L_NB]):
         if (has(f[F_REGISTERED], i) and alive(r, lay, i) and not has(f[F_FENCED], i)
-                and not has(f[F_SHUTTING_DOWN], i)):
+                and not has(f[F_SHUTTING_DOWN], i) and i != held_by(r, lay)):
             m = put(params, m, i, 0)
     return m
 

@@ -14,12 +14,15 @@ import numpy as np
 from numba import njit
 
 from specs.kernel.events import MISS, NOT_ENOUGH_REPLICAS, NOT_LEADER_OR_FOLLOWER, event, refuse, request_event
-from specs.kernel.layout import (CLEAN_FILE, FETCH_EPOCH, FLUSHED, H_ACKED, H_LOSSY, H_PRODUCED, H_VISIBLE,
-                                 H_VISIBLE_LEN, HWM, I_ISR, I_PRESENT, LEO, LOG, LOG_LEN, L_HIST, L_INFL, L_NB, NONE)
+from specs.kernel.layout import (CLEAN_FILE, FETCH_EPOCH, FLUSHED, H_LOSSY, H_PRODUCED, HWM, I_ISR, I_PRESENT, LEO,
+                                 LOG, LOG_LEN, L_HIST, L_INFL, L_NB, NONE)
+from specs.kernel.lag import (acting_leader, deliver_metadata_effect, deliver_metadata_params,  # noqa: F401
+                              forget_view, held_by, hold_metadata_effect, hold_metadata_params, serves_fetch,
+                              stale_advance_hwm_effect, stale_advance_hwm_params, stale_produce_effect,
+                              stale_produce_params)
 from specs.kernel.mechanics import (CV_IDS, R_BROKER_EPOCH_CHECK, R_EXPAND_REQUIRES_CATCH_UP, R_RESTART_BEFORE_FENCE,
-                                    acceptable_leader, alive, at, broker_epoch, clear_inflight, crash, entry_epoch,
-                                    entry_record, fetch, has, live_leader, log_len, next_hwm, propose, revive_replica,
-                                    same_log, stop_cleanly)
+                                    acceptable_leader, alive, at, broker_epoch, clear_inflight, crash, fetch, has,
+                                    log_len, next_hwm, propose, raise_hwm, revive_replica, same_log, stop_cleanly)
 from specs.kernel.tables import (E_ALTER_PARTITION, E_FENCE, E_REGISTER, F_EFFECTIVE_MIN_ISR, F_FENCED, F_ISR_MASK,
                                  F_LEADER, F_LEADER_EPOCH, F_N_ISR, F_N_REPLICAS, F_REPLICA_MASK, F_REPLICAS,
                                  F_SHUTTING_DOWN)
@@ -35,7 +38,7 @@ def put(params, m, a, b):
 @njit(cache=True, inline="always", _nrt=False)
 def produce_params(r, lay, cv, f, tables, key, work, params):
     """acks=all produce to the running leader; refused (NOT_ENOUGH_REPLICAS) while |ISR| < min ISR."""
-    if live_leader(r, lay, f) >= 0 and f[F_N_ISR] >= f[F_EFFECTIVE_MIN_ISR]:
+    if acting_leader(r, lay, f) >= 0 and f[F_N_ISR] >= f[F_EFFECTIVE_MIN_ISR]:
         return put(params, 0, 0, 0)
     return 0
 
@@ -43,7 +46,7 @@ def produce_params(r, lay, cv, f, tables, key, work, params):
 @njit(cache=True, _nrt=False)
 def produce_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
     """The leader appends (its leader epoch, the next record id)."""
-    leader = live_leader(t, lay, f)
+    leader = acting_leader(t, lay, f)
     if leader < 0:
         refuse(work, NOT_LEADER_OR_FOLLOWER)
         return 0
@@ -64,15 +67,16 @@ def produce_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
 @njit(cache=True, inline="always", _nrt=False)
 def fetch_params(r, lay, cv, f, tables, key, work, params):
     """A running follower (in replica order) whose log, log end offset, broker epoch or HWM
-    the running leader has not yet caught up with."""
-    leader = live_leader(r, lay, f)
+    the running leader has not yet caught up with (one whose metadata is held at an older
+    leader epoch refuses them: lag.serves_fetch)."""
+    leader = serves_fetch(r, lay, f)
     m = 0
     if leader < 0:
         return 0
     llen, lhwm = log_len(r, lay, leader), r[at(lay, leader, HWM)]
     for k in range(f[F_N_REPLICAS]):
         i = f[F_REPLICAS + k]
-        if i == leader or not alive(r, lay, i):
+        if i == leader or not alive(r, lay, i) or i == held_by(r, lay):   # a held broker leads, to itself
             continue
         if (not same_log(r, lay, i, leader) or r[at(lay, i, LEO)] != llen
                 or r[at(lay, i, FETCH_EPOCH)] != broker_epoch(f, i) or r[at(lay, i, HWM)] != min(lhwm, llen)):
@@ -91,28 +95,15 @@ def fetch_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
 @njit(cache=True, inline="always", _nrt=False)
 def advance_hwm_params(r, lay, cv, f, tables, key, work, params):
     """The HWM rule (mechanics.next_hwm) lets the leader advance."""
-    return put(params, 0, 0, 0) if next_hwm(r, lay, cv, f) >= 0 else 0
+    return put(params, 0, 0, 0) if acting_leader(r, lay, f) >= 0 and next_hwm(r, lay, cv, f) >= 0 else 0
 
 
 @njit(cache=True, _nrt=False)
 def advance_hwm_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
     """The leader advances the HWM; acks=all requests below it complete (acknowledged if
     |ISR| >= min ISR, records of its own leader epoch) and consumers may read below it."""
-    h = lay[L_HIST]
-    hwm = next_hwm(t, lay, cv, f)
-    leader = f[F_LEADER]
-    old = t[at(lay, leader, HWM)]
-    t[at(lay, leader, HWM)] = hwm
-    n = log_len(t, lay, leader)
-    if f[F_N_ISR] >= f[F_EFFECTIVE_MIN_ISR]:
-        for k in range(old, min(hwm, n)):
-            if entry_epoch(t, lay, leader, k) == f[F_LEADER_EPOCH]:
-                t[h + H_ACKED] |= 1 << (entry_record(t, lay, leader, k) - 1)
-    if hwm > t[h + H_VISIBLE_LEN]:
-        m = min(hwm, n)
-        for k in range(m):
-            t[h + H_VISIBLE + k] = entry_record(t, lay, leader, k)
-        t[h + H_VISIBLE_LEN] = m
+    raise_hwm(t, lay, f[F_LEADER], next_hwm(t, lay, cv, f), f[F_LEADER_EPOCH],
+              f[F_N_ISR] >= f[F_EFFECTIVE_MIN_ISR])
     return 0
 
 
@@ -123,7 +114,7 @@ def shrink_isr_params(r, lay, cv, f, tables, key, work, params):
     behind its own), and any others lagging as long (Kafka's maybeShrinkIsr drops every
     follower out of sync at its check in one request): each set once, as (its smallest member,
     the mask of the others), the others in combinations order."""
-    leader = live_leader(r, lay, f) if r[lay[L_INFL] + I_PRESENT] == 0 else -1
+    leader = acting_leader(r, lay, f) if r[lay[L_INFL] + I_PRESENT] == 0 else -1
     if leader < 0:
         return 0
     nb = lay[L_NB]
@@ -169,7 +160,7 @@ def expand_isr_params(r, lay, cv, f, tables, key, work, params):
     """An idle running leader may propose a replica outside the ISR that caught up with its HWM
     (rule expand_requires_catch_up), is an acceptable leader in its metadata, and (KIP-903)
     fetched with the broker epoch its metadata holds."""
-    leader = live_leader(r, lay, f) if r[lay[L_INFL] + I_PRESENT] == 0 else -1
+    leader = acting_leader(r, lay, f) if r[lay[L_INFL] + I_PRESENT] == 0 else -1
     if leader < 0:
         return 0
     nb, m = lay[L_NB], 0
@@ -228,6 +219,7 @@ def crash_params(r, lay, cv, f, tables, key, work, params):
 def crash_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
     """Unclean shutdown keeping the page cache: the log survives, the clean-shutdown file does not."""
     crash(t, lay, p0, np.int64(log_len(t, lay, p0)))     # int64 at both calls: one compile of crash
+    forget_view(t, lay, p0)
     return 0
 
 
@@ -249,6 +241,7 @@ def crash_lossy_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
     against KIP-966's tolerance, one outside ISR and ELR too (an AlterPartition sent before its
     crash can bring it back with its old broker epoch)."""
     crash(t, lay, p0, np.int64(max(p1, t[at(lay, p0, FLUSHED)])))
+    forget_view(t, lay, p0)
     if has(f[F_REPLICA_MASK], p0):
         t[lay[L_HIST] + H_LOSSY] += 1
     return 0
@@ -293,4 +286,5 @@ def clean_shutdown_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
     """It flushes, writes its clean-shutdown file with its broker epoch and stops; the controller
     fences it (shutdown-now)."""
     stop_cleanly(t, lay, f, p0)
+    forget_view(t, lay, p0)
     return event(t, lay, f, tables, E_FENCE, p0, 0, 0, prefer, key, work)

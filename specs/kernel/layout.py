@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from specs.config import BUDGETS, Config
-from specs.state import NO_EPOCH, AlterPartitionRequest, FollowerState, History, Replica, State
+from specs.state import NO_EPOCH, AlterPartitionRequest, FollowerState, HeldView, History, Replica, State
 
 NONE = -2          # a broker epoch the controller does not know (Controller.broker_epoch is None)
 
@@ -24,7 +24,8 @@ ALIVE, LOG_LEN, FLUSHED, HWM, CLEAN_FILE, LEO, FETCH_EPOCH, LOG = range(8)
 # (LEO, FETCH_EPOCH: the current leader's FollowerState of this broker; LOG: (leader_epoch, record) pairs)
 
 # Indices of `lay`:
-(L_NB, L_CAP, L_B0, L_BW, L_CTRL, L_INFL, L_HIST, L_WIDTH, L_NBUDGET, L_KEY, L_NREC, L_UNIVERSE) = range(12)
+(L_NB, L_CAP, L_B0, L_BW, L_CTRL, L_INFL, L_HIST, L_WIDTH, L_NBUDGET, L_KEY, L_NREC, L_UNIVERSE, L_VIEW,
+ L_USED) = range(14)
 MAX_RECORDS = 30   # record ids 1..30: the acked set is an int32 mask
 UNIVERSE = 15      # brokers a controller value may name: the config's, then strangers a raw request named
 
@@ -37,6 +38,13 @@ I_PRESENT, I_BROKER, I_BROKER_EPOCH, I_LEADER_EPOCH, I_PARTITION_EPOCH, I_RECOVE
 # ISR: specs/state.py, History), |visible|, visible, budget use.
 (H_PRODUCED, H_ACKED, H_LOSSY, H_UNCLEAN_SHUTDOWNS, H_UNCLEAN_ELECTIONS, H_OPERATOR_UNCLEAN, H_PROMISED_MIN_ISR,
  H_LEAST_MIN_ISR, H_VISIBLE_LEN, H_VISIBLE) = range(10)
+
+
+# A leader's held metadata (bound metadata_lag > 0 only), at lay[L_VIEW] (-1: the config has
+# none): the broker's index (-1: nobody's held), its leader epoch, its ISR and maximal ISR
+# (masks of indices).
+V_BROKER, V_LEADER_EPOCH, V_ISR_MASK, V_MAXIMAL_MASK = range(4)
+V_WIDTH = 4
 
 
 BLOCK = 8          # fields two rows are compared by at once (block_differs)
@@ -83,12 +91,14 @@ class Layout:
         self.ctrl = nb * self.bw
         self.infl = self.ctrl + 1
         self.hist = self.infl + I_ISR + 2 * nb
-        self.budgets = self.hist + H_VISIBLE + cap
+        # the held view sits before the budgets, so a step that changes only it is no self-loop
+        self.view = self.hist + H_VISIBLE + cap if cfg.bounds.metadata_lag else -1
+        self.budgets = self.hist + H_VISIBLE + cap + (V_WIDTH if cfg.bounds.metadata_lag else 0)
         self.width = self.budgets + len(BUDGETS)
         # an event key: ctrl id, event, three arguments, prefer, then the request or the answers
         self.key = 6 + max(I_ISR + 2 * nb, 3 * nb)
         self.lay = np.array([nb, cap, self.b0, self.bw, self.ctrl, self.infl, self.hist, self.width,
-                             len(BUDGETS), self.key, cap, nb], dtype=np.int64)
+                             len(BUDGETS), self.key, cap, nb, self.view, self.budgets], dtype=np.int64)
         self.brokers = cfg.brokers
         self.index = {b: i for i, b in enumerate(cfg.brokers)}
         self.universe = list(cfg.brokers)         # then strangers, in the order met
@@ -164,7 +174,19 @@ class Layout:
         row[f + H_VISIBLE_LEN] = len(h.visible)
         row[f + H_VISIBLE:f + H_VISIBLE + len(h.visible)] = h.visible
         row[self.budgets:self.budgets + len(h.used)] = h.used
+        self._pack_view(s.view, row)
         return np.array(row, dtype=np.int32)
+
+    def _pack_view(self, view, row: list) -> None:
+        if self.view < 0:
+            if view is not None:
+                raise KernelUnsupported("a leader's held metadata, with bound metadata_lag = 0")
+            return
+        row[self.view + V_BROKER] = -1 if view is None else self.index[view.broker]
+        if view is not None:
+            row[self.view + V_LEADER_EPOCH] = view.leader_epoch
+            row[self.view + V_ISR_MASK] = sum(1 << self.index[b] for b in view.isr)
+            row[self.view + V_MAXIMAL_MASK] = sum(1 << self.index[b] for b in view.maximal_isr)
 
     def unpack(self, row, ctrl) -> State:
         """The State of `row`, its controller value `ctrl` given (the table holds it). A run meets
@@ -185,7 +207,7 @@ class Layout:
         part = made.get(block)
         if part is None:
             part = made[block] = self._rest(row)
-        return State(ctrl, tuple(replicas), tuple(followers), part[0], part[1])
+        return State(ctrl, tuple(replicas), tuple(followers), part[0], part[1], part[2])
 
     def _broker(self, block: tuple) -> tuple:
         n = block[LOG_LEN]
@@ -212,9 +234,15 @@ class Layout:
         acked = tuple(rec for rec in range(1, MAX_RECORDS + 1) if mask >> (rec - 1) & 1) if mask else ()
         visible = tuple(row[f + H_VISIBLE:f + H_VISIBLE + row[f + H_VISIBLE_LEN]])
         used = tuple(row[self.budgets:self.budgets + len(BUDGETS)])
+        view = None
+        if self.view >= 0 and row[self.view + V_BROKER] >= 0:
+            isr, maximal = row[self.view + V_ISR_MASK], row[self.view + V_MAXIMAL_MASK]
+            view = HeldView(self.brokers[row[self.view + V_BROKER]], row[self.view + V_LEADER_EPOCH],
+                            tuple(b for i, b in enumerate(self.brokers) if isr >> i & 1),
+                            tuple(b for i, b in enumerate(self.brokers) if maximal >> i & 1))
         return inflight, History(row[f + H_PRODUCED], acked, visible, row[f + H_LOSSY], row[f + H_UNCLEAN_SHUTDOWNS],
                                  row[f + H_UNCLEAN_ELECTIONS], row[f + H_OPERATOR_UNCLEAN], row[f + H_PROMISED_MIN_ISR],
-                                 row[f + H_LEAST_MIN_ISR], used)
+                                 row[f + H_LEAST_MIN_ISR], used), view
 
     def _idx(self, b: int) -> int:
         return self.universe_index(b)

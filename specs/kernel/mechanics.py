@@ -215,13 +215,20 @@ def follower_leo(r, lay, leader, i):
 
 @njit(cache=True, _nrt=False)
 def next_hwm(r, lay, cv, f):
-    """The HWM the leader may advance to now, or -1 if it may not advance (the HWM rule:
-    |ISR| >= min ISR, and the minimum log end offset of the maximal ISR)."""
+    """The HWM the leader may advance to now, or -1 if it may not advance."""
     leader = live_leader(r, lay, f)
     if leader < 0:
         return -1
-    maximal = maximal_isr(r, lay, f)
-    gate = f[F_N_ISR]
+    return hwm_target(r, lay, cv, f, leader, maximal_isr(r, lay, f), f[F_N_ISR], True)
+
+
+@njit(cache=True, _nrt=False)
+def hwm_target(r, lay, cv, f, leader, maximal, n_isr, fetched):
+    """The HWM `leader` may advance to with an ISR of n_isr members and the maximal ISR
+    `maximal` (a mask), or -1 (the HWM rule: |ISR| >= min ISR, and the minimum log end offset of
+    the maximal ISR). `fetched`: the row's follower log end offsets are what followers fetched
+    from this leader (a deposed leader's are not: specs/kernel/lag.py)."""
+    gate = n_isr
     if cv[R_HWM_GATE_COUNTS_MAXIMAL_ISR]:
         gate = 0
         for i in range(lay[L_NB]):
@@ -236,8 +243,27 @@ def next_hwm(r, lay, cv, f):
         target = 1 << 30
         for i in range(lay[L_NB]):
             if has(maximal, i):
-                target = min(target, follower_leo(r, lay, leader, i))
+                target = min(target, follower_leo(r, lay, leader, i) if fetched or i == leader else -1)
     return target if target > r[at(lay, leader, HWM)] else -1
+
+
+@njit(cache=True, _nrt=False)
+def raise_hwm(t, lay, leader, hwm, leader_epoch, acks):
+    """`leader` advances its HWM to hwm: acks=all requests below it complete, acknowledged if
+    `acks` (|ISR| >= min ISR) for records of its leader epoch, and consumers may read below it."""
+    h = lay[L_HIST]
+    old = t[at(lay, leader, HWM)]
+    t[at(lay, leader, HWM)] = hwm
+    n = log_len(t, lay, leader)
+    if acks:
+        for k in range(old, min(hwm, n)):
+            if entry_epoch(t, lay, leader, k) == leader_epoch:
+                t[h + H_ACKED] |= 1 << (entry_record(t, lay, leader, k) - 1)
+    if hwm > t[h + H_VISIBLE_LEN]:
+        m = min(hwm, n)
+        for k in range(m):
+            t[h + H_VISIBLE + k] = entry_record(t, lay, leader, k)
+        t[h + H_VISIBLE_LEN] = m
 
 
 @njit(cache=True, _nrt=False)

@@ -26,7 +26,7 @@ from numba import njit
 from specs.kernel import control as C
 from specs.kernel import data as D
 from specs.kernel.events import MISS
-from specs.kernel.layout import BLOCK, H_VISIBLE, L_CAP, L_CTRL, L_HIST, L_NB, block_differs
+from specs.kernel.layout import BLOCK, L_CAP, L_CTRL, L_NB, L_USED, block_differs
 from specs.kernel.mechanics import (CV_BOUNDS, CV_MAX_LEADER_EPOCH, CV_MAX_PARTITION_EPOCH,
                                     R_ANY_CANDIDATE_ELECTIONS, alive, facts_of, keep_promises, log_len)
 from specs.kernel.tables import F_LEADER, F_LEADER_EPOCH, F_PARTITION_EPOCH
@@ -34,14 +34,14 @@ from specs.kernel.tables import F_LEADER, F_LEADER_EPOCH, F_PARTITION_EPOCH
 # Action ids, in the declarations' order (specs/kernel/__init__.py checks it against ACTION_NAMES).
 (PRODUCE, FETCH, ADVANCE_HWM, SHRINK_ISR, EXPAND_ISR, DELIVER_ALTER_PARTITION, CRASH, CRASH_LOSSY, RESTART,
  CLEAN_SHUTDOWN, FENCE, UNFENCE, CONTROLLED_SHUTDOWN, ELECT, SET_MIN_ISR, SET_UNCLEAN, PERIODIC_UNCLEAN_ELECTION,
- REASSIGN, UNCLEAN_RECOVERY) = range(19)
-N_ACTIONS = 19
+ REASSIGN, UNCLEAN_RECOVERY, HOLD_METADATA, DELIVER_METADATA, STALE_PRODUCE, STALE_ADVANCE_HWM) = range(23)
+N_ACTIONS = 23
 LABEL = 5
 BOUNDED, UNBOUNDED, GUARDS = 0, 1, 2
 @njit(cache=True, inline="always", _nrt=False)
 def used_at(lay):
     """The offset of the budget use in a row."""
-    return lay[L_HIST] + H_VISIBLE + lay[L_CAP]
+    return lay[L_USED]
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -112,7 +112,15 @@ def guard(r, lay, cv, f, tables, key, work, params, action):
         return C.periodic_unclean_election_params(r, lay, cv, f, tables, key, work, params)
     if action == REASSIGN:
         return C.reassign_params(r, lay, cv, f, tables, key, work, params)
-    return C.unclean_recovery_params(r, lay, cv, f, tables, key, work, params)
+    if action == UNCLEAN_RECOVERY:
+        return C.unclean_recovery_params(r, lay, cv, f, tables, key, work, params)
+    if action == HOLD_METADATA:
+        return D.hold_metadata_params(r, lay, cv, f, tables, key, work, params)
+    if action == DELIVER_METADATA:
+        return D.deliver_metadata_params(r, lay, cv, f, tables, key, work, params)
+    if action == STALE_PRODUCE:
+        return D.stale_produce_params(r, lay, cv, f, tables, key, work, params)
+    return D.stale_advance_hwm_params(r, lay, cv, f, tables, key, work, params)
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -154,7 +162,15 @@ def effect(t, lay, cv, f, tables, action, p0, p1, p2, prefer, key, work):
         return C.periodic_unclean_election_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work)
     if action == REASSIGN:
         return C.reassign_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work)
-    return C.unclean_recovery_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work)
+    if action == UNCLEAN_RECOVERY:
+        return C.unclean_recovery_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work)
+    if action == HOLD_METADATA:
+        return D.hold_metadata_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work)
+    if action == DELIVER_METADATA:
+        return D.deliver_metadata_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work)
+    if action == STALE_PRODUCE:
+        return D.stale_produce_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work)
+    return D.stale_advance_hwm_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work)
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -231,8 +247,10 @@ def successors(r, lay, cv, plan, tables, mode, only, out, labels, key, work, par
                 labels[n, 0], labels[n, 1], labels[n, 2], labels[n, 3], labels[n, 4] = \
                     action, params[j, 0], params[j, 1], params[j, 2], -1
                 n += 1
-            elif action == PRODUCE and mode == UNBOUNDED and log_len(r, lay, f[F_LEADER]) == lay[L_CAP]:
-                labels[n, 0], labels[n, 1], labels[n, 2], labels[n, 3], labels[n, 4] = action, 0, 0, 0, -1
+            elif mode == UNBOUNDED and (action == PRODUCE or action == STALE_PRODUCE) and \
+                    log_len(r, lay, f[F_LEADER] if action == PRODUCE else params[j, 0]) == lay[L_CAP]:
+                labels[n, 0], labels[n, 1], labels[n, 2], labels[n, 3], labels[n, 4] = \
+                    action, params[j, 0], 0, 0, -1
                 n += 1                    # a step all the same, though a row cannot hold its log
             else:
                 n = _emit(r, lay, cv, plan, tables, mode == UNBOUNDED, r_within, out, labels, key, work, n, action,

@@ -92,6 +92,7 @@ def configs():
         ("brokers-4", make_config(replicas=(1, 2, 3, 4))),
         ("unclean-enabled", make_config(unclean_leader_election=True, bounds={"config_changes": 1})),
         ("kafka-3.9-every-budget", make_config("kafka-3.9", bounds=every)),
+        ("metadata-lag", make_config(bounds={**every, "metadata_lag": 1})),
     ]
     return out
 

@@ -21,7 +21,7 @@ from verifier.engines.cluster.harness import Data, Observation
 
 # Steps a cluster takes by itself; fence and unfence only where the harness let them happen.
 ON_ITS_OWN = ("advance_hwm", "expand_isr", "shrink_isr", "deliver_alter_partition",
-              "clean_shutdown", "periodic_unclean_election")
+              "clean_shutdown", "periodic_unclean_election", "stale_advance_hwm")
 SET_FIELDS = ("elr", "last_known_elr", "adding", "removing")
 MAX_STEPS, MAX_NODES = 8, 30000
 

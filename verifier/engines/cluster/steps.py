@@ -18,9 +18,10 @@ from verifier.engines.cluster.harness import Harness, Stopped
 
 # Steps a harness can cause; the rest happen on their own or in no release.
 DRIVEN = ("produce", "fetch", "crash", "crash_lossy", "restart", "fence", "unfence", "controlled_shutdown",
-          "set_min_isr", "set_unclean", "elect", "reassign", "shrink_isr")
+          "set_min_isr", "set_unclean", "elect", "reassign", "shrink_isr", "hold_metadata", "deliver_metadata",
+          "stale_produce")
 WAITED = ("advance_hwm", "expand_isr", "deliver_alter_partition", "clean_shutdown",
-          "periodic_unclean_election")
+          "periodic_unclean_election", "stale_advance_hwm")
 # How long past a waited step a real cluster may still take it, from the harness's Kafka settings
 # (cluster.py): a leader advances its HWM and expands its ISR when it handles a Fetch
 # (replica.fetch.wait.max.ms 200 ms; a fetch outstanding when a link was cut is answered or
@@ -29,7 +30,8 @@ WAITED = ("advance_hwm", "expand_isr", "deliver_alter_partition", "clean_shutdow
 # harness waited for. A step the model drives and the cluster has not taken by then is a
 # divergence (run.py). The periodic unclean election is not here: its task runs every 5 minutes
 # (explain.MAY_BE_LEFT_OUT).
-WAIT_PAST = {"advance_hwm": 6.0, "expand_isr": 6.0, "deliver_alter_partition": 6.0, "clean_shutdown": 6.0}
+WAIT_PAST = {"advance_hwm": 6.0, "expand_isr": 6.0, "deliver_alter_partition": 6.0, "clean_shutdown": 6.0,
+             "stale_advance_hwm": 6.0}
 
 
 def not_drivable(model, s, label: tuple) -> Optional[str]:
@@ -84,13 +86,20 @@ def drive(h: Harness, model, s, label: tuple, after, precut: tuple = ()) -> Opti
     order, so their sessions lapse first (a scenario that fences them before the crashed one)."""
     c, name = h.cluster, label[0]
     leader = s.ctrl.partition.leader
-    if name == "produce":
-        record = s.hist.produced + 1
-        p = h.produce(leader, record)
-        h.until(lambda: p.result is not None or any(r == record for _, r in h.log(leader)),
-                f"r{record} in the leader b{leader}'s log")
-        return None
     b = label[1] if len(label) > 1 else None
+    if name in ("produce", "stale_produce"):     # a stale produce goes to the held leader, as a producer
+        record = s.hist.produced + 1             # whose metadata names it sends it (docs/cluster.md)
+        to = leader if name == "produce" else b
+        p = h.produce(to, record)
+        h.until(lambda: p.result is not None or any(r == record for _, r in h.log(to)),
+                f"r{record} in b{to}'s log")
+        return None
+    if name == "hold_metadata":          # cut off from the controller: no metadata, no requests arrive
+        c.cut_controller(b)
+        return None
+    if name == "deliver_metadata":       # the link heals: it fetches the metadata (and heartbeats)
+        c.heal_controller(b)
+        return None
     if name == "fetch":
         if c.controller_cut(b):          # a fenced broker learns the leader from the controller first
             c.heal_controller(b)

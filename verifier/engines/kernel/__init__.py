@@ -109,7 +109,7 @@ class Search(Rounds):
                         for _ in range(2)]
         self.collector = Collector()
         self.spilled = False              # the store and a level went to files (memory.Buffer.spill)
-        self.ctr, self.enabled, self.taken = (np.zeros(n, dtype=np.int64) for n in (4, 19, 19))
+        self.ctr, self.enabled, self.taken = (np.zeros(n, dtype=np.int64) for n in (4, len(self.k.plan), len(self.k.plan)))
         self.found_index = np.full(16, -1, dtype=np.int64)
         self.found_group = np.full(16, -1, dtype=np.int64)
         self.found_label = np.full((16, 5), -1, dtype=np.int64)
