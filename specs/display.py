@@ -76,7 +76,8 @@ def timeline(cfg: Config, s: State) -> dict[str, dict[str, str]]:
         role = "leader" if b == p.leader else ("spare" if b not in p.replicas else
                                                "follower" if p.leader != NO_LEADER else "replica, no leader")
         out[f"b{b}"] = {
-            "role": f"{role}; acts as leader at epoch {s.view.leader_epoch} (metadata held)" if held else role,
+            "role": (f"leader, its metadata held at epoch {s.view.leader_epoch}" if b == p.leader else
+                     f"deposed: acts as leader at epoch {s.view.leader_epoch} (metadata held)") if held else role,
             "member": "ISR" if b in p.isr else ("ELR" if b in p.elr else "-"),
             "status": ", ".join(status), "log": _log(r.log), "hwm": str(r.hwm)}
     return out
