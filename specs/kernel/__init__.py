@@ -224,7 +224,7 @@ class Kernel:
     def step(self, s, label: tuple) -> tuple:
         """(the state after `label`, the error it was refused with or None); no guard checked."""
         row, code = self.pack(s), self.code(label)
-        if label[0] == "produce" and max(len(r.log) for r in s.replicas) >= self.layout.cap:
+        if label[0] in ("produce", "stale_produce") and max(len(r.log) for r in s.replicas) >= self.layout.cap:
             raise LogTooLong(self.layout.cap + 1)        # a row one entry longer, then again
         t = np.zeros_like(row)
         while apply(row, t, self.layout.lay, self.cv, self.plan, self.table_args(), code[0], code[1], code[2],

@@ -81,6 +81,16 @@ def test_a_crash_ends_what_it_held_and_the_row_round_trips():
     assert take(s, "crash_lossy", 1, 0).view is None
 
 
+def test_replay_takes_a_stale_produce_past_the_records_bound():
+    """replay runs steps without budgets (as a produce): a third record in a row made for two
+    is a longer row, not a write past it."""
+    s = take(take(A.init_state(LAG), "hold_metadata", 1), "fence", 1)
+    for _ in range(3):
+        s, error = A.step(LAG, s, ("stale_produce", 1))
+        assert error is None
+    assert s.replicas[0].log == ((0, 1), (0, 2), (0, 3))
+
+
 def test_without_the_bound_the_row_and_the_actions_are_as_before():
     plain, lagging = Layout(make_config()), Layout(LAG)
     assert plain.view == -1 and lagging.view >= 0
