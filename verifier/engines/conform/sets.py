@@ -19,6 +19,12 @@ cluster setting no preset has:
   taken when it can be (weight 20): it needs a leaderless partition whose topic has just
   enabled unclean elections, which plain walks reach once in tens of thousands of steps.
 
+- `held-leader`: a leader cut off from the controller (issue 59, bound metadata_lag): the
+  controller's side of it is that the held broker cannot heartbeat, shut down or send an
+  AlterPartition until its metadata is delivered, while fences depose it; its own steps (the
+  stale produce, its HWM) touch no controller state, so the walks compare what the controller
+  does around them.
+
 - `two-partitions`: a topic of two partitions on the same three brokers (issue 59): every broker
   event walks both in Kafka's controller, a partition's own step names one; controlled
   shutdowns of a broker that leads the other partition, admin elections, crashes, and a config
@@ -69,6 +75,10 @@ WALK_SETS = {
         "that metadata version cannot run; two ISR shrinks and a config change",
         {"isr_shrinks": 2, "config_changes": 1},
         flags={"leader_epoch_bump_on_isr_shrink": True, "elr": False}),
+    "held-leader": WalkSet(
+        "a leader cut off from the controller (metadata_lag 1): its held metadata, stale produces, the fences "
+        "that depose it while it cannot heartbeat, and the delivery",
+        {"metadata_lag": 1, "fences": 2}),
     "two-partitions": WalkSet(
         "a topic of two partitions on three brokers: controlled shutdowns of a broker leading the other "
         "partition, admin elections, crashes, a config change (F5's stale ELR index entries across partitions)",
