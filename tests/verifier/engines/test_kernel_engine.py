@@ -84,10 +84,11 @@ def test_a_search_that_stops_mid_round_stops_where_one_thread_does(limits, mutan
 def test_small_rounds_full_buffers_and_crowded_tables_change_nothing(monkeypatch):
     """Rounds of 256 states a stretch whose buffers fill up after 272 successors, and a visited
     set with room for one state's successors a round: rounds are undone and taken again smaller or with
-    more room, states wait for controller events and go on, over and over; the answers are
+    more room (some after numbering the stretches that settled first), states wait for controller
+    events and go on, over and over; the answers are
     still those of one thread with room to spare (the Python search's), on two and three threads."""
     import verifier.engines.kernel as engine
-    from verifier.engines.kernel import parallel, visited
+    from verifier.engines.kernel import flow, parallel, visited
     from verifier.engines.kernel.parallel import CROWDED, FULL
     cfg = make_config(mutant="hwm-ignores-min-isr", bounds={"isr_shrinks": 1})
     model = Model(cfg, symmetry=False)
@@ -96,18 +97,54 @@ def test_small_rounds_full_buffers_and_crowded_tables_change_nothing(monkeypatch
     monkeypatch.setattr(engine, "P_SUCCESSORS", 1)
     monkeypatch.setattr(engine, "Visited", lambda owners, most, shared: visited.Visited(owners, 16, most, shared))
     monkeypatch.setattr(parallel, "ROOM", 0)
-    undone = []
-    real = engine.Search._expand_all
+    undone, numbered_then_undone = [], []
+    real = flow.Flow.run
 
-    def counting(self, frontier, spans, shared):
-        ended = real(self, frontier, spans, shared)
-        undone.extend(why for why, _, _, _ in ended if why != 0)
+    def counting(self):
+        ended = real(self)
+        whys = [why for why, _, _, _ in ended if why != 0]
+        undone.extend(whys)
+        numbered_then_undone.extend([self.numbered] if whys and self.numbered else [])
         return ended
 
-    monkeypatch.setattr(engine.Search, "_expand_all", counting)
+    monkeypatch.setattr(flow.Flow, "run", counting)
     for threads in (2, 3):
         assert _facts(_run("kernel", model, threads=threads)) == python
     assert FULL in undone and CROWDED in undone, f"a path was not taken: {set(undone)}"
+    assert numbered_then_undone, "no round was undone after numbering stretches as they settled"
+
+
+def test_a_round_numbered_in_part_then_merged_in_order_finds_one_threads_counterexample(monkeypatch):
+    """A stretch holding a violation is merged in order (merge), after the stretches before it
+    in its round were numbered as they settled: the settle that finds the violation is held
+    back 50 ms so that they are, every time. The counts and the counterexample are one
+    thread's."""
+    import time
+    from verifier.engines.kernel import flow
+    real_init, merged_after = flow.Flow.__init__, []
+
+    def init(self, search, frontier, spans, shared, settle, number, early):
+        def late(t):
+            ordered = settle(t)
+            if ordered and t > 0:
+                time.sleep(0.05)
+                merged_after.append(t)
+            return ordered
+        real_init(self, search, frontier, spans, shared, late, number, early)
+
+    real_run = flow.Flow.run
+    numbered_first = []
+
+    def run(self):
+        ended = real_run(self)
+        numbered_first.extend([self.numbered] if self.ordered and self.numbered else [])
+        return ended
+
+    monkeypatch.setattr(flow.Flow, "__init__", init)
+    monkeypatch.setattr(flow.Flow, "run", run)
+    cfg = make_config(mutant="hwm-ignores-min-isr", bounds={"isr_shrinks": 1})
+    assert _facts(_run("kernel", Model(cfg, symmetry=False), threads=2)) == _one_thread("hwm-ignores-min-isr")
+    assert merged_after and numbered_first, (merged_after, numbered_first)
 
 
 def test_a_stretch_one_state_fills_is_widened_and_the_answers_stay(monkeypatch):

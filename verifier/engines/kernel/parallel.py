@@ -1,6 +1,7 @@
 """The compiled search on several threads: the same order, counts and counterexamples as one.
 
-A level is taken in rounds of a few stretches a thread, in three parallel phases:
+A level is taken in rounds of a few stretches a thread, each stretch in three jobs (handed to
+the threads as soon as the jobs before them allow: flow.py):
 1. Expand (`expand_claim`, the GIL released): each successor is fingerprinted (from its
    parent's), its step properties checked, and it is inserted into the visited set every
    thread inserts into at once (visited.claim). A new state keeps the least discovery key it
@@ -15,9 +16,9 @@ A level is taken in rounds of a few stretches a thread, in three parallel phases
    of a property not yet violated, or a deadlock; or the round reaches max states.
 3. Number (`number`, one job a stretch): the new states are numbered in frontier order, each
    stretch from where the stretches before it end, and written to the store and the next
-   level. A round that holds something to take in order (at most one a property) is merged
-   serially instead (`merge`, then `copy_rows`), exactly as verifier/engines/kernel/search.py's
-   loop meets it.
+   level. From a stretch that holds something to take in order (at most one a property) the
+   round is merged serially instead (`merge`, then `copy_rows`), exactly as
+   verifier/engines/kernel/search.py's loop meets it.
 A round whose buffers or share of the visited set run out is undone (`unclaim` empties the
 slots it took: the table as before it) and taken again, smaller or with more room. The rounds
 also expand `check --visited disk`'s levels into a level's table (external.py)."""
@@ -34,6 +35,7 @@ from verifier.engines.kernel.search import (C_TERMINAL, C_TRANSITIONS, C_VISITED
 from verifier.core.rowhash import child_hash
 from verifier.engines.kernel.visited import claim, owner, prefetch, unclaim
 from verifier.engines.kernel.stretch import widen
+from verifier.engines.kernel.flow import Flow
 
 FULL = 6          # a stretch's buffers ran out: the round is undone and taken again with fewer states
 CROWDED = 7       # a stretch's share of a visited table ran out: undone, and taken again with more room
@@ -233,13 +235,14 @@ def copy_rows(rows, fp, cand, where, upto, nxt, nxt_fp):
 
 class Rounds:
     """The threads' rounds of a Search (verifier/engines/kernel/__init__.py): its methods that
-    run the phases above."""
+    run the jobs above."""
 
     def _round(self, frontier, pos: int, base: int, n_next: int, opts) -> tuple:
-        """One round of the threads from frontier[pos]: (status, the state after the last one
-        taken, n_next)."""
+        """One round of the threads from frontier[pos] (its jobs: flow.py): (status, the state
+        after the last one taken, n_next)."""
         pieces = len(self.stretches)
         per = max(1, min(len(self.stretches[0].counts), -(-(len(frontier) - pos) // pieces)))
+        nxt, nxt_fp = self.nxt, self.nxt_fp
         while True:
             spans = [(lo, min(lo + per, len(frontier))) for lo in range(pos, min(pos + per * pieces, len(frontier)),
                                                                         per)]
@@ -248,8 +251,29 @@ class Rounds:
             quota = np.array([(len(t) // 2 - c) // len(spans) for t, c in zip(tables, self.visited.counts)],
                              dtype=np.int64)
             shared = (tuple(tables), quota, np.uint64((base + pos + 1) * self.stride), self.stride, base, self.lost)
-            ended = self._expand_all(frontier, spans, shared)
             stretches = self.stretches[:len(spans)]
+            open_state = self.state_check & ~_found_mask(self.found_index, 0, 10)
+            open_step = self.step_check & ~_found_mask(self.found_index, STEP_SLOT, 5)
+            deadlocks = bool(opts[1]) and self.found_index[DEADLOCK_SLOT] < 0
+
+            def settled(t: int) -> bool:
+                st = stretches[t]
+                st.enabled[:] = 0
+                return settle(spans[t][1] - spans[t][0], spans[t][0] - pos, self.stride, self.lost, st.labs, st.cand,
+                              st.is_new, st.step_bad, st.state_bad, st.counts, st.first, st.stuck, st.enabled,
+                              st.sums, open_state, open_step, deadlocks)
+
+            def numbered(t: int, before: int) -> None:
+                st = stretches[t]
+                st.taken[:] = 0
+                number(spans[t][1] - spans[t][0], base + spans[t][0], st.rows, st.fp, st.labs, st.cand, st.is_new,
+                       st.counts, st.first, self.numbered + before, n_next + before, self.parents, self.labels,
+                       nxt, nxt_fp, st.taken, self.ks)
+
+            # numbered as they settle where the store and the next level hold them (not with max states)
+            flow = Flow(self, frontier, spans, shared, settled, numbered,
+                        (lambda more: False) if opts[2] >= 0 else (lambda more: self._fits(n_next, more)))
+            ended = flow.run()
             why = {w for w, _, _, _ in ended}
             if why == {DONE}:
                 break
@@ -268,43 +292,35 @@ class Rounds:
         for o in range(len(tables)):
             self.visited.counts[o] += sum(int(st.claimed[o]) for st in stretches)
         self._claims = max(self.k.max_successors, ROOM * sum(int(st.claimed[-1]) for st in stretches))
-        open_state = self.state_check & ~_found_mask(self.found_index, 0, 10)
-        open_step = self.step_check & ~_found_mask(self.found_index, STEP_SLOT, 5)
-        deadlocks = bool(opts[1]) and self.found_index[DEADLOCK_SLOT] < 0
-
-        def settled(t: int) -> bool:
-            st = stretches[t]
-            st.enabled[:] = 0
-            return settle(spans[t][1] - spans[t][0], spans[t][0] - pos, self.stride, self.lost, st.labs, st.cand,
-                          st.is_new, st.step_bad, st.state_bad, st.counts, st.first, st.stuck, st.enabled, st.sums,
-                          open_state, open_step, deadlocks)
-
-        ordered = any(list(self.pool.map(settled, range(len(spans)))))
-        new = [int(st.sums[0]) for st in stretches]
-        self._grow(n_next, sum(new))
-        max_states = int(opts[2])
-        if ordered or (max_states >= 0 and self.numbered + sum(new) >= max_states):
-            return self._merge(stretches, spans, ended, base, n_next, opts)
-        before = np.cumsum([0] + new[:-1])       # each stretch's new states start after those before it
+        new, early = flow.new, flow.numbered
+        status, at = DONE, spans[-1][1]
+        self._count(stretches[:early])
+        n_next, self.numbered = n_next + sum(new[:early]), self.numbered + sum(new[:early])
+        self._grow(n_next, sum(new[early:]))        # (nothing to grow where stretches were numbered early)
         nxt, nxt_fp = self.nxt, self.nxt_fp
+        max_states = int(opts[2])
+        if flow.ordered or (max_states >= 0 and self.numbered + sum(new[early:]) >= max_states):
+            return self._merge(stretches[early:], spans[early:], ended[early:], base, n_next, opts)
+        if early < len(stretches):
+            before = np.cumsum([0] + new[early:-1])
+            list(self.pool.map(lambda t: numbered(early + t, int(before[t])), range(len(stretches) - early)))
+            self._count(stretches[early:])
+            self.numbered += sum(new[early:])
+            n_next += sum(new[early:])
+        return status, at, n_next
 
-        def numbered(t: int) -> None:
-            st = stretches[t]
-            st.taken[:] = 0
-            number(spans[t][1] - spans[t][0], base + spans[t][0], st.rows, st.fp, st.labs, st.cand, st.is_new,
-                   st.counts, st.first, self.numbered + before[t], n_next + before[t], self.parents, self.labels,
-                   nxt, nxt_fp, st.taken, self.ks)
-
-        list(self.pool.map(numbered, range(len(spans))))
-        self.numbered += sum(new)
-        n_next += sum(new)
+    def _count(self, stretches) -> None:
+        """The counters of stretches numbered (not merged)."""
         for st in stretches:
             self.enabled += st.enabled
             self.taken_by += st.taken
             self.ctr[C_TRANSITIONS] += st.sums[1]
             self.ctr[C_TERMINAL] += st.sums[2]
             self.ctr[C_VISITED] += st.sums[0]
-        return DONE, spans[-1][1], n_next
+
+    def _fits(self, n_next: int, more: int) -> bool:
+        """Whether the store and the next level hold `more` new states without growing."""
+        return all(rows <= len(b.array) for b, rows, _ in self._growth(n_next, more))
 
     def _merge(self, stretches, spans, ended, base: int, n_next: int, opts) -> tuple:
         """A round that holds something to take in order: the one-thread loop's merge."""
@@ -324,44 +340,3 @@ class Rounds:
                                                  stretches[t].where, ended[t][2], nxt, nxt_fp),
                            range(len(stretches))))
         return status, pos, n_next
-
-    def _expand_all(self, frontier, spans, shared) -> list:
-        """Every thread expands its stretch, deferring the states that need a controller event
-        the table lacks; a stretch's events are filled (the algebra, in Python) as soon as it
-        ends, while the other threads still expand theirs, and its deferred states are expanded
-        again, until none is left: (why, the state it stopped at, successors, candidates) per
-        stretch. The fills are the run's serial part (1.8 s of brokers 4); waiting for every
-        thread before filling left the other core idle through them. Where the table's facts
-        could move (specs/kernel/tables.py, `fits`), a fill waits for every thread first."""
-        from concurrent.futures import FIRST_COMPLETED, wait
-
-        his, used, ncand, why = [hi for _, hi in spans], [0] * len(spans), [0] * len(spans), [DONE] * len(spans)
-        tables = self.k.tables
-        for st in self.stretches[:len(spans)]:
-            st.claimed[:] = 0
-
-        def start(t: int, retry: bool):
-            return self.pool.submit(self.stretches[t].expand, frontier, self._frontier_fp, spans[t][0], his[t], retry,
-                                    used[t], ncand[t], shared, self.step_check, self.state_check,
-                                    bool(self.options.check_deadlock))
-
-        running = {start(t, False): t for t in range(len(spans))}
-        while running:
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for job in done:
-                job.result()
-            for job in sorted(done, key=running.get):
-                t = running.pop(job)
-                st = self.stretches[t]
-                ended, stop_at, used[t], ncand[t], deferred = st.result
-                if ended != DONE:
-                    why[t] = ended
-                    continue
-                if deferred:
-                    if not tables.fits(deferred):       # the facts may move: let no thread read them
-                        wait(running)
-                    for k in range(deferred):
-                        tables.fill(st.misses[k])       # nothing for a key another stretch filled
-                    self.collector.filled()
-                    running[start(t, True)] = t
-        return [(why[t], his[t], used[t], ncand[t]) for t in range(len(spans))]
