@@ -82,9 +82,9 @@ cluster-walks: $(STAMP) cluster-dist
 	$(BIN)/python bench/ruleflip_bench.py --releases 4.4.0,3.9.2 --json bench/results/ruleflip.json
 
 # Every release against its own controller code at the full budgets: the scenario files that
-# apply and 100,000 walk steps over each of the six walk sets per release, the controller's
+# apply and 100,000 walk steps over each walk set per release (10,000 of two-partitions), the controller's
 # classes under JaCoCo (the branches the comparisons reach, and why the others are not); about
-# 20 minutes here. The table goes to bench/results/conform.json, BENCHMARKS.md has the figures.
+# 35 minutes here (33:28 with nine sets, 2026-12-07). The table goes to bench/results/conform.json, BENCHMARKS.md has the figures.
 # Exit 1 on a divergence.
 conform: $(STAMP) oracle
 	$(BIN)/python bench/conform_bench.py --steps 100000 --json bench/results/conform.json

@@ -198,6 +198,7 @@ def test_a_deposed_leader_takes_a_produce_at_its_old_epoch_as_the_model_says(tmp
     assert r.returncode == 0, r.stdout + r.stderr
     (case,) = _details(tmp_path)["cases"]
     assert case["divergence"] is None and case["not_drivable"] is None
+    assert case["config"]["bounds"]["metadata_lag"] == 1        # the file's own bound, not the command line's 0
     steps = {s["step"]: s for s in case["steps"]}
     assert steps["stale_produce broker=1"]["brokers"]["b1"]["log"] == "[e0:r1]"
     assert steps["stale_produce broker=1"]["partition"]["leader"] == "b2"
