@@ -15,8 +15,8 @@ The z3 engine's seam is `specs.symbolic`.
 """
 from specs.catalogue import ALIASES, MUTANTS, NEWEST_RELEASE, PRESETS, RELEASES, Release, release
 from specs.config import (BOUND_NAMES, BUDGETS, Bounds, Config, ConfigError, config_from_dict, config_label,
-                          config_summary, deep_bounds, explicit_flags, make_config, mutant_config, unknown,
-                          with_bounds, with_mutant)
+                          config_summary, config_to_dict, deep_bounds, explicit_flags, make_config, mutant_config,
+                          unknown, with_bounds, with_mutant)
 from specs.model import Model
 from specs.partitions import PartitionsModel, lift_property
 from specs.rules import RULE_FIELDS, Rules, broker_side_rules, ignored_by_z3, outside_z3, refused_by_z3, rule_doc
@@ -28,7 +28,7 @@ from specs.trace import Trace
 from specs.userkey import KeyError_, key, key_path
 
 __all__ = ["PartitionsModel", "lift_property", "ALIASES", "MUTANTS", "NEWEST_RELEASE", "PRESETS", "RELEASES", "Release", "release", "BOUND_NAMES", "BUDGETS", "Bounds", "Config", "ConfigError", "config_from_dict",
-           "config_label", "config_summary", "deep_bounds", "explicit_flags", "make_config", "mutant_config", "unknown",
+           "config_label", "config_summary", "config_to_dict", "deep_bounds", "explicit_flags", "make_config", "mutant_config", "unknown",
            "with_bounds",
            "with_mutant", "Model", "RULE_FIELDS", "Rules", "broker_side_rules", "ignored_by_z3", "outside_z3", "refused_by_z3", "rule_doc",
            "ScenarioError",

@@ -11,8 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
-from specs import Model
-from specs.config import config_to_dict
+from specs import Model, config_to_dict
 from verifier.cli.binding import engine, knobs, properties
 from verifier.cli.common import UsageError, build_config, console, header_line, run_dir, write_result
 from verifier.cli.progress import ProgressLine
@@ -103,10 +102,11 @@ def _state_cells(m, state) -> dict:
 def _case_json(c, m) -> dict:
     """A case, with the config its model ran (a scenario file's own bounds and rules, which the
     summary's config, the command line's, does not show)."""
-    return {"name": c.name, "config": config_to_dict(m.cfg), "steps": [{"step": m.describe(s.label), "index": s.index, "taken": s.taken,
-                                       "taken_by_the_cluster": [m.describe(x) for x in s.silent],
-                                       "kafka_records": s.records, "seconds": round(s.seconds, 2),
-                                       **_state_cells(m, _after(c, k))} for k, s in enumerate(c.steps, 1)],
+    return {"name": c.name, "config": config_to_dict(m.cfg),
+            "steps": [{"step": m.describe(s.label), "index": s.index, "taken": s.taken,
+                       "taken_by_the_cluster": [m.describe(x) for x in s.silent],
+                       "kafka_records": s.records, "seconds": round(s.seconds, 2),
+                       **_state_cells(m, _after(c, k))} for k, s in enumerate(c.steps, 1)],
             "skipped": c.skipped, "not_drivable": c.not_drivable, "divergence": c.divergence,
             "metadata_log": c.metadata_log,
             "acknowledged_lost": [f"r{r}" for r in c.lost], "acknowledged_kept": [f"r{r}" for r in c.kept],
