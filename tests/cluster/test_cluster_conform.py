@@ -204,7 +204,11 @@ def test_a_deposed_leader_takes_a_produce_at_its_old_epoch_as_the_model_says(tmp
     assert steps["stale_produce broker=1"]["partition"]["leader"] == "b2"
     assert steps["fetch broker=1"]["brokers"]["b1"]["log"] == "[e1:r2]"
     assert case["acknowledged_kept"] == ["r2"] and case["acknowledged_lost"] == []
-    assert "unfence broker=1 (the cluster took it on its own)" in case["skipped"]
+    # the file's steps a cluster takes on its own (b1's unfence after the heal, the HWM advance)
+    # may come before the harness drives them, in either order, as heartbeats and fetches fall;
+    # no other step of the file may
+    on_its_own = {f"{x} (the cluster took it on its own)" for x in ("unfence broker=1", "advance_hwm")}
+    assert set(case["skipped"]) <= on_its_own, case["skipped"]
 
 
 def test_a_file_with_rules_the_release_lacks_is_not_applicable(tmp_path):
