@@ -263,11 +263,14 @@ class Rounds:
                               st.is_new, st.step_bad, st.state_bad, st.counts, st.first, st.stuck, st.enabled,
                               st.sums, open_state, open_step, deadlocks)
 
+            first_state, first_row = self.numbered, n_next      # the round's first new state and next-level row
+
             def numbered(t: int, before: int) -> None:
+                """Stretch t's new states, after the `before` new states of the stretches before it."""
                 st = stretches[t]
                 st.taken[:] = 0
                 number(spans[t][1] - spans[t][0], base + spans[t][0], st.rows, st.fp, st.labs, st.cand, st.is_new,
-                       st.counts, st.first, self.numbered + before, n_next + before, self.parents, self.labels,
+                       st.counts, st.first, first_state + before, first_row + before, self.parents, self.labels,
                        nxt, nxt_fp, st.taken, self.ks)
 
             # numbered as they settle where the store and the next level hold them (not with max states)
@@ -302,8 +305,8 @@ class Rounds:
         if flow.ordered or (max_states >= 0 and self.numbered + sum(new[early:]) >= max_states):
             return self._merge(stretches[early:], spans[early:], ended[early:], base, n_next, opts)
         if early < len(stretches):
-            before = np.cumsum([0] + new[early:-1])
-            list(self.pool.map(lambda t: numbered(early + t, int(before[t])), range(len(stretches) - early)))
+            before = np.cumsum([0] + new[:-1])
+            list(self.pool.map(lambda t: numbered(t, int(before[t])), range(early, len(stretches))))
             self._count(stretches[early:])
             self.numbered += sum(new[early:])
             n_next += sum(new[early:])
