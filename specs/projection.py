@@ -115,6 +115,8 @@ def project(cfg: Config, s: State, label: tuple, after: State) -> dict[str, Any]
     ctrl = s.ctrl
     if name == "fence":
         return {"op": "expire", "broker": label[1]}
+    if name == "unmodelled_request":     # oracle/OracleProbes.java
+        return {"op": "probe", "kind": label[1]}
     if name == "unfence":
         return {"op": "heartbeat", "broker": label[1], "want_fence": False, "want_shutdown": False}
     if name in ("controlled_shutdown", "clean_shutdown"):

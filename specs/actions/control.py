@@ -137,3 +137,68 @@ class alter_partition:
         from specs.kernel import on_kernel
         out = C.alter_partition(CONCRETE, cfg.rules, s.ctrl, req)
         return on_kernel(cfg, lambda k: k.install(s, out))
+
+
+# Requests outside the model (oracle/OracleProbes.java): what each names that the model leaves
+# out, and the error Kafka's controller code answers it with (None: accepted, changing nothing
+# the model holds). The model's claim is that none of them changes its state.
+PROBES = {
+    "register_other_cluster": "INCONSISTENT_CLUSTER_ID",      # ClusterControlManager.registerBroker: clusterId
+    "register_zk_broker": "BROKER_ID_NOT_REGISTERED",         # isMigratingZkBroker (no migration running)
+    "register_no_log_dirs": "INVALID_REGISTRATION",           # logDirs empty
+    "register_reserved_log_dir": "INVALID_REGISTRATION",      # DirectoryId.reserved
+    "register_duplicate_log_dirs": "INVALID_REGISTRATION",    # a directory twice
+    "register_log_dir_of_another_broker": "INVALID_REGISTRATION",   # directoryToBroker names another
+    "register_without_metadata_version": "INVALID_REGISTRATION",    # features lack metadata.version
+    "register_while_session_valid": "DUPLICATE_BROKER_REGISTRATION",   # heartbeatManager.hasValidSession
+    "register_same_incarnation": None,                        # the registered incarnation amends its registration
+    "alter_partition_unknown_topic": "UNKNOWN_TOPIC_ID",      # ReplicationControlManager.alterPartition
+    "alter_partition_zero_topic_id": "UNKNOWN_TOPIC_ID",
+    "alter_partition_unknown_partition": "UNKNOWN_TOPIC_OR_PARTITION",   # validateAlterPartitionData
+    "alter_partition_version_2_stale": "FENCED_LEADER_EPOCH",  # version 2 (newIsr without epochs), leader epoch -1
+    "elect_every_partition": None,                            # electLeaders naming no partition: none needs one
+    "elect_unknown_topic": "UNKNOWN_TOPIC_OR_PARTITION",      # electLeader
+    "elect_unknown_partition": "UNKNOWN_TOPIC_OR_PARTITION",
+    "reassign_unknown_topic": "UNKNOWN_TOPIC_OR_PARTITION",   # alterPartitionReassignment
+    "reassign_unknown_partition": "UNKNOWN_TOPIC_OR_PARTITION",
+    "cancel_reassignment_none_in_progress": "NO_REASSIGNMENT_IN_PROGRESS",   # cancelPartitionReassignment
+    "create_topic_with_dot": None,                            # another topic: the model's is not touched
+    "heartbeat_behind_metadata": None,        # a fenced broker behind its registration's offset stays fenced
+    "heartbeat_wants_fence": None,            # a fenced broker asking to stay fenced stays fenced
+}
+STRANGER = 9        # the broker id the registration probes name (OracleProbes.STRANGER)
+
+
+def _probe_needs(cfg: Config, s: State, kind: str) -> Optional[str]:
+    """Why the state cannot take the probe as the model claims it (None: it can)."""
+    ctrl, p = s.ctrl, s.ctrl.partition
+    if kind.startswith("register_") and kind not in ("register_while_session_valid", "register_same_incarnation"):
+        return "broker 9 registered or in the config" if STRANGER in cfg.brokers or STRANGER in ctrl.registered else None
+    if kind in ("register_while_session_valid", "register_same_incarnation"):
+        return None if ctrl.registered and ctrl.registered[0] not in ctrl.fenced else "its lowest broker fenced"
+    if kind.startswith("alter_partition_"):
+        return None if p.leader in ctrl.registered else "a registered leader"
+    if kind == "elect_every_partition":
+        return None if p.leader == p.replicas[0] else "the preferred replica leading"
+    if kind == "cancel_reassignment_none_in_progress":
+        return None if not (p.adding_replicas or p.removing_replicas) else "no reassignment in progress"
+    if kind.startswith("heartbeat_"):
+        return None if ctrl.fenced else "a fenced broker"
+    return None
+
+
+@action(REQUEST, params=(Param("kind", choice(*PROBES)),),
+        z3=Outside("requests outside the model: what they name, the z3 encoding has not either"))
+class unmodelled_request:
+    """A request naming what the model leaves out (another cluster, a ZooKeeper broker, log
+    directories, a topic or partition the controller does not know, a version-2 AlterPartition,
+    an election of every partition, another topic, a heartbeat behind the log or asking to stay fenced): it
+    changes nothing the model holds, and Kafka answers it with the error PROBES names."""
+
+    def effect(cfg: Config, s: State, kind: str) -> Result:
+        need = _probe_needs(cfg, s, kind)
+        if need is not None:
+            raise OpError(f"unmodelled_request {kind} needs {need}")
+        if kind == "register_without_metadata_version" and not cfg.rules.registration_requires_metadata_version:
+            return s, "UNSUPPORTED_VERSION"         # Kafka 3.9: the first KRaft metadata version assumed
+        return s, PROBES[kind]

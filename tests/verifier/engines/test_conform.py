@@ -462,3 +462,28 @@ def test_an_oracle_that_answers_short_is_an_error_not_an_agreement():
         with pytest.raises(OracleError, match="answered"):
             check(Short(answer), case)
     assert isinstance(case, Case) and case.steps
+
+
+def test_requests_outside_the_model_change_nothing_and_a_wrong_claim_diverges(monkeypatch):
+    """specs/actions/control.py, PROBES: every request outside the model (oracle/OracleProbes.java)
+    is answered with the error the model names and leaves the model's state as it was, on the
+    oldest and the newest release; a model that claims a refused one accepted diverges there."""
+    from specs import load_scenario, run_operations
+    from specs.actions import control
+    from verifier.engines.conform.engine import Case, check
+    path = str(ROOT / "specs/scenarios/coverage-unmodelled-requests.json")
+
+    def compared(version):
+        rel = RELEASES[version]
+        build(rel.version, rel.api)
+        model, start, steps, _ = run_operations(load_scenario(path), path, preset=rel.preset)
+        with Oracle(rel.version, rel.api) as oracle:
+            return check(oracle, Case(path, model, start, steps)), steps
+    for version in ("3.9.2", "4.4.0"):
+        (found, n), steps = compared(version)
+        assert found is None and n == len(steps)
+        assert {label[1] for label, _, _ in steps if label[0] == "unmodelled_request"} == set(control.PROBES)
+    monkeypatch.setitem(control.PROBES, "elect_unknown_topic", None)
+    (found, _), _ = compared("4.4.0")
+    assert found.label == ("unmodelled_request", "elect_unknown_topic")
+    assert [(d.field, d.model, d.kafka) for d in found.diffs] == [("error", None, "UNKNOWN_TOPIC_OR_PARTITION")]

@@ -65,7 +65,7 @@ final class OracleCluster {
     final ConfigurationControlManager configurationControl;
     final ReplicationControlManager replicationControl;
     final String clusterId = Uuid.randomUuid().toString();
-    private final Map<Integer, Uuid> logDirs = new HashMap<>();
+    final Map<Integer, Uuid> logDirs = new HashMap<>();
     private long nextOffset = 0;
     private Uuid topicId;
     private int partitions = 1;
@@ -127,6 +127,10 @@ final class OracleCluster {
             written.add(message.getClass().getSimpleName());
             nextOffset++;
         }
+    }
+
+    Uuid topicId() {
+        return topicId;
     }
 
     long lastOffset() {
@@ -329,6 +333,7 @@ final class OracleCluster {
             case "reassign": error = reassign(ints(op.get("replicas")), partitionOf(op)); break;
             case "periodic_unclean": error = periodicUncleanElection(); break;
             case "periodic_preferred": error = periodicPreferredElection(); break;
+            case "probe": error = OracleProbes.probe(this, (String) op.get("kind")); break;
             default: throw new IllegalArgumentException("unknown op " + kind);
         }
         return dump(error);
