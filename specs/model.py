@@ -56,7 +56,8 @@ class Model:
 
     def allows(self, state, label: tuple) -> bool:
         """Whether `label` may be taken in `state`: its guard holds (budgets and bounds aside);
-        a raw controller request (a scenario's register or alter_partition) always may."""
+        a raw controller request (a scenario's register, alter_partition or unmodelled_request)
+        always may (an unmodelled request refuses a state it cannot take with an OpError)."""
         if label[0] not in A.ACTIONS_BY_NAME:
             return label[0] in A.OPS
         return A.is_enabled(self.cfg, state, label)

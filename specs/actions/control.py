@@ -1,9 +1,11 @@
 """The controller's operations as actions: fencing, heartbeats, controlled shutdown, admin
-elections, topic config changes, reassignment and unclean recovery rounds, plus the two raw
-requests only replay sends (a registration, an AlterPartition). The rules they run are in
+elections, topic config changes, reassignment and unclean recovery rounds, plus the raw
+requests only replay sends (a registration, an AlterPartition, and the requests naming what the
+model leaves out, which change nothing it holds). The rules they run are in
 specs/controller.py; docs/protocol.md, "Controller events", states them. Each explored
 operation's guard and broker-side effect are `<name>_params` and `<name>_effect` in
-specs/kernel/control.py; the two requests install their outcome through the kernel too."""
+specs/kernel/control.py; the registration and the AlterPartition install their outcome through
+the kernel too."""
 from __future__ import annotations
 
 from typing import Optional

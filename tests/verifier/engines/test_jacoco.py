@@ -121,7 +121,8 @@ def test_a_branch_never_taken_gets_the_first_reason_that_matches_its_method_and_
     assert jacoco.classify(old)["missed"][0]["why"] and not jacoco.classify(new)["missed"][0]["why"]  # 3.9's only
     got = {"release": "4.4.0", "missed": [
         {"method": "ReplicationControlManager.alterPartition", "text": "if (log.isDebugEnabled()) {", "missed": 1},
-        {"method": "ReplicationControlManager.alterPartition", "text": "if (requestVersion < 3) {", "missed": 1},
+        {"method": "ReplicationControlManager.alterPartition", "missed": 1,
+         "text": "if (topicId == null || topicId.equals(Uuid.ZERO_UUID) || !topics.containsKey(topicId)) {"},
         {"method": "ReplicationControlManager.electLeader", "text": "if (partition == null) {", "missed": 1},
         {"method": "ReplicationControlManager.alterPartition", "text": "if (partition == null) {", "missed": 2},
         {"method": "ReplicationControlManager.alterPartition", "text": None, "missed": 1}]}

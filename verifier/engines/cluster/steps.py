@@ -37,7 +37,7 @@ WAIT_PAST = {"advance_hwm": 6.0, "expand_isr": 6.0, "deliver_alter_partition": 6
 def not_drivable(model, s, label: tuple) -> Optional[str]:
     """Why the cluster cannot be made to take `label` in model state `s` (None: it can)."""
     name = label[0]
-    if name in ("register", "alter_partition"):
+    if name in ("register", "alter_partition", "unmodelled_request"):
         return "a raw controller request: a real broker sends its own"
     if name == "unclean_recovery" or name == "elect" and label[1] == "designated":
         return "no Kafka release has it"
