@@ -199,8 +199,9 @@ class unmodelled_request:
 
     def effect(cfg: Config, s: State, kind: str) -> Result:
         need = _probe_needs(cfg, s, kind)
-        if need is not None:
-            raise OpError(f"unmodelled_request {kind} needs {need}")
+        if need is not None:        # as a broker-side step whose guard does not hold (a scenario's failure)
+            from specs.scenario.format import NotEnabled
+            raise NotEnabled(f"unmodelled_request kind={kind} needs {need}, which this state lacks")
         if kind == "register_without_metadata_version" and not cfg.rules.registration_requires_metadata_version:
             return s, "UNSUPPORTED_VERSION"         # Kafka 3.9: the first KRaft metadata version assumed
         return s, PROBES[kind]

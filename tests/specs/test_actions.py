@@ -89,3 +89,27 @@ def test_operations_are_checked_against_their_parameter_kinds():
     assert A.label_to_op(label) == {"op": "alter_partition", "leader_epoch": 0, "partition_epoch": 1, "isr": [1],
                                     "broker_epochs": {"1": 101}}
     assert Param("x").required
+
+
+def test_a_request_outside_the_model_changes_nothing_and_fails_a_state_it_cannot_be_sent_from(tmp_path):
+    """unmodelled_request (specs/actions/control.py): the state as it was and the error PROBES
+    names; from a state that lacks what the probe needs, the scenario fails at that step (as a
+    broker-side step whose guard does not hold), in one line."""
+    import json
+
+    from specs.actions.control import PROBES
+    from tests.bind import run_file
+    cfg = make_config("kafka", replicas=[1, 2, 3], min_isr=2)
+    s = A.init_state(cfg)
+    assert A.step(cfg, s, ("unmodelled_request", "elect_unknown_topic")) == (s, "UNKNOWN_TOPIC_OR_PARTITION")
+    assert A.step(cfg, s, ("unmodelled_request", "register_same_incarnation")) == (s, None)
+    assert PROBES["register_without_metadata_version"] == "INVALID_REGISTRATION"
+    old = make_config("kafka-3.9", replicas=[1, 2, 3], min_isr=2)
+    assert A.step(old, A.init_state(old), ("unmodelled_request", "register_without_metadata_version"))[1] == \
+        "UNSUPPORTED_VERSION"
+    path = tmp_path / "probe.json"
+    path.write_text(json.dumps({"name": "no fenced broker", "config": {"replicas": [1, 2, 3], "min_isr": 1},
+                                "steps": [{"op": "unmodelled_request", "kind": "heartbeat_wants_fence"}]}))
+    run = run_file(str(path))
+    assert not run.ok and run.failure.step == 1
+    assert run.failure.message == "unmodelled_request kind=heartbeat_wants_fence needs a fenced broker, which this state lacks"
