@@ -57,7 +57,7 @@ class Model:
     def allows(self, state, label: tuple) -> bool:
         """Whether `label` may be taken in `state`: its guard holds (budgets and bounds aside);
         a raw controller request (a scenario's register, alter_partition or unmodelled_request)
-        always may (an unmodelled request refuses a state it cannot take with an OpError)."""
+        always may (an unmodelled request fails a state it cannot be sent from: NotEnabled)."""
         if label[0] not in A.ACTIONS_BY_NAME:
             return label[0] in A.OPS
         return A.is_enabled(self.cfg, state, label)

@@ -193,12 +193,17 @@ final class OracleCluster {
 
     /** A heartbeat from b's current incarnation, caught up with the metadata log. */
     String heartbeat(int broker, boolean wantFence, boolean wantShutDown) {
+        return heartbeat(broker, wantFence, wantShutDown, lastOffset());
+    }
+
+    /** A heartbeat from b's current incarnation at metadata offset `offset`. */
+    String heartbeat(int broker, boolean wantFence, boolean wantShutDown, long offset) {
         BrokerRegistration registration = clusterControl.brokerRegistrations().get(broker);
         long epoch = registration == null ? -1L : registration.epoch();
         BrokerHeartbeatRequestData request = new BrokerHeartbeatRequestData().
             setBrokerId(broker).
             setBrokerEpoch(epoch).
-            setCurrentMetadataOffset(lastOffset()).
+            setCurrentMetadataOffset(offset).
             setWantFence(wantFence).
             setWantShutDown(wantShutDown);
         try {
@@ -252,16 +257,28 @@ final class OracleCluster {
         }
     }
 
-    String elect(String type, int partition) {
+    /** An ElectLeaders of `topic`'s `partition`, or (topic null) of every partition: the first
+     * error its answer lists (ELECTION_NOT_NEEDED is left out of an answer for every partition). */
+    String elect(String type, String topic, int partition) {
         ElectLeadersRequestData request = new ElectLeadersRequestData().
             setElectionType((byte) (type.equals("unclean") ? 1 : 0));
-        ElectLeadersRequestData.TopicPartitions tp = new ElectLeadersRequestData.TopicPartitions().setTopic(TOPIC);
-        tp.partitions().add(partition);
-        request.topicPartitions().add(tp);
+        if (topic == null) {
+            request.setTopicPartitions(null);
+        } else {
+            ElectLeadersRequestData.TopicPartitions tp = new ElectLeadersRequestData.TopicPartitions().setTopic(topic);
+            tp.partitions().add(partition);
+            request.topicPartitions().add(tp);
+        }
         try {
             ControllerResult<ElectLeadersResponseData> result = replicationControl.electLeaders(request);
             replay(result.records());
-            return code(result.response().replicaElectionResults().get(0).partitionResult().get(0).errorCode());
+            for (ElectLeadersResponseData.ReplicaElectionResult r : result.response().replicaElectionResults()) {
+                for (ElectLeadersResponseData.PartitionResult pr : r.partitionResult()) {
+                    String error = code(pr.errorCode());
+                    if (error != null) return error;
+                }
+            }
+            return null;
         } catch (RuntimeException e) {
             return errorName(e);
         }
@@ -288,10 +305,11 @@ final class OracleCluster {
         }
     }
 
-    String reassign(List<Integer> replicas, int partition) {
+    /** A reassignment of `topicName`'s `partition` to `replicas`, or (null) its cancellation. */
+    String reassign(String topicName, List<Integer> replicas, int partition) {
         AlterPartitionReassignmentsRequestData request = new AlterPartitionReassignmentsRequestData();
         AlterPartitionReassignmentsRequestData.ReassignableTopic topic =
-            new AlterPartitionReassignmentsRequestData.ReassignableTopic().setName(TOPIC);
+            new AlterPartitionReassignmentsRequestData.ReassignableTopic().setName(topicName);
         topic.partitions().add(new AlterPartitionReassignmentsRequestData.ReassignablePartition().
             setPartitionIndex(partition).setReplicas(replicas));
         request.topics().add(topic);
@@ -328,9 +346,9 @@ final class OracleCluster {
                 bool(op, "want_shutdown")); break;
             case "expire": error = expire(integer(op, "broker")); break;
             case "alter_partition": error = alterPartition(op); break;
-            case "elect": error = elect((String) op.get("type"), partitionOf(op)); break;
+            case "elect": error = elect((String) op.get("type"), TOPIC, partitionOf(op)); break;
             case "config": error = alterConfig((String) op.get("name"), (String) op.get("value")); break;
-            case "reassign": error = reassign(ints(op.get("replicas")), partitionOf(op)); break;
+            case "reassign": error = reassign(TOPIC, ints(op.get("replicas")), partitionOf(op)); break;
             case "periodic_unclean": error = periodicUncleanElection(); break;
             case "periodic_preferred": error = periodicPreferredElection(); break;
             case "probe": error = OracleProbes.probe(this, (String) op.get("kind")); break;

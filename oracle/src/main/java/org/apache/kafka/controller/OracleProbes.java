@@ -14,14 +14,9 @@ import org.apache.kafka.common.DirectoryId;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.AlterPartitionResponseData;
-import org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData;
-import org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData;
-import org.apache.kafka.common.message.BrokerHeartbeatRequestData;
 import org.apache.kafka.common.message.BrokerRegistrationRequestData;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsResponseData;
-import org.apache.kafka.common.message.ElectLeadersRequestData;
-import org.apache.kafka.common.message.ElectLeadersResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.metadata.BrokerRegistration;
 import org.apache.kafka.metadata.PartitionRegistration;
@@ -76,15 +71,15 @@ final class OracleProbes {
                 case "alter_partition_zero_topic_id": return alterPartition(c, Uuid.ZERO_UUID, 0, (short) 3);
                 case "alter_partition_unknown_partition": return alterPartition(c, c.topicId(), 7, (short) 3);
                 case "alter_partition_version_2_stale": return alterPartition(c, c.topicId(), 0, (short) 2);
-                case "elect_every_partition": return elect(c, null, 0);
-                case "elect_unknown_topic": return elect(c, "another-topic", 0);
-                case "elect_unknown_partition": return elect(c, OracleCluster.TOPIC, 7);
-                case "reassign_unknown_topic": return reassign(c, "another-topic", 0, List.of(1));
-                case "reassign_unknown_partition": return reassign(c, OracleCluster.TOPIC, 7, List.of(1));
-                case "cancel_reassignment_none_in_progress": return reassign(c, OracleCluster.TOPIC, 0, null);
+                case "elect_every_partition": return c.elect("preferred", null, 0);
+                case "elect_unknown_topic": return c.elect("preferred", "another-topic", 0);
+                case "elect_unknown_partition": return c.elect("preferred", OracleCluster.TOPIC, 7);
+                case "reassign_unknown_topic": return c.reassign("another-topic", List.of(1), 0);
+                case "reassign_unknown_partition": return c.reassign(OracleCluster.TOPIC, List.of(1), 7);
+                case "cancel_reassignment_none_in_progress": return c.reassign(OracleCluster.TOPIC, null, 0);
                 case "create_topic_with_dot": return createTopic(c, "kraft.verify.other");
-                case "heartbeat_behind_metadata": return heartbeat(c, false, -1L);
-                case "heartbeat_wants_fence": return heartbeat(c, true, c.lastOffset());
+                case "heartbeat_behind_metadata": return c.heartbeat(lastFenced(c), false, false, -1L);
+                case "heartbeat_wants_fence": return c.heartbeat(lastFenced(c), true, false);
                 default: throw new BadProbe("unknown probe " + kind);
             }
         } catch (BadProbe e) {
@@ -144,42 +139,6 @@ final class OracleProbes {
         return OracleCluster.code(result.response().topics().get(0).partitions().get(0).errorCode());
     }
 
-    /** A preferred election of `topic`'s `partition`, or (topic null) of every partition: the
-     * first partition's error, or none where the answer lists none (ELECTION_NOT_NEEDED is left out). */
-    private static String elect(OracleCluster c, String topic, int partition) {
-        ElectLeadersRequestData request = new ElectLeadersRequestData().setElectionType((byte) 0);
-        if (topic == null) {
-            request.setTopicPartitions(null);
-        } else {
-            ElectLeadersRequestData.TopicPartitions tp = new ElectLeadersRequestData.TopicPartitions().setTopic(topic);
-            tp.partitions().add(partition);
-            request.topicPartitions().add(tp);
-        }
-        ControllerResult<ElectLeadersResponseData> result = c.replicationControl.electLeaders(request);
-        c.replay(result.records());
-        for (ElectLeadersResponseData.ReplicaElectionResult r : result.response().replicaElectionResults()) {
-            for (ElectLeadersResponseData.PartitionResult pr : r.partitionResult()) {
-                String error = OracleCluster.code(pr.errorCode());
-                if (error != null) return error;
-            }
-        }
-        return null;
-    }
-
-    /** A reassignment of `topic`'s `partition` to `replicas`, or (null) its cancellation. */
-    private static String reassign(OracleCluster c, String topic, int partition, List<Integer> replicas) {
-        AlterPartitionReassignmentsRequestData request = new AlterPartitionReassignmentsRequestData();
-        AlterPartitionReassignmentsRequestData.ReassignableTopic t =
-            new AlterPartitionReassignmentsRequestData.ReassignableTopic().setName(topic);
-        t.partitions().add(new AlterPartitionReassignmentsRequestData.ReassignablePartition().
-            setPartitionIndex(partition).setReplicas(replicas));
-        request.topics().add(t);
-        ControllerResult<AlterPartitionReassignmentsResponseData> result =
-            c.replicationControl.alterPartitionReassignments(request);
-        c.replay(result.records());
-        return OracleCluster.code(result.response().responses().get(0).partitions().get(0).errorCode());
-    }
-
     /** Another topic of one partition on the partition's replicas (its records replayed): the
      * model's topic is not touched. */
     private static String createTopic(OracleCluster c, String name) {
@@ -197,21 +156,13 @@ final class OracleProbes {
         return OracleCluster.code(result.response().topics().find(name).errorCode());
     }
 
-    /** A heartbeat from the fenced broker of the highest id (each broker's current incarnation)
-     * at metadata offset `offset`, asking to stay fenced or not. */
-    private static String heartbeat(OracleCluster c, boolean wantFence, long offset) {
+    /** The fenced broker of the highest id (a heartbeat probe's sender). */
+    private static int lastFenced(OracleCluster c) {
         int broker = -1;
         for (BrokerRegistration r : c.clusterControl.brokerRegistrations().values()) {
             if (r.fenced() && r.id() > broker) broker = r.id();
         }
         if (broker < 0) throw new BadProbe("a heartbeat probe needs a fenced broker");
-        long epoch = c.clusterControl.brokerRegistrations().get(broker).epoch();
-        BrokerHeartbeatRequestData request = new BrokerHeartbeatRequestData().setBrokerId(broker).
-            setBrokerEpoch(epoch).setCurrentMetadataOffset(offset).setWantFence(wantFence).setWantShutDown(false);
-        c.clusterControl.checkBrokerEpoch(broker, epoch);
-        OracleManagers.trackHeartbeat(c.clusterControl, broker, epoch);
-        long registerOffset = c.clusterControl.registerBrokerRecordOffset(broker).orElse(Long.MAX_VALUE);
-        c.replay(c.replicationControl.processBrokerHeartbeat(request, registerOffset).records());
-        return null;
+        return broker;
     }
 }
