@@ -32,6 +32,13 @@ from specs.catalogue import MUTANTS, RELEASES  # noqa: E402
 from verifier.engines.cluster.ruleflip import distinguish, flips  # noqa: E402
 
 
+def shown(path) -> str:
+    """A path as the results file records it: from the repository's root when under it, else its
+    name, so no machine's own directories are written into a committed result."""
+    path = Path(path).resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
+
+
 def mutant_of(rule: str, value) -> str:
     """The catalogue's mutant that is exactly this flip ('' if none)."""
     return next((m.name for m in MUTANTS.values() if dict(m.changes) == {rule: value}), "")
@@ -51,7 +58,7 @@ def act_out(version: str, rule: str, value, scenario: Path, out: Path) -> dict:
         row["error"] = ((p.stderr or p.stdout).strip().splitlines() or ["no output"])[-1]
         return row
     case = json.loads((Path(report) / "cluster.json").read_text())["details"]["cases"][0]
-    row["report"] = report
+    row["report"] = shown(report)
     row["divergence"] = case["divergence"]
     row["skipped"] = case["skipped"]
     # driven steps the cluster did not take (explain.MAY_BE_LEFT_OUT) and what it did instead: a
@@ -79,7 +86,7 @@ def gate_row(version: str, rule: str, value, out: Path, depth: int) -> dict:
     scenario.write_text(json.dumps(Model.scenario(case.trace, f"ruleflip-{version}-{rule}",
                                                   f"bench/ruleflip_bench.py: {rule}={value} against Kafka {version}"),
                                    indent=2) + "\n")
-    row["scenario"] = str(scenario)
+    row["scenario"] = shown(scenario)
     row.update(act_out(version, rule, value, scenario, out))
     d = row.get("divergence")
     if row.get("error"):
