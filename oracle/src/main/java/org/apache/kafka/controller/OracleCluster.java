@@ -172,14 +172,8 @@ final class OracleCluster {
             OracleManagers.expireSession(clusterControl, broker, existing.epoch(), time, SESSION_TIMEOUT_NS);
         }
         Uuid dir = logDirs.computeIfAbsent(broker, b -> Uuid.randomUuid());
-        BrokerRegistrationRequestData request = new BrokerRegistrationRequestData().
-            setBrokerId(broker).
-            setClusterId(clusterId).
-            setIncarnationId(new Uuid(broker + 1L, ++incarnations)).
-            setRack(null).
-            setPreviousBrokerEpoch(kafkaEpoch(previousEpoch)).
-            setLogDirs(List.of(dir));
-        OracleManagers.addFeatures(request);
+        BrokerRegistrationRequestData request = registration(broker, new Uuid(broker + 1L, ++incarnations),
+            kafkaEpoch(previousEpoch), dir);
         try {
             ControllerResult<?> result = OracleManagers.registerBroker(clusterControl, featureControl, request,
                 nextOffset, cleanShutdownDetection);
@@ -189,6 +183,20 @@ final class OracleCluster {
         } catch (RuntimeException e) {
             return errorName(e);
         }
+    }
+
+    /** The BrokerRegistration request of this cluster for `broker`: no rack, one log directory,
+     * the features the driver finalizes (OracleProbes changes one field of it at a time). */
+    BrokerRegistrationRequestData registration(int broker, Uuid incarnation, long previousEpoch, Uuid dir) {
+        BrokerRegistrationRequestData request = new BrokerRegistrationRequestData().
+            setBrokerId(broker).
+            setClusterId(clusterId).
+            setIncarnationId(incarnation).
+            setRack(null).
+            setPreviousBrokerEpoch(previousEpoch).
+            setLogDirs(List.of(dir));
+        OracleManagers.addFeatures(request);
+        return request;
     }
 
     /** A heartbeat from b's current incarnation, caught up with the metadata log. */
@@ -360,27 +368,35 @@ final class OracleCluster {
     // ------------------------------------------------------------------ setup
 
     private void createTopic(List<Integer> replicas, int minIsr, boolean unclean) {
-        CreateTopicsRequestData.CreatableTopic topic = new CreateTopicsRequestData.CreatableTopic().
-            setName(TOPIC).setNumPartitions(-1).setReplicationFactor((short) -1);
-        for (int i = 0; i < partitions; i++) {
-            topic.assignments().add(new CreateTopicsRequestData.CreatableReplicaAssignment().
-                setPartitionIndex(i).setBrokerIds(replicas));
-        }
-        topic.configs().add(new CreateTopicsRequestData.CreatableTopicConfig().
-            setName(MIN_ISR).setValue(Integer.toString(minIsr)));
-        topic.configs().add(new CreateTopicsRequestData.CreatableTopicConfig().
-            setName(UNCLEAN).setValue(Boolean.toString(unclean)));
-        CreateTopicsRequestData request = new CreateTopicsRequestData();
-        request.topics().add(topic);
-        ControllerResult<CreateTopicsResponseData> result = OracleCompat.createTopics(replicationControl,
-            context(ApiKeys.CREATE_TOPICS, ApiKeys.CREATE_TOPICS.latestVersion()), request);
-        CreateTopicsResponseData.CreatableTopicResult created = result.response().topics().find(TOPIC);
+        CreateTopicsResponseData.CreatableTopicResult created = createTopic(TOPIC, partitions, replicas,
+            Map.of(MIN_ISR, Integer.toString(minIsr), UNCLEAN, Boolean.toString(unclean)));
         if (created.errorCode() != 0) {
             throw new IllegalStateException("CreateTopics: " + Errors.forCode(created.errorCode()) + " " +
                 created.errorMessage());
         }
-        replay(result.records());
         topicId = created.topicId();
+    }
+
+    /** CreateTopics of one topic, `partitions` partitions each on `replicas`, with `configs`,
+     * its records replayed: the controller's answer for it. */
+    CreateTopicsResponseData.CreatableTopicResult createTopic(String name, int partitions, List<Integer> replicas,
+                                                             Map<String, String> configs) {
+        CreateTopicsRequestData.CreatableTopic topic = new CreateTopicsRequestData.CreatableTopic().
+            setName(name).setNumPartitions(-1).setReplicationFactor((short) -1);
+        for (int i = 0; i < partitions; i++) {
+            topic.assignments().add(new CreateTopicsRequestData.CreatableReplicaAssignment().
+                setPartitionIndex(i).setBrokerIds(replicas));
+        }
+        for (Map.Entry<String, String> config : new TreeMap<>(configs).entrySet()) {
+            topic.configs().add(new CreateTopicsRequestData.CreatableTopicConfig().
+                setName(config.getKey()).setValue(config.getValue()));
+        }
+        CreateTopicsRequestData request = new CreateTopicsRequestData();
+        request.topics().add(topic);
+        ControllerResult<CreateTopicsResponseData> result = OracleCompat.createTopics(replicationControl,
+            context(ApiKeys.CREATE_TOPICS, ApiKeys.CREATE_TOPICS.latestVersion()), request);
+        replay(result.records());
+        return result.response().topics().find(name);
     }
 
     /** A scenario that starts from another partition state: the record a snapshot would hold. */

@@ -15,8 +15,6 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.AlterPartitionResponseData;
 import org.apache.kafka.common.message.BrokerRegistrationRequestData;
-import org.apache.kafka.common.message.CreateTopicsRequestData;
-import org.apache.kafka.common.message.CreateTopicsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.metadata.BrokerRegistration;
 import org.apache.kafka.metadata.PartitionRegistration;
@@ -24,6 +22,7 @@ import org.apache.kafka.server.common.MetadataVersion;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 final class OracleProbes {
     static final int STRANGER = 9;        // a broker id no registration has
@@ -95,15 +94,7 @@ final class OracleProbes {
 
     /** A first registration of `broker` as OracleCluster.register makes one (a directory of its own). */
     private static BrokerRegistrationRequestData request(OracleCluster c, int broker) {
-        BrokerRegistrationRequestData request = new BrokerRegistrationRequestData().
-            setBrokerId(broker).
-            setClusterId(c.clusterId).
-            setIncarnationId(Uuid.randomUuid()).
-            setRack(null).
-            setPreviousBrokerEpoch(-1L).
-            setLogDirs(List.of(Uuid.randomUuid()));
-        OracleManagers.addFeatures(request);
-        return request;
+        return c.registration(broker, Uuid.randomUuid(), -1L, Uuid.randomUuid());
     }
 
     private static String register(OracleCluster c, BrokerRegistrationRequestData request) {
@@ -142,18 +133,9 @@ final class OracleProbes {
     /** Another topic of one partition on the partition's replicas (its records replayed): the
      * model's topic is not touched. */
     private static String createTopic(OracleCluster c, String name) {
-        CreateTopicsRequestData.CreatableTopic topic = new CreateTopicsRequestData.CreatableTopic().
-            setName(name).setNumPartitions(-1).setReplicationFactor((short) -1);
         List<Integer> replicas = new ArrayList<>();
         for (int r : c.replicationControl.getPartition(c.topicId(), 0).replicas) replicas.add(r);
-        topic.assignments().add(new CreateTopicsRequestData.CreatableReplicaAssignment().
-            setPartitionIndex(0).setBrokerIds(replicas));
-        CreateTopicsRequestData request = new CreateTopicsRequestData();
-        request.topics().add(topic);
-        ControllerResult<CreateTopicsResponseData> result = OracleCompat.createTopics(c.replicationControl,
-            OracleCluster.context(ApiKeys.CREATE_TOPICS, ApiKeys.CREATE_TOPICS.latestVersion()), request);
-        c.replay(result.records());
-        return OracleCluster.code(result.response().topics().find(name).errorCode());
+        return OracleCluster.code(c.createTopic(name, 1, replicas, Map.of()).errorCode());
     }
 
     /** The fenced broker of the highest id (a heartbeat probe's sender). */
