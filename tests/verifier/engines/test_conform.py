@@ -409,6 +409,21 @@ def test_a_restart_comes_after_the_session_lapses():
     assert accepted["error"] is None and accepted["brokers"]["2"][0] == 1102
 
 
+def test_a_controlled_shutdown_is_granted_once_every_active_broker_has_caught_up():
+    """The driver records the controlled-shutdown offset as QuorumController does, so a shutdown
+    heartbeat from a broker in controlled shutdown is judged in that state: granted only once
+    the lowest active broker's metadata offset has reached it. Brokers 2 and 3 last heartbeated
+    before broker 1's controlled-shutdown records; the model's clean_shutdown is the heartbeat
+    after the wait in which they catch up (OracleCluster.caughtUp), so it is granted: broker 1
+    is fenced, as the model has it."""
+    shutdown = {"op": "heartbeat", "broker": 1, "want_fence": False, "want_shutdown": True}
+    moved, granted = _oracle_run("4.4.0", [shutdown, shutdown])[1:]
+    assert moved["partition"]["leader"] == 2 and moved["brokers"]["1"][1:3] == [False, True]
+    assert moved["records"] == ["BrokerRegistrationChangeRecord", "PartitionChangeRecord"]
+    assert granted["brokers"]["1"][1] is True and granted["error"] is None
+    assert granted["brokers"]["2"][1:3] == granted["brokers"]["3"][1:3] == [False, False]
+
+
 def test_the_preferred_leader_task_does_what_elect_preferred_does():
     """maybeBalancePartitionLeaders is the same PREFERRED election as ElectLeaders, which the
     model's `elect preferred` is; only the answer differs (the task answers nothing)."""

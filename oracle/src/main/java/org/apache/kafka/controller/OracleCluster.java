@@ -34,6 +34,7 @@ import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.ApiError;
+import org.apache.kafka.metadata.BrokerHeartbeatReply;
 import org.apache.kafka.metadata.BrokerRegistration;
 import org.apache.kafka.server.common.TopicIdPartition;
 import org.apache.kafka.metadata.LeaderRecoveryState;
@@ -216,12 +217,35 @@ final class OracleCluster {
             setWantShutDown(wantShutDown);
         try {
             clusterControl.checkBrokerEpoch(broker, epoch);
+            BrokerHeartbeatManager heartbeats = clusterControl.heartbeatManager();
+            if (wantShutDown && heartbeats.controlledShutdownOffset(broker).isPresent()) caughtUp(broker);
             OracleManagers.trackHeartbeat(clusterControl, broker, epoch);
             long registerOffset = clusterControl.registerBrokerRecordOffset(broker).orElse(Long.MAX_VALUE);
-            replay(replicationControl.processBrokerHeartbeat(request, registerOffset).records());
+            ControllerResult<BrokerHeartbeatReply> result = replicationControl.processBrokerHeartbeat(request,
+                registerOffset);
+            replay(result.records());
+            // QuorumController's heartbeat event, once its batch is written: a broker it put in
+            // controlled shutdown waits until every active broker has read that far
+            if (result.response().inControlledShutdown()) {
+                heartbeats.maybeUpdateControlledShutdownOffset(broker, lastOffset());
+            }
             return null;
         } catch (RuntimeException e) {
             return errorName(e);
+        }
+    }
+
+    /** Every other unfenced broker not shutting down heartbeats at the log's end, as each does
+     * every broker.heartbeat.interval.ms: the model's clean_shutdown is the heartbeat after that
+     * wait (BrokerHeartbeatManager grants the shutdown once the lowest active broker's offset has
+     * reached the broker's controlled-shutdown offset; the time it takes is not modelled). */
+    private void caughtUp(int shuttingDown) {
+        BrokerHeartbeatManager heartbeats = clusterControl.heartbeatManager();
+        for (BrokerRegistration r : new ArrayList<>(clusterControl.brokerRegistrations().values())) {
+            if (r.id() != shuttingDown && !r.fenced() && heartbeats.controlledShutdownOffset(r.id()).isEmpty()) {
+                String error = heartbeat(r.id(), false, false);
+                if (error != null) throw new IllegalStateException("broker " + r.id() + "'s heartbeat: " + error);
+            }
         }
     }
 
