@@ -167,6 +167,7 @@ PROBES = {
     "create_topic_with_dot": None,                            # another topic: the model's is not touched
     "heartbeat_behind_metadata": None,        # a fenced broker behind its registration's offset stays fenced
     "heartbeat_wants_fence": None,            # a fenced broker asking to stay fenced stays fenced
+    "cancel_reassignment_of_another_topic": None,             # its revert: cancelPartitionReassignment
 }
 STRANGER = 9        # the broker id the registration probes name (OracleProbes.STRANGER)
 
@@ -186,6 +187,9 @@ def _probe_needs(cfg: Config, s: State, kind: str) -> Optional[str]:
         return None if not (p.adding_replicas or p.removing_replicas) else "no reassignment in progress"
     if kind.startswith("heartbeat_"):
         return None if ctrl.fenced else "a fenced broker"
+    if kind == "cancel_reassignment_of_another_topic":     # CreateTopics needs a live replica to lead
+        live = [r for r in p.replicas[:2] if r not in ctrl.fenced and r not in ctrl.shutting_down]
+        return None if len(p.replicas) >= 3 and live else "three replicas, one of the first two unfenced and running"
     return None
 
 
@@ -194,7 +198,8 @@ def _probe_needs(cfg: Config, s: State, kind: str) -> Optional[str]:
 class unmodelled_request:
     """A request naming what the model leaves out (another cluster, a ZooKeeper broker, log
     directories, a topic or partition the controller does not know, a version-2 AlterPartition,
-    an election of every partition, another topic, a heartbeat behind the log or asking to stay fenced): it
+    an election of every partition, another topic, a reassignment of another topic cancelled while
+    in progress, a heartbeat behind the log or asking to stay fenced): it
     changes nothing the model holds, and Kafka answers it with the error PROBES names."""
 
     def effect(cfg: Config, s: State, kind: str) -> Result:

@@ -113,3 +113,8 @@ def test_a_request_outside_the_model_changes_nothing_and_fails_a_state_it_cannot
     run = run_file(str(path))
     assert not run.ok and run.failure.step == 1
     assert run.failure.message == "unmodelled_request kind=heartbeat_wants_fence needs a fenced broker, which this state lacks"
+    assert A.step(cfg, s, ("unmodelled_request", "cancel_reassignment_of_another_topic")) == (s, None)
+    path.write_text(json.dumps({"name": "two replicas", "config": {"replicas": [1, 2], "min_isr": 1},
+                                "steps": [{"op": "unmodelled_request", "kind": "cancel_reassignment_of_another_topic"}]}))
+    run = run_file(str(path))
+    assert not run.ok and run.failure.step == 1 and "needs three replicas, one of the first two" in run.failure.message

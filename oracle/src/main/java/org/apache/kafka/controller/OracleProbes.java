@@ -77,6 +77,7 @@ final class OracleProbes {
                 case "reassign_unknown_partition": return c.reassign(OracleCluster.TOPIC, List.of(1), 7);
                 case "cancel_reassignment_none_in_progress": return c.reassign(OracleCluster.TOPIC, null, 0);
                 case "create_topic_with_dot": return createTopic(c, "kraft.verify.other");
+                case "cancel_reassignment_of_another_topic": return cancelElsewhere(c);
                 case "heartbeat_behind_metadata": return c.heartbeat(lastFenced(c), false, false, -1L);
                 case "heartbeat_wants_fence": return c.heartbeat(lastFenced(c), true, false);
                 default: throw new BadProbe("unknown probe " + kind);
@@ -136,6 +137,26 @@ final class OracleProbes {
         List<Integer> replicas = new ArrayList<>();
         for (int r : c.replicationControl.getPartition(c.topicId(), 0).replicas) replicas.add(r);
         return OracleCluster.code(c.createTopic(name, 1, replicas, Map.of()).errorCode());
+    }
+
+    /** Two other topics of one partition on the partition's first two replicas, one with unclean
+     * leader election off and one with it on, each reassigned to add the third replica (in
+     * progress: it never fetches, so never joins the ISR) and the reassignment cancelled,
+     * reverted by cancelPartitionReassignment (an unclean election where the topic allows it):
+     * the first error on the way, or none. Topics of their own each time (named by the log's
+     * end), the model's untouched. */
+    private static String cancelElsewhere(OracleCluster c) {
+        int[] replicas = c.replicationControl.getPartition(c.topicId(), 0).replicas;
+        if (replicas.length < 3) throw new BadProbe("a cancelled reassignment of another topic needs three replicas");
+        for (String unclean : List.of("false", "true")) {
+            String name = "kraft-verify-reassigned-" + (c.lastOffset() + 1);
+            String error = OracleCluster.code(c.createTopic(name, 1, List.of(replicas[0], replicas[1]),
+                Map.of(OracleCluster.UNCLEAN, unclean)).errorCode());
+            if (error == null) error = c.reassign(name, List.of(replicas[0], replicas[1], replicas[2]), 0);
+            if (error == null) error = c.reassign(name, null, 0);
+            if (error != null) return error;
+        }
+        return null;
     }
 
     /** The fenced broker of the highest id (a heartbeat probe's sender). */
