@@ -168,6 +168,7 @@ PROBES = {
     "heartbeat_behind_metadata": None,        # a fenced broker behind its registration's offset stays fenced
     "heartbeat_wants_fence": None,            # a fenced broker asking to stay fenced stays fenced
     "cancel_reassignment_of_another_topic": None,             # its revert: cancelPartitionReassignment
+    "standby_takes_over": None,     # a standby replays the log, refuses heartbeats, activates: the same state
 }
 STRANGER = 9        # the broker id the registration probes name (OracleProbes.STRANGER)
 
@@ -199,8 +200,9 @@ class unmodelled_request:
     """A request naming what the model leaves out (another cluster, a ZooKeeper broker, log
     directories, a topic or partition the controller does not know, a version-2 AlterPartition,
     an election of every partition, another topic, a reassignment of another topic cancelled while
-    in progress, a heartbeat behind the log or asking to stay fenced): it
-    changes nothing the model holds, and Kafka answers it with the error PROBES names."""
+    in progress, a heartbeat behind the log or asking to stay fenced, a second controller that
+    replays the log and takes over): it changes nothing the model holds, and Kafka answers it
+    with the error PROBES names."""
 
     def effect(cfg: Config, s: State, kind: str) -> Result:
         need = _probe_needs(cfg, s, kind)

@@ -424,6 +424,21 @@ def test_a_controlled_shutdown_is_granted_once_every_active_broker_has_caught_up
     assert granted["brokers"]["2"][1:3] == granted["brokers"]["3"][1:3] == [False, False]
 
 
+def test_a_standby_that_replays_the_log_takes_over_in_the_state_the_active_controller_holds():
+    """unmodelled_request standby_takes_over (OracleProbes.standbyTakesOver): a second
+    controller replays the metadata log (no heartbeat manager while standby: a heartbeat is not
+    taken), activates, and holds what the first holds; a standby that misses the log's last
+    record (the driver's own check that a difference is answered) does not: the field named."""
+    takeover = {"op": "probe", "kind": "standby_takes_over"}
+    missing = {"op": "probe", "kind": "standby_takes_over_missing_last_record"}
+    for version in ("3.9.2", "4.4.0"):
+        fenced, same, differs = _oracle_run(version, [{"op": "expire", "broker": 1}, takeover, missing])[1:]
+        assert fenced["records"][-1] == "BrokerRegistrationChangeRecord" and fenced["brokers"]["1"][1] is True
+        assert same["error"] is None and same["records"] == [] and same["brokers"] == fenced["brokers"]
+        assert differs["error"].startswith("STANDBY_DIFFERS(brokers: "), differs["error"]
+        assert differs["partition"] == fenced["partition"]      # the active controller left as it was
+
+
 def test_the_preferred_leader_task_does_what_elect_preferred_does():
     """maybeBalancePartitionLeaders is the same PREFERRED election as ElectLeaders, which the
     model's `elect preferred` is; only the answer differs (the task answers nothing)."""

@@ -99,6 +99,12 @@ final class OracleManagers {
     static void trackHeartbeat(ClusterControlManager clusterControl, int broker, long epoch) {
     }
 
+    /** Whether a standby controller takes a heartbeat: in 3.9 QuorumController.processBrokerHeartbeat
+     * is a write event only, refused NOT_CONTROLLER before any manager sees it. */
+    static boolean standbyTracksHeartbeat(ClusterControlManager clusterControl, int broker, long epoch) {
+        return false;
+    }
+
     /** The broker's last contact lies more than a session timeout in the past: the clock moves
      * on while every other registered broker keeps its session by heartbeating. */
     static void expireSession(ClusterControlManager clusterControl, int broker, long epoch, ManualTime time,

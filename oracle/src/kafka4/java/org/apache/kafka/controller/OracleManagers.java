@@ -108,6 +108,12 @@ final class OracleManagers {
         clusterControl.trackBrokerHeartbeat(broker, epoch);
     }
 
+    /** Whether a standby controller takes a heartbeat (QuorumController.processBrokerHeartbeat
+     * tracks it before its write event, and answers NOT_CONTROLLER when this is false). */
+    static boolean standbyTracksHeartbeat(ClusterControlManager clusterControl, int broker, long epoch) {
+        return clusterControl.trackBrokerHeartbeat(broker, epoch);
+    }
+
     /** The broker's last contact lies more than a session timeout in the past. */
     static void expireSession(ClusterControlManager clusterControl, int broker, long epoch, ManualTime time,
                               long sessionTimeoutNs) {

@@ -65,7 +65,8 @@ final class OracleCluster {
     final ClusterControlManager clusterControl;
     final ConfigurationControlManager configurationControl;
     final ReplicationControlManager replicationControl;
-    final String clusterId = Uuid.randomUuid().toString();
+    final String clusterId;
+    final boolean elr;
     final Map<Integer, Uuid> logDirs = new HashMap<>();
     private long nextOffset = 0;
     private Uuid topicId;
@@ -78,19 +79,28 @@ final class OracleCluster {
     private long unknownEpochs = 1L << 50;
     private String mappingConflict = null;
     private final List<String> written = new ArrayList<>();
+    // Every record replayed, in order from offset 0: the metadata log a standby replays (OracleProbes)
+    private final List<ApiMessageAndVersion> log = new ArrayList<>();
     private int incarnations = 0;
 
-    @SuppressWarnings("unchecked")
-    OracleCluster(Map<String, Object> init) {
+    /** The managers, none of them active yet (a standby controller's). */
+    private OracleCluster(String clusterId, boolean elr) {
+        this.clusterId = clusterId;
+        this.elr = elr;
         featureControl = OracleManagers.featureControl(snapshotRegistry);
-        replay(OracleManagers.bootstrapFeatures(bool(init, "elr"), bool(init, "isr_shrink_bumps_leader_epoch")));
         ReplicationControlManager[] rcm = new ReplicationControlManager[1];
         clusterControl = OracleManagers.clusterControl(clusterId, time, snapshotRegistry, SESSION_TIMEOUT_NS,
             featureControl, rcm);
         configurationControl = OracleManagers.configurationControl(snapshotRegistry, featureControl);
         replicationControl = OracleManagers.replicationControl(snapshotRegistry, configurationControl,
-            clusterControl, featureControl, bool(init, "elr"));
+            clusterControl, featureControl, elr);
         rcm[0] = replicationControl;
+    }
+
+    @SuppressWarnings("unchecked")
+    OracleCluster(Map<String, Object> init) {
+        this(Uuid.randomUuid().toString(), bool(init, "elr"));
+        replay(OracleManagers.bootstrapFeatures(elr, bool(init, "isr_shrink_bumps_leader_epoch")));
         clusterControl.activate();
 
         // Every broker registers (a first registration, version 3) and heartbeats until unfenced.
@@ -119,6 +129,22 @@ final class OracleCluster {
         written.clear();
     }
 
+    /** A standby controller of this one's cluster: its managers never activated, the whole
+     * metadata log replayed into them at the same offsets (as a standby follows the log), the
+     * model's epochs read as this one's (`dropLast`: all but the last record, for the driver's
+     * own test). */
+    static OracleCluster standby(OracleCluster active, boolean dropLast) {
+        OracleCluster standby = new OracleCluster(active.clusterId, active.elr);
+        standby.replay(active.log.subList(0, active.log.size() - (dropLast ? 1 : 0)));
+        standby.written.clear();
+        standby.topicId = active.topicId;
+        standby.partitions = active.partitions;
+        standby.toKafka.putAll(active.toKafka);
+        standby.toModel.putAll(active.toModel);
+        standby.mappingConflict = active.mappingConflict;
+        return standby;
+    }
+
     // ------------------------------------------------------------------ records
 
     void replay(List<ApiMessageAndVersion> records) {
@@ -126,6 +152,7 @@ final class OracleCluster {
             ApiMessage message = record.message();
             OracleManagers.replay(this, message, nextOffset);
             written.add(message.getClass().getSimpleName());
+            log.add(record);
             nextOffset++;
         }
     }

@@ -2,7 +2,8 @@
  * kraft-verify's oracle: requests outside the model ("probe" ops). Each names something the
  * model does not have (another cluster, a ZooKeeper broker, log directories, a topic or
  * partition the controller does not know, an AlterPartition of version 2, an election of
- * every partition, another topic (named with a dot), a heartbeat that is behind or asks to stay fenced) and is sent to the same
+ * every partition, another topic (named with a dot), a heartbeat that is behind or asks to stay fenced, a standby
+ * controller that replays the log and takes over) and is sent to the same
  * controller managers as every other op, its records replayed. The model's claim
  * (specs/actions/control.py, unmodelled_request) is that each leaves everything the model holds
  * as it was, answered with the error it names: conform compares the state and the error.
@@ -80,6 +81,8 @@ final class OracleProbes {
                 case "cancel_reassignment_of_another_topic": return cancelElsewhere(c);
                 case "heartbeat_behind_metadata": return c.heartbeat(lastFenced(c), false, false, -1L);
                 case "heartbeat_wants_fence": return c.heartbeat(lastFenced(c), true, false);
+                case "standby_takes_over": return standbyTakesOver(c, false);
+                case "standby_takes_over_missing_last_record": return standbyTakesOver(c, true);
                 default: throw new BadProbe("unknown probe " + kind);
             }
         } catch (BadProbe e) {
@@ -157,6 +160,36 @@ final class OracleProbes {
             if (error != null) return error;
         }
         return null;
+    }
+
+    /** A failover: a standby controller replays the active one's whole metadata log, is sent a
+     * heartbeat by every registered broker (none taken: QuorumController answers NOT_CONTROLLER),
+     * then becomes active (ClusterControlManager.activate, as QuorumController's claim does).
+     * Everything the model holds (partitions, registrations, ELR index, configs) must read the
+     * same in it as in the active controller, which is left as it was. `dropLast`: the standby
+     * misses the log's last record (the driver's own test that a difference is answered). */
+    private static String standbyTakesOver(OracleCluster c, boolean dropLast) {
+        OracleCluster standby = OracleCluster.standby(c, dropLast);
+        for (BrokerRegistration r : standby.clusterControl.brokerRegistrations().values()) {
+            if (OracleManagers.standbyTracksHeartbeat(standby.clusterControl, r.id(), r.epoch())) {
+                return "STANDBY_TOOK_HEARTBEAT";
+            }
+        }
+        standby.clusterControl.activate();
+        Map<String, Object> active = c.dump(null), taken = standby.dump(null);
+        for (String field : active.keySet()) {
+            if (!field.equals("records") && !json(active.get(field)).equals(json(taken.get(field)))) {
+                return "STANDBY_DIFFERS(" + field + ": " + json(taken.get(field)) + ")";
+            }
+        }
+        return null;
+    }
+
+    /** A value of the state report as JSON (int arrays compared by value). */
+    private static String json(Object value) {
+        StringBuilder b = new StringBuilder();
+        OracleJson.write(b, value);
+        return b.toString();
     }
 
     /** The fenced broker of the highest id (a heartbeat probe's sender). */
