@@ -208,6 +208,20 @@ def periodic_unclean_election(R, rules: Rules, ctrl, prefer=None) -> Outcome:
                     lambda: Outcome(ctrl))
 
 
+def periodic_preferred_election(R, rules: Rules, ctrl, prefer=None) -> Outcome:
+    """The controller's periodic preferred-leader election (auto leader rebalance,
+    maybeBalancePartitionLeaders): a partition whose leader is not its first replica (Kafka's
+    imbalanced partitions, a leaderless one too) takes the PREFERRED election ElectLeaders runs;
+    the task answers nothing, and a partition the election leaves as it was writes nothing.
+    `prefer` is taken and left, as `elect` leaves it for a preferred election: the preferred
+    replica is no choice among candidates."""
+    p = ctrl.partition
+    if not rules.auto_leader_rebalance:        # variant: the model leaves the task out (the default)
+        return Outcome(ctrl)
+    return R.branch(R.eq(p.leader, R.first(p.replicas, p.replicas)), lambda: Outcome(ctrl),
+                    lambda: _change(R, rules, ctrl, p.isr, election=PREFERRED))
+
+
 def set_min_isr(R, rules: Rules, ctrl, value) -> Outcome:
     """Kafka clears ELR and last_known_elr on any min.insync.replicas change of the topic; the
     KIP text only when the new min ISR <= |ISR|. Setting the value the topic already has writes
@@ -273,5 +287,5 @@ def unclean_recovery(R, rules: Rules, ctrl, strategy: str, answers) -> Outcome:
 
 
 __all__ = ["Outcome", "fence", "unfence", "controlled_shutdown", "register", "alter_partition",
-           "alter_partition_checks", "elect", "periodic_unclean_election", "set_min_isr", "set_unclean",
+           "alter_partition_checks", "elect", "periodic_unclean_election", "periodic_preferred_election", "set_min_isr", "set_unclean",
            "reassign", "unclean_recovery", "ONLINE", "PREFERRED", "UNCLEAN", "DESIGNATED", "Optional"]

@@ -24,8 +24,8 @@ partition's `State`, so the lifted model has exactly the rules the engines check
   is chosen per partition: the label then lists each partition's label (`("each", labels)`).
   A lossy crash is one where some partition loses something; the others crash keeping their
   log (`FALLBACK`).
-- The periodic unclean election (`WHERE_ENABLED`) acts on every partition where it applies and
-  leaves the others.
+- The periodic unclean and preferred elections (`WHERE_ENABLED`) act on every partition where
+  they apply and leave the others.
 - A controlled shutdown: whether the broker is told to shut down at once depends on its leading
   no partition at all (BrokerHeartbeatManager), which one partition's rule cannot see. Where
   it leads some partition, a partition it does not lead takes the rule's `elsewhere` step
@@ -55,7 +55,7 @@ from specs.state import State
 
 PER_PARTITION = frozenset({"produce", "fetch", "advance_hwm", "shrink_isr", "expand_isr", "deliver_alter_partition",
                            "elect", "reassign", "unclean_recovery", "alter_partition"})
-WHERE_ENABLED = frozenset({"periodic_unclean_election"})
+WHERE_ENABLED = frozenset({"periodic_unclean_election", "periodic_preferred_election"})
 # A broker event whose label's parameters from this place are a partition's own (an elected
 # broker's choice always is).
 OWN = {"crash_lossy": 2, "controlled_shutdown": 2}

@@ -15,8 +15,8 @@ controller's state as it was):
 - `restart` is a BrokerRegistration (version 3) of a new incarnation carrying the previous
   broker epoch read from its clean-shutdown file (-1 when there is none), after the old
   incarnation's session lapsed;
-- admin elections, config changes, reassignments and the periodic unclean election are the
-  requests and tasks of the same names.
+- admin elections, config changes, reassignments and the periodic unclean and preferred
+  elections are the requests and tasks of the same names.
 
 Broker epochs are the one value the model abstracts: Kafka's are metadata-log offsets, the
 model's 100 + id, then + 1000 per incarnation. Only their equality matters to any rule, so the
@@ -35,9 +35,11 @@ from specs.rules import changed
 from specs.state import NO_EPOCH, RECOVERING, State
 
 # Rule fields a Kafka cluster can be set up to run either way: ELR is a feature level, and the
-# leader epoch bump on an ISR shrink is metadata versions before 3.6 (KAFKA-15021).
+# leader epoch bump on an ISR shrink is metadata versions before 3.6 (KAFKA-15021), the periodic
+# preferred election a broker config (on by default; the model leaves it out unless told).
 CLUSTER_SETTINGS = {"elr": "eligible.leader.replicas.version",
-                    "leader_epoch_bump_on_isr_shrink": "metadata.version 3.5-IV2"}
+                    "leader_epoch_bump_on_isr_shrink": "metadata.version 3.5-IV2",
+                    "auto_leader_rebalance": "auto.leader.rebalance.enable"}
 
 # Model steps no release has, with the reason (said to the user when a scenario uses one).
 NOT_IN_KAFKA = {
@@ -154,6 +156,8 @@ def project(cfg: Config, s: State, label: tuple, after: State) -> dict[str, Any]
         return {"op": "config", "name": "unclean.leader.election.enable", "value": str(label[1]).lower()}
     if name == "periodic_unclean_election":
         return {"op": "periodic_unclean"}
+    if name == "periodic_preferred_election":      # a cluster without the task never runs it
+        return {"op": "periodic_preferred"} if cfg.rules.auto_leader_rebalance else {"op": "noop"}
     if name == "reassign":
         return {"op": "reassign", "replicas": list(label[1])}
     return {"op": "noop"}

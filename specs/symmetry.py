@@ -7,7 +7,7 @@ every replica plays a different role and the group is trivial; with
 `any_candidate_elections` (an election may pick any valid candidate, the ISR is a
 set) the replicas are interchangeable. Preferred elections, reassignments and the
 unclean-recovery tie-break read the replica order (their declarations say so), so their
-bounds must be 0.
+bounds must be 0 (the periodic preferred election's rule off).
 
 Broker epochs are `100 + id + 1000 * generation` (specs.actions.common.next_epoch), so
 renaming b to c maps an epoch e of b to e - b + c.
@@ -33,7 +33,9 @@ def applicability(cfg: Config) -> Optional[str]:
         return "bound metadata_lag > 0: the renaming does not move a leader's held metadata"
     from specs.actions import ACTIONS
     for action in ACTIONS:
-        if action.reads_replica_order and getattr(cfg.bounds, action.fixed_budget):
+        if action.reads_replica_order and action.switch and getattr(cfg.rules, action.switch):
+            return f"flag {action.switch}: action {action.name} reads the replica order"
+        if action.reads_replica_order and action.budget and getattr(cfg.bounds, action.fixed_budget):
             return f"bound {action.fixed_budget} > 0: action {action.name} reads the replica order"
     return None
 

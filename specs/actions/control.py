@@ -71,6 +71,13 @@ class periodic_unclean_election:
     """The controller's periodic task: unclean elections where the topic enables them."""
 
 
+@action(CONTROLLER, elects=True, reads_replica_order=True, switch="auto_leader_rebalance",
+        z3=Outside("the periodic preferred election: the z3 encoding has no such step"))
+class periodic_preferred_election:
+    """The controller's periodic preferred-leader election (rule auto_leader_rebalance): a
+    partition whose leader is not its preferred replica takes the preferred election, unasked."""
+
+
 @action(CONTROLLER, params=(Param("replicas", BROKER_LIST),), budget="reassignments", reads_replica_order=True,
         operator=True, z3=Outside("reassignment: the z3 encoding has no reassignment"))
 class reassign:

@@ -25,7 +25,7 @@ import inspect
 from typing import Any, Callable, NamedTuple, Optional, Union
 
 from specs.config import BUDGETS
-from specs.rules import Outside
+from specs.rules import RULE_FIELDS, Outside
 
 DATA, CONTROLLER, REQUEST = "data", "controller", "request"
 # DATA: a broker-side step, gated by broker state (replay checks its guard).
@@ -152,9 +152,10 @@ class Action(NamedTuple):
     fair: bool                                  # taken on its own by a healthy cluster (weak fairness)
     operator: bool                              # only an operator triggers it
     disturbance: bool                           # a follower falling behind: neither fault nor healing
-    reads_replica_order: bool                   # breaks broker symmetry when its budget is > 0
+    reads_replica_order: bool                   # breaks broker symmetry when its budget is > 0 (its switch on)
     z3: Union[tuple[str, ...], Outside]         # the z3 steps that stand for it, or why none does
     check: Optional[Callable]                   # extra check of a parsed operation (replay)
+    switch: Optional[str] = None                # a boolean rule without which it is never enabled
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -173,7 +174,7 @@ def action(kind: str, *, params: tuple[Param, ...] = (), budget: Optional[str] =
            charged_if_running: bool = False,
            z3: Union[tuple[str, ...], Outside], elects: bool = False, fault: bool = False,
            fair: bool = False, operator: bool = False, disturbance: bool = False,
-           reads_replica_order: bool = False):
+           reads_replica_order: bool = False, switch: Optional[str] = None):
     """Declare the class below as an action (see the module docstring)."""
     def declare(cls) -> Action:
         name = cls.__name__
@@ -197,8 +198,10 @@ def action(kind: str, *, params: tuple[Param, ...] = (), budget: Optional[str] =
             raise fail(f"unknown budget {budget!r} (known: {', '.join(BUDGETS)})")
         if charged_if_running and (budget is None or not params or params[0].name != "broker"):
             raise fail("a budget charged when its broker runs needs a budget and a broker parameter")
-        if reads_replica_order and budget is None:
-            raise fail("reads the replica order, so it needs a budget that can switch it off")
+        if reads_replica_order and budget is None and switch is None:
+            raise fail("reads the replica order, so it needs a budget or a rule (switch) that turns it off")
+        if switch is not None and (switch not in RULE_FIELDS or RULE_FIELDS[switch].type is not bool):
+            raise fail(f"switch {switch!r} is no boolean rule")
         if fault and (not params or params[0].name != "broker"):
             raise fail("a fault's first parameter is the broker it hits")
         if sum((fault, fair, operator, disturbance)) > 1:
@@ -208,7 +211,7 @@ def action(kind: str, *, params: tuple[Param, ...] = (), budget: Optional[str] =
         if not (isinstance(z3, Outside) or (isinstance(z3, tuple) and z3 and all(isinstance(x, str) for x in z3))):
             raise fail("z3 must name the z3 steps that stand for it, or say why none does (Outside)")
         declared = Action(name, kind, tuple(params), doc, effect, budget, charged_if_running, elects, fault,
-                          fair, operator, disturbance, reads_replica_order, z3, cls.__dict__.get("check"))
+                          fair, operator, disturbance, reads_replica_order, z3, cls.__dict__.get("check"), switch)
         DECLARATIONS.append(declared)
         return declared
     return declare

@@ -45,6 +45,8 @@ def off_by_config(cfg: Config, actions) -> dict[str, str]:
         name = action.fixed_budget
         if name is not None and getattr(cfg.bounds, name) == 0:
             off[action.name] = f"bound {name} = 0"
+        if action.switch is not None and not getattr(cfg.rules, action.switch):
+            off[action.name] = f"flag {action.switch} is not set"
     if cfg.bounds.metadata_lag == 0:
         for name in ("deliver_metadata", "stale_produce", "stale_advance_hwm"):
             off[name] = "follows hold_metadata (bound metadata_lag = 0)"
@@ -70,6 +72,8 @@ def enable_hints(cfg: Config) -> dict[str, str]:
              "no run left the partition leaderless with the strategy's conditions met "
              "(raise crashes, lossy_crashes or fences)",
              "periodic_unclean_election": "it needs a leaderless partition: raise fences, crashes or lossy_crashes",
+             "periodic_preferred_election": "it needs a leader other than the preferred replica: raise fences, "
+                                            "crashes, lossy_crashes or clean_shutdowns",
              "elect": "raise admin_elections", "reassign": "it needs a spare broker (TOML brokers) and "
                                                            "reassignments > 0"}
     return hints

@@ -32,7 +32,7 @@ from specs.rules import RECOVERY_STRATEGIES
 if A.ACTION_NAMES != ("produce", "fetch", "advance_hwm", "shrink_isr", "expand_isr", "deliver_alter_partition",
                       "crash", "crash_lossy", "restart", "clean_shutdown", "fence", "unfence",
                       "controlled_shutdown", "elect", "set_min_isr", "set_unclean", "periodic_unclean_election",
-                      "reassign", "unclean_recovery", "hold_metadata", "deliver_metadata", "stale_produce",
+                      "periodic_preferred_election", "reassign", "unclean_recovery", "hold_metadata", "deliver_metadata", "stale_produce",
                       "stale_advance_hwm"):
     raise ImportError("specs/kernel: the declared actions changed; the kernel's action ids follow them")
 
@@ -131,7 +131,8 @@ class Kernel:
         action, p0, p1, p2, prefer = (int(v) for v in code)
         ids = self.layout.universe
         name = A.ACTION_NAMES[action]
-        if name in ("produce", "advance_hwm", "deliver_alter_partition", "periodic_unclean_election"):
+        if name in ("produce", "advance_hwm", "deliver_alter_partition", "periodic_unclean_election",
+                    "periodic_preferred_election"):
             params: tuple = ()
         elif name == "shrink_isr":
             params = (ids[p0], tuple(ids[i] for i in range(len(ids)) if p1 >> i & 1))

@@ -13,10 +13,10 @@ from specs.kernel.data import put
 from specs.kernel.events import MISS, event, recovery_event, recovery_refused
 from specs.kernel.lag import held_by
 from specs.kernel.layout import L_NB, L_UNIVERSE
-from specs.kernel.mechanics import (R_DESIGNATED_ELECTIONS, R_RECOVERY_STRATEGY, alive, facts_of, has,
-                                    stop_cleanly)
-from specs.kernel.tables import (E_CONTROLLED_SHUTDOWN, E_ELECT, E_FENCE, E_PERIODIC_UNCLEAN, E_REASSIGN,
-                                 E_SET_MIN_ISR, E_SET_UNCLEAN, E_UNFENCE, F_FENCED, F_LEADER, F_MIN_ISR,
+from specs.kernel.mechanics import (R_AUTO_LEADER_REBALANCE, R_DESIGNATED_ELECTIONS, R_RECOVERY_STRATEGY, alive,
+                                    facts_of, has, stop_cleanly)
+from specs.kernel.tables import (E_CONTROLLED_SHUTDOWN, E_ELECT, E_FENCE, E_PERIODIC_PREFERRED, E_PERIODIC_UNCLEAN,
+                                 E_REASSIGN, E_SET_MIN_ISR, E_SET_UNCLEAN, E_UNFENCE, F_FENCED, F_LEADER, F_MIN_ISR,
                                  F_N_REPLICAS, F_REASSIGNING, F_REGISTERED, F_REPLICA_MASK, F_REPLICAS,
                                  F_SHUTTING_DOWN, F_UNCLEAN)
 
@@ -141,6 +141,21 @@ def periodic_unclean_election_params(r, lay, cv, f, tables, key, work, params):
 @njit(cache=True, _nrt=False)
 def periodic_unclean_election_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
     return event(t, lay, f, tables, E_PERIODIC_UNCLEAN, 0, 0, 0, prefer, key, work)
+
+
+# ---------------------------------------------------------------- periodic_preferred_election
+@njit(cache=True, inline="always", _nrt=False)
+def periodic_preferred_election_params(r, lay, cv, f, tables, key, work, params):
+    """With auto_leader_rebalance: a partition whose leader is not its first replica (Kafka's
+    imbalanced partitions, leaderless ones too)."""
+    if cv[R_AUTO_LEADER_REBALANCE] and f[F_LEADER] != f[F_REPLICAS]:
+        return put(params, 0, 0, 0)
+    return 0
+
+
+@njit(cache=True, _nrt=False)
+def periodic_preferred_election_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work):
+    return event(t, lay, f, tables, E_PERIODIC_PREFERRED, 0, 0, 0, prefer, key, work)
 
 
 # ---------------------------------------------------------------- reassign

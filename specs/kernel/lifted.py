@@ -14,7 +14,7 @@ No rule is here: what is compiled is the join.
   without the key takes its FALLBACK (a lossy crash: a crash there, unbounded) or, for a
   controlled shutdown of a broker that leads another partition, the `elsewhere` step
   (control.controlled_shutdown_effect with p1 = 1) within the epoch bounds.
-- The periodic unclean election (WHERE) acts in every partition where it applies.
+- The periodic unclean and preferred elections (WHERE) act in every partition where they apply.
 The budgets of a joined step are those of the first partition that took the event itself.
 
 A label is the one-partition kernel's five ints, its p2 (no one-partition step uses it) saying

@@ -27,7 +27,7 @@ from specs.state import NO_EPOCH
 # The config vector: rule switches, then the budgets' bounds and the epoch caps, then ids.
 (R_BROKER_EPOCH_CHECK, R_EXPAND_REQUIRES_CATCH_UP, R_FOLLOWER_TRUNCATES, R_HWM_GATE_COUNTS_MAXIMAL_ISR,
  R_HWM_REQUIRES_MIN_ISR, R_HWM_WAITS_FOR_ISR, R_LEADER_PROPOSES_SORTED_ISR, R_RESTART_BEFORE_FENCE,
- R_DESIGNATED_ELECTIONS, R_ANY_CANDIDATE_ELECTIONS, R_RECOVERY_STRATEGY) = range(11)
+ R_DESIGNATED_ELECTIONS, R_ANY_CANDIDATE_ELECTIONS, R_RECOVERY_STRATEGY, R_AUTO_LEADER_REBALANCE) = range(12)
 CV_REPLICAS = 12                          # the replicas' slots, as a bit mask (what symmetry renames)
 CV_BOUNDS = 16                            # one per budget, in BUDGETS order
 CV_MAX_LEADER_EPOCH = CV_BOUNDS + len(BUDGETS)
@@ -41,12 +41,13 @@ _SWITCHES = ("broker_epoch_check", "expand_requires_catch_up", "follower_truncat
 
 
 def config_vector(cfg: Config) -> np.ndarray:
-    """The config as the kernel reads it: every broker-side rule switch, bound and broker id."""
+    """The config as the kernel reads it: every rule switch it reads, bound and broker id."""
     cv = np.zeros(CV_SIZE, dtype=np.int64)
     for k, name in enumerate(_SWITCHES):
         cv[k] = int(getattr(cfg.rules, name))
     strategy = cfg.rules.unclean_recovery_strategy
     cv[R_RECOVERY_STRATEGY] = -1 if strategy is None else RECOVERY_STRATEGIES.index(strategy)
+    cv[R_AUTO_LEADER_REBALANCE] = int(cfg.rules.auto_leader_rebalance)
     for k, name in enumerate(BUDGETS):
         cv[CV_BOUNDS + k] = getattr(cfg.bounds, name)
     cv[CV_MAX_LEADER_EPOCH] = cfg.bounds.max_leader_epoch

@@ -34,8 +34,9 @@ from specs.kernel.tables import F_LEADER, F_LEADER_EPOCH, F_PARTITION_EPOCH
 # Action ids, in the declarations' order (specs/kernel/__init__.py checks it against ACTION_NAMES).
 (PRODUCE, FETCH, ADVANCE_HWM, SHRINK_ISR, EXPAND_ISR, DELIVER_ALTER_PARTITION, CRASH, CRASH_LOSSY, RESTART,
  CLEAN_SHUTDOWN, FENCE, UNFENCE, CONTROLLED_SHUTDOWN, ELECT, SET_MIN_ISR, SET_UNCLEAN, PERIODIC_UNCLEAN_ELECTION,
- REASSIGN, UNCLEAN_RECOVERY, HOLD_METADATA, DELIVER_METADATA, STALE_PRODUCE, STALE_ADVANCE_HWM) = range(23)
-N_ACTIONS = 23
+ PERIODIC_PREFERRED_ELECTION, REASSIGN, UNCLEAN_RECOVERY, HOLD_METADATA, DELIVER_METADATA, STALE_PRODUCE,
+ STALE_ADVANCE_HWM) = range(24)
+N_ACTIONS = 24
 LABEL = 5
 BOUNDED, UNBOUNDED, GUARDS = 0, 1, 2
 @njit(cache=True, inline="always", _nrt=False)
@@ -110,6 +111,8 @@ def guard(r, lay, cv, f, tables, key, work, params, action):
         return C.set_unclean_params(r, lay, cv, f, tables, key, work, params)
     if action == PERIODIC_UNCLEAN_ELECTION:
         return C.periodic_unclean_election_params(r, lay, cv, f, tables, key, work, params)
+    if action == PERIODIC_PREFERRED_ELECTION:
+        return C.periodic_preferred_election_params(r, lay, cv, f, tables, key, work, params)
     if action == REASSIGN:
         return C.reassign_params(r, lay, cv, f, tables, key, work, params)
     if action == UNCLEAN_RECOVERY:
@@ -160,6 +163,8 @@ def effect(t, lay, cv, f, tables, action, p0, p1, p2, prefer, key, work):
         return C.set_unclean_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work)
     if action == PERIODIC_UNCLEAN_ELECTION:
         return C.periodic_unclean_election_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work)
+    if action == PERIODIC_PREFERRED_ELECTION:
+        return C.periodic_preferred_election_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work)
     if action == REASSIGN:
         return C.reassign_effect(t, lay, cv, f, tables, p0, p1, p2, prefer, key, work)
     if action == UNCLEAN_RECOVERY:

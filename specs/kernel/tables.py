@@ -44,7 +44,8 @@ from specs.state import NO_LEADER, AlterPartitionRequest, Controller
 
 # events
 (E_FENCE, E_UNFENCE, E_CONTROLLED_SHUTDOWN, E_REGISTER, E_ALTER_PARTITION, E_ELECT, E_SET_MIN_ISR,
- E_SET_UNCLEAN, E_PERIODIC_UNCLEAN, E_REASSIGN, E_UNCLEAN_RECOVERY, E_RENAME, E_UNCLEAR, E_ADD_CLEARED) = range(14)
+ E_SET_UNCLEAN, E_PERIODIC_UNCLEAN, E_REASSIGN, E_UNCLEAN_RECOVERY, E_RENAME, E_UNCLEAR, E_ADD_CLEARED,
+ E_PERIODIC_PREFERRED) = range(15)
 # E_UNCLEAR and E_ADD_CLEARED are no events of Kafka's either: the controller value with a broker's
 # stale ELR index entries gone, or c more of them (the index across partitions, specs/elr_index.py)
 # E_RENAME is no event of Kafka's: the controller value with the replicas renamed (symmetry
@@ -244,6 +245,8 @@ class Tables:
             return run_event(cfg, C.set_unclean, ctrl, bool(a))
         if kind == E_PERIODIC_UNCLEAN:
             return run_event(cfg, C.periodic_unclean_election, ctrl, **kw)
+        if kind == E_PERIODIC_PREFERRED:
+            return run_event(cfg, C.periodic_preferred_election, ctrl, **kw)
         if kind == E_REASSIGN:
             return run_event(cfg, C.reassign, ctrl, decode_brokers(ids, a))
         if kind == E_RENAME:

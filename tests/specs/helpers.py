@@ -126,6 +126,7 @@ def set_unclean(v):
 
 
 PERIODIC = {"op": "periodic_unclean_election"}
+REBALANCE = {"op": "periodic_preferred_election"}
 
 
 def reassign(rs):

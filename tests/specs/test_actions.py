@@ -70,10 +70,15 @@ def test_every_table_is_derived_from_the_declarations():
 def test_symmetry_is_switched_off_by_any_action_that_reads_the_replica_order():
     cfg = make_config(flags={"any_candidate_elections": True})
     assert applicability(cfg) is None
+    switched = set()
     for a in A.ACTIONS:
         if a.reads_replica_order:
-            note = applicability(with_bounds(cfg, **{a.fixed_budget: 1}))
+            on = (make_config(flags={"any_candidate_elections": True, a.switch: True}) if a.switch
+                  else with_bounds(cfg, **{a.fixed_budget: 1}))
+            note = applicability(on)
             assert note is not None and a.name in note
+            switched.add(a.switch)
+    assert "auto_leader_rebalance" in switched       # a rule, not a budget, turns the periodic preferred election on
 
 
 def test_operations_are_checked_against_their_parameter_kinds():

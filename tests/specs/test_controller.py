@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from specs.state import NO_EPOCH, NO_LEADER
 
-from .helpers import (PERIODIC, Sim, alter, conf, cshut, elect, expect, fence, reassign, register, run, set_min_isr,
-                      set_unclean, unfence)
+from .helpers import (PERIODIC, REBALANCE, Sim, alter, conf, cshut, elect, expect, fence, reassign, register, run,
+                      set_min_isr, set_unclean, unfence)
 
 # =========================================================================== fence, unfence
 
@@ -392,6 +392,26 @@ def test_periodic_unclean_election_requires_topic_config():
     expect(sim.s, leader=NO_LEADER)
     sim.do(PERIODIC)
     expect(sim.s, leader=2, isr=[2], rec="RECOVERING")
+
+
+def test_periodic_preferred_election_moves_the_leader_back_unasked_where_the_rule_runs_it():
+    """docs/protocol.md, "Controller events": with auto_leader_rebalance the controller's periodic
+    task (maybeBalancePartitionLeaders) runs the preferred election on a partition whose leader
+    is not its first replica, as ElectLeaders would, answering nothing; where the preferred
+    replica cannot lead it writes nothing; without the rule (the model's default) it is off."""
+    on = conf(auto_leader_rebalance=True)
+    s, err = run(on, {"leader": 2}, REBALANCE)
+    assert err is None
+    expect(s, leader=1, isr=[1, 2, 3], le=1, pe=1, rec="RECOVERED")
+    assert s.ctrl == run(on, {"leader": 2}, elect("preferred"))[0].ctrl
+    sim = Sim(on, {"leader": 2, "isr": [2, 3]})
+    before = sim.s.ctrl
+    assert sim.do(REBALANCE) is None and sim.s.ctrl == before     # 1 not in the ISR: nothing written
+    s, err = run(on, {"leader": -1, "isr": [2, 3], "fenced": [1]}, REBALANCE)
+    expect(s, leader=2, le=1, pe=1)                                 # a leaderless partition is imbalanced too
+    off = Sim(conf(), {"leader": 2})
+    before = off.s.ctrl
+    assert off.do(REBALANCE) is None and off.s.ctrl == before
 
 
 def test_unclean_topic_elects_at_unfence():

@@ -27,6 +27,9 @@ def run(args: argparse.Namespace) -> int:
     cfg = build_config(args)[0]
     model = Model(cfg, symmetry=False)
     _refuse_model(model, rel)
+    if cfg.rules.auto_leader_rebalance:
+        raise UsageError("the real clusters run with auto.leader.rebalance.enable=false (cluster.py): "
+                         "--flag auto_leader_rebalance=true is for conform, against the controller classes")
     cases = []
     beside = model.outside_release(rel.preset) is not None     # the command line names another model
     for path in args.files:

@@ -3,12 +3,13 @@ the sets `make conform` and CI walk.
 
 The matrix's sets are sized for exhaustive search; walked, they never take a controlled
 shutdown and rarely an unclean election, so a model wrong there agreed with Kafka. These two
-fill that in, for every release (none needs ELR, so 3.9 walks them too), and a third walks a
-cluster setting no preset has:
+fill that in, for every release (none needs ELR, so 3.9 walks them too), and others walk
+cluster settings no preset has:
 
 - `shutdowns`: controlled shutdowns and the clean stop after them, both kinds of crash, and
   admin elections (a preferred one after the leader moved; refused ones: the preferred replica
-  already leads or cannot lead);
+  already leads or cannot lead), with the periodic preferred election that moves a leader back
+  unasked (auto.leader.rebalance.enable, a cluster setting: rule auto_leader_rebalance);
 - `epoch-bump`: a cluster at metadata.version 3.5-IV2, where an ISR shrink still bumps the leader
   epoch (KAFKA-15021 stopped it in 3.6), so ELR is off; a cluster setting, not a rule of the
   release (specs/projection.CLUSTER_SETTINGS), and the only way to reach PartitionChangeBuilder's
@@ -28,7 +29,8 @@ cluster setting no preset has:
 - `two-partitions`: a topic of two partitions on the same three brokers (issue 59): every broker
   event walks both in Kafka's controller, a partition's own step names one; controlled
   shutdowns of a broker that leads the other partition, admin elections, crashes, and a config
-  change that leaves stale ELR index entries to move across partitions (F5). Its walks are the
+  change that leaves stale ELR index entries to move across partitions (F5), and the periodic
+  preferred election over both partitions at once. Its walks are the
   lifted model's (specs/partitions.py), about a tenth as fast: `make conform` walks it a tenth of
   the other sets' steps (`share`), and it is not one of CONFORM_SETS, whose every walk CI and the
   mutant gate take with the one-partition model.
@@ -62,7 +64,7 @@ WALK_SETS = {
     "shutdowns": WalkSet(
         "controlled shutdowns, clean stops, crashes and admin elections, with refused requests",
         {"clean_shutdowns": 2, "crashes": 1, "lossy_crashes": 1, "admin_elections": 2},
-        plan=Plan(refusals=2)),
+        plan=Plan(refusals=2), flags={"auto_leader_rebalance": True}),
     "unclean": WalkSet(
         "leaderless partitions and unclean elections: two replicas, min ISR 1, no ISR shrink, "
         "unclean.leader.election.enable toggled, the periodic unclean election preferred",
@@ -83,7 +85,7 @@ WALK_SETS = {
         "a topic of two partitions on three brokers: controlled shutdowns of a broker leading the other "
         "partition, admin elections, crashes, a config change (F5's stale ELR index entries across partitions)",
         {"clean_shutdowns": 1, "crashes": 1, "lossy_crashes": 1, "admin_elections": 1, "config_changes": 1},
-        partitions=2, share=0.1),
+        partitions=2, share=0.1, flags={"auto_leader_rebalance": True}),
 }
 
 # What `make conform` (bench/conform_bench.py) and CI (tests/verifier/engines/test_conform.py) walk per
