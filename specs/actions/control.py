@@ -165,7 +165,7 @@ PROBES = {
     "alter_partition_zero_topic_id": "UNKNOWN_TOPIC_ID",
     "alter_partition_unknown_partition": "UNKNOWN_TOPIC_OR_PARTITION",   # validateAlterPartitionData
     "alter_partition_version_2_stale": "FENCED_LEADER_EPOCH",  # version 2 (newIsr without epochs), leader epoch -1
-    "elect_every_partition": None,                            # electLeaders naming no partition: none needs one
+    "elect_every_partition": None,      # electLeaders naming no partition: none needs one (or the preferred one's refusal)
     "elect_unknown_topic": "UNKNOWN_TOPIC_OR_PARTITION",      # electLeader
     "elect_unknown_partition": "UNKNOWN_TOPIC_OR_PARTITION",
     "reassign_unknown_topic": "UNKNOWN_TOPIC_OR_PARTITION",   # alterPartitionReassignment
@@ -190,7 +190,8 @@ def _probe_needs(cfg: Config, s: State, kind: str) -> Optional[str]:
     if kind.startswith("alter_partition_"):
         return None if p.leader in ctrl.registered else "a registered leader"
     if kind == "elect_every_partition":
-        return None if p.leader == p.replicas[0] else "the preferred replica leading"
+        return None if _elect_every_partition(cfg, s) is not False else \
+            "the preferred replica leading, or unable to lead (a preferred election that would change nothing)"
     if kind == "cancel_reassignment_none_in_progress":
         return None if not (p.adding_replicas or p.removing_replicas) else "no reassignment in progress"
     if kind.startswith("heartbeat_"):
@@ -199,6 +200,17 @@ def _probe_needs(cfg: Config, s: State, kind: str) -> Optional[str]:
         live = [r for r in p.replicas[:2] if r not in ctrl.fenced and r not in ctrl.shutting_down]
         return None if len(p.replicas) >= 3 and live else "three replicas, one of the first two unfenced and running"
     return None
+
+
+def _elect_every_partition(cfg: Config, s: State):
+    """Kafka's answer to an election of every partition (ElectLeaders naming none) where the
+    model's own preferred election changes nothing: None where the preferred replica leads
+    (ELECTION_NOT_NEEDED is left out of the answer), else the preferred election's refusal;
+    False where the election would change the partition (no probe: a step of the model)."""
+    if s.ctrl.partition.leader == s.ctrl.partition.replicas[0]:
+        return None
+    out = C.elect(CONCRETE, cfg.rules, s.ctrl, C.PREFERRED)
+    return False if out.error is None else out.error
 
 
 @action(REQUEST, params=(Param("kind", choice(*PROBES)),),
@@ -218,4 +230,6 @@ class unmodelled_request:
             raise NotEnabled(f"unmodelled_request kind={kind} needs {need}, which this state lacks")
         if kind == "register_without_metadata_version" and not cfg.rules.registration_requires_metadata_version:
             return s, "UNSUPPORTED_VERSION"         # Kafka 3.9: the first KRaft metadata version assumed
+        if kind == "elect_every_partition":
+            return s, _elect_every_partition(cfg, s)
         return s, PROBES[kind]

@@ -119,6 +119,16 @@ def test_a_request_outside_the_model_changes_nothing_and_fails_a_state_it_cannot
     assert not run.ok and run.failure.step == 1
     assert run.failure.message == "unmodelled_request kind=heartbeat_wants_fence needs a fenced broker, which this state lacks"
     assert A.step(cfg, s, ("unmodelled_request", "cancel_reassignment_of_another_topic")) == (s, None)
+    # an election of every partition: the preferred one's refusal where it cannot lead; where it could, no probe
+    from specs.scenario.format import NotEnabled
+    moved = A.step(cfg, s, ("controlled_shutdown", 1))[0]
+    assert moved.ctrl.partition.leader == 2
+    assert A.step(cfg, moved, ("unmodelled_request", "elect_every_partition")) == \
+        (moved, "PREFERRED_LEADER_NOT_AVAILABLE")
+    from tests.specs.helpers import Sim, conf
+    away = Sim(conf(), {"leader": 2})           # replica 1, in the ISR, would be elected
+    with pytest.raises(NotEnabled, match="the preferred replica leading, or unable to lead"):
+        A.step(away.cfg, away.s, ("unmodelled_request", "elect_every_partition"))
     path.write_text(json.dumps({"name": "two replicas", "config": {"replicas": [1, 2], "min_isr": 1},
                                 "steps": [{"op": "unmodelled_request", "kind": "cancel_reassignment_of_another_topic"}]}))
     run = run_file(str(path))
