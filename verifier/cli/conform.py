@@ -75,6 +75,14 @@ def set_config(preset: str, name: str, mutant=None):
     return cfg, PLAIN
 
 
+def _controller_log(args) -> str:
+    """The level Kafka's controller classes log at: --controller-log, else the walk set's own."""
+    from verifier.engines.conform.sets import WALK_SETS
+    if args.controller_log:
+        return args.controller_log
+    return WALK_SETS[args.bound_set].controller_log if args.bound_set in WALK_SETS else ""
+
+
 def _model(args, cfg):
     """The model the walks take: one partition's, or several partitions lifted from it (then
     walks only: a scenario file runs one partition)."""
@@ -175,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
         own = knobs("conform", version=rel.version, api=rel.api, preset=preset, cases=tuple(cases), walks=walks,
                     steps=args.steps, depth=args.depth, plan=plan, seed=args.seed,
                     coverage=str(out_dir / "kafka-coverage.exec") if args.coverage else "",
+                    controller_log=_controller_log(args), controller_log_file=str(out_dir / "controller.log"),
                     reach=lambda m: searched(engine("kernel"), m))
         with ProgressLine(out, not args.quiet, compared=True) as progress:
             result = engine("conform")(model, (), Settings(limits=Limits(time_budget=args.time_budget), knobs=own),

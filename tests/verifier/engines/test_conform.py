@@ -452,6 +452,21 @@ def test_the_preferred_leader_task_does_what_elect_preferred_does():
     assert by_request["records"] == by_task["records"] == ["PartitionChangeRecord"]
 
 
+def test_the_controller_classes_log_at_the_level_asked_into_the_runs_directory(cli, tmp_path):
+    """--controller-log: Kafka's controller classes log through slf4j-simple at that level into
+    controller.log of the run (their logging paths run and are compared); without it they log
+    nothing; a level slf4j does not know is a usage error."""
+    path = str(ROOT / "specs/scenarios/coverage-unmodelled-requests.json")
+    r = cli("conform", "--kafka", "4.4.0", "--controller-log", "debug", "--out", str(tmp_path / "debug"), path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    log = next((tmp_path / "debug").glob("*/controller.log")).read_text()
+    assert " DEBUG org.apache.kafka.controller." in log and " INFO org.apache.kafka.controller." in log
+    r = cli("conform", "--kafka", "4.4.0", "--out", str(tmp_path / "off"), path)
+    assert r.returncode == 0 and not list((tmp_path / "off").glob("*/controller.log"))
+    r = cli("conform", "--kafka", "4.4.0", "--controller-log", "verbose", path)
+    assert r.returncode == 2 and "--controller-log" in r.stderr
+
+
 def test_a_time_budget_stops_the_walks_with_exit_3_and_says_so(cli, tmp_path):
     """8 s: the oracle's JVM takes about 3 s to answer its first request on a loaded machine (with
     2 s it had not answered yet, and the run stopped before its first walk)."""

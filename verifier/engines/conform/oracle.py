@@ -121,6 +121,10 @@ class OracleStopped(Exception):
     """A signal or the run's time budget ended the wait for an answer (exit 3, not an error)."""
 
 
+# slf4j-simple's levels for Kafka's controller classes (oracle/pom.xml binds it; the default is off)
+LOG_LEVELS = ("trace", "debug", "info", "warn", "error")
+
+
 class Oracle:
     """One driver JVM for one Kafka release. Use as a context manager.
 
@@ -130,11 +134,19 @@ class Oracle:
     pipe holds would otherwise block) and its tail kept to say why it stopped; an answer is
     bounded in size, decoded leniently and checked for shape before anyone reads it."""
 
-    def __init__(self, version: str, generation: str, coverage: Optional[Path] = None):
+    def __init__(self, version: str, generation: str, coverage: Optional[Path] = None,
+                 log: Optional[tuple[str, str]] = None):
         """`coverage`: run Kafka's classes under JaCoCo's agent, its probes appended to this file
-        when the JVM ends (jacoco.py)."""
+        when the JVM ends (jacoco.py). `log`: (level, file): Kafka's controller classes log at
+        that slf4j level into that file (LOG_LEVELS; none: they log nothing), so their debug
+        paths run and are compared too."""
         self.version = version
         self.classpath = build(version, generation)
+        level, file = log if log is not None else ("off", os.devnull)
+        if level not in LOG_LEVELS + ("off",):
+            raise OracleError(f"unknown log level {level!r} (one of {', '.join(LOG_LEVELS)})")
+        self._logging = [f"-Dorg.slf4j.simpleLogger.defaultLogLevel={level}",
+                         f"-Dorg.slf4j.simpleLogger.logFile={file}"]
         self._agent: list[str] = []
         if coverage is not None:
             from verifier.engines.conform.jacoco import JacocoError, agent_option
@@ -153,7 +165,7 @@ class Oracle:
         if java is None:
             raise OracleError("the oracle needs Java 17 (java): install a JDK")
         self.proc = subprocess.Popen(
-            [java, "-XX:+UseSerialGC", *self._agent, "-cp", os.pathsep.join(self.classpath),
+            [java, "-XX:+UseSerialGC", *self._agent, *self._logging, "-cp", os.pathsep.join(self.classpath),
              "org.apache.kafka.controller.KraftVerifyOracle"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True)     # a Ctrl-C is the run's to handle (verifier/core/stop.py): it closes the JVM

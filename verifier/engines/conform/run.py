@@ -14,6 +14,7 @@ the walks did not check what the run claims they did (reach.py decides what no s
 """
 from __future__ import annotations
 
+import os
 import random
 import time
 from pathlib import Path
@@ -66,16 +67,17 @@ def _count(table: dict, key: str) -> None:
 def conform(version: str, api: str, preset: str, *, cases: list[Case], model=None, walks: int = 0,
             steps: int = 0, depth: int = 50, seed: int = 0, time_budget: Optional[float] = None,
             shrink_budget: int = 400, progress: Optional[Callable[[Progress], None]] = None,
-            plan: Plan = PLAIN, coverage: Optional[str] = None) -> Outcome:
+            plan: Plan = PLAIN, coverage: Optional[str] = None, log: Optional[tuple[str, str]] = None) -> Outcome:
     """Compare `cases` (scenario files), then random walks of `model` with Kafka `version` (driver
     API generation `api`): `walks` of them, and more until `steps` walk steps were compared, each
     chosen as `plan` says; with `coverage` (a file) Kafka's classes run under JaCoCo, their probes
-    appended there (jacoco.py). Raises OracleError if the oracle cannot run."""
+    appended there (jacoco.py); with `log` (level, file) they log at that level into that file.
+    Raises OracleError if the oracle cannot run."""
     out = Outcome(version, preset)
     start = time.monotonic()
     if model is not None and plan.refusals and (walks or steps):
         out.refusable = scout(model, walk_rng(seed, -1))
-    oracle = Oracle(version, api, Path(coverage) if coverage else None)
+    oracle = Oracle(version, api, Path(coverage) if coverage else None, log)
     out.classpath = oracle.classpath
     with oracle, stop.polled():
         oracle.deadline = start + time_budget if time_budget is not None else None
@@ -197,6 +199,8 @@ class Knobs(knobs.Knobs):
     plan: Plan = PLAIN  # what a walk chooses (a walk set)
     coverage: str = ""  # a file: Kafka's classes under JaCoCo, their probes appended there
     coverage_report: bool = True  # and read into the result (False: the caller reads it once, after its runs)
+    controller_log: str = ""  # a level of oracle.LOG_LEVELS: Kafka's controller classes log at it ("": not at all)
+    controller_log_file: str = ""  # ... into this file
     reach: Any = None  # model -> reach.Reach: which actions no state of the config enables (the CLI binds a search)
 
 
@@ -216,7 +220,8 @@ def run(model, properties=(), settings: Settings = Settings(), progress=None) ->
     e = Knobs.of(settings)
     out = conform(e.version, e.api, e.preset, cases=list(e.cases), model=model, walks=e.walks, steps=e.steps,
                   depth=e.depth, seed=e.seed, time_budget=settings.limits.time_budget, progress=progress, plan=e.plan,
-                  coverage=e.coverage or None)
+                  coverage=e.coverage or None,
+                  log=(e.controller_log, e.controller_log_file or os.devnull) if e.controller_log else None)
     d = out.divergence
     trace = None
     if d is not None:

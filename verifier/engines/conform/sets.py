@@ -18,7 +18,9 @@ cluster settings no preset has:
   crashes leave the partition leaderless within a few steps; unclean.leader.election.enable toggled often
   (weight 3, set_min_isr 0.2) within six config changes, and the periodic unclean election
   taken when it can be (weight 20): it needs a leaderless partition whose topic has just
-  enabled unclean elections, which plain walks reach once in tens of thousands of steps.
+  enabled unclean elections, which plain walks reach once in tens of thousands of steps. Kafka's
+  controller classes log at INFO in it (`controller_log`), where they log nothing elsewhere but
+  in `make conform`'s scenario files (DEBUG): each logging path runs and is compared once.
 
 - `held-leader`: a leader cut off from the controller (issue 59, bound metadata_lag): the
   controller's side of it is that the held broker cannot heartbeat, shut down or send an
@@ -58,6 +60,7 @@ class WalkSet:
     flags: dict = field(default_factory=dict)     # rules a cluster can be set to run (specs.projection.CLUSTER_SETTINGS)
     partitions: int = 1                           # the topic's partitions (more than one: specs/partitions.py)
     share: float = 1.0                            # of `make conform`'s walk steps per set
+    controller_log: str = ""                      # Kafka's controller classes log at this level (oracle.LOG_LEVELS)
 
 
 WALK_SETS = {
@@ -70,7 +73,7 @@ WALK_SETS = {
         "unclean.leader.election.enable toggled, the periodic unclean election preferred",
         {"fences": 3, "crashes": 2, "lossy_crashes": 0, "isr_shrinks": 0, "config_changes": 6,
          "admin_elections": 1},
-        replicas=(1, 2), min_isr=1,
+        replicas=(1, 2), min_isr=1, controller_log="info",
         plan=Plan(refusals=2, weights={"set_unclean": 3.0, "periodic_unclean_election": 20.0, "set_min_isr": 0.2})),
     "epoch-bump": WalkSet(
         "metadata.version 3.5-IV2 (before KAFKA-15021): an ISR shrink bumps the leader epoch; ELR off, which "
