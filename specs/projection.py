@@ -121,6 +121,8 @@ def project(cfg: Config, s: State, label: tuple, after: State) -> dict[str, Any]
         return {"op": "probe", "kind": label[1]}
     if name == "unfence":
         return {"op": "heartbeat", "broker": label[1], "want_fence": False, "want_shutdown": False}
+    if name == "heartbeat_want_fence":    # the replay-only request
+        return {"op": "heartbeat", "broker": label[1], "want_fence": True, "want_shutdown": label[2]}
     if name in ("controlled_shutdown", "clean_shutdown"):
         return {"op": "heartbeat", "broker": label[1], "want_fence": False, "want_shutdown": True}
     if name == "restart":

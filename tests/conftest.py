@@ -22,7 +22,8 @@ def run_cli(*args, cwd=ROOT, env=None):
 # other test (`-m 'not nightly and not deps'`); `make test` runs them all. A module or test is
 # marked here by where it lives, by the Spark fixture it takes, or by its own `deps` mark.
 DEPS_DIRS = ("tests/spark/", "tests/cluster/")
-DEPS_MODULES = ("tests/verifier/engines/test_conform.py", "tests/verifier/engines/test_oracle_answers.py")
+DEPS_MODULES = ("tests/verifier/engines/test_conform.py", "tests/verifier/engines/test_oracle_answers.py",
+                "tests/verifier/engines/test_oracle_driver.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -125,6 +125,25 @@ class register:
         return on_kernel(cfg, lambda k: k.install(s, out, revive=broker if broker in cfg.brokers else None))
 
 
+@action(REQUEST, params=(BROKER, Param("want_shutdown", BOOL, required=False, default=False)), z3=("fence",))
+class heartbeat_want_fence:
+    """A heartbeat of a running, unfenced broker not in controlled shutdown asking to be fenced
+    (wantFence; with `want_shutdown`, to shut down at once): BrokerHeartbeatManager grants it,
+    FENCED or SHUTDOWN_NOW, and the controller fences the broker as when its session lapses
+    (handleBrokerFenced: the model's fence). Apache Kafka's brokers send wantFence only before
+    they are first unfenced; the controller takes it from any."""
+
+    def effect(cfg: Config, s: State, broker: int, want_shutdown: bool) -> Result:
+        from specs.kernel import on_kernel
+        ctrl = s.ctrl
+        if broker not in ctrl.registered or broker in ctrl.fenced or broker in ctrl.shutting_down:
+            from specs.scenario.format import NotEnabled
+            raise NotEnabled(f"heartbeat_want_fence broker={broker} needs a registered broker, unfenced and not in "
+                             f"controlled shutdown (a fenced one's: unmodelled_request heartbeat_wants_fence)")
+        out = C.fence(CONCRETE, cfg.rules, ctrl, broker)
+        return on_kernel(cfg, lambda k: k.install(s, out))
+
+
 @action(REQUEST, params=(Param("broker", OPT_INT, required=False), Param("request_broker_epoch", LONG, required=False),
                          Param("leader_epoch"), Param("partition_epoch"), Param("isr", INT_LIST),
                          Param("broker_epochs", EPOCH_MAP, required=False, default=()),
