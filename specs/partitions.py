@@ -25,7 +25,9 @@ partition's `State`, so the lifted model has exactly the rules the engines check
   A lossy crash is one where some partition loses something; the others crash keeping their
   log (`FALLBACK`).
 - The periodic unclean and preferred elections (`WHERE_ENABLED`) act on every partition where
-  they apply and leave the others.
+  they apply and leave the others; where one would take a partition beyond the bounds, the
+  event is not taken (as a step beyond them is not in one partition), never taken in the others
+  alone.
 - A controlled shutdown: whether the broker is told to shut down at once depends on its leading
   no partition at all (BrokerHeartbeatManager), which one partition's rule cannot see. Where
   it leads some partition, a partition it does not lead takes the rule's `elsewhere` step
@@ -194,6 +196,8 @@ def _together(cfg: Config, s: Partitions, name: str, unbounded: bool) -> Iterato
             if not mine:
                 if name not in WHERE_ENABLED:
                     break
+                if not unbounded and next(iter(A.action_successors(cfg, s[p], name, True)), None) is not None:
+                    break           # it applies there beyond the bounds: the event is not taken at all
                 mine = [(None, s[p])]
             choices.append(mine)
         else:

@@ -14,7 +14,8 @@ No rule is here: what is compiled is the join.
   without the key takes its FALLBACK (a lossy crash: a crash there, unbounded) or, for a
   controlled shutdown of a broker that leads another partition, the `elsewhere` step
   (control.controlled_shutdown_effect with p1 = 1) within the epoch bounds.
-- The periodic unclean and preferred elections (WHERE) act in every partition where they apply.
+- The periodic unclean and preferred elections (WHERE) act in every partition where they apply;
+  not at all where one would take a partition beyond the bounds.
 The budgets of a joined step are those of the first partition that took the event itself.
 
 A label is the one-partition kernel's five ints, its p2 (no one-partition step uses it) saying
@@ -92,6 +93,12 @@ def lifted_successors(r, parts, lay, cv, plan, tables, mode, only, out, labels, 
             scratch[p], scratch[parts + p] = m, 0
             if action == CRASH_LOSSY and kind[action] != OWN:
                 m = _part(r, p, w, m1, parts + p, lay, cv, plan, tables, UNBOUNDED, CRASH, sub, sub_labels, key,
+                          work, params)
+                if m == MISS:
+                    return MISS
+                scratch[parts + p] = m
+            if kind[action] == WHERE and mode == BOUNDED and m == 0:     # does it apply beyond the bounds?
+                m = _part(r, p, w, m1, parts + p, lay, cv, plan, tables, UNBOUNDED, action, sub, sub_labels, key,
                           work, params)
                 if m == MISS:
                     return MISS
@@ -213,7 +220,7 @@ def _join(r, parts, w, m1, nbud, lay, cv, plan, tables, mode, action, kind, out,
                             scratch[o] = j
                             o += 1
                             c += 1
-                if c == 0 and kind == WHERE:
+                if c == 0 and kind == WHERE and scratch[parts + q] == 0:    # (else: only beyond the bounds)
                     scratch[o] = -1
                     o += 1
                     c += 1
