@@ -240,7 +240,8 @@ class unmodelled_request:
     an election of every partition, another topic, a reassignment of another topic cancelled while
     in progress, a heartbeat behind the log or asking to stay fenced, a second controller that
     replays the log and takes over): it changes nothing the model holds, and Kafka answers it
-    with the error PROBES names."""
+    with the error PROBES names (an election of every partition where the preferred replica
+    cannot lead: the model's own preferred election's refusal)."""
 
     def effect(cfg: Config, s: State, kind: str) -> Result:
         need = _probe_needs(cfg, s, kind)
