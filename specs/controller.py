@@ -287,5 +287,6 @@ def unclean_recovery(R, rules: Rules, ctrl, strategy: str, answers) -> Outcome:
 
 
 __all__ = ["Outcome", "fence", "unfence", "controlled_shutdown", "register", "alter_partition",
-           "alter_partition_checks", "elect", "periodic_unclean_election", "periodic_preferred_election", "set_min_isr", "set_unclean",
-           "reassign", "unclean_recovery", "ONLINE", "PREFERRED", "UNCLEAN", "DESIGNATED", "Optional"]
+           "alter_partition_checks", "elect", "periodic_unclean_election", "periodic_preferred_election",
+           "set_min_isr", "set_unclean", "reassign", "unclean_recovery", "ONLINE", "PREFERRED", "UNCLEAN",
+           "DESIGNATED", "Optional"]
