@@ -41,7 +41,8 @@ from verifier.engines.conform.oracle import Oracle  # noqa: E402
 from verifier.core.settings import Settings  # noqa: E402
 from verifier.engines.conform import run as C  # noqa: E402
 from verifier.engines.conform.run import walk_rng  # noqa: E402
-from verifier.engines.conform.sets import CONFORM_SETS, PARTITION_SETS, WALK_SETS, model_of  # noqa: E402
+from verifier.engines.conform.sets import (CONFORM_SETS, PARTITION_SETS, WALK_SETS, controller_log,  # noqa: E402
+                                           model_of)
 
 ROOT = Path(__file__).resolve().parents[1]
 # Errors the model answers only to a raw request (a scenario's alter_partition or register),
@@ -65,11 +66,6 @@ def compare(rel, model, **knobs):
 # Kafka's controller classes log at DEBUG for the scenario files (the walk sets name their own
 # level, sets.py): the debug paths run and are compared; the log goes nowhere.
 SCENARIO_LOG = "debug"
-
-
-def _log(name: str) -> str:
-    """The level a set's walks run Kafka's controller classes at (the matrix's sets: none)."""
-    return WALK_SETS[name].controller_log if name in WALK_SETS else ""
 
 
 def scenario_cases(rel) -> tuple[list[Case], int]:
@@ -119,7 +115,7 @@ def agreement(steps: int, seed: int, releases: list[str], minimum: int) -> tuple
         for name in CONFORM_SETS:
             cfg, plan = set_config(rel.preset, name)
             w = compare(rel, Model(cfg, symmetry=False), steps=steps, seed=seed, plan=plan, coverage=probes,
-                        coverage_report=False, controller_log=_log(name))
+                        coverage_report=False, controller_log=controller_log(name))
             rows.append({"kafka": version, "input": f"walks, {name}", "traces": w.walks, "steps": w.walk_steps,
                          "seconds": round(w.seconds, 1), "steps_per_second": round(w.steps_per_second),
                          "diverged": w.divergence is not None, "per_action": w.walk_ops, "errors": w.errors})
@@ -128,7 +124,7 @@ def agreement(steps: int, seed: int, releases: list[str], minimum: int) -> tuple
         for name in PARTITION_SETS:          # a topic of several partitions: a share of the steps (sets.py)
             cfg, plan = set_config(rel.preset, name)
             w = compare(rel, model_of(cfg), steps=max(1, int(steps * WALK_SETS[name].share)), seed=seed, plan=plan,
-                        coverage=probes, coverage_report=False, controller_log=_log(name))
+                        coverage=probes, coverage_report=False, controller_log=controller_log(name))
             rows.append({"kafka": version, "input": f"walks, {name}", "traces": w.walks, "steps": w.walk_steps,
                          "seconds": round(w.seconds, 1), "steps_per_second": round(w.steps_per_second),
                          "diverged": w.divergence is not None, "per_action": w.walk_ops, "errors": w.errors})

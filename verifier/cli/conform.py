@@ -77,10 +77,8 @@ def set_config(preset: str, name: str, mutant=None):
 
 def _controller_log(args) -> str:
     """The level Kafka's controller classes log at: --controller-log, else the walk set's own."""
-    from verifier.engines.conform.sets import WALK_SETS
-    if args.controller_log:
-        return args.controller_log
-    return WALK_SETS[args.bound_set].controller_log if args.bound_set in WALK_SETS else ""
+    from verifier.engines.conform.sets import controller_log
+    return args.controller_log or (controller_log(args.bound_set) if args.bound_set else "")
 
 
 def _model(args, cfg):

@@ -138,15 +138,15 @@ class Oracle:
                  log: Optional[tuple[str, str]] = None):
         """`coverage`: run Kafka's classes under JaCoCo's agent, its probes appended to this file
         when the JVM ends (jacoco.py). `log`: (level, file): Kafka's controller classes log at
-        that slf4j level into that file (LOG_LEVELS; none: they log nothing), so their debug
+        that slf4j level into that file ("": nowhere; LOG_LEVELS; none: they log nothing), so their debug
         paths run and are compared too."""
         self.version = version
         self.classpath = build(version, generation)
-        level, file = log if log is not None else ("off", os.devnull)
+        level, file = log if log is not None else ("off", "")
         if level not in LOG_LEVELS + ("off",):
             raise OracleError(f"unknown log level {level!r} (one of {', '.join(LOG_LEVELS)})")
         self._logging = [f"-Dorg.slf4j.simpleLogger.defaultLogLevel={level}",
-                         f"-Dorg.slf4j.simpleLogger.logFile={file}"]
+                         f"-Dorg.slf4j.simpleLogger.logFile={file or os.devnull}"]
         self._agent: list[str] = []
         if coverage is not None:
             from verifier.engines.conform.jacoco import JacocoError, agent_option

@@ -14,7 +14,6 @@ the walks did not check what the run claims they did (reach.py decides what no s
 """
 from __future__ import annotations
 
-import os
 import random
 import time
 from pathlib import Path
@@ -200,7 +199,7 @@ class Knobs(knobs.Knobs):
     coverage: str = ""  # a file: Kafka's classes under JaCoCo, their probes appended there
     coverage_report: bool = True  # and read into the result (False: the caller reads it once, after its runs)
     controller_log: str = ""  # a level of oracle.LOG_LEVELS: Kafka's controller classes log at it ("": not at all)
-    controller_log_file: str = ""  # ... into this file
+    controller_log_file: str = ""  # ... into this file ("": nowhere)
     reach: Any = None  # model -> reach.Reach: which actions no state of the config enables (the CLI binds a search)
 
 
@@ -221,7 +220,7 @@ def run(model, properties=(), settings: Settings = Settings(), progress=None) ->
     out = conform(e.version, e.api, e.preset, cases=list(e.cases), model=model, walks=e.walks, steps=e.steps,
                   depth=e.depth, seed=e.seed, time_budget=settings.limits.time_budget, progress=progress, plan=e.plan,
                   coverage=e.coverage or None,
-                  log=(e.controller_log, e.controller_log_file or os.devnull) if e.controller_log else None)
+                  log=(e.controller_log, e.controller_log_file) if e.controller_log else None)
     d = out.divergence
     trace = None
     if d is not None:

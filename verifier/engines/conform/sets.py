@@ -98,6 +98,11 @@ CONFORM_SETS = MATRIX_SETS + tuple(n for n, ws in WALK_SETS.items() if ws.partit
 PARTITION_SETS = tuple(n for n, ws in WALK_SETS.items() if ws.partitions > 1)
 
 
+def controller_log(name: str) -> str:
+    """The level a set's walks run Kafka's controller classes at ("": none; the matrix's sets too)."""
+    return WALK_SETS[name].controller_log if name in WALK_SETS else ""
+
+
 def walk_config(preset: str, name: str, mutant: Optional[str] = None):
     """The config of one of conform's own walk sets under `preset` (and a mutant)."""
     ws = WALK_SETS[name]
