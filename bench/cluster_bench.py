@@ -1,13 +1,15 @@
 """Real clusters: cost and the nightly walks (BENCHMARKS.md, "Real clusters").
 
     python bench/cluster_bench.py --releases 4.4.0,3.9.2 --steps 300 --json bench/results/cluster.json
+    python bench/cluster_bench.py --releases 4.4.0,3.9.2 --partitions 2 --steps 150 --json bench/results/cluster-partitions.json
 
 For each release: seeded random walks of cluster-conform (each on a fresh cluster) until at least
 --steps driven steps were compared, with bounds wide enough that every step the harness can cause
 is drawn (crashes, lossy crashes, controlled shutdowns, config changes, admin elections). Records
 per release: walks, steps, divergences (each with its report), cluster start time, seconds per
 step, steps per hour and the peak resident memory of the Kafka JVMs (sampled from /proc every
-second). Exit 1 if any walk diverged, 2 if a cluster could not be had. One release at a time: the
+second). With --partitions N, the walks are the lifted model's on a topic of N partitions.
+Exit 1 if any walk diverged, 2 if a cluster could not be had. One release at a time: the
 machine has two cores and a cluster's timing is what the harness waits on.
 """
 from __future__ import annotations
@@ -37,7 +39,7 @@ def _jvm_rss_mb() -> float:
     return total / 1024
 
 
-def run_release(version: str, steps: int, seed: int, depth: int, out: Path) -> dict:
+def run_release(version: str, steps: int, seed: int, depth: int, out: Path, partitions: int = 1) -> dict:
     peak, stop = [0.0], threading.Event()
 
     def sample():
@@ -46,12 +48,12 @@ def run_release(version: str, steps: int, seed: int, depth: int, out: Path) -> d
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    row = {"release": version, "walks": 0, "steps": 0, "divergences": [], "setup_seconds": [], "case_seconds": [],
+    row = {"release": version, "partitions": partitions, "walks": 0, "steps": 0, "divergences": [], "setup_seconds": [], "case_seconds": [],
            "exit_codes": []}
     start, walk_seed = time.monotonic(), seed
     while row["steps"] < steps:
         args = [sys.executable, "-m", "verifier.cli", "cluster-conform", "--kafka", version, "--walks", "5",
-                "--depth", str(depth), "--seed", str(walk_seed), "--out", str(out)]
+                "--depth", str(depth), "--seed", str(walk_seed), "--out", str(out), "--partitions", str(partitions)]
         for b in BOUNDS:
             args += ["--bound", b]
         p = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
@@ -87,13 +89,14 @@ def main() -> int:
     ap.add_argument("--depth", type=int, default=30)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "reports" / "cluster-bench"))
+    ap.add_argument("--partitions", type=int, default=1, help="the topic's partitions (the lifted model's walks)")
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     rows = []
     for v in a.releases.split(","):
-        row = run_release(v, a.steps, a.seed, a.depth, Path(a.out))
+        row = run_release(v, a.steps, a.seed, a.depth, Path(a.out), a.partitions)
         rows.append(row)
-        print(f"{v}: {row['walks']} walks, {row['steps']} steps, {len(row['divergences'])} divergences, "
+        print(f"{v}{'' if a.partitions == 1 else f' ({a.partitions} partitions)'}: {row['walks']} walks, {row['steps']} steps, {len(row['divergences'])} divergences, "
               f"start {row['mean_setup_seconds']} s, {row['seconds_per_step']} s/step, {row['steps_per_hour']} "
               f"steps/h, peak JVM RSS {row['peak_jvm_rss_mb']} MB, {row['seconds']} s" + (f", ERROR {row['error']}"
                                                                                        if row.get("error") else ""),

@@ -11,10 +11,11 @@ import argparse
 import json
 from pathlib import Path
 
-from specs import Model, config_to_dict
+from specs import Model, PartitionsModel, config_to_dict, lift_property
 from verifier.cli.binding import engine, knobs, properties
 from verifier.cli.common import UsageError, build_config, console, header_line, run_dir, write_result
 from verifier.cli.progress import ProgressLine
+from verifier.engines.cluster.explain import parts
 from verifier.cli.conform import _file_case, _refuse_model, release_of
 from verifier.core.settings import Limits, Settings
 from verifier.reports.writer import as_divergence
@@ -24,8 +25,11 @@ def run(args: argparse.Namespace) -> int:
     from verifier.engines.cluster import steps as ST
     from verifier.engines.cluster.dist import DistError, build
     rel = release_of(args, ("walks", "depth", "shrink"))
-    cfg = build_config(args)[0]
-    model = Model(cfg, symmetry=False)
+    cfg = build_config(args, partitions=True)[0]
+    if cfg.partitions > 1 and args.files:
+        raise UsageError(f"partitions = {cfg.partitions}: scenario files run one partition; act out walks "
+                         f"(--walks, --depth) with several")
+    model = PartitionsModel(cfg, symmetry=False) if cfg.partitions > 1 else Model(cfg, symmetry=False)
     _refuse_model(model, rel)
     if cfg.rules.auto_leader_rebalance:
         raise UsageError("the real clusters run with auto.leader.rebalance.enable=false (cluster.py): "
@@ -59,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
                 depth=args.depth, shrink=args.shrink, seed=args.seed, keep_logs=str(out_dir / "metadata"))
     settings = Settings(limits=Limits(time_budget=args.time_budget), knobs=own)
     with ProgressLine(out, True) as progress:
-        result = engine("cluster-conform")(model, properties(), settings, progress)
+        invs = properties() if cfg.partitions == 1 else tuple(lift_property(inv) for inv in properties())
+        result = engine("cluster-conform")(model, invs, settings, progress)
     return _report(args, rel, cfg, model, result, run_id, out_dir, out)
 
 
@@ -98,8 +103,10 @@ def _state_cells(m, state) -> dict:
     agreed): report.html's step table."""
     if state is None:
         return {}
+    each = parts(state)
     return {"partition": m.partition_cells(state), "brokers": m.timeline(state),
-            "acknowledged": [f"r{r}" for r in state.hist.acked]}
+            "acknowledged": [(f"p{p}/" if len(each) > 1 else "") + f"r{r}" for p, part in enumerate(each)
+                             for r in part.hist.acked]}
 
 
 def _case_json(c, m) -> dict:
@@ -112,7 +119,7 @@ def _case_json(c, m) -> dict:
                        **_state_cells(m, _after(c, k))} for k, s in enumerate(c.steps, 1)],
             "skipped": c.skipped, "not_drivable": c.not_drivable, "divergence": c.divergence,
             "metadata_log": c.metadata_log,
-            "acknowledged_lost": [f"r{r}" for r in c.lost], "acknowledged_kept": [f"r{r}" for r in c.kept],
+            "acknowledged_lost": list(c.lost), "acknowledged_kept": list(c.kept),
             "consumer_reads": c.readable, "model_stops_at": c.cut,
             "model_violates": c.violated, "setup_seconds": round(c.setup_seconds, 1), "seconds": round(c.seconds, 1)}
 
@@ -121,10 +128,10 @@ def _print(out, rel, o) -> None:
     for c in o.cases:
         facts = []
         if c.lost:
-            facts.append(f"acknowledged record(s) {', '.join(f'r{r}' for r in c.lost)} LOST on the real cluster "
+            facts.append(f"acknowledged record(s) {', '.join(c.lost)} LOST on the real cluster "
                          f"(no replica holds them; a consumer reads {', '.join(c.readable or []) or 'nothing'})")
         if c.kept:
-            facts.append(f"acknowledged record(s) {', '.join(f'r{r}' for r in c.kept)} kept (a replica holds them)")
+            facts.append(f"acknowledged record(s) {', '.join(c.kept)} kept (a replica holds them)")
         if c.cut:
             facts.append(f"the model stops at {c.cut}")
         if c.violated:
@@ -143,6 +150,6 @@ def _print(out, rel, o) -> None:
                           markup=False)
     verdict = ("DIVERGES from" if o.divergence else f"STOPPED ({o.stopped})" if o.stopped else
                f"ERROR ({o.error})" if o.error else "agrees with")
-    lost = sorted({f"r{r}" for c in o.cases for r in c.lost})
+    lost = sorted({r for c in o.cases for r in c.lost})
     out.print(f"{verdict} a real Kafka {rel.version} cluster: {len(o.cases)} case(s), {o.steps} steps compared in "
               f"{o.seconds:.0f}s" + (f"; Kafka LOST acknowledged {', '.join(lost)}" if lost else ""), markup=False)

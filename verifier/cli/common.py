@@ -77,14 +77,15 @@ def read_toml(path: str) -> dict:
 def build_config(args: argparse.Namespace, default_bounds: Optional[dict] = None, partitions: bool = False):
     """(Config, the TOML file's [check] table). Flags win over the file, the file over
     `default_bounds` (an engine's own defaults). `partitions`: the command searches several
-    partitions (`check`'s exhaustive search, `conform`'s walks); any other refuses a file that
+    partitions (`check`'s exhaustive search, `conform`'s and `cluster-conform`'s walks); any other refuses a file that
     asks for more than one, in one line, rather than check one partition and call it the config."""
     data: dict[str, Any] = read_toml(args.config) if getattr(args, "config", None) else {}
     count = getattr(args, "topic_partitions", None)
     count = data.get("partitions") if count is None else count
     if not partitions and count not in (None, 1):
         raise UsageError(f"partitions = {count}: several partitions are searched only by `kraft-verify check`'s "
-                         f"exhaustive search and walked by `conform` yet; this one holds one partition")
+                         f"exhaustive search and walked by `conform` and `cluster-conform` yet; this one holds one "
+                         f"partition")
     flags = dict(data.get("flags", {}))
     bounds = dict(default_bounds or {})
     bounds.update(data.get("bounds", {}))

@@ -339,13 +339,14 @@ class Cluster(Held):
         return hex(self._ctrl_mark(b)) in self._links_cut
 
     # ---------------------------------------------------------------- replica files
-    def partition_dir(self, b: int, topic: str) -> Path:
-        return self.nodes[b].data / f"{topic}-0"
+    def partition_dir(self, b: int, topic: str, partition: int = 0) -> Path:
+        return self.nodes[b].data / f"{topic}-{partition}"
 
-    def truncate(self, b: int, topic: str, keep: int) -> None:
-        """Cut b's stopped replica to its first `keep` records (one per batch), as a crash that lost
-        the unflushed rest leaves it; the indexes go (Kafka rebuilds them when it recovers the log)."""
-        part = self.partition_dir(b, topic)
+    def truncate(self, b: int, topic: str, keep: int, partition: int = 0) -> None:
+        """Cut b's stopped replica of `partition` to its first `keep` records (one per batch), as a
+        crash that lost the unflushed rest leaves it; the indexes go (Kafka rebuilds them when it
+        recovers the log)."""
+        part = self.partition_dir(b, topic, partition)
         for seg in sorted(part.glob("*.log")):
             data = seg.read_bytes()
             pos = 0                         # the first batch to drop, or where the batches end

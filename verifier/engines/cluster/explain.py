@@ -10,6 +10,13 @@ what the replicas' files, the leader and the producers show. None found is a div
 field by field against the driven step alone (after the silent steps that best match).
 The method is published trace validation's (Cirstea, Kuppe, Loillier, Merz, 2024), with the
 model in place of TLC and the metadata log in place of instrumentation.
+
+With several partitions (the lifted model, specs/partitions.py) two things a real cluster does
+at once are one step each in the model: a leader's ISR changes of several partitions travel in
+one AlterPartition, which the controller writes as one batch (so the model's deliveries of each
+partition's may meet one of the log's states together, `_search`'s `mid`), and a follower
+fetches every partition it follows from a leader once the harness opens the link to it (so a
+driven fetch in one partition lets the others led there fetch too, `fetches`).
 """
 from __future__ import annotations
 
@@ -17,6 +24,7 @@ from collections import deque
 from typing import Any, NamedTuple, Optional
 
 from specs import Model
+from specs.partitions import Partitions, labels_of
 from verifier.engines.cluster.harness import Data, Observation
 
 # Steps a cluster takes by itself; fence and unfence only where the harness let them happen.
@@ -42,28 +50,60 @@ def model_incarnation(b, epoch: int) -> int:
     return (epoch - 100 - int(b)) // 1000
 
 
+def parts(s) -> tuple:
+    """A model state's partitions: the lifted model's `Partitions`, or the one `State`."""
+    return tuple(s) if isinstance(s, Partitions) else (s,)
+
+
+def partition_of(label: tuple, partitions: int) -> int:
+    """The partition a lifted label's own step is in (0 for a broker's or the topic's event)."""
+    each = labels_of(label, partitions) if partitions > 1 else [label]
+    return next((p for p, mine in enumerate(each) if mine is not None), 0)
+
+
+def plain(label: tuple) -> tuple:
+    """A lifted broker event whose partitions took it differently (a lossy crash's kept prefix,
+    `("each", labels)`) as its first partition's label: the broker and the event are theirs."""
+    if len(label) == 2 and isinstance(label[1], tuple) and label[1][:1] == ("each",):
+        return next(mine for mine in label[1][1] if mine is not None)
+    return label
+
+
 def model_view(s) -> dict:
     """The model's controller state in the harness's vocabulary (conform's, `Model.kafka_view`):
-    broker epochs as incarnation numbers (model_incarnation)."""
-    v = Model.kafka_view(s, None)
-    return {"partition": v["partition"],
+    broker epochs as incarnation numbers (model_incarnation), each partition's registration."""
+    views = [Model.kafka_view(part, None) for part in parts(s)]
+    v = views[0]
+    return {"partitions": [w["partition"] for w in views],
             "brokers": {b: [model_incarnation(b, epoch), fenced, shutting_down]
                         for b, (epoch, fenced, shutting_down) in v["brokers"].items()},
             "min_isr": v["min_isr"], "unclean": bool(v["unclean"])}
 
 
 def kafka_view(view: dict, incarnation) -> dict:
-    """A folded view with Kafka's broker epochs as incarnation numbers and set fields sorted."""
-    p = dict(view["partition"])
-    for f in SET_FIELDS:
-        p[f] = sorted(p[f])
-    return {"partition": p, "brokers": {b: [incarnation(int(b), e), f, d] for b, (e, f, d) in view["brokers"].items()},
+    """A folded view (or conform's, of one partition) with Kafka's broker epochs as incarnation
+    numbers and set fields sorted."""
+    out = []
+    for part in view.get("partitions") or [view["partition"]]:
+        p = dict(part)
+        for f in SET_FIELDS:
+            p[f] = sorted(p[f])
+        out.append(p)
+    return {"partitions": out,
+            "brokers": {b: [incarnation(int(b), e), f, d] for b, (e, f, d) in view["brokers"].items()},
             "min_isr": view["min_isr"], "unclean": view["unclean"]}
 
 
+def _named(field: str, p: int, partitions: int) -> str:
+    """A partition's field as a divergence names it (as it always did, with one partition)."""
+    return field if partitions == 1 else f"partition {p} {field}"
+
+
 def view_diffs(mine: dict, theirs: dict) -> list[Diff]:
-    out = [Diff(k, v, theirs["partition"].get(k)) for k, v in mine["partition"].items()
-           if v != theirs["partition"].get(k)]
+    n = len(mine["partitions"])
+    out = []
+    for p, (m, k) in enumerate(zip(mine["partitions"], theirs["partitions"] + [{}] * n)):
+        out += [Diff(_named(f, p, n), v, k.get(f)) for f, v in m.items() if v != k.get(f)]
     for b in sorted(set(mine["brokers"]) | set(theirs["brokers"]), key=int):
         m, k = mine["brokers"].get(b), theirs["brokers"].get(b)
         if m is None or k is None:
@@ -77,7 +117,16 @@ def view_diffs(mine: dict, theirs: dict) -> list[Diff]:
 
 
 def data_diffs(cfg, s, d: Data) -> list[Diff]:
-    """Where the model's replicas, leader HWM and acknowledgements differ from the cluster's."""
+    """Where the model's replicas, leader HWMs and acknowledgements differ from the cluster's,
+    partition by partition."""
+    each = parts(s)
+    if len(each) == 1:
+        return _data_diffs(cfg, s, d)
+    return [Diff(f"partition {p} {x.field}", x.model, x.kafka)
+            for p, (part, mine) in enumerate(zip(each, d.each())) for x in _data_diffs(cfg, part, mine)]
+
+
+def _data_diffs(cfg, s, d: Data) -> list[Diff]:
     out = []
     for b, r in zip(cfg.brokers, s.replicas):
         if b not in d.alive:
@@ -105,11 +154,15 @@ def _log(log) -> str:
     return "[" + ",".join(f"e{e}:r{r}" for e, r in log) + "]"
 
 
-def silent_steps(model, s, cut: set, running: dict):
-    """The model's steps the cluster may have taken on its own in `s` (budgets aside)."""
+def silent_steps(model, s, cut: set, running: dict, link: Optional[tuple] = None):
+    """The model's steps the cluster may have taken on its own in `s` (budgets aside). `link`:
+    (follower, leader) whose data link the harness opened: the follower's fetches of every
+    partition that leader leads (`fetches`)."""
     for label, t in model.successors(s, unbounded=True):
         name = label[0]
         if name in ON_ITS_OWN:
+            yield label, t
+        elif name == "fetch" and link is not None and fetches(s, label, link):
             yield label, t
         elif name == "fence":
             b = label[1]
@@ -117,6 +170,22 @@ def silent_steps(model, s, cut: set, running: dict):
                 yield label, t
         elif name == "unfence" and running.get(label[1], False) and label[1] not in cut:
             yield label, t
+
+
+def fetches(s, label: tuple, link: tuple) -> bool:
+    """Whether `label` is a fetch the open data link (follower, leader) lets happen: the
+    follower's, in a partition that leader leads in `s`."""
+    each = parts(s)
+    p = partition_of(label, len(each))
+    return label[1] == link[0] and each[p].ctrl.partition.leader == link[1]
+
+
+def opened(s, driven: Optional[tuple]) -> Optional[tuple]:
+    """The data link (follower, leader) a driven fetch opens (None for any other step)."""
+    if driven is None or driven[0] != "fetch":
+        return None
+    each = parts(s)
+    return driven[1], each[partition_of(driven, len(each))].ctrl.partition.leader
 
 
 class Search(NamedTuple):
@@ -156,41 +225,47 @@ def _search(model, s, driven, obs, incarnation, cut, optional: bool) -> Search:
     cfg = model.cfg
     views = [kafka_view(v, incarnation) for v in obs.views]
     running = obs.data.alive
-    queue = deque([(s, 0, optional, ())])
-    seen = {(s, 0, optional)}
+    many = len(parts(s)) - 1            # the partitions beyond the first: room for their steps
+    link = opened(s, driven)
+    # `mid`: the deliveries of several partitions' AlterPartition taken so far have not yet
+    # reached the log's next state, which they may only reach together (one batch)
+    queue = deque([(s, 0, optional, (), False)])
+    seen = {(s, 0, optional, False)}
     best = (-1, s, ())
     nodes = 0
-    while queue and nodes < MAX_NODES:
-        x, i, done, path = queue.popleft()
+    while queue and nodes < MAX_NODES * (1 + many):
+        x, i, done, path, mid = queue.popleft()
         nodes += 1
-        if done and i == len(views) and not data_diffs(cfg, x, obs.data):
+        if done and not mid and i == len(views) and not data_diffs(cfg, x, obs.data):
             return Search(Explanation(list(path), x), i, x, list(path), views)
-        if (i, done) > (best[0], bool(best[2]) and any(lbl == driven for lbl, _, _ in best[2])):
+        if not mid and (i, done) > (best[0], bool(best[2]) and any(lbl == driven for lbl, _, _ in best[2])):
             best = (i, x, path)
-        if len(path) >= MAX_STEPS:
+        if len(path) >= MAX_STEPS + 6 * many:
             continue
-        steps = [(label, t, None) for label, t in silent_steps(model, x, cut, running)]
-        if done and driven[0] == "fetch" and model.allows(x, driven):
-            # the link stayed open a while: the follower fetched again (and learned the HWM the
-            # first fetch moved)
-            steps.append((driven, model.apply(x, driven)[0], None))
+        steps = [(label, t, None) for label, t in silent_steps(model, x, cut, running, link)
+                 if label != driven or done]
         if not done and model.allows(x, driven):
             t, error = model.apply(x, driven)
             if error == obs.error or obs.error is None and driven[0] not in ADMIN:
                 steps.insert(0, (driven, t, error))
         vx = model_view(x)
         for label, t, error in steps:
+            if mid and label[0] != "deliver_alter_partition":
+                continue
             vt = model_view(t)
-            j = i
+            j, now_mid = i, False
             if vt != vx:
-                if i >= len(views) or view_diffs(vt, views[i]):
+                if i < len(views) and not view_diffs(vt, views[i]):
+                    j = i + 1
+                elif many and label[0] == "deliver_alter_partition" and i < len(views):
+                    now_mid = True
+                else:
                     continue
-                j = i + 1
             now_done = done or label == driven
-            key = (t, j, now_done)
+            key = (t, j, now_done, now_mid)
             if key not in seen:
                 seen.add(key)
-                queue.append((t, j, now_done, path + ((label, t, error),)))
+                queue.append((t, j, now_done, path + ((label, t, error),), now_mid))
     return Search(None, max(best[0], 0), best[1], list(best[2]), views)
 
 

@@ -33,11 +33,18 @@ class Stopped(Exception):
 
 
 class Data(NamedTuple):
+    """What the cluster holds now, of partition 0; with several partitions, `parts` holds each
+    partition's own (every field but `alive` that partition's)."""
     alive: dict[int, bool]
     logs: dict[int, list]               # broker -> [(leader epoch, record id)]
     hwm: Optional[int]                  # the leader's high watermark as a consumer sees it (None: no answer)
     acked: tuple[int, ...]              # records whose acks=all produce succeeded
     hwms: dict = {}                     # running broker -> its HWM checkpoint (written every 200 ms)
+    parts: tuple = ()                   # with several partitions: each one's Data
+
+    def each(self) -> tuple:
+        """Each partition's Data, in partition order."""
+        return self.parts or (self,)
 
 
 class Observation(NamedTuple):
@@ -49,13 +56,14 @@ class Observation(NamedTuple):
 
 class Harness(Held):
     def __init__(self, dist: Dist, brokers: tuple, replicas: tuple, min_isr: int, unclean: bool,
-                 session_ms: int = 3000, lag_ms: int = 10000, timeout: float = 45.0, elr: bool = False):
+                 session_ms: int = 3000, lag_ms: int = 10000, timeout: float = 45.0, elr: bool = False,
+                 partitions: int = 1):
         # ELR: the feature the model's rules assume, set when the cluster is formatted (4.0 to 4.3
         # format without it; 3.9 cannot run it, which the command line refuses before this)
         features = ("eligible.leader.replicas.version=1",) if elr else ()
         self.cluster = Cluster(dist, brokers, replicas, min_isr, unclean, session_ms=session_ms, lag_ms=lag_ms,
                                features=features)
-        self.dist, self.timeout = dist, timeout
+        self.dist, self.timeout, self.partitions = dist, timeout, partitions
         self.tail: Optional[O.Tail] = None
         self.fold = O.Fold(TOPIC, CONTROLLER_ID)
         self.read = 0                    # batches folded so far
@@ -76,16 +84,18 @@ class Harness(Held):
         T = CreateTopicsRequest.CreatableTopic
         resp = W.call(c.controller_port, CreateTopicsRequest(topics=[T(
             name=TOPIC, num_partitions=-1, replication_factor=-1,
-            assignments=[T.CreatableReplicaAssignment(partition_index=0, broker_ids=list(c.replicas))],
+            assignments=[T.CreatableReplicaAssignment(partition_index=p, broker_ids=list(c.replicas))
+                         for p in range(self.partitions)],
             configs=[T.CreatableTopicConfig(name="min.insync.replicas", value=str(c.min_isr)),
                      T.CreatableTopicConfig(name="unclean.leader.election.enable", value=str(c.unclean).lower())])],
             timeout_ms=30000, validate_only=False), self.timeout)
         if resp.topics[0].error_code != 0:
             raise ClusterError(f"creating the topic: {W.error_name(resp.topics[0].error_code)} "
                                f"{resp.topics[0].error_message or ''}".strip())
-        self.until(lambda: self.fold.partition is not None and self.fold.partition["isr"] == list(c.replicas)
+        self.until(lambda: len(self.fold.parts) == self.partitions
+                   and all(p["isr"] == list(c.replicas) for p in self.fold.parts.values())
                    and self.fold.configs.get("unclean.leader.election.enable") is not None,
-                   "the topic created with its whole ISR")
+                   "the topic created, each partition with its whole ISR")
         self.settle()
         self.view = self.fold.view()
         self.pending = []
@@ -126,7 +136,7 @@ class Harness(Held):
                 if v["epoch"] not in seen:
                     seen.append(v["epoch"])
             now = self.fold.view()
-            if now != self.view and self.fold.partition is not None:
+            if now != self.view and len(self.fold.parts) == self.partitions:
                 out.append((now, kinds))
             self.view = now
         self.pending += out
@@ -157,24 +167,30 @@ class Harness(Held):
         if not self.cluster.controller.running:
             raise ClusterError(f"the controller exited: {self.cluster.controller.last_log_line()}")
 
-    def log(self, b: int) -> list:
-        return O.read_log(self.cluster.partition_dir(b, TOPIC))
+    def log(self, b: int, partition: int = 0) -> list:
+        return O.read_log(self.cluster.partition_dir(b, TOPIC, partition))
 
     def data(self) -> Data:
         c = self.cluster
         alive = {b: n.running for b, n in c.nodes.items()}
-        logs = {b: self.log(b) for b in c.brokers}
-        leader = (self.fold.partition or {}).get("leader", -1)
+        each = [self._data(alive, p) for p in range(self.partitions)]
+        return each[0] if self.partitions == 1 else each[0]._replace(parts=tuple(each))
+
+    def _data(self, alive: dict, p: int) -> Data:
+        """Partition p's replicas, leader HWM, acknowledgements and HWM checkpoints."""
+        c = self.cluster
+        logs = {b: self.log(b, p) for b in c.brokers}
+        leader = self.fold.parts.get(p, {}).get("leader", -1)
         hwm = None
         if alive.get(leader) and not c.controller_cut(leader):
             try:
-                hwm = W.high_watermark(c.nodes[leader].port, TOPIC, 5)
+                hwm = W.high_watermark(c.nodes[leader].port, TOPIC, 5, p)
             except W.WireError:
                 hwm = None
-        acked = tuple(sorted(int(p.value[1:]) for p in self.produces if p.result == "NONE"))
+        acked = tuple(sorted(int(x.value[1:]) for x in self.produces if x.result == "NONE" and x.partition == p))
         # Kafka loads a replica's HWM as min(checkpoint, log end) (a lossy crash leaves a checkpoint
         # above the cut log until the broker writes it again, 200 ms after it loaded the partition)
-        hwms = {b: _at_most(O.hwm_checkpoint(c.nodes[b].data, TOPIC), len(logs[b] or ())) for b in c.brokers
+        hwms = {b: _at_most(O.hwm_checkpoint(c.nodes[b].data, TOPIC, p), len(logs[b] or ())) for b in c.brokers
                 if alive[b]}
         return Data(alive, logs, hwm, acked, hwms)
 
@@ -218,20 +234,21 @@ class Harness(Held):
             R.AlterableConfig(name=name, config_operation=0, value=value)])], validate_only=False))
         return _error(resp.responses[0].error_code)
 
-    def elect(self, unclean: bool) -> Optional[str]:
+    def elect(self, unclean: bool, partition: int = 0) -> Optional[str]:
         T = ElectLeadersRequest.TopicPartitions
         resp = self.admin(ElectLeadersRequest(election_type=1 if unclean else 0,
-                                              topic_partitions=[T(topic=TOPIC, partitions=[0])], timeout_ms=30000))
+                                              topic_partitions=[T(topic=TOPIC, partitions=[partition])],
+                                              timeout_ms=30000))
         return _error(resp.error_code) or _error(resp.replica_election_results[0].partition_result[0].error_code)
 
-    def reassign(self, replicas: list[int]) -> Optional[str]:
+    def reassign(self, replicas: list[int], partition: int = 0) -> Optional[str]:
         T = AlterPartitionReassignmentsRequest.ReassignableTopic
         resp = self.admin(AlterPartitionReassignmentsRequest(timeout_ms=30000, topics=[T(name=TOPIC, partitions=[
-            T.ReassignablePartition(partition_index=0, replicas=replicas)])]))
+            T.ReassignablePartition(partition_index=partition, replicas=replicas)])]))
         return _error(resp.error_code) or _error(resp.responses[0].partitions[0].error_code)
 
-    def produce(self, leader: int, record: int) -> W.Produce:
-        p = W.Produce(self.cluster.nodes[leader].port, TOPIC, f"r{record}".encode(), PRODUCE_TIMEOUT_MS)
+    def produce(self, leader: int, record: int, partition: int = 0) -> W.Produce:
+        p = W.Produce(self.cluster.nodes[leader].port, TOPIC, f"r{record}".encode(), PRODUCE_TIMEOUT_MS, partition)
         self.produces.append(p)
         return p
 

@@ -71,12 +71,12 @@ class Tail:
 
 
 class Fold:
-    """The controller's state after the records folded so far (one topic, one partition)."""
+    """The controller's state after the records folded so far (one topic, its partitions)."""
 
     def __init__(self, topic: str, controller_id: int):
         self.topic, self.controller_id = topic, controller_id
         self.topic_id: Optional[str] = None
-        self.partition: Optional[dict] = None
+        self.parts: dict[int, dict] = {}           # partition id -> its registration
         self.brokers: dict[int, dict] = {}         # id -> {epoch, fenced, shutting_down}
         self.configs: dict[str, Optional[str]] = {}
         self.records = 0
@@ -127,19 +127,30 @@ class Fold:
         if d.get("resourceType") == 2 and d.get("resourceName") == self.topic:
             self.configs[d["name"]] = d.get("value")
 
+    @property
+    def partition(self) -> Optional[dict]:
+        """Partition 0's registration (None before its PartitionRecord)."""
+        return self.parts.get(0)
+
+    def _mine(self, d) -> Optional[int]:
+        """The partition of ours a record is about (None: another topic's)."""
+        return d.get("partitionId", 0) if d.get("topicId") == self.topic_id else None
+
     def _PartitionRecord(self, d, offset):
-        if d.get("topicId") != self.topic_id or d.get("partitionId", 0) != 0:
+        p = self._mine(d)
+        if p is None:
             return
-        self.partition = {"replicas": list(d["replicas"]), "isr": list(d["isr"]),
-                          "elr": list(d.get("eligibleLeaderReplicas") or []),
-                          "last_known_elr": list(d.get("lastKnownElr") or []), "leader": d["leader"],
-                          "leader_epoch": d["leaderEpoch"], "partition_epoch": d["partitionEpoch"],
-                          "recovery": d.get("leaderRecoveryState", 0),
-                          "adding": list(d.get("addingReplicas") or []), "removing": list(d.get("removingReplicas") or [])}
+        self.parts[p] = {"replicas": list(d["replicas"]), "isr": list(d["isr"]),
+                         "elr": list(d.get("eligibleLeaderReplicas") or []),
+                         "last_known_elr": list(d.get("lastKnownElr") or []), "leader": d["leader"],
+                         "leader_epoch": d["leaderEpoch"], "partition_epoch": d["partitionEpoch"],
+                         "recovery": d.get("leaderRecoveryState", 0),
+                         "adding": list(d.get("addingReplicas") or []),
+                         "removing": list(d.get("removingReplicas") or [])}
 
     def _PartitionChangeRecord(self, d, offset):
-        p = self.partition
-        if p is None or d.get("topicId") != self.topic_id or d.get("partitionId", 0) != 0:
+        p = self.parts.get(self._mine(d))
+        if p is None:
             return
         for key, field in (("isr", "isr"), ("replicas", "replicas"), ("eligibleLeaderReplicas", "elr"),
                            ("lastKnownElr", "last_known_elr"), ("addingReplicas", "adding"),
@@ -155,17 +166,19 @@ class Fold:
         p["partition_epoch"] += 1
 
     def _ClearElrRecord(self, d, offset):
-        p = self.partition
+        """Every partition of the topic it names (or of every topic, naming none)."""
         names = d.get("topicName"), d.get("topicId")
-        if p is None or (self.topic not in names and self.topic_id not in names and any(names)):
+        if self.topic not in names and self.topic_id not in names and any(names):
             return
-        if p["elr"] or p["last_known_elr"]:
-            p["partition_epoch"] += 1
-        p["elr"], p["last_known_elr"] = [], []
+        for p in self.parts.values():
+            if p["elr"] or p["last_known_elr"]:
+                p["partition_epoch"] += 1
+            p["elr"], p["last_known_elr"] = [], []
 
     def view(self) -> dict[str, Any]:
         """The state in the conform vocabulary (broker epochs still Kafka's)."""
         return {"partition": deepcopy(self.partition),
+                "partitions": [deepcopy(self.parts[p]) for p in sorted(self.parts)],
                 "brokers": {str(b): [v["epoch"], v["fenced"], v["shutting_down"]]
                             for b, v in sorted(self.brokers.items()) if b != self.controller_id},
                 "min_isr": self.configs.get("min.insync.replicas"),
@@ -235,7 +248,7 @@ def _record_id(value: bytes) -> int:
     return int(text[1:]) if text.startswith("r") and text[1:].isdigit() else -1
 
 
-def hwm_checkpoint(data_dir: Path, topic: str) -> Optional[int]:
+def hwm_checkpoint(data_dir: Path, topic: str, partition: int = 0) -> Optional[int]:
     """A broker's high watermark for the partition from its replication-offset-checkpoint
     (written every 200 ms): the only place a follower's HWM can be read."""
     f = data_dir / "replication-offset-checkpoint"
@@ -245,6 +258,6 @@ def hwm_checkpoint(data_dir: Path, topic: str) -> Optional[int]:
         return None
     for line in lines[2:]:
         parts = line.split()
-        if len(parts) == 3 and parts[0] == topic and parts[1] == "0":
+        if len(parts) == 3 and parts[0] == topic and parts[1] == str(partition):
             return int(parts[2])
     return None

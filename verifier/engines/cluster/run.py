@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional
 from verifier.core import knobs
 from verifier.engines.cluster import steps as ST
 from verifier.engines.cluster import wire as W
-from verifier.engines.cluster.explain import Diff, divergence, kafka_view, model_view, search, view_diffs
+from verifier.engines.cluster.explain import Diff, divergence, kafka_view, model_view, parts, plain, search, view_diffs
 from verifier.engines.cluster.harness import TOPIC, Harness
 
 
@@ -46,10 +46,10 @@ class CaseOutcome:
     divergence: Optional[dict] = None
     not_drivable: Optional[str] = None
     skipped: list[str] = field(default_factory=list)      # scripted steps the cluster had taken on its own
-    lost: list[int] = field(default_factory=list)          # acknowledged records no replica holds at the end
+    lost: list[str] = field(default_factory=list)          # acknowledged records no replica holds at the end
     readable: Optional[list[str]] = None                   # what a consumer reads from the leader at the end
     violated: dict[str, int] = field(default_factory=dict)  # property -> the driven step after which it first fails
-    kept: list[int] = field(default_factory=list)          # acknowledged records some replica still holds
+    kept: list[str] = field(default_factory=list)          # acknowledged records some replica still holds
     cut: Optional[str] = None                              # a scenario the model stops early: where
     step_of: list[int] = field(default_factory=list)       # for each entry of `path`, the driven step it belongs to
     metadata_log: str = ""                                  # where the controller's metadata log was kept
@@ -145,7 +145,7 @@ def run_case(h: Harness, model, properties, name: str, script: Optional[list[tup
         out.steps.append(Step(label, silent, obs.records, time.monotonic() - start, driven, index))
         s = exp.state
         if progress:
-            progress(_step_note(out))
+            progress(_step_note(out, model.describe))
     out.violated = _violations(model, properties, out.path, out.initial, out.step_of)
     _facts(h, model, s, out)
     return out
@@ -156,12 +156,12 @@ def _cut_links(h: Harness) -> set:
     return {b for b in h.cluster.brokers if h.cluster.controller_cut(b)}
 
 
-def _step_note(case: CaseOutcome):
+def _step_note(case: CaseOutcome, describe):
     """The step just acted out, in the core `Progress` (the line is its note)."""
     from verifier.core.result import Progress
     st = case.steps[-1]
     silent = ", ".join(lbl[0] for lbl in st.silent)
-    line = (f"  {case.name}: step {len(case.steps)} {st.label[0]} {' '.join(map(str, st.label[1:]))}"
+    line = (f"  {case.name}: step {len(case.steps)} {describe(st.label)}"
             + ("" if st.taken else " (not taken: the cluster changed nothing it would)")
             + (f" (on its own: {silent})" if silent else "") + f" {st.seconds:.1f}s")
     return Progress(len(case.steps), 0, len(case.steps), 0, st.seconds, note=line)
@@ -192,11 +192,11 @@ def _precut(model, s, label, rest: list[tuple]) -> tuple:
     sessions must lapse first (the controller fences stale brokers in heartbeat order)."""
     if label[0] not in ("crash", "crash_lossy"):
         return ()
-    b, out = label[1], []
+    b, out = plain(label)[1], []
     for nxt in rest:
         if nxt[0] == "fence" and nxt[1] == b:
             break
-        if nxt[0] == "fence" and nxt[1] != b and nxt[1] not in s.ctrl.fenced:
+        if nxt[0] == "fence" and nxt[1] != b and nxt[1] not in parts(s)[0].ctrl.fenced:
             out.append(nxt[1])
     return tuple(out)
 
@@ -209,17 +209,28 @@ def _divergence(step: int, label: Optional[str], diffs: list[Diff], obs, where: 
 
 
 def _facts(h: Harness, model, s, out: CaseOutcome) -> None:
-    data = h.data()
-    held = {r for log in data.logs.values() for _, r in log}
-    out.lost = [r for r in data.acked if r not in held]
-    out.kept = [r for r in data.acked if r in held]
-    leader = h.fold.partition["leader"]
-    if data.alive.get(leader):
-        try:
-            got = W.read(h.cluster.nodes[leader].port, TOPIC, 5)
-            out.readable = None if got is None else [v.decode("ascii", "replace") for v in got]
-        except W.WireError:
-            out.readable = None
+    """What the cluster holds at the end: each acknowledged record lost or kept, what a consumer
+    reads from each partition's leader (with several partitions, a record is named with its
+    partition: "p1/r2")."""
+    each = h.data().each()
+    readable: Optional[list[str]] = []
+    for p, data in enumerate(each):
+        name = (lambda r: f"r{r}") if len(each) == 1 else (lambda r, p=p: f"p{p}/r{r}")
+        held = {r for log in data.logs.values() for _, r in log}
+        out.lost += [name(r) for r in data.acked if r not in held]
+        out.kept += [name(r) for r in data.acked if r in held]
+        got = None
+        leader = h.fold.parts[p]["leader"]
+        if data.alive.get(leader):
+            try:
+                got = W.read(h.cluster.nodes[leader].port, TOPIC, 5, p)
+            except W.WireError:
+                got = None
+        if got is None or readable is None:
+            readable = None
+        else:
+            readable += [(f"p{p}/" if len(each) > 1 else "") + v.decode("ascii", "replace") for v in got]
+    out.readable = readable
 
 
 def shrink(dist, model, properties, case: CaseOutcome, budget: int, progress=None) -> CaseOutcome:
@@ -240,7 +251,7 @@ def shrink(dist, model, properties, case: CaseOutcome, budget: int, progress=Non
         cfg = model.cfg
         try:
             with Harness(dist, cfg.brokers, cfg.replicas, cfg.min_isr, cfg.unclean_leader_election,
-                         elr=cfg.rules.elr) as h:
+                         elr=cfg.rules.elr, partitions=cfg.partitions) as h:
                 tried = run_case(h, model, properties, f"{case.name}, shrunk", candidate + [divergent], None,
                                  len(candidate) + 1, progress)
         except (ClusterError, Stopped):
@@ -315,7 +326,7 @@ def run(model, properties=(), settings=None, progress=None):
             try:
                 cfg = m.cfg
                 with Harness(e.dist, cfg.brokers, cfg.replicas, cfg.min_isr, cfg.unclean_leader_election,
-                             elr=cfg.rules.elr) as h:
+                             elr=cfg.rules.elr, partitions=cfg.partitions) as h:
                     setup = time.monotonic() - t0
                     case = run_case(h, m, properties, name, labels, rng, e.depth, progress)
                     case.setup_seconds, case.cut = setup, cut

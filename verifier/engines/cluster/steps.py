@@ -14,7 +14,8 @@ import time
 from typing import Optional
 
 from verifier.core import stop
-from verifier.engines.cluster.harness import Harness, Stopped
+from verifier.engines.cluster.explain import partition_of, parts, plain
+from verifier.engines.cluster.harness import TOPIC, Harness, Stopped
 
 # Steps a harness can cause; the rest happen on their own or in no release.
 DRIVEN = ("produce", "fetch", "crash", "crash_lossy", "restart", "fence", "unfence", "controlled_shutdown",
@@ -36,7 +37,8 @@ WAIT_PAST = {"advance_hwm": 6.0, "expand_isr": 6.0, "deliver_alter_partition": 6
 
 def not_drivable(model, s, label: tuple) -> Optional[str]:
     """Why the cluster cannot be made to take `label` in model state `s` (None: it can)."""
-    name = label[0]
+    name, label = label[0], plain(label)
+    s = parts(s)[0]                        # (what the partitions share: the brokers' registry)
     if name in ("register", "alter_partition", "unmodelled_request"):
         return "a raw controller request: a real broker sends its own"
     if name == "unclean_recovery" or name == "elect" and label[1] == "designated":
@@ -49,18 +51,18 @@ def not_drivable(model, s, label: tuple) -> Optional[str]:
     return None
 
 
-def _leader_hwm(h: Harness, leader: int) -> Optional[int]:
+def _leader_hwm(h: Harness, leader: int, p: int) -> Optional[int]:
     from verifier.engines.cluster import wire as W
     try:
-        return W.high_watermark(h.cluster.nodes[leader].port, "kv", 5)
+        return W.high_watermark(h.cluster.nodes[leader].port, TOPIC, 5, p)
     except W.WireError:
         return None
 
 
-def _follower_hwm(h: Harness, b: int) -> Optional[int]:
+def _follower_hwm(h: Harness, b: int, p: int) -> Optional[int]:
     """b's HWM from its checkpoint (written every 200 ms): it has fetched when this moved."""
     from verifier.engines.cluster.observe import hwm_checkpoint
-    return hwm_checkpoint(h.cluster.nodes[b].data, "kv")
+    return hwm_checkpoint(h.cluster.nodes[b].data, TOPIC, p)
 
 
 def _wait_quietly(test, seconds: float) -> bool:
@@ -83,16 +85,19 @@ def pause(seconds: float) -> None:
 def drive(h: Harness, model, s, label: tuple, after, precut: tuple = ()) -> Optional[str]:
     """Make the cluster take `label` (the model goes from `s` to `after`); the answer of an admin
     request, else None. `precut`: brokers whose controller link is cut before a crash, in that
-    order, so their sessions lapse first (a scenario that fences them before the crashed one)."""
+    order, so their sessions lapse first (a scenario that fences them before the crashed one).
+    With several partitions, a partition's own step acts on the partition it names."""
     c, name = h.cluster, label[0]
-    leader = s.ctrl.partition.leader
-    b = label[1] if len(label) > 1 else None
+    each = parts(s)
+    p = partition_of(label, len(each))
+    leader = each[p].ctrl.partition.leader
+    b = plain(label)[1] if len(label) > 1 else None
     if name in ("produce", "stale_produce"):     # a stale produce goes to the held leader, as a producer
-        record = s.hist.produced + 1             # whose metadata names it sends it (docs/cluster.md)
+        record = each[p].hist.produced + 1       # whose metadata names it sends it (docs/cluster.md)
         to = leader if name == "produce" else b
-        p = h.produce(to, record)
-        h.until(lambda: p.result is not None or any(r == record for _, r in h.log(to)),
-                f"r{record} in b{to}'s log")
+        w = h.produce(to, record, p)
+        h.until(lambda: w.result is not None or any(r == record for _, r in h.log(to, p)),
+                f"r{record} in b{to}'s log" + (f" of partition {p}" if len(each) > 1 else ""))
         return None
     if name == "hold_metadata":          # cut off from the controller: no metadata, no requests arrive
         c.cut_controller(b)
@@ -104,12 +109,12 @@ def drive(h: Harness, model, s, label: tuple, after, precut: tuple = ()) -> Opti
         if c.controller_cut(b):          # a fenced broker learns the leader from the controller first
             c.heal_controller(b)
         c.heal_data(b, leader)
-        h.until(lambda: h.log(b) == h.log(leader), f"b{b}'s log equal to the leader b{leader}'s")
+        h.until(lambda: h.log(b, p) == h.log(leader, p), f"b{b}'s log equal to the leader b{leader}'s")
         pause(1.0)                      # a fetch more: the leader learns the follower's log end, the HWM moves
         # and one more, so the follower learns the HWM its fetch moved (if it does not within 10 s,
         # a reconnection after the cut can take that long, the observation compares what it has
         # with the model: a difference is a divergence, not the harness's failure)
-        _wait_quietly(lambda: _follower_hwm(h, b) == _leader_hwm(h, leader), 10.0)
+        _wait_quietly(lambda: _follower_hwm(h, b, p) == _leader_hwm(h, leader, p), 10.0)
         c.cut_data(b, leader)
         return None
     if name in ("crash", "crash_lossy"):
@@ -119,9 +124,9 @@ def drive(h: Harness, model, s, label: tuple, after, precut: tuple = ()) -> Opti
         if precut:
             pause(1.0)
         c.nodes[b].kill()
-        if name == "crash_lossy":
-            keep = len(after.replicas[model.cfg.brokers.index(b)].log)
-            c.truncate(b, "kv", keep)
+        if name == "crash_lossy":               # each partition's replica keeps what the model's does
+            for q, part in enumerate(parts(after)):
+                c.truncate(b, TOPIC, len(part.replicas[model.cfg.brokers.index(b)].log), q)
         return None
     if name == "restart":
         seen = len(h.incarnations.get(b, []))
@@ -147,12 +152,12 @@ def drive(h: Harness, model, s, label: tuple, after, precut: tuple = ()) -> Opti
     if name == "set_unclean":
         return h.set_config("unclean.leader.election.enable", str(bool(label[1])).lower())
     if name == "elect":
-        return h.elect(label[1] == "unclean")
+        return h.elect(label[1] == "unclean", p)
     if name == "reassign":
-        return h.reassign(list(label[1]))
+        return h.reassign(list(label[1]), p)
     if name == "shrink_isr":
         gone = {b, *label[2]}
-        h.until(lambda: not gone & set(h.fold.partition["isr"]), f"{sorted(gone)} out of the ISR",
+        h.until(lambda: not gone & set(h.fold.parts[p]["isr"]), f"{sorted(gone)} out of the ISR",
                 timeout=c.lag_ms / 1000 + h.timeout)
         return None
     return None                            # WAITED: the observation's settling gives it time

@@ -81,13 +81,13 @@ class Produce:
     """One acks=all produce in flight: its answer arrives when the HWM passes the record (or the
     leader says otherwise); `result` is None while it waits, then the error name or "NONE"."""
 
-    def __init__(self, port: int, topic: str, value: bytes, timeout_ms: int):
-        self.value = value
+    def __init__(self, port: int, topic: str, value: bytes, timeout_ms: int, partition: int = 0):
+        self.value, self.partition = value, partition
         self.result: Optional[str] = None
         self._done = threading.Event()
         req = ProduceRequest(transactional_id=None, acks=-1, timeout_ms=timeout_ms, topic_data=[
             ProduceRequest.TopicProduceData(name=topic, partition_data=[
-                ProduceRequest.TopicProduceData.PartitionProduceData(index=0, records=record_batch(value))])])
+                ProduceRequest.TopicProduceData.PartitionProduceData(index=partition, records=record_batch(value))])])
         self._thread = threading.Thread(target=self._wait, args=(port, req, timeout_ms / 1000 + 30), daemon=True)
         self._thread.start()
 
@@ -113,22 +113,22 @@ def error_name(code: int) -> str:
     return _error_name(code)
 
 
-def high_watermark(port: int, topic: str, timeout: float) -> Optional[int]:
+def high_watermark(port: int, topic: str, timeout: float, partition: int = 0) -> Optional[int]:
     """The partition's high watermark as a consumer sees it (ListOffsets LATEST, read
     uncommitted, from the leader); None if the node is not the leader."""
     req = ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=[ListOffsetsRequest.ListOffsetsTopic(
         name=topic, partitions=[ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
-            partition_index=0, current_leader_epoch=-1, timestamp=-1)])])
+            partition_index=partition, current_leader_epoch=-1, timestamp=-1)])])
     part = call(port, req, timeout).topics[0].partitions[0]
     return part.offset if part.error_code == 0 else None
 
 
-def read(port: int, topic: str, timeout: float) -> Optional[list[bytes]]:
+def read(port: int, topic: str, timeout: float, partition: int = 0) -> Optional[list[bytes]]:
     """What a consumer reads from offset 0 up to the high watermark (one Fetch to the leader);
     None if the node does not serve it as leader."""
     req = FetchRequest(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, isolation_level=0,
                        session_id=0, session_epoch=-1, topics=[FetchRequest.FetchTopic(topic=topic, partitions=[
-                           FetchRequest.FetchTopic.FetchPartition(partition=0, current_leader_epoch=-1,
+                           FetchRequest.FetchTopic.FetchPartition(partition=partition, current_leader_epoch=-1,
                                                                   fetch_offset=0, log_start_offset=-1,
                                                                   partition_max_bytes=1 << 20)])],
                        forgotten_topics_data=[], rack_id="")
