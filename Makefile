@@ -74,12 +74,12 @@ spark-package: $(STAMP)
 
 # The nightly real-cluster walks (docs/cluster.md): seeded walks on real 4.4.0 and 3.9.2 clusters
 # until 300 steps each were compared, with the cost figures of BENCHMARKS.md ("Real clusters");
-# about 30 minutes per release; then walks on a topic of two partitions until 150 steps each. Then the rule-flip gate: every broker-side rule flipped, its case
+# about 30 minutes per release; then walks on a topic of two partitions until 100 steps each. Then the rule-flip gate: every broker-side rule flipped, its case
 # acted out on a real cluster of each release (BENCHMARKS.md, "The rule-flip gate"; about 15
 # minutes). Exit 1 on a divergence of the walks, or a flip a real cluster does not tell apart.
 cluster-walks: $(STAMP) cluster-dist
 	$(BIN)/python bench/cluster_bench.py --releases 4.4.0,3.9.2 --steps 300 --json bench/results/cluster.json
-	$(BIN)/python bench/cluster_bench.py --releases 4.4.0,3.9.2 --partitions 2 --steps 150 --json bench/results/cluster-partitions.json
+	$(BIN)/python bench/cluster_bench.py --releases 4.4.0,3.9.2 --partitions 2 --steps 100 --json bench/results/cluster-partitions.json
 	$(BIN)/python bench/ruleflip_bench.py --releases 4.4.0,3.9.2 --json bench/results/ruleflip.json
 
 # Every release against its own controller code at the full budgets: the scenario files that

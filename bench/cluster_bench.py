@@ -1,7 +1,7 @@
 """Real clusters: cost and the nightly walks (BENCHMARKS.md, "Real clusters").
 
     python bench/cluster_bench.py --releases 4.4.0,3.9.2 --steps 300 --json bench/results/cluster.json
-    python bench/cluster_bench.py --releases 4.4.0,3.9.2 --partitions 2 --steps 150 --json bench/results/cluster-partitions.json
+    python bench/cluster_bench.py --releases 4.4.0,3.9.2 --partitions 2 --steps 100 --json bench/results/cluster-partitions.json
 
 For each release: seeded random walks of cluster-conform (each on a fresh cluster) until at least
 --steps driven steps were compared, with bounds wide enough that every step the harness can cause

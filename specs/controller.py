@@ -103,8 +103,10 @@ def register(R, rules: Rules, ctrl, b, previous_broker_epoch, new_broker_epoch, 
     ctrl = ctrl._replace(fenced=R.as_set(R.union(ctrl.fenced, R.single(b))),
                          shutting_down=R.minus(ctrl.shutting_down, R.single(b)))
     p = ctrl.partition
-    if not rules.registration_judges_shutdown:     # variant (Kafka 3.9): not judged, ISR left as it is
-        return Outcome(ctrl)
+    if not rules.registration_judges_shutdown:     # variant (Kafka 3.9): not judged; every new
+        if not rules.elr:                          # incarnation goes to the unclean-shutdown handler,
+            return Outcome(ctrl)                   # which acts only at metadata 4.0-IV0 (ELR on):
+        clean = R.false                            # ClusterControlManager.registerBroker, 3.9
 
     def unclean_registration():
         # ReplicationControlManager.handleBrokerShutdown: one pass over the partitions whose ISR

@@ -34,9 +34,11 @@ from specs.config import Config
 from specs.rules import changed
 from specs.state import NO_EPOCH, RECOVERING, State
 
-# Rule fields a Kafka cluster can be set up to run either way: ELR is a feature level, and the
-# leader epoch bump on an ISR shrink is metadata versions before 3.6 (KAFKA-15021), the periodic
-# preferred election a broker config (on by default; the model leaves it out unless told).
+# Rule fields a Kafka cluster can be set up to run either way: ELR is a feature level (in 3.9,
+# the unstable metadata version 4.0-IV0 with the controller's ELR setting, as 3.9's own tests run
+# it: no 3.9 preset turns it on), and the leader epoch bump on an ISR shrink is metadata versions
+# before 3.6 (KAFKA-15021), the periodic preferred election a broker config (on by default; the
+# model leaves it out unless told).
 CLUSTER_SETTINGS = {"elr": "eligible.leader.replicas.version",
                     "leader_epoch_bump_on_isr_shrink": "metadata.version 3.5-IV2",
                     "auto_leader_rebalance": "auto.leader.rebalance.enable"}
@@ -56,8 +58,6 @@ def outside_release(cfg: Config, preset: str) -> Optional[str]:
     if differ:
         return "it sets " + ", ".join(f"{k}={str(v).lower()}" for k, v in differ.items()) + \
             f", which {preset} does not have"
-    if cfg.rules.elr and not own.elr:
-        return f"it turns ELR on, which {preset} cannot run"
     if cfg.rules.elr and cfg.rules.leader_epoch_bump_on_isr_shrink:
         return "ELR needs metadata 4.0-IV1, which no longer bumps the leader epoch on an ISR shrink"
     return None

@@ -5,7 +5,7 @@ project's walk-throughs), and differ exactly where their release's code does:
 - kafka-4.1.0 and kafka-4.0 keep 4.0's last_known_elr rule (written when a record empties the
   ISR), which two of Kafka's PartitionChangeBuilder tests, written for the newer rule, tell apart;
 - kafka-4.0 also elects a fenced last known leader (before KAFKA-19522): two more;
-- kafka-3.9: every one that uses no ELR feature, since 3.9 cannot run ELR.
+- kafka-3.9: every one that uses no ELR feature, since 3.9 runs ELR only at an unstable metadata version.
 `kraft-verify conform` checks each preset against its release's own controller code
 (tests/verifier/engines/test_conform.py); this file checks the presets' rules without a JVM."""
 from __future__ import annotations

@@ -33,8 +33,9 @@ def _release(text: str):
     return found
 
 
-def _refuse_model(model: Model, rel) -> None:
-    """A model whose steps no release can take cannot be compared with one."""
+def _refuse_model(model: Model, rel, unstable: bool = False) -> None:
+    """A model whose steps no release can take cannot be compared with one. `unstable`: the
+    release's controller classes may run ELR at an unstable metadata version (conform)."""
     cfg = model.cfg
     if cfg.rules.unclean_recovery_strategy is not None and cfg.bounds.unclean_recoveries > 0:
         raise UsageError("the config lets the model take KIP-966 unclean recovery rounds, which shipped in no "
@@ -43,16 +44,19 @@ def _refuse_model(model: Model, rel) -> None:
         raise UsageError(f"the config lets the model take designated leader elections, which no Kafka release "
                          f"has (Kafka {rel.version} refuses them): set admin_elections=0 or "
                          "--flag designated_elections=false")
-    if _no_elr(cfg, rel):
-        raise UsageError(f"Kafka {rel.version} cannot run ELR (it needs metadata 4.0, unstable in {rel.line}): "
-                         "--flag elr=false, or another release")
+    if _no_elr(cfg, rel) and not unstable:
+        raise UsageError(f"Kafka {rel.version} runs ELR only at its unstable metadata version 4.0-IV0, which a real "
+                         f"cluster here is not formatted at: --flag elr=false, or `kraft-verify conform` (its "
+                         f"controller classes at that version)")
     if cfg.rules.elr and cfg.rules.leader_epoch_bump_on_isr_shrink:
         raise UsageError("ELR needs metadata 4.0-IV1, which no longer bumps the leader epoch on an ISR shrink: "
                          "leader_epoch_bump_on_isr_shrink=true needs --flag elr=false")
 
 
 def _no_elr(cfg, rel) -> bool:
-    """The config runs ELR, which the release cannot (3.9)."""
+    """The config runs ELR, which the release runs only at an unstable metadata version (3.9's
+    4.0-IV0): conform's walks compare it there (`unstable-elr`), a scenario file and a real
+    cluster do not."""
     return cfg.rules.elr and PRESETS[rel.preset].changes.get("elr", True) is False
 
 
@@ -122,7 +126,7 @@ def _file_case(path: str, rel, preset, strict: bool, rules_beside: bool = True):
                          f"release, name it on the command line (--preset, --mutant or --flag)")
     why = outside or model.impossible_start(start)
     if _no_elr(model.cfg, rel):
-        why = f"it runs ELR, which Kafka {rel.version} cannot"
+        why = f"it runs ELR, which Kafka {rel.version} runs only at its unstable metadata 4.0-IV0 (walks compare it)"
     lacks = next(((i, model.kafka_lacks(label)) for i, (label, _, _) in enumerate(steps, 1)
                   if model.kafka_lacks(label)), None)
     if lacks:
@@ -158,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     from verifier.engines.conform.walks import PLAIN
     cfg, plan = _bound_set(args) if args.bound_set else (build_config(args, partitions=True)[0], PLAIN)
     model = _model(args, cfg)
-    _refuse_model(model, rel)
+    _refuse_model(model, rel, unstable=True)
     preset = cfg.preset
     cases, skipped = [], []
     beside = model.outside_release(rel.preset) is not None     # the command line names another model

@@ -59,7 +59,8 @@ class Harness(Held):
                  session_ms: int = 3000, lag_ms: int = 10000, timeout: float = 45.0, elr: bool = False,
                  partitions: int = 1):
         # ELR: the feature the model's rules assume, set when the cluster is formatted (4.0 to 4.3
-        # format without it; 3.9 cannot run it, which the command line refuses before this)
+        # format without it; 3.9 runs it only at its unstable metadata version 4.0-IV0, which the
+        # command line refuses before this)
         features = ("eligible.leader.replicas.version=1",) if elr else ()
         self.cluster = Cluster(dist, brokers, replicas, min_isr, unclean, session_ms=session_ms, lag_ms=lag_ms,
                                features=features)

@@ -37,6 +37,14 @@ cluster settings no preset has:
   the other sets' steps (`share`), and it is not one of CONFORM_SETS, whose every walk CI and the
   mutant gate take with the one-partition model.
 
+- `unstable-elr`: Kafka 3.9's ELR, which it runs only at its unstable metadata version 4.0-IV0
+  with the controller's ELR setting (as 3.9's own tests run it; no 3.9 cluster runs it
+  otherwise): fences, both crashes, a clean stop and an admin election with ELR on. No config
+  change: 3.9 writes no ClearElrRecord (4.0 added it), so a min.insync.replicas change keeps the
+  ELR there, which no rule of the model says (conform diverges at once with one). Walked only for
+  a release whose preset has ELR off (`unstable`): the others walk ELR in every set. The only
+  way conform reaches 3.9's ELR code (most of its PartitionChangeBuilder).
+
 The first two offer refused requests (walks.py), at most two per walk. The actions no release has
 (KIP-966's unclean recovery rounds, the designated election) are in no set: conform refuses a
 config that enables them.
@@ -61,6 +69,7 @@ class WalkSet:
     partitions: int = 1                           # the topic's partitions (more than one: specs/partitions.py)
     share: float = 1.0                            # of `make conform`'s walk steps per set
     controller_log: str = ""                      # Kafka's controller classes log at this level (oracle.LOG_LEVELS)
+    unstable: bool = False                        # walked only where the release runs it at an unstable version
 
 
 WALK_SETS = {
@@ -89,13 +98,20 @@ WALK_SETS = {
         "partition, admin elections, crashes, a config change (F5's stale ELR index entries across partitions)",
         {"clean_shutdowns": 1, "crashes": 1, "lossy_crashes": 1, "admin_elections": 1, "config_changes": 1},
         partitions=2, share=0.1, flags={"auto_leader_rebalance": True}),
+    "unstable-elr": WalkSet(
+        "Kafka 3.9 at its unstable metadata version 4.0-IV0 with ELR on: fences, crashes, a clean stop and an "
+        "admin election (no config change: 3.9 writes no ClearElrRecord)",
+        {"fences": 3, "crashes": 1, "lossy_crashes": 1, "clean_shutdowns": 1, "config_changes": 0, "isr_shrinks": 2,
+         "admin_elections": 1},
+        flags={"elr": True}, unstable=True),
 }
 
 # What `make conform` (bench/conform_bench.py) and CI (tests/verifier/engines/test_conform.py) walk per
 # release: the matrix's four sets as before, then conform's own.
 MATRIX_SETS = ("default", "config", "min-isr-above-rf", "admin+reassignment")
-CONFORM_SETS = MATRIX_SETS + tuple(n for n, ws in WALK_SETS.items() if ws.partitions == 1)
+CONFORM_SETS = MATRIX_SETS + tuple(n for n, ws in WALK_SETS.items() if ws.partitions == 1 and not ws.unstable)
 PARTITION_SETS = tuple(n for n, ws in WALK_SETS.items() if ws.partitions > 1)
+UNSTABLE_SETS = tuple(n for n, ws in WALK_SETS.items() if ws.unstable)       # where the preset has ELR off
 
 
 def controller_log(name: str) -> str:

@@ -1,8 +1,9 @@
 /*
  * kraft-verify's oracle: the controller managers of Kafka 3.9, built as its QuorumController
  * builds them, and the calls whose form differs from 4.x (src/kafka4 holds 4.x's): ELR is a
- * controller setting there (off: its metadata version 4.0 is unstable), a new incarnation goes
- * through the unclean-shutdown handler (which does nothing below metadata 4.0-IV0), and a
+ * controller setting there, which needs metadata 4.0-IV0, unstable in 3.9 (off in every release
+ * preset; on only where asked, at that version, as 3.9's own tests run it), a new incarnation
+ * goes through the unclean-shutdown handler (which does nothing below metadata 4.0-IV0), and a
  * broker's session is its heartbeat manager's last contact time.
  */
 package org.apache.kafka.controller;
@@ -33,10 +34,12 @@ final class OracleManagers {
     }
 
     /** 3.9's newest production metadata version (or 3.5-IV2, the last that bumps the leader
-     * epoch on an ISR shrink); ELR is not a feature in 3.9. */
+     * epoch on an ISR shrink); with ELR, the unstable 4.0-IV0 (ELR is not a feature in 3.9: the
+     * controller's setting and this version turn it on, MetadataVersion.isElrSupported). */
     static List<ApiMessageAndVersion> bootstrapFeatures(boolean elr, boolean isrShrinkBumpsLeaderEpoch) {
-        if (elr) throw new IllegalArgumentException("Kafka 3.9 cannot run ELR (it needs metadata 4.0, unstable in 3.9)");
-        MetadataVersion mv = isrShrinkBumpsLeaderEpoch ? MetadataVersion.IBP_3_5_IV2 : MetadataVersion.LATEST_PRODUCTION;
+        if (elr && isrShrinkBumpsLeaderEpoch) throw new IllegalArgumentException("ELR needs metadata 4.0-IV0");
+        MetadataVersion mv = elr ? MetadataVersion.IBP_4_0_IV0 :
+            isrShrinkBumpsLeaderEpoch ? MetadataVersion.IBP_3_5_IV2 : MetadataVersion.LATEST_PRODUCTION;
         return List.of(new ApiMessageAndVersion(new FeatureLevelRecord().setName(MetadataVersion.FEATURE_NAME).
             setFeatureLevel(mv.featureLevel()), (short) 0));
     }
@@ -77,11 +80,13 @@ final class OracleManagers {
             build();
     }
 
-    static void addFeatures(BrokerRegistrationRequestData request) {
+    /** A broker's supported metadata versions: up to the newest production one, or with ELR
+     * the unstable 4.0-IV0 the cluster runs (a broker with unstable versions enabled). */
+    static void addFeatures(BrokerRegistrationRequestData request, boolean elr) {
         BrokerRegistrationRequestData.FeatureCollection features = new BrokerRegistrationRequestData.FeatureCollection();
         features.add(new BrokerRegistrationRequestData.Feature().setName(MetadataVersion.FEATURE_NAME).
             setMinSupportedVersion(MetadataVersion.MINIMUM_KRAFT_VERSION.featureLevel()).
-            setMaxSupportedVersion(MetadataVersion.LATEST_PRODUCTION.featureLevel()));
+            setMaxSupportedVersion((elr ? MetadataVersion.IBP_4_0_IV0 : MetadataVersion.LATEST_PRODUCTION).featureLevel()));
         request.setFeatures(features);
     }
 

@@ -81,8 +81,8 @@ final class OracleManagers {
     }
 
     /** A broker of this release supports every metadata version up to the newest production one
-     * and both ELR levels. */
-    static void addFeatures(BrokerRegistrationRequestData request) {
+     * and both ELR levels (`elr` changes nothing: it is 3.9's, whose ELR needs an unstable version). */
+    static void addFeatures(BrokerRegistrationRequestData request, boolean elr) {
         BrokerRegistrationRequestData.FeatureCollection features = new BrokerRegistrationRequestData.FeatureCollection();
         features.add(new BrokerRegistrationRequestData.Feature().setName(MetadataVersion.FEATURE_NAME).
             setMinSupportedVersion(MetadataVersion.MINIMUM_VERSION.featureLevel()).

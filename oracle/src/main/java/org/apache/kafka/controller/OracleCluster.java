@@ -223,7 +223,7 @@ final class OracleCluster {
             setRack(null).
             setPreviousBrokerEpoch(previousEpoch).
             setLogDirs(List.of(dir));
-        OracleManagers.addFeatures(request);
+        OracleManagers.addFeatures(request, elr);
         return request;
     }
 
