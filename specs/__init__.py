@@ -18,7 +18,8 @@ from specs.config import (BOUND_NAMES, BUDGETS, Bounds, Config, ConfigError, con
                           config_summary, config_to_dict, deep_bounds, explicit_flags, make_config, mutant_config,
                           unknown, with_bounds, with_mutant)
 from specs.model import Model
-from specs.partitions import PartitionsModel, lift_property
+from specs.partitions import Partitions, PartitionsModel, lift_property
+from specs.partitions import labels_of as partition_labels
 from specs.rules import RULE_FIELDS, Rules, broker_side_rules, ignored_by_z3, outside_z3, refused_by_z3, rule_doc
 from specs.scenario import ScenarioError, run_operations
 from specs.scenario import load as load_scenario
@@ -27,7 +28,7 @@ from specs.scenario.checks import unreadable
 from specs.trace import Trace
 from specs.userkey import KeyError_, key, key_path
 
-__all__ = ["PartitionsModel", "lift_property", "ALIASES", "MUTANTS", "NEWEST_RELEASE", "PRESETS", "RELEASES", "Release", "release", "BOUND_NAMES", "BUDGETS", "Bounds", "Config", "ConfigError", "config_from_dict",
+__all__ = ["Partitions", "PartitionsModel", "partition_labels", "lift_property", "ALIASES", "MUTANTS", "NEWEST_RELEASE", "PRESETS", "RELEASES", "Release", "release", "BOUND_NAMES", "BUDGETS", "Bounds", "Config", "ConfigError", "config_from_dict",
            "config_label", "config_summary", "config_to_dict", "deep_bounds", "explicit_flags", "make_config", "mutant_config", "unknown",
            "with_bounds",
            "with_mutant", "Model", "RULE_FIELDS", "Rules", "broker_side_rules", "ignored_by_z3", "outside_z3", "refused_by_z3", "rule_doc",

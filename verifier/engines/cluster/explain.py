@@ -23,8 +23,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, NamedTuple, Optional
 
-from specs import Model
-from specs.partitions import Partitions, labels_of
+from specs import Model, Partitions, partition_labels
 from verifier.engines.cluster.harness import Data, Observation
 
 # Steps a cluster takes by itself; fence and unfence only where the harness let them happen.
@@ -57,7 +56,7 @@ def parts(s) -> tuple:
 
 def partition_of(label: tuple, partitions: int) -> int:
     """The partition a lifted label's own step is in (0 for a broker's or the topic's event)."""
-    each = labels_of(label, partitions) if partitions > 1 else [label]
+    each = partition_labels(label, partitions) if partitions > 1 else [label]
     return next((p for p, mine in enumerate(each) if mine is not None), 0)
 
 
