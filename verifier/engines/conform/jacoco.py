@@ -201,9 +201,10 @@ def _reasons() -> list[dict]:
     if not isinstance(rows, list) or not all(isinstance(r, dict) and {"in", "text", "kind", "why"} <= set(r)
                                              and all(isinstance(r[k], str) for k in ("in", "text", "kind", "why"))
                                              and r["kind"] in KINDS and isinstance(r.get("releases", []), list)
+                                             and isinstance(r.get("line", 0), int)
                                              for r in rows):
         raise JacocoError(f"{REASONS.name}: every [[reason]] needs in, text, kind ({' or '.join(KINDS)}) and why "
-                          f"(and releases, if given, a list)")
+                          f"(and releases, if given, a list; line, if given, a number)")
     return rows
 
 
@@ -214,12 +215,14 @@ def classify(got: dict) -> dict:
     """Each branch never taken with the first reason of unreached.toml whose method (`in`: a
     scope entry, Class.method, or "*") and text (a part of the line) match it, among those for
     its release (`releases`, where a reason holds for some releases only), or none:
-    "unreached" counts the branches never taken, with a reason and without."""
+    "unreached" counts the branches never taken, with a reason and without. A reason may name
+    the line of one release's class file instead (`line`, with `releases`): for a release with
+    no -sources jar whose method differs from every release that has one, so no text is borrowed."""
     rows = [r for r in _reasons() if got["release"] in r.get("releases", [got["release"]])]
     said = unsaid = 0
     for x in got["missed"]:
-        hit = next((r for r in rows if x["text"] and r["text"] in x["text"]
-                    and (r["in"] == "*" or x["method"] == r["in"])), None)
+        hit = next((r for r in rows if (r["in"] == "*" or x["method"] == r["in"])
+                    and (x["line"] == r["line"] if "line" in r else x["text"] and r["text"] in x["text"])), None)
         x["kind"], x["why"] = (hit["kind"], hit["why"]) if hit else (None, None)
         said, unsaid = (said + x["missed"], unsaid) if hit else (said, unsaid + x["missed"])
     got["unreached"] = {"with_a_reason": said, "without": unsaid}
