@@ -56,13 +56,23 @@ def lines(summary: dict) -> tuple[str, list[tuple[str, str]]]:
     return cls, [("agreement", agreement), ("data", data), ("properties", props)]
 
 
+def _prefixes(case: dict) -> list[str]:
+    """How the step cells name a partition's fields: "" with one partition, "p0.", "p1."... with
+    several (the lifted model's cells, specs/partitions_view.py)."""
+    cells = (case["steps"][0].get("partition") or {}) if case["steps"] else {}
+    return sorted({k.split(".", 1)[0] + "." for k in cells if k[:1] == "p" and k[1:2].isdigit() and "." in k}) or [""]
+
+
 def step_rows(case: dict) -> tuple[list[str], list[list[str]]]:
     """One row per driven step: what was driven, what the cluster did on its own, the records
-    Kafka wrote, and the state the cluster and the model reached."""
+    Kafka wrote, and the state the cluster and the model reached (each partition's, with several)."""
     brokers = list((case["steps"][0].get("brokers") or {}) if case["steps"] else [])
+    pre = _prefixes(case)
+    fields = [x + f for x in pre for f in PARTITION]
     head = (["#", "driven step", "taken by the cluster on its own", "Kafka wrote"]
-            + [f.replace("_", " ") for f in PARTITION]
-            + [f"{b}: status, log, HWM" for b in brokers] + ["acknowledged"])
+            + [f.replace("_", " ") for f in fields]
+            + [f"{b}: status, log, HWM" + (" (per partition)" if pre != [""] else "") for b in brokers]
+            + ["acknowledged"])
     rows = []
     for s in case["steps"]:
         p, bs = s.get("partition") or {}, s.get("brokers") or {}
@@ -70,11 +80,18 @@ def step_rows(case: dict) -> tuple[list[str], list[list[str]]]:
                                                                                       "own steps did it)"),
                      ", ".join(s.get("taken_by_the_cluster") or []) or "-",
                      "; ".join(", ".join(batch) for batch in s.get("kafka_records") or []) or "nothing",
-                     *[p.get(f, "-") for f in PARTITION],
-                     *[f"{bs[b].get('role', '')}, {bs[b].get('status', '')}, {bs[b].get('log', '')}, "
-                       f"hwm {bs[b].get('hwm', '')}" if b in bs else "-" for b in brokers],
+                     *[p.get(f, "-") for f in fields],
+                     *[_broker(bs[b], pre) if b in bs else "-" for b in brokers],
                      ", ".join(s.get("acknowledged") or []) or "none"])
     return head, rows
+
+
+def _broker(cells: dict, pre: list[str]) -> str:
+    """A broker's process, then its role, log and HWM in each partition."""
+    each = [f"{cells.get(x + 'role', '')}, {cells.get(x + 'log', '')}, hwm {cells.get(x + 'hwm', '')}" for x in pre]
+    if pre == [""]:
+        return f"{cells.get('status', '')}, {each[0]}"
+    return "; ".join([cells.get("status", "")] + [f"{x[:-1]}: {e}" for x, e in zip(pre, each)])
 
 
 def html_parts(summary: dict) -> list[str]:

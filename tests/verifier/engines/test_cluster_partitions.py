@@ -126,3 +126,20 @@ def test_cluster_conform_refuses_scenario_files_with_several_partitions(tmp_path
                         "2", str(f), "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 2 and "scenario files run one partition" in r.stderr + r.stdout
     assert "Traceback" not in r.stderr and len((r.stderr + r.stdout).strip().splitlines()) == 1
+
+
+def test_the_report_shows_each_partition_and_each_brokers_replica_of_it():
+    from verifier.reports.cluster import step_rows
+    cells = {f"p{p}.{f}": f"{f}{p}" for p in (0, 1) for f in ("leader", "isr")}
+    broker = {"status": "up", "p0.role": "leader", "p0.log": "[e0:r1]", "p0.hwm": "1",
+              "p1.role": "follower", "p1.log": "[]", "p1.hwm": "0"}
+    step = {"index": 1, "step": "produce (partition 0)", "partition": cells, "brokers": {"b1": broker},
+            "acknowledged": ["p0/r1"]}
+    head, (row,) = step_rows({"steps": [step]})
+    assert head.index("p1.isr") > head.index("p0.isr") and row[head.index("p1.isr")] == "isr1"
+    assert row[head.index("b1: status, log, HWM (per partition)")] == \
+        "up; p0: leader, [e0:r1], hwm 1; p1: follower, [], hwm 0"
+    one = {"index": 1, "step": "produce", "partition": {"leader": "b1"}, "acknowledged": ["r1"],
+           "brokers": {"b1": {"status": "up", "role": "leader", "log": "[e0:r1]", "hwm": "1"}}}
+    head, (row,) = step_rows({"steps": [one]})
+    assert row[head.index("leader")] == "b1" and row[head.index("b1: status, log, HWM")] == "up, leader, [e0:r1], hwm 1"
