@@ -229,7 +229,7 @@ def test_a_walk_on_two_partitions_agrees_with_a_real_4_4_0_cluster(tmp_path):
              "--shrink", "0", "--out", str(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
     (case,) = _details(tmp_path)["cases"]
-    assert case["divergence"] is None and case["config"]["partitions"] == 2 and len(case["steps"]) >= 10
+    assert case["divergence"] is None and case["partitions"] == 2 and len(case["steps"]) >= 10
     names = [s["step"] for s in case["steps"]]
     assert any("(partition 0)" in n for n in names) and any("(partition 1)" in n for n in names), names
     # a fetch driven in one partition, the other partition's fetch of the same follower taken on its own

@@ -111,8 +111,8 @@ def _state_cells(m, state) -> dict:
 
 def _case_json(c, m) -> dict:
     """A case, with the config its model ran (a scenario file's own bounds and rules, which the
-    summary's config, the command line's, does not show)."""
-    return {"name": c.name, "config": config_to_dict(m.cfg),
+    summary's config, the command line's, does not show) and the topic's partitions."""
+    return {"name": c.name, "config": config_to_dict(m.cfg), "partitions": m.cfg.partitions,
             "steps": [{"step": m.describe(s.label), "index": s.index, "taken": s.taken,
                        "taken_by_the_cluster": [m.describe(x) for x in s.silent],
                        "kafka_records": s.records, "seconds": round(s.seconds, 2),
