@@ -83,9 +83,10 @@ cluster-walks: $(STAMP) cluster-dist
 	$(BIN)/python bench/ruleflip_bench.py --releases 4.4.0,3.9.2 --json bench/results/ruleflip.json
 
 # Every release against its own controller code at the full budgets: the scenario files that
-# apply and 100,000 walk steps over each walk set per release (10,000 of two-partitions), the controller's
+# apply and 100,000 walk steps over each walk set per release (10,000 of two-partitions; 3.9.2 also its
+# ELR at metadata 4.0-IV0, unstable-elr), the controller's
 # classes under JaCoCo (the branches the comparisons reach, and why the others are not); about
-# 35 minutes here (33:28 with nine sets, 2026-12-07). The table goes to bench/results/conform.json, BENCHMARKS.md has the figures.
+# 25 minutes here (22:33 with the ten sets, 2026-12-07 22:26, at c531167). The table goes to bench/results/conform.json, BENCHMARKS.md has the figures.
 # Exit 1 on a divergence.
 conform: $(STAMP) oracle
 	$(BIN)/python bench/conform_bench.py --steps 100000 --json bench/results/conform.json
