@@ -67,7 +67,7 @@ def test_the_fold_keeps_each_partition_and_a_clear_elr_record_clears_every_one()
     f.apply({"records": [_record("PartitionChangeRecord", 4, topicId=TOPIC_ID, partitionId=1, isr=[1],
                                  eligibleLeaderReplicas=[2, 3], leader=-2)]})
     assert f.parts[0]["isr"] == [1, 2, 3] and f.parts[1]["isr"] == [1] and f.parts[1]["partition_epoch"] == 1
-    assert f.view()["partitions"][1]["elr"] == [2, 3] and f.view()["partition"] == f.parts[0]
+    assert f.view()["partitions"][1]["elr"] == [2, 3] and f.partition == f.parts[0]
     f.apply({"records": [_record("PartitionChangeRecord", 5, topicId="other", partitionId=0, isr=[1], leader=-2)]})
     assert f.parts[0]["isr"] == [1, 2, 3], "another topic's partition 0 is not ours"
     f.apply({"records": [_record("ClearElrRecord", 6, topicName="kv")]})

@@ -177,17 +177,19 @@ class Harness(Held):
         each = [self._data(alive, p) for p in range(self.partitions)]
         return each[0] if self.partitions == 1 else each[0]._replace(parts=tuple(each))
 
+    def leader_hwm(self, leader: int, p: int) -> Optional[int]:
+        """Partition p's high watermark as a consumer sees it from `leader` (None: no answer)."""
+        try:
+            return W.high_watermark(self.cluster.nodes[leader].port, TOPIC, 5, p)
+        except W.WireError:
+            return None
+
     def _data(self, alive: dict, p: int) -> Data:
         """Partition p's replicas, leader HWM, acknowledgements and HWM checkpoints."""
         c = self.cluster
         logs = {b: self.log(b, p) for b in c.brokers}
         leader = self.fold.parts.get(p, {}).get("leader", -1)
-        hwm = None
-        if alive.get(leader) and not c.controller_cut(leader):
-            try:
-                hwm = W.high_watermark(c.nodes[leader].port, TOPIC, 5, p)
-            except W.WireError:
-                hwm = None
+        hwm = self.leader_hwm(leader, p) if alive.get(leader) and not c.controller_cut(leader) else None
         acked = tuple(sorted(int(x.value[1:]) for x in self.produces if x.result == "NONE" and x.partition == p))
         # Kafka loads a replica's HWM as min(checkpoint, log end) (a lossy crash leaves a checkpoint
         # above the cut log until the broker writes it again, 200 ms after it loaded the partition)

@@ -177,8 +177,7 @@ class Fold:
 
     def view(self) -> dict[str, Any]:
         """The state in the conform vocabulary (broker epochs still Kafka's)."""
-        return {"partition": deepcopy(self.partition),
-                "partitions": [deepcopy(self.parts[p]) for p in sorted(self.parts)],
+        return {"partitions": [deepcopy(self.parts[p]) for p in sorted(self.parts)],
                 "brokers": {str(b): [v["epoch"], v["fenced"], v["shutting_down"]]
                             for b, v in sorted(self.brokers.items()) if b != self.controller_id},
                 "min_isr": self.configs.get("min.insync.replicas"),

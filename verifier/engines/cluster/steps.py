@@ -51,14 +51,6 @@ def not_drivable(model, s, label: tuple) -> Optional[str]:
     return None
 
 
-def _leader_hwm(h: Harness, leader: int, p: int) -> Optional[int]:
-    from verifier.engines.cluster import wire as W
-    try:
-        return W.high_watermark(h.cluster.nodes[leader].port, TOPIC, 5, p)
-    except W.WireError:
-        return None
-
-
 def _follower_hwm(h: Harness, b: int, p: int) -> Optional[int]:
     """b's HWM from its checkpoint (written every 200 ms): it has fetched when this moved."""
     from verifier.engines.cluster.observe import hwm_checkpoint
@@ -114,7 +106,7 @@ def drive(h: Harness, model, s, label: tuple, after, precut: tuple = ()) -> Opti
         # and one more, so the follower learns the HWM its fetch moved (if it does not within 10 s,
         # a reconnection after the cut can take that long, the observation compares what it has
         # with the model: a difference is a divergence, not the harness's failure)
-        _wait_quietly(lambda: _follower_hwm(h, b, p) == _leader_hwm(h, leader, p), 10.0)
+        _wait_quietly(lambda: _follower_hwm(h, b, p) == h.leader_hwm(leader, p), 10.0)
         c.cut_data(b, leader)
         return None
     if name in ("crash", "crash_lossy"):
